@@ -1,0 +1,21 @@
+/*
+ * embed.h - files compiled into the binary by tools/embed.c.
+ *
+ * The built-in generator presets (presets/*.json) and the viewer's assets
+ * (server/assets/*) become arrays of these, ending with a NULL name.
+ */
+#ifndef EMBED_H
+#define EMBED_H
+
+#include <stddef.h>
+
+struct embedded_file {
+	const char *name;  /* base name; ".json" dropped for presets */
+	const char *data;  /* file bytes, NUL-terminated */
+	size_t len;        /* bytes, without the NUL */
+};
+
+/* The presets in presets/, sorted by name; terminated by { NULL }. */
+extern const struct embedded_file builtin_presets[];
+
+#endif

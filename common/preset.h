@@ -1,0 +1,66 @@
+/*
+ * preset.h - generator presets and the generation pipeline.
+ *
+ * A preset is a declarative generator (JSON, docs/presets.md): a tree of
+ * noise sources (fBm, ridged, billow over Perlin, Simplex, value or cellular
+ * noise), domain warps, mixes, blends and terraces, mapped to [min, max]
+ * metres and quantised. A world is (preset, seed); the tile of chunk (cx, cz)
+ * at a LOD is a pure function of them. Parsing validates everything; a
+ * parsed preset is immutable and can be shared by any number of threads.
+ */
+#ifndef PRESET_H
+#define PRESET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct preset;
+struct tile;
+
+/* Algorithm version; part of every fingerprint. Bump when output changes. */
+#define PRESET_ALGO_VERSION 1
+
+/*
+ * Parse a preset from JSON text (len bytes). name overrides the JSON's own
+ * "name" when not NULL. On success *out owns a new preset (preset_destroy).
+ * On failure returns ERR_PARSE / ERR_INVAL / ERR_RANGE / ERR_NOMEM and, when
+ * err is not NULL, writes a message naming the offending field into it.
+ */
+int preset_parse(const char *name, const char *json, size_t len,
+		 struct preset **out, char *err, size_t errlen);
+
+/* Free a preset. preset_destroy(NULL) does nothing. */
+void preset_destroy(struct preset *p);
+
+/* Parse every built-in preset (presets/ compiled in, sorted by name) into
+ * a new array of *n presets. Free with preset_destroy_all(). */
+int preset_load_builtin(struct preset ***out, size_t *n);
+void preset_destroy_all(struct preset **v, size_t n);
+
+const char *preset_name(const struct preset *p);
+const char *preset_description(const struct preset *p);
+
+/* Hash (XXH3-64) of PRESET_ALGO_VERSION and the canonical parameters. */
+uint64_t preset_fingerprint(const struct preset *p);
+
+/* Canonical JSON of the parameters (what the fingerprint hashes). Owned by
+ * the preset. */
+const char *preset_canonical(const struct preset *p);
+
+int preset_chunk_log2(const struct preset *p);   /* 8: 256 m chunks */
+int preset_max_lod(const struct preset *p);      /* chunk_log2 */
+uint32_t preset_quantum_um(const struct preset *p);
+double preset_min_height(const struct preset *p); /* metres */
+double preset_max_height(const struct preset *p);
+double preset_sea_level(const struct preset *p);
+
+/*
+ * Generate the tile of chunk (cx, cz) at lod for the world (p, seed) into
+ * out, which this function initialises (tile_init); the caller releases it.
+ * Returns 0, ERR_INVAL for a lod out of range, or ERR_NOMEM.
+ * Thread-safe: it touches nothing but its arguments.
+ */
+int pipeline_generate(const struct preset *p, uint64_t seed, int lod,
+		      int32_t cx, int32_t cz, struct tile *out);
+
+#endif

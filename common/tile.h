@@ -1,0 +1,79 @@
+/*
+ * tile.h - the heightmap tile and its binary format.
+ *
+ * A tile is one chunk of one world at one level of detail: side x side
+ * heights on an integer grid (quanta), sample (i, j) at world
+ * x = cx * chunk + i * 2^lod, z = cz * chunk + j * 2^lod. The encoded form
+ * (docs/tile-format.md) is a 64-byte little-endian header followed by the
+ * filtered heights; it is what the server sends (zstd is applied by HTTP as
+ * Content-Encoding, not here). Pure code: no I/O, no globals.
+ */
+#ifndef TILE_H
+#define TILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TILE_MAGIC          0x4e525254u /* "TRRN" as bytes in a file */
+#define TILE_VERSION        1
+#define TILE_HEADER_SIZE    64
+#define TILE_MAX_LOD        8           /* with the default 256 m chunk */
+#define TILE_MIN_CHUNK_LOG2 4           /* 16 m */
+#define TILE_MAX_CHUNK_LOG2 12          /* 4096 m */
+#define TILE_DEFAULT_QUANTUM_UM 10000   /* 1 cm */
+
+struct tile {
+	uint64_t fingerprint; /* generator fingerprint (preset.h) */
+	uint64_t seed;        /* world seed */
+	int32_t cx, cz;       /* chunk coordinates, any int32 */
+	uint8_t lod;          /* 0..chunk_log2; samples every 2^lod metres */
+	uint8_t chunk_log2;   /* chunk side is 2^chunk_log2 metres (8: 256 m) */
+	uint32_t side;        /* samples per side: 2^(chunk_log2 - lod) + 1 */
+	uint32_t quantum_um;  /* height step in micrometres (10000 = 1 cm) */
+	uint64_t edit_seq;    /* last edit sequence touching this chunk, 0: none */
+	int32_t *h;           /* side * side heights in quanta, h[j * side + i] */
+};
+
+/*
+ * Set up t for (chunk_log2, lod): fills side and allocates t->h zeroed.
+ * Other fields are zeroed too. Returns 0, ERR_INVAL for a bad pair, or
+ * ERR_NOMEM. Pair with tile_release().
+ */
+int tile_init(struct tile *t, int chunk_log2, int lod);
+
+/* Free t->h and zero t. Safe on a zeroed or already released tile. */
+void tile_release(struct tile *t);
+
+/* Height of sample (i, j) in metres. */
+double tile_height_m(const struct tile *t, uint32_t i, uint32_t j);
+
+/* The largest encoded size of a tile with t's side: a buffer this large
+ * always holds tile_encode()'s output. */
+size_t tile_encode_bound(const struct tile *t);
+
+/*
+ * Encode t into out (cap bytes). On success stores the byte count in *len
+ * and returns 0; ERR_INVAL for an inconsistent tile, ERR_TOOBIG when cap is
+ * short, ERR_NOMEM. Encoding is a pure function of t's fields and heights.
+ */
+int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len);
+
+/*
+ * Decode buf (len bytes) into t, allocating t->h (free with tile_release).
+ * Rejects with an error, never a crash: ERR_TRUNC (short), ERR_MAGIC,
+ * ERR_VERSION, ERR_TOOBIG (trailing bytes or oversized dimensions),
+ * ERR_CORRUPT (inconsistent fields), ERR_CHECKSUM. On error t is zeroed.
+ */
+int tile_decode(const uint8_t *buf, size_t len, struct tile *t);
+
+/*
+ * Parse and validate only the header of buf into t (t->h stays NULL).
+ * Checks everything tile_decode() does except the checksum and payload.
+ */
+int tile_decode_header(const uint8_t *buf, size_t len, struct tile *t);
+
+/* The stored checksum of an encoded tile (header bytes 56..63), a content
+ * hash usable as an ETag. buf must hold at least TILE_HEADER_SIZE bytes. */
+uint64_t tile_checksum(const uint8_t *buf);
+
+#endif

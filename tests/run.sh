@@ -1,0 +1,26 @@
+#!/bin/bash
+# run.sh - run every test binary given and every tests/*.sh integration script
+# against $BUILD; print one line per suite and a final "N passed, N failed".
+set -u
+BUILD=${BUILD:-build}
+export BUILD
+pass=0 fail=0 failed=()
+logdir="$BUILD/test-logs"; mkdir -p "$logdir"
+run_one() {
+	local name=$1; shift
+	local log="$logdir/$name.log" start=$SECONDS
+	if timeout 600 "$@" >"$log" 2>&1; then
+		pass=$((pass + 1)); printf '  ok    %-28s %3ss\n' "$name" $((SECONDS - start))
+	else
+		fail=$((fail + 1)); failed+=("$name")
+		printf '  FAIL  %-28s (log: %s)\n' "$name" "$log"; tail -n 40 "$log" | sed 's/^/        /'
+	fi
+}
+for t in "$@"; do run_one "$(basename "$t")" "$t"; done
+for s in tests/*.sh; do
+	case $s in tests/run.sh|tests/cross-compiler.sh|tests/lib.sh) continue ;; esac
+	[ -x "$s" ] || continue
+	run_one "$(basename "$s")" "$s"
+done
+echo "$BUILD: $pass passed, $fail failed"
+[ "$fail" = 0 ]
