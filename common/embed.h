@@ -1,8 +1,8 @@
 /*
  * embed.h - files compiled into the binary by tools/embed.c.
  *
- * The built-in generator presets (presets/*.json) and the viewer's assets
- * (server/assets/*) become arrays of these, ending with a NULL name.
+ * The built-in generator presets (the JSON files in presets/) and the
+ * viewer's assets (the files in server/assets/) become arrays of these, ending with a NULL name.
  */
 #ifndef EMBED_H
 #define EMBED_H

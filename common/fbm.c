@@ -1,0 +1,232 @@
+/*
+ * fbm.c - octave sums over lattice noise (see fbm.h).
+ *
+ * Lattice position of world metre X for an octave of frequency q (Q32 cells
+ * per metre) and phase offset o (Q32): P = X * q + o, a 128-bit product
+ * computed once per row; along the row it grows by step * q, which fits in
+ * 64 bits, so the inner loops are plain integer adds and shifts.
+ */
+#include "fbm.h"
+
+#include <stdlib.h>
+
+#include "err.h"
+#include "simd.h"
+
+__extension__ typedef __int128 i128;
+
+#define Q32 4294967296.0
+#define MAX_FREQ 4.0        /* cycles per metre: wavelengths down to 25 cm */
+#define BIAS (INT64_C(1) << 62)
+
+uint64_t fbm_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+int fbm_scratch_init(struct fbm_scratch *s, size_t n)
+{
+	s->cap = n;
+	s->kx = malloc(n * sizeof(*s->kx));
+	s->kz = malloc(n * sizeof(*s->kz));
+	s->fx = malloc(n * sizeof(*s->fx));
+	s->fz = malloc(n * sizeof(*s->fz));
+	s->noise = malloc(n * sizeof(*s->noise));
+	s->weight = malloc(n * sizeof(*s->weight));
+	if (!s->kx || !s->kz || !s->fx || !s->fz || !s->noise || !s->weight) {
+		fbm_scratch_release(s);
+		return ERR_NOMEM;
+	}
+	return 0;
+}
+
+void fbm_scratch_release(struct fbm_scratch *s)
+{
+	free(s->kx);
+	free(s->kz);
+	free(s->fx);
+	free(s->fz);
+	free(s->noise);
+	free(s->weight);
+	*s = (struct fbm_scratch){ 0 };
+}
+
+int fbm_params_check(const struct fbm_params *p, const char **why)
+{
+	double top = 1.0 / p->wavelength;
+	int o;
+
+	*why = NULL;
+	if ((unsigned)p->noise >= NOISE_KIND_COUNT)
+		*why = "noise: unknown kind";
+	else if ((unsigned)p->mode >= FBM_MODE_COUNT)
+		*why = "mode: unknown mode";
+	else if (p->octaves < 1 || p->octaves > FBM_MAX_OCTAVES)
+		*why = "octaves: must be 1..16";
+	else if (!(p->wavelength >= 1.0 && p->wavelength <= 1e6))
+		*why = "wavelength: must be 1..1e6 metres";
+	else if (!(p->gain > 0.0 && p->gain <= 1.5))
+		*why = "gain: must be in (0, 1.5]";
+	else if (!(p->lacunarity >= 1.1 && p->lacunarity <= 4.0))
+		*why = "lacunarity: must be 1.1..4";
+	else if (!(p->sharpness >= 0.0 && p->sharpness <= 8.0))
+		*why = "sharpness: must be 0..8";
+	if (*why)
+		return ERR_RANGE;
+	for (o = 1; o < p->octaves; o++)
+		top *= p->lacunarity;
+	if (top > MAX_FREQ) {
+		*why = "octaves: the last octave is finer than 25 cm";
+		return ERR_RANGE;
+	}
+	return 0;
+}
+
+static int64_t phase(uint64_t h)
+{
+	/* Up to +-2^19 cells plus a fraction: octaves do not share a zero. */
+	return (int64_t)(h >> 13) - (INT64_C(1) << 50);
+}
+
+void fbm_init(struct fbm *f, const struct fbm_params *p, uint64_t seed, uint32_t salt)
+{
+	double freq = 1.0 / p->wavelength, amp = 1.0, sum = 0.0;
+	uint64_t base = fbm_mix64(seed ^ fbm_mix64(0x7e77a1a5ULL + salt));
+	int o;
+
+	f->noise = p->noise;
+	f->mode = p->mode;
+	f->octaves = p->octaves;
+	f->sharpness = (float)p->sharpness;
+	for (o = 0; o < p->octaves; o++) {
+		uint64_t h = fbm_mix64(base + (uint64_t)o * 0x9e3779b97f4a7c15ULL);
+
+		f->amp[o] = (float)amp;
+		f->freq[o] = (uint64_t)(freq * Q32 + 0.5);
+		f->freqd[o] = (double)f->freq[o];
+		f->seed[o] = h;
+		f->offx[o] = phase(fbm_mix64(h ^ 0x1111));
+		f->offz[o] = phase(fbm_mix64(h ^ 0x2222));
+		sum += (double)f->amp[o];
+		amp *= p->gain;
+		freq *= p->lacunarity;
+	}
+	f->norm = (float)(1.0 / sum);
+}
+
+/* floor(v / 2^32) for |v| < 2^61, without a signed shift. */
+static inline int32_t cell_of(int64_t v)
+{
+	return (int32_t)((int64_t)((uint64_t)(v + BIAS) >> 32) - (BIAS >> 32));
+}
+
+/*
+ * Lattice coordinates along one axis: P(i) = w * q + off + i * dq + warp(i)
+ * in Q32. The 128-bit base is split once into a cell (*base) and a
+ * fraction; per sample the offset from it stays below 2^61, so the cell
+ * offset fits 32 bits. *lo and *hi bound the cell offsets.
+ */
+CLONES
+static void axis(int64_t w, uint64_t q, int64_t off, int64_t dq, const float *d,
+		 double qd, size_t n, int64_t *base, int32_t *k, uint32_t *f,
+		 int32_t *lo, int32_t *hi)
+{
+	i128 p = (i128)w * (i128)q + off;
+	int64_t bf = (int64_t)(uint32_t)p;
+	int32_t a = INT32_MAX, b = INT32_MIN;
+	size_t i;
+
+	*base = (int64_t)(p >> 32);   /* arithmetic shift on gcc and clang */
+	if (d) {
+		for (i = 0; i < n; i++) {
+			int64_t v = bf + (int64_t)i * dq + (int64_t)((double)d[i] * qd);
+
+			k[i] = cell_of(v);
+			f[i] = (uint32_t)v;
+		}
+		for (i = 0; i < n; i++) {
+			a = k[i] < a ? k[i] : a;
+			b = k[i] > b ? k[i] : b;
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			int64_t v = bf + (int64_t)i * dq;
+
+			k[i] = cell_of(v);
+			f[i] = (uint32_t)v;
+		}
+		a = k[0];          /* dq >= 0: cells never decrease */
+		b = k[n - 1];
+	}
+	*lo = a;
+	*hi = b;
+}
+
+CLONES
+static void accumulate(const struct fbm *f, int o, const float *nz, size_t n,
+		       float *out, float *weight)
+{
+	float a = f->amp[o];
+	size_t i;
+
+	switch (f->mode) {
+	case FBM_RIDGED:
+		for (i = 0; i < n; i++) {
+			float r = 1.0f - (nz[i] < 0.0f ? -nz[i] : nz[i]);
+			float w;
+
+			r *= r;
+			r *= weight[i];
+			w = r * f->sharpness;
+			weight[i] = w > 1.0f ? 1.0f : w;
+			out[i] += a * r;
+		}
+		break;
+	case FBM_BILLOW:
+		for (i = 0; i < n; i++)
+			out[i] += a * (2.0f * (nz[i] < 0.0f ? -nz[i] : nz[i]) - 1.0f);
+		break;
+	default:
+		for (i = 0; i < n; i++)
+			out[i] += a * nz[i];
+		break;
+	}
+}
+
+void fbm_row(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
+	     const float *dx, const float *dz, size_t n, float *out,
+	     struct fbm_scratch *s)
+{
+	struct lat_row r = { 0, 0, s->kx, s->kz, s->fx, s->fz, 0, 0, 0, 0, n };
+	size_t i;
+	int o;
+
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++) {
+		out[i] = 0.0f;
+		s->weight[i] = 1.0f;
+	}
+	for (o = 0; o < f->octaves; o++) {
+		uint64_t q = f->freq[o];
+
+		axis(x0, q, f->offx[o], step * (int64_t)q, dx, f->freqd[o], n,
+		     &r.bx, s->kx, s->fx, &r.xlo, &r.xhi);
+		axis(z, q, f->offz[o], 0, dz, f->freqd[o], n,
+		     &r.bz, s->kz, s->fz, &r.zlo, &r.zhi);
+		noise_row(f->noise, f->seed[o], &r, s->noise);
+		accumulate(f, o, s->noise, n, out, s->weight);
+	}
+	if (f->mode == FBM_RIDGED) {
+		for (i = 0; i < n; i++)
+			out[i] = out[i] * f->norm * 2.0f - 1.0f;
+	} else {
+		for (i = 0; i < n; i++)
+			out[i] *= f->norm;
+	}
+}

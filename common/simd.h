@@ -1,0 +1,18 @@
+/*
+ * simd.h - CLONES: build a function for AVX2 and for the baseline x86-64,
+ * picked when the program loads (gcc and clang target_clones). Both clones
+ * run the same IEEE operations in the same order (no FMA contraction, see
+ * the Makefile), so they give the same bits; the AVX2 one is wider.
+ * Empty on other machines and under AddressSanitizer.
+ */
+#ifndef SIMD_H
+#define SIMD_H
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__) && \
+	!defined(TERRAIN_NO_CLONES)
+#define CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CLONES
+#endif
+
+#endif
