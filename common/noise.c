@@ -1,11 +1,18 @@
 /*
  * noise.c - 2D lattice noise (see noise.h for ranges and guarantees).
  *
- * Hashing: a cell coordinate (int64) folds to 32 bits with both halves
- * (no wrap at 2^32 cells), then corner hash = mix(fold(x) ^ mix(fold(z) + s))
- * with s the folded seed. mix() is a 32-bit avalanche (xor-shift-multiply),
- * cheap and vectorisable. Fractions are turned into floats from their top 24
- * bits, which is exact: fx = (xf >> 8) * 2^-24 lies in [0, 1).
+ * Hashing: a cell coordinate (int64) folds to 32 bits with both halves,
+ * fold(c) = lo32(c) + hi32(c) * 0x9e3779b9, so the lattice never wraps;
+ * then corner hash = mix(fold(x) ^ mix(fold(z) + s)) with s the folded
+ * seed. mix() is a 32-bit xor-shift-multiply avalanche, cheap and
+ * vectorisable. Fractions become floats from their top 24 bits, which is
+ * exact: f = (f32 >> 8) * 2^-24 lies in [0, 1).
+ *
+ * Each noise is one "cell kernel" fed with folded corner coordinates. The
+ * point functions fold 64-bit cells; the row functions notice when a row
+ * stays within one 2^32 block of cells, where fold(base + k) is simply
+ * fold(base) + k, and run the same kernel over 32-bit lanes. Both paths
+ * give the same bits.
  */
 #include "noise.h"
 
@@ -15,6 +22,13 @@
 #include "simd.h"
 
 __extension__ typedef __int128 i128;
+
+#define FOLD_K 0x9e3779b9U
+#define PERLIN_SCALE 1.26491106f   /* sqrt 2 / |g|, |g| = sqrt(5) / 2 */
+#define SKEW_Q32 1572067139        /* (sqrt(3) - 1) / 2 in Q32 */
+#define UNSKEW 0.211324865f        /* (3 - sqrt(3)) / 6 */
+#define SIMPLEX_SCALE 88.5f        /* measured peak 1 / 88.9 for this |g| */
+#define BLOCK 64                   /* samples per skewed block (stack) */
 
 static inline uint32_t mix(uint32_t x)
 {
@@ -26,9 +40,9 @@ static inline uint32_t mix(uint32_t x)
 	return x;
 }
 
-static inline uint32_t fold(uint64_t v)
+static inline uint32_t fold(uint64_t c)
 {
-	return (uint32_t)v + (uint32_t)(v >> 32) * 0x9e3779b9U;
+	return (uint32_t)c + (uint32_t)(c >> 32) * FOLD_K;
 }
 
 static inline uint32_t fold_seed(uint64_t seed)
@@ -41,14 +55,12 @@ static inline float frac24(uint32_t f)
 	return (float)(f >> 8) * 0x1p-24f;
 }
 
-/* Quintic fade 6t^5 - 15t^4 + 10t^3. */
-static inline float fade5(float t)
+static inline float fade5(float t)   /* 6t^5 - 15t^4 + 10t^3 */
 {
 	return t * t * t * (t * (t * 6.0f - 15.0f) + 10.0f);
 }
 
-/* Smoothstep 3t^2 - 2t^3. */
-static inline float fade3(float t)
+static inline float fade3(float t)   /* 3t^2 - 2t^3 */
 {
 	return t * t * (3.0f - 2.0f * t);
 }
@@ -58,101 +70,45 @@ static inline float lerp(float a, float b, float t)
 	return a + t * (b - a);
 }
 
+static inline uint32_t fbits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static inline float bitsf(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
 /*
- * Gradient dot product for the 8 gradients (+-1, +-1/2) and (+-1/2, +-1),
- * picked by the hash's top three bits: selects and sign flips only, so the
- * loops that call it vectorise. All eight have length sqrt(5)/2.
+ * Dot product with one of the 8 gradients (+-1, +-1/2), (+-1/2, +-1),
+ * picked by the hash's top three bits. Written as bit operations (select
+ * by mask, negate by flipping the sign bit, as IEEE negation does), so
+ * every loop that calls it vectorises without branches.
  */
 static inline float grad(uint32_t h, float x, float z)
 {
-	float u = (h & 0x80000000U) ? x : z;
-	float v = (h & 0x80000000U) ? z : x;
+	uint32_t m = 0U - (h >> 31);
+	uint32_t u = (fbits(x) & m) | (fbits(z) & ~m);
+	uint32_t v = (fbits(z) & m) | (fbits(x) & ~m);
 
-	u = (h & 0x40000000U) ? -u : u;
-	v = (h & 0x20000000U) ? -v : v;
-	return u + 0.5f * v;
+	u ^= (h << 1) & 0x80000000U;
+	v ^= (h << 2) & 0x80000000U;
+	return bitsf(u) + 0.5f * bitsf(v);
 }
 
-static inline uint32_t row_hash(uint32_t s, int64_t z)
+/* max(t, 0) for a finite t, by clearing negative values' bits. */
+static inline float positive(float t)
 {
-	return mix(fold((uint64_t)z) + s);
-}
+	uint32_t u = fbits(t);
 
-static inline uint32_t corner(uint32_t ax, uint32_t hz)
-{
-	return mix(ax ^ hz);
-}
-
-/* sqrt 2 (the 2D bound for unit gradients) / |g| = 2 sqrt(2/5). */
-#define PERLIN_SCALE 1.26491106f
-
-static inline float perlin(uint32_t s, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf)
-{
-	float fx = frac24(xf), fz = frac24(zf);
-	uint32_t ax0 = fold((uint64_t)xi), ax1 = fold((uint64_t)xi + 1);
-	uint32_t hz0 = row_hash(s, zi), hz1 = mix(fold((uint64_t)zi + 1) + s);
-	float n00 = grad(corner(ax0, hz0), fx, fz);
-	float n10 = grad(corner(ax1, hz0), fx - 1.0f, fz);
-	float n01 = grad(corner(ax0, hz1), fx, fz - 1.0f);
-	float n11 = grad(corner(ax1, hz1), fx - 1.0f, fz - 1.0f);
-	float u = fade5(fx), v = fade5(fz);
-
-	return lerp(lerp(n00, n10, u), lerp(n01, n11, u), v) * PERLIN_SCALE;
-}
-
-float noise_perlin(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf)
-{
-	return perlin(fold_seed(seed), xi, xf, zi, zf);
-}
-
-/* Q32 (sqrt(3) - 1) / 2, the 2D simplex skew factor. */
-#define SKEW_Q32 1572067139
-#define UNSKEW 0.211324865f /* (3 - sqrt(3)) / 6 */
-#define SIMPLEX_SCALE 88.5f  /* measured bound 1/88.9 for |g| = sqrt(5)/2 */
-
-/* Floor division by 2^32; gcc and clang shift signed values arithmetically
- * (C11 6.5.7p5 leaves it to the implementation). */
-static inline i128 floor_q32(i128 v)
-{
-	return v >> 32;
-}
-
-static inline float simplex_corner(uint32_t h, float dx, float dz)
-{
-	float t = 0.5f - dx * dx - dz * dz;
-
-	if (t <= 0.0f)
-		return 0.0f;
-	t *= t;
-	return t * t * grad(h, dx, dz);
-}
-
-static inline float simplex(uint32_t s, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf)
-{
-	const i128 one = (i128)1 << 32;
-	i128 x = (i128)xi * one + xf, z = (i128)zi * one + zf;
-	i128 k = floor_q32((x + z) * SKEW_Q32);
-	i128 xs = x + k, zs = z + k;
-	int64_t ci = (int64_t)floor_q32(xs), cj = (int64_t)floor_q32(zs);
-	uint32_t fxs = (uint32_t)xs, fzs = (uint32_t)zs;
-	float sx = frac24(fxs), sz = frac24(fzs);
-	float t = (sx + sz) * UNSKEW;
-	float x0 = sx - t, z0 = sz - t;
-	int i1 = fxs > fzs;
-	float x1 = x0 - (float)i1 + UNSKEW, z1 = z0 - (float)(1 - i1) + UNSKEW;
-	float x2 = x0 - 1.0f + 2.0f * UNSKEW, z2 = z0 - 1.0f + 2.0f * UNSKEW;
-	uint32_t hz0 = row_hash(s, cj), hz1 = row_hash(s, (int64_t)((uint64_t)cj + 1));
-	uint32_t ax0 = fold((uint64_t)ci), ax1 = fold((uint64_t)ci + 1);
-	float n = simplex_corner(corner(ax0, hz0), x0, z0);
-
-	n += simplex_corner(corner(i1 ? ax1 : ax0, i1 ? hz0 : hz1), x1, z1);
-	n += simplex_corner(corner(ax1, hz1), x2, z2);
-	return n * SIMPLEX_SCALE;
-}
-
-float noise_simplex(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf)
-{
-	return simplex(fold_seed(seed), xi, xf, zi, zf);
+	return bitsf(u & ((u >> 31) - 1U));
 }
 
 /* A hashed value in [-1, 1): the top 24 bits, exactly. */
@@ -161,38 +117,110 @@ static inline float hval(uint32_t h)
 	return (float)(h >> 8) * 0x1p-23f - 1.0f;
 }
 
-static inline float value(uint32_t s, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
-			  int quintic)
+/*
+ * Folded corners of a cell: x columns ax0, ax1 and the z rows already
+ * hashed with the seed, hz0 = mix(fold(z) + s), hz1 = mix(fold(z + 1) + s).
+ */
+struct corners {
+	uint32_t ax0, ax1, hz0, hz1;
+};
+
+static inline struct corners corners_of(uint32_t s, int64_t x, int64_t z)
 {
-	float fx = frac24(xf), fz = frac24(zf);
-	uint32_t ax0 = fold((uint64_t)xi), ax1 = fold((uint64_t)xi + 1);
-	uint32_t hz0 = row_hash(s, zi), hz1 = mix(fold((uint64_t)zi + 1) + s);
-	float u = quintic ? fade5(fx) : fade3(fx);
-	float v = quintic ? fade5(fz) : fade3(fz);
-	float a = lerp(hval(corner(ax0, hz0)), hval(corner(ax1, hz0)), u);
-	float b = lerp(hval(corner(ax0, hz1)), hval(corner(ax1, hz1)), u);
+	struct corners c = {
+		fold((uint64_t)x), fold((uint64_t)x + 1),
+		mix(fold((uint64_t)z) + s), mix(fold((uint64_t)z + 1) + s),
+	};
+	return c;
+}
+
+static inline float perlin_k(struct corners c, uint32_t fx, uint32_t fz)
+{
+	float x = frac24(fx), z = frac24(fz);
+	float n00 = grad(mix(c.ax0 ^ c.hz0), x, z);
+	float n10 = grad(mix(c.ax1 ^ c.hz0), x - 1.0f, z);
+	float n01 = grad(mix(c.ax0 ^ c.hz1), x, z - 1.0f);
+	float n11 = grad(mix(c.ax1 ^ c.hz1), x - 1.0f, z - 1.0f);
+	float u = fade5(x), v = fade5(z);
+
+	return lerp(lerp(n00, n10, u), lerp(n01, n11, u), v) * PERLIN_SCALE;
+}
+
+static inline float value_k(struct corners c, uint32_t fx, uint32_t fz, const int quintic)
+{
+	float x = frac24(fx), z = frac24(fz);
+	float u = quintic ? fade5(x) : fade3(x);
+	float v = quintic ? fade5(z) : fade3(z);
+	float a = lerp(hval(mix(c.ax0 ^ c.hz0)), hval(mix(c.ax1 ^ c.hz0)), u);
+	float b = lerp(hval(mix(c.ax0 ^ c.hz1)), hval(mix(c.ax1 ^ c.hz1)), u);
 
 	return lerp(a, b, v);
 }
 
-float noise_value(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
-		  int quintic)
+static inline float simplex_corner(uint32_t h, float dx, float dz)
 {
-	return value(fold_seed(seed), xi, xf, zi, zf, quintic);
+	float t = 0.5f - dx * dx - dz * dz;
+
+	t = positive(t);   /* 0 outside the radius */
+	t *= t;
+	return t * t * grad(h, dx, dz);
 }
 
-static inline void worley(uint32_t s, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
-			  float *f1, float *f2)
+/* Simplex over a skewed cell (fractions fx, fz in skewed space). The
+ * middle corner is (1, 0) below the diagonal and (0, 1) above it; picked
+ * with masks so the loop has no branch. */
+static inline float simplex_k(struct corners c, uint32_t fx, uint32_t fz)
+{
+	float sx = frac24(fx), sz = frac24(fz);
+	float t = (sx + sz) * UNSKEW;
+	float x0 = sx - t, z0 = sz - t;
+	int32_t below = fx > fz;
+	uint32_t m = (uint32_t)-below;
+	float x1 = x0 - (float)below + UNSKEW;
+	float z1 = z0 - (float)(1 - below) + UNSKEW;
+	float x2 = x0 - 1.0f + 2.0f * UNSKEW, z2 = z0 - 1.0f + 2.0f * UNSKEW;
+	uint32_t ax = (c.ax1 & m) | (c.ax0 & ~m), hz = (c.hz0 & m) | (c.hz1 & ~m);
+	float n = simplex_corner(mix(c.ax0 ^ c.hz0), x0, z0);
+
+	n += simplex_corner(mix(ax ^ hz), x1, z1);
+	n += simplex_corner(mix(c.ax1 ^ c.hz1), x2, z2);
+	return n * SIMPLEX_SCALE;
+}
+
+/* Floor division by 2^32; gcc and clang shift signed values arithmetically
+ * (C11 6.5.7p5 leaves it to the implementation). */
+static inline i128 floor_q32(i128 v)
+{
+	return v >> 32;
+}
+
+/* Skew (x, z) onto the simplex lattice, exactly, in 128-bit fixed point. */
+static inline void skew(int64_t *xi, uint32_t *xf, int64_t *zi, uint32_t *zf)
+{
+	i128 x = (i128)*xi * ((i128)1 << 32) + *xf;
+	i128 z = (i128)*zi * ((i128)1 << 32) + *zf;
+	i128 k = floor_q32((x + z) * SKEW_Q32);
+
+	x += k;
+	z += k;
+	*xi = (int64_t)floor_q32(x);
+	*zi = (int64_t)floor_q32(z);
+	*xf = (uint32_t)x;
+	*zf = (uint32_t)z;
+}
+
+static inline void worley_k(uint32_t s, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
+			    float *f1, float *f2)
 {
 	float fx = frac24(xf), fz = frac24(zf);
 	float d1 = 8.0f, d2 = 8.0f;
 	int dx, dz;
 
 	for (dz = -1; dz <= 1; dz++) {
-		uint32_t hz = row_hash(s, (int64_t)((uint64_t)zi + (uint64_t)(int64_t)dz));
+		uint32_t hz = mix(fold((uint64_t)zi + (uint64_t)(int64_t)dz) + s);
 
 		for (dx = -1; dx <= 1; dx++) {
-			uint32_t h = corner(fold((uint64_t)xi + (uint64_t)(int64_t)dx), hz);
+			uint32_t h = mix(fold((uint64_t)xi + (uint64_t)(int64_t)dx) ^ hz);
 			float px = (float)dx + (float)(h & 0xffff) * 0x1p-16f - fx;
 			float pz = (float)dz + (float)(h >> 16) * 0x1p-16f - fz;
 			float d = px * px + pz * pz;
@@ -209,112 +237,43 @@ static inline void worley(uint32_t s, int64_t xi, uint32_t xf, int64_t zi, uint3
 	*f2 = sqrtf(d2);
 }
 
+float noise_perlin(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf)
+{
+	return perlin_k(corners_of(fold_seed(seed), xi, zi), xf, zf);
+}
+
+float noise_simplex(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf)
+{
+	skew(&xi, &xf, &zi, &zf);
+	return simplex_k(corners_of(fold_seed(seed), xi, zi), xf, zf);
+}
+
+float noise_value(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
+		  int quintic)
+{
+	struct corners c = corners_of(fold_seed(seed), xi, zi);
+
+	return quintic ? value_k(c, xf, zf, 1) : value_k(c, xf, zf, 0);
+}
+
 void noise_worley(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
 		  float *f1, float *f2)
 {
-	worley(fold_seed(seed), xi, xf, zi, zf, f1, f2);
+	worley_k(fold_seed(seed), xi, xf, zi, zf, f1, f2);
 }
 
-/*
- * Fast rows: when every cell of the row (and its +1 neighbour) has the same
- * upper 32 bits, fold(base + k) = fold(base) + k, and the whole row is
- * 32-bit integer and float work that the compiler vectorises. Values are
- * bit-identical to the point functions.
- */
-/* The same for a row at one z cell (no warp): the z hashes are hoisted. */
-CLONES
-static void perlin_fast_z(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
-			  float *out)
+static float worley_scaled(enum noise_kind k, uint32_t s, int64_t x, uint32_t fx,
+			   int64_t z, uint32_t fz)
 {
-	const int32_t *kx = r->kx;
-	const uint32_t *fx = r->fx, *fz = r->fz;
-	uint32_t az = zb + (uint32_t)r->zlo;
-	uint32_t hz0 = mix(az + s), hz1 = mix(az + 1 + s);
-	size_t i, n = r->n;
+	float a, b;
 
-	for (i = 0; i < n; i++) {
-		uint32_t ax0 = xb + (uint32_t)kx[i], ax1 = ax0 + 1;
-		float x = frac24(fx[i]), z = frac24(fz[i]);
-		float n00 = grad(mix(ax0 ^ hz0), x, z);
-		float n10 = grad(mix(ax1 ^ hz0), x - 1.0f, z);
-		float n01 = grad(mix(ax0 ^ hz1), x, z - 1.0f);
-		float n11 = grad(mix(ax1 ^ hz1), x - 1.0f, z - 1.0f);
-		float u = fade5(x), v = fade5(z);
-
-		out[i] = lerp(lerp(n00, n10, u), lerp(n01, n11, u), v) * PERLIN_SCALE;
-	}
+	worley_k(s, x, fx, z, fz, &a, &b);
+	if (k == NOISE_WORLEY_F1)
+		return a * 1.41421356f - 1.0f;
+	return 2.0f * (b - a < 1.0f ? b - a : 1.0f) - 1.0f;
 }
 
-CLONES
-static void perlin_fast(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
-			float *out)
-{
-	const int32_t *kx = r->kx, *kz = r->kz;
-	const uint32_t *fx = r->fx, *fz = r->fz;
-	size_t i, n = r->n;
-
-	for (i = 0; i < n; i++) {
-		uint32_t ax0 = xb + (uint32_t)kx[i], ax1 = ax0 + 1;
-		uint32_t az = zb + (uint32_t)kz[i];
-		uint32_t hz0 = mix(az + s), hz1 = mix(az + 1 + s);
-		float x = frac24(fx[i]), z = frac24(fz[i]);
-		float n00 = grad(mix(ax0 ^ hz0), x, z);
-		float n10 = grad(mix(ax1 ^ hz0), x - 1.0f, z);
-		float n01 = grad(mix(ax0 ^ hz1), x, z - 1.0f);
-		float n11 = grad(mix(ax1 ^ hz1), x - 1.0f, z - 1.0f);
-		float u = fade5(x), v = fade5(z);
-
-		out[i] = lerp(lerp(n00, n10, u), lerp(n01, n11, u), v) * PERLIN_SCALE;
-	}
-}
-
-static inline void value_fast(uint32_t s, uint32_t xb, uint32_t zb,
-			      const struct lat_row *r, float *out, const int quintic)
-{
-	const int32_t *kx = r->kx, *kz = r->kz;
-	const uint32_t *fx = r->fx, *fz = r->fz;
-	size_t i, n = r->n;
-
-	for (i = 0; i < n; i++) {
-		uint32_t ax0 = xb + (uint32_t)kx[i], ax1 = ax0 + 1;
-		uint32_t az = zb + (uint32_t)kz[i];
-		uint32_t hz0 = mix(az + s), hz1 = mix(az + 1 + s);
-		float x = frac24(fx[i]), z = frac24(fz[i]);
-		float u = quintic ? fade5(x) : fade3(x);
-		float v = quintic ? fade5(z) : fade3(z);
-		float a = lerp(hval(mix(ax0 ^ hz0)), hval(mix(ax1 ^ hz0)), u);
-		float b = lerp(hval(mix(ax0 ^ hz1)), hval(mix(ax1 ^ hz1)), u);
-
-		out[i] = lerp(a, b, v);
-	}
-}
-
-/* One clone per fade, so the loops carry no branch. */
-CLONES
-static void value3_fast(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
-			float *out)
-{
-	value_fast(s, xb, zb, r, out, 0);
-}
-
-CLONES
-static void value5_fast(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
-			float *out)
-{
-	value_fast(s, xb, zb, r, out, 1);
-}
-
-/* The fold of every cell base + k, k in [lo, hi + 1], when they share their
- * upper 32 bits: the fold of base + 0 with that upper half, else 0 in *ok. */
-static uint32_t fold_base(int64_t base, int32_t lo, int32_t hi, int *ok)
-{
-	uint64_t a = (uint64_t)base + (uint64_t)(int64_t)lo;
-	uint64_t b = (uint64_t)base + (uint64_t)(int64_t)hi + 1;
-
-	*ok &= (a >> 32) == (b >> 32);
-	return (uint32_t)base + (uint32_t)(a >> 32) * 0x9e3779b9U;
-}
-
+/* Any row, any kind, one sample at a time through the 64-bit fold. */
 static void point_row(enum noise_kind k, uint32_t s, const struct lat_row *r, float *out)
 {
 	size_t i;
@@ -322,31 +281,154 @@ static void point_row(enum noise_kind k, uint32_t s, const struct lat_row *r, fl
 	for (i = 0; i < r->n; i++) {
 		int64_t x = (int64_t)((uint64_t)r->bx + (uint64_t)(int64_t)r->kx[i]);
 		int64_t z = (int64_t)((uint64_t)r->bz + (uint64_t)(int64_t)r->kz[i]);
-		float a, b;
+		uint32_t fx = r->fx[i], fz = r->fz[i];
 
 		switch (k) {
 		case NOISE_PERLIN:
-			out[i] = perlin(s, x, r->fx[i], z, r->fz[i]);
+			out[i] = perlin_k(corners_of(s, x, z), fx, fz);
 			break;
 		case NOISE_SIMPLEX:
-			out[i] = simplex(s, x, r->fx[i], z, r->fz[i]);
+			skew(&x, &fx, &z, &fz);
+			out[i] = simplex_k(corners_of(s, x, z), fx, fz);
 			break;
 		case NOISE_VALUE:
+			out[i] = value_k(corners_of(s, x, z), fx, fz, 0);
+			break;
 		case NOISE_VALUE_QUINTIC:
-			out[i] = value(s, x, r->fx[i], z, r->fz[i], k == NOISE_VALUE_QUINTIC);
-			break;
-		case NOISE_WORLEY_F1:
-			worley(s, x, r->fx[i], z, r->fz[i], &a, &b);
-			out[i] = a * 1.41421356f - 1.0f;
-			break;
-		case NOISE_WORLEY_F2F1:
-			worley(s, x, r->fx[i], z, r->fz[i], &a, &b);
-			out[i] = 2.0f * (b - a < 1.0f ? b - a : 1.0f) - 1.0f;
+			out[i] = value_k(corners_of(s, x, z), fx, fz, 1);
 			break;
 		default:
-			out[i] = 0.0f;
+			out[i] = worley_scaled(k, s, x, fx, z, fz);
 			break;
 		}
+	}
+}
+
+/*
+ * The fold of cell base + 0 when every cell base + k, k in [lo, hi + 1],
+ * shares the upper 32 bits of base + lo; clears *ok otherwise.
+ */
+static uint32_t fold_base(int64_t base, int32_t lo, int32_t hi, int *ok)
+{
+	uint64_t a = (uint64_t)base + (uint64_t)(int64_t)lo;
+	uint64_t b = (uint64_t)base + (uint64_t)(int64_t)hi + 1;
+
+	*ok &= (a >> 32) == (b >> 32);
+	return (uint32_t)base + (uint32_t)(a >> 32) * FOLD_K;
+}
+
+/* Corners of cell (kx, kz) relative to folded bases xb, zb: 32-bit only. */
+static inline struct corners corners_fast(uint32_t s, uint32_t xb, uint32_t zb,
+					  int32_t kx, int32_t kz)
+{
+	uint32_t ax = xb + (uint32_t)kx, az = zb + (uint32_t)kz;
+	struct corners c = { ax, ax + 1, mix(az + s), mix(az + 1 + s) };
+
+	return c;
+}
+
+/* The vectorised loops: one clone per kernel so no loop carries a branch. */
+#define FAST_ROW(name, expr)                                                    \
+	CLONES static void name(uint32_t s, uint32_t xb, uint32_t zb,            \
+				const int32_t *kx, const int32_t *kz,            \
+				const uint32_t *fx, const uint32_t *fz,          \
+				size_t n, float *out)                            \
+	{                                                                        \
+		size_t i;                                                        \
+		for (i = 0; i < n; i++) {                                        \
+			struct corners c = corners_fast(s, xb, zb, kx[i], kz[i]); \
+			out[i] = (expr);                                         \
+		}                                                                \
+	}
+
+FAST_ROW(perlin_fast, perlin_k(c, fx[i], fz[i]))
+FAST_ROW(value3_fast, value_k(c, fx[i], fz[i], 0))
+FAST_ROW(value5_fast, value_k(c, fx[i], fz[i], 1))
+FAST_ROW(simplex_fast, simplex_k(c, fx[i], fz[i]))
+
+/* Perlin on a row at one z cell (an unwarped row): z hashes hoisted. */
+CLONES
+static void perlin_fast_z(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
+			  float *out)
+{
+	struct corners c = corners_fast(s, xb, zb, 0, r->zlo);
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		c.ax0 = xb + (uint32_t)r->kx[i];
+		c.ax1 = c.ax0 + 1;
+		out[i] = perlin_k(c, r->fx[i], r->fz[i]);
+	}
+}
+
+/*
+ * Skew a block of samples relative to the row's skewed base cells. With
+ * (bx + bz) * SKEW = si * 2^32 + sf, sample i moves by t = sf + (kx + kz) *
+ * SKEW + floor((fx + fz) * SKEW / 2^32), exactly the 128-bit skew.
+ */
+CLONES
+static void skew_block(int64_t sf, const int32_t *kx, const int32_t *kz,
+		       const uint32_t *fx, const uint32_t *fz, size_t n,
+		       int32_t *ox, int32_t *oz, uint32_t *gx, uint32_t *gz)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		/* |kx + kz| < 2^30; each fraction product < 2^63, their sum < 2^64 */
+		int64_t t = sf + (int64_t)(kx[i] + kz[i]) * SKEW_Q32 +
+			    (int64_t)(((uint64_t)fx[i] * SKEW_Q32 +
+				       (uint64_t)fz[i] * SKEW_Q32) >> 32);
+		int64_t vx = (int64_t)fx[i] + t, vz = (int64_t)fz[i] + t;
+
+		/* floor(v / 2^32) for |v| < 2^62, by a biased unsigned shift */
+		ox[i] = kx[i] + (int32_t)((int64_t)(((uint64_t)vx + (1ULL << 62)) >> 32) -
+					  (INT64_C(1) << 30));
+		oz[i] = kz[i] + (int32_t)((int64_t)(((uint64_t)vz + (1ULL << 62)) >> 32) -
+					  (INT64_C(1) << 30));
+		gx[i] = (uint32_t)vx;
+		gz[i] = (uint32_t)vz;
+	}
+}
+
+static void bounds(const int32_t *k, size_t n, int32_t *lo, int32_t *hi)
+{
+	int32_t a = k[0], b = k[0];
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		a = k[i] < a ? k[i] : a;
+		b = k[i] > b ? k[i] : b;
+	}
+	*lo = a;
+	*hi = b;
+}
+
+static void simplex_row(uint32_t s, const struct lat_row *r, float *out)
+{
+	i128 base = ((i128)r->bx + r->bz) * SKEW_Q32;
+	int64_t si = (int64_t)floor_q32(base), sf = (int64_t)(uint32_t)base;
+	int64_t bx = (int64_t)((uint64_t)r->bx + (uint64_t)si);
+	int64_t bz = (int64_t)((uint64_t)r->bz + (uint64_t)si);
+	int32_t ox[BLOCK], oz[BLOCK], xlo, xhi, zlo, zhi;
+	uint32_t gx[BLOCK], gz[BLOCK];
+	size_t at;
+
+	for (at = 0; at < r->n; at += BLOCK) {
+		size_t m = r->n - at < BLOCK ? r->n - at : BLOCK;
+		struct lat_row sub = { r->bx, r->bz, r->kx + at, r->kz + at, r->fx + at,
+				       r->fz + at, 0, 0, 0, 0, m };
+		uint32_t xb, zb;
+		int ok = 1;
+
+		skew_block(sf, sub.kx, sub.kz, sub.fx, sub.fz, m, ox, oz, gx, gz);
+		bounds(ox, m, &xlo, &xhi);
+		bounds(oz, m, &zlo, &zhi);
+		xb = fold_base(bx, xlo, xhi, &ok);
+		zb = fold_base(bz, zlo, zhi, &ok);
+		if (ok)
+			simplex_fast(s, xb, zb, ox, oz, gx, gz, m, out + at);
+		else
+			point_row(NOISE_SIMPLEX, s, &sub, out + at);
 	}
 }
 
@@ -355,22 +437,24 @@ void noise_row(enum noise_kind k, uint64_t seed, const struct lat_row *r, float 
 	uint32_t s = fold_seed(seed), xb, zb;
 	int ok = 1;
 
-	if (k != NOISE_PERLIN && k != NOISE_VALUE && k != NOISE_VALUE_QUINTIC) {
-		point_row(k, s, r, out);
+	if (r->n == 0)
+		return;
+	if (k == NOISE_SIMPLEX) {
+		simplex_row(s, r, out);
 		return;
 	}
 	xb = fold_base(r->bx, r->xlo, r->xhi, &ok);
 	zb = fold_base(r->bz, r->zlo, r->zhi, &ok);
-	if (!ok)
+	if (!ok || k == NOISE_WORLEY_F1 || k == NOISE_WORLEY_F2F1)
 		point_row(k, s, r, out);
 	else if (k == NOISE_PERLIN && r->zlo == r->zhi)
 		perlin_fast_z(s, xb, zb, r, out);
 	else if (k == NOISE_PERLIN)
-		perlin_fast(s, xb, zb, r, out);
+		perlin_fast(s, xb, zb, r->kx, r->kz, r->fx, r->fz, r->n, out);
 	else if (k == NOISE_VALUE_QUINTIC)
-		value5_fast(s, xb, zb, r, out);
+		value5_fast(s, xb, zb, r->kx, r->kz, r->fx, r->fz, r->n, out);
 	else
-		value3_fast(s, xb, zb, r, out);
+		value3_fast(s, xb, zb, r->kx, r->kz, r->fx, r->fz, r->n, out);
 }
 
 static const char *const kind_names[NOISE_KIND_COUNT] = {
