@@ -1,0 +1,195 @@
+/*
+ * catalog.c - built-in and directory presets (see catalog.h).
+ */
+#include "catalog.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "preset.h"
+
+struct catalog {
+	struct preset **v; /* preset_destroy_all() frees it */
+	size_t n;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(preset_name(*(struct preset *const *)a),
+		      preset_name(*(struct preset *const *)b));
+}
+
+static int is_json(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 5 && name[0] != '.' && !strcmp(name + n - 5, ".json");
+}
+
+static int json_filter(const struct dirent *d)
+{
+	return is_json(d->d_name);
+}
+
+/* Read path whole into a new buffer. */
+static int read_file(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return ERR_IO;
+	buf = malloc(CATALOG_FILE_MAX + 1);
+	if (!buf) {
+		fclose(f);
+		return ERR_NOMEM;
+	}
+	n = fread(buf, 1, CATALOG_FILE_MAX + 1, f);
+	if (ferror(f) || n > CATALOG_FILE_MAX) {
+		int rc = ferror(f) ? ERR_IO : ERR_TOOBIG;
+
+		fclose(f);
+		free(buf);
+		return rc;
+	}
+	fclose(f);
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Add p, replacing a preset of the same name. */
+static int add(struct catalog *c, struct preset *p)
+{
+	struct preset **v;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		if (!strcmp(preset_name(c->v[i]), preset_name(p))) {
+			preset_destroy(c->v[i]);
+			c->v[i] = p;
+			return 0;
+		}
+	}
+	v = realloc(c->v, (c->n + 1) * sizeof(*v));
+	if (!v) {
+		preset_destroy(p);
+		return ERR_NOMEM;
+	}
+	c->v = v;
+	c->v[c->n++] = p;
+	return 0;
+}
+
+static int load_file(struct catalog *c, const char *dir, const char *file,
+		     char *err, size_t errlen)
+{
+	char path[4096], name[256], msg[256] = "";
+	struct preset *p;
+	size_t len, nlen = strlen(file) - 5;
+	char *json;
+	int rc;
+
+	if (nlen >= sizeof(name) ||
+	    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path)) {
+		snprintf(err, errlen, "%s/%s: name too long", dir, file);
+		return ERR_INVAL;
+	}
+	memcpy(name, file, nlen);
+	name[nlen] = '\0';
+	rc = read_file(path, &json, &len);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path,
+			 rc == ERR_IO ? strerror(errno) : err_str(rc));
+		return rc;
+	}
+	rc = preset_parse(name, json, len, &p, msg, sizeof(msg));
+	free(json);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, msg[0] ? msg : err_str(rc));
+		return rc;
+	}
+	return add(c, p);
+}
+
+static int load_dir(struct catalog *c, const char *dir, char *err, size_t errlen)
+{
+	struct dirent **list;
+	int n, i, rc = 0;
+
+	n = scandir(dir, &list, json_filter, alphasort);
+	if (n < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return ERR_IO;
+	}
+	for (i = 0; i < n; i++) {
+		if (!rc)
+			rc = load_file(c, dir, list[i]->d_name, err, errlen);
+		free(list[i]);
+	}
+	free(list);
+	return rc;
+}
+
+int catalog_load(const char *dir, struct catalog **out, char *err,
+		 size_t errlen)
+{
+	struct catalog *c;
+	int rc;
+
+	if (!out || !err || !errlen)
+		return ERR_INVAL;
+	err[0] = '\0';
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ERR_NOMEM;
+	rc = preset_load_builtin(&c->v, &c->n);
+	if (rc) {
+		snprintf(err, errlen, "built-in presets: %s", err_str(rc));
+		free(c);
+		return rc;
+	}
+	if (dir && (rc = load_dir(c, dir, err, errlen)) != 0) {
+		catalog_destroy(c);
+		return rc;
+	}
+	qsort(c->v, c->n, sizeof(*c->v), by_name);
+	*out = c;
+	return 0;
+}
+
+void catalog_destroy(struct catalog *c)
+{
+	if (!c)
+		return;
+	preset_destroy_all(c->v, c->n);
+	free(c);
+}
+
+size_t catalog_count(const struct catalog *c)
+{
+	return c->n;
+}
+
+const struct preset *catalog_at(const struct catalog *c, size_t i)
+{
+	return c->v[i];
+}
+
+int catalog_find(const struct catalog *c, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const char *pn = preset_name(c->v[i]);
+
+		if (strlen(pn) == len && !memcmp(pn, name, len))
+			return (int)i;
+	}
+	return -1;
+}

@@ -1,0 +1,1046 @@
+/*
+ * http.c - HTTP/1.1 connections: llhttp callbacks, per-connection state,
+ * keep-alive, pipelining, timeouts and limits (see http.h).
+ *
+ * A connection keeps its requests in a queue in arrival order. A request
+ * joins the queue when its first byte is parsed, goes to the handler when
+ * complete, and leaves when its response has been written; responses are
+ * written from the head of the queue, so they go out in request order even
+ * when a later one is ready first. Parsing pauses (reading stops) while the
+ * queue is full, and stops for good after a request that ends the
+ * connection ("Connection: close", HTTP/1.0, a protocol error, draining);
+ * the connection then closes gracefully once the queue is empty: shutdown
+ * of our side, then a short linger that reads and drops what the client
+ * still sends, so that our last response is not lost to a reset.
+ *
+ * Reads land in one buffer shared by all connections (everything runs on
+ * the loop thread and is parsed at once); the bytes a request keeps (its
+ * target, the headers of HTTP_HEADER_MAP, its body) are copied out.
+ */
+#include "http.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <llhttp.h>
+#include <uv.h>
+
+#include "err.h"
+
+#ifndef HTTP_READ_BUF
+#define HTTP_READ_BUF (64 * 1024) /* allows unit tests to override */
+#endif
+#define LINGER_MS 2000     /* how long a closing connection drains input */
+#define REJECT_MAX 64      /* connections answered 503 at the same time */
+#define EXTRA_MAX 64       /* http_response.extra */
+#define TAIL_MAX (EXTRA_MAX + 96)
+#define FIELD_MAX 32       /* longest kept header name */
+
+#define container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+enum req_state { R_PARSING, R_HANDLING, R_READY, R_WRITING };
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+struct req {
+	struct http_req pub;
+	struct req *prev, *next;          /* the connection's queue */
+	struct conn *conn;
+	enum req_state state;
+	unsigned keepalive : 1;
+	unsigned url_done : 1;
+	unsigned method_done : 1;
+	uint8_t http_minor;
+	uint64_t start;                   /* loop time of the first byte */
+	struct text text;                 /* target, then kept header values */
+	size_t url_len;
+	size_t hoff[HTTP_H_COUNT], hlen[HTTP_H_COUNT];
+	unsigned char hset[HTTP_H_COUNT];
+	struct text body;
+	struct chunk *arena;
+	struct http_response resp;
+	uv_write_t wr;
+	uv_buf_t bufs[3];
+	char tail[TAIL_MAX];
+};
+
+struct conn {
+	uv_tcp_t tcp;                     /* first: handle.data-free casts */
+	uv_timer_t timer;
+	uv_shutdown_t shut;
+	llhttp_t parser;
+	struct http_server *srv;
+	struct conn *prev, *next;         /* the server's list */
+	struct req *head, *tail;          /* requests in arrival order */
+	struct req *cur;                  /* the one being parsed */
+	unsigned nreqs;
+	unsigned ops;                     /* open handles, pending shutdown */
+	int err_status;                   /* set by a parser callback */
+	const char *err_detail;
+	char field[FIELD_MAX];
+	size_t field_len;
+	int field_id;                     /* kept header being read, or -1 */
+	size_t header_bytes;
+	unsigned nheaders;
+	char *left;                       /* unparsed input while paused */
+	size_t left_len;
+	char peer[48];
+	unsigned fresh : 1;               /* no request begun yet */
+	unsigned in_req : 1;              /* a request is partly received */
+	unsigned head_timer : 1;          /* the timer runs the header timeout */
+	unsigned reading : 1;
+	unsigned eof : 1;                 /* the client sent all it will */
+	unsigned stopped : 1;             /* parse no more requests */
+	unsigned closing : 1;
+	unsigned lingering : 1;
+	unsigned rejected : 1;
+};
+
+struct http_server {
+	uv_loop_t *loop;
+	struct http_limits lim;
+	struct http_handler h;
+	llhttp_settings_t settings;
+	struct conn *conns;
+	unsigned nconns, nrejected;
+	struct http_stats st;
+	char *rbuf;
+	int rbuf_busy;
+	time_t date_sec;
+	char date[48];
+	int draining;
+	void (*drain_done)(void *arg);
+	void *drain_arg;
+};
+
+static const char *const header_names[HTTP_H_COUNT] = {
+#define XX(id, name) name,
+	HTTP_HEADER_MAP(XX)
+#undef XX
+};
+
+void http_limits_default(struct http_limits *l)
+{
+	l->max_connections = 10000;
+	l->idle_timeout_ms = 60000;
+	l->header_timeout_ms = 10000;
+	l->max_url = 4096;
+	l->max_header_bytes = 16384;
+	l->max_headers = 100;
+	l->max_body = 1 << 20;
+	l->max_pipeline = 32;
+	l->access_log = NULL;
+}
+
+const char *http_status_line(int status)
+{
+	switch (status) {
+#define XX(code, text) case code: return "HTTP/1.1 " #code " " text "\r\n";
+	HTTP_REASON_MAP(XX)
+#undef XX
+	}
+	return "HTTP/1.1 500 Internal Server Error\r\n";
+}
+
+/* ---- small buffers ---------------------------------------------------- */
+
+static int text_add(struct text *t, const char *s, size_t n)
+{
+	if (t->len + n > t->cap) {
+		size_t cap = t->cap ? t->cap : 256;
+		char *p;
+
+		while (cap < t->len + n)
+			cap *= 2;
+		p = realloc(t->p, cap);
+		if (!p)
+			return ERR_NOMEM;
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	return 0;
+}
+
+void *http_req_alloc(struct http_req *pub, size_t n)
+{
+	struct req *r = container_of(pub, struct req, pub);
+	struct chunk *ch = r->arena;
+	void *p;
+
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	if (!ch || ch->cap - ch->used < n) {
+		size_t cap = n > 1024 ? n : 1024;
+
+		ch = malloc(sizeof(*ch) + cap);
+		if (!ch)
+			return NULL;
+		ch->used = 0;
+		ch->cap = cap;
+		ch->next = r->arena;
+		r->arena = ch;
+	}
+	p = (char *)ch->data + ch->used;
+	ch->used += n;
+	return p;
+}
+
+uint64_t http_req_age_ms(const struct http_req *pub)
+{
+	const struct req *r = container_of(pub, const struct req, pub);
+
+	return uv_now(r->conn->srv->loop) - r->start;
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static struct req *req_new(struct conn *c)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->conn = c;
+	r->start = uv_now(c->srv->loop);
+	r->pub.method = -1;
+	r->pub.method_name = "-";
+	r->pub.path = "";
+	r->prev = c->tail;
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	c->nreqs++;
+	return r;
+}
+
+static void req_free(struct req *r)
+{
+	struct conn *c = r->conn;
+	struct chunk *ch, *next;
+
+	if ((r->state == R_READY || r->state == R_WRITING) && r->resp.release)
+		r->resp.release(r->resp.arg);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		c->head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		c->tail = r->prev;
+	if (c->cur == r)
+		c->cur = NULL;
+	c->nreqs--;
+	for (ch = r->arena; ch; ch = next) {
+		next = ch->next;
+		free(ch);
+	}
+	free(r->text.p);
+	free(r->body.p);
+	free(r);
+}
+
+/* Point the public fields into the finished text buffer. */
+static void req_publish(struct req *r)
+{
+	char *url, *q;
+	size_t i;
+
+	if (r->method_done) {
+		r->pub.method = llhttp_get_method(&r->conn->parser);
+		r->pub.method_name = llhttp_method_name(r->pub.method);
+	}
+	r->http_minor = llhttp_get_http_minor(&r->conn->parser);
+	if (r->url_done) {
+		url = r->text.p;
+		if (!strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8)) {
+			char *slash = strchr(strstr(url, "://") + 3, '/');
+
+			url = slash ? slash : (char *)"/";
+		}
+		q = strchr(url, '?');
+		if (q) {
+			*q = '\0';
+			r->pub.query = q + 1;
+			r->pub.query_len = strlen(q + 1);
+		}
+		r->pub.path = url;
+		r->pub.path_len = strlen(url);
+	}
+	for (i = 0; i < HTTP_H_COUNT; i++)
+		r->pub.header[i] = r->hset[i] ? r->text.p + r->hoff[i] : NULL;
+	r->pub.body = r->body.len ? r->body.p : NULL;
+	r->pub.body_len = r->body.len;
+}
+
+/* ---- connection lifetime ----------------------------------------------- */
+
+static void conn_arm(struct conn *c);
+static void conn_flush(struct conn *c);
+static void conn_parse_left(struct conn *c);
+
+static void conn_maybe_free(struct conn *c)
+{
+	struct http_server *s = c->srv;
+
+	if (!c->closing || c->ops || c->nreqs)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	if (c->rejected)
+		s->nrejected--;
+	else
+		s->nconns--;
+	free(c->left);
+	free(c);
+	if (s->draining && s->nconns + s->nrejected == 0 && s->drain_done) {
+		void (*done)(void *) = s->drain_done;
+
+		s->drain_done = NULL;
+		done(s->drain_arg);
+	}
+}
+
+static void on_handle_close(uv_handle_t *h)
+{
+	struct conn *c = h->data;
+
+	c->ops--;
+	conn_maybe_free(c);
+}
+
+/* Close now. Requests in the handler's hands, and writes in flight, are
+ * freed when they come back. */
+static void conn_close(struct conn *c)
+{
+	struct req *r, *next;
+
+	if (c->closing)
+		return;
+	c->closing = 1;
+	for (r = c->head; r; r = next) {
+		next = r->next;
+		if (r->state == R_PARSING || r->state == R_READY)
+			req_free(r);
+	}
+	uv_close((uv_handle_t *)&c->tcp, on_handle_close);
+	uv_close((uv_handle_t *)&c->timer, on_handle_close);
+}
+
+static void on_shutdown(uv_shutdown_t *sr, int status)
+{
+	struct conn *c = sr->data;
+
+	c->ops--;
+	if (status < 0)
+		conn_close(c);
+	conn_maybe_free(c);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void on_timer(uv_timer_t *t);
+
+/* Close gracefully: our FIN after the last write, then drop input until
+ * the client closes or LINGER_MS passes. */
+static void conn_finish(struct conn *c)
+{
+	if (c->closing || c->lingering)
+		return;
+	c->lingering = 1;
+	free(c->left);
+	c->left = NULL;
+	c->shut.data = c;
+	if (uv_shutdown(&c->shut, (uv_stream_t *)&c->tcp, on_shutdown) < 0) {
+		conn_close(c);
+		return;
+	}
+	c->ops++;
+	if (c->eof) {
+		conn_close(c); /* all input read: closing cannot reset */
+		return;
+	}
+	if (!c->reading && uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+		c->reading = 1;
+	uv_timer_start(&c->timer, on_timer, LINGER_MS, 0);
+}
+
+static void conn_stop_reading(struct conn *c)
+{
+	if (c->reading) {
+		uv_read_stop((uv_stream_t *)&c->tcp);
+		c->reading = 0;
+	}
+}
+
+/* ---- protocol errors ---------------------------------------------------- */
+
+static void conn_error(struct conn *c, int status, const char *detail)
+{
+	struct http_server *s = c->srv;
+	struct req *r = c->cur;
+
+	s->st.protocol_errors++;
+	c->stopped = 1;
+	c->in_req = 0;
+	c->fresh = 0;
+	conn_stop_reading(c);
+	free(c->left);
+	c->left = NULL;
+	if (!r && !(r = req_new(c))) {
+		conn_close(c);
+		return;
+	}
+	c->cur = NULL;
+	req_publish(r);
+	r->keepalive = 0;
+	r->state = R_HANDLING;
+	s->h.error(s->h.ctx, &r->pub, status, detail);
+}
+
+/* Record a limit or resource failure from a parser callback. */
+static int fail(struct conn *c, int status, const char *detail)
+{
+	c->err_status = status;
+	c->err_detail = detail;
+	return HPE_USER;
+}
+
+/* ---- llhttp callbacks --------------------------------------------------- */
+
+static int on_message_begin(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	c->cur = req_new(c);
+	if (!c->cur)
+		return fail(c, 503, "out of memory");
+	c->fresh = 0;
+	c->in_req = 1;
+	c->header_bytes = 0;
+	c->nheaders = 0;
+	c->field_len = 0;
+	c->field_id = -1;
+	return 0;
+}
+
+static int on_method_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	c->cur->method_done = 1;
+	return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+
+	if (r->url_len + n > c->srv->lim.max_url)
+		return fail(c, 414, "request target too long");
+	if (text_add(&r->text, at, n) < 0)
+		return fail(c, 503, "out of memory");
+	r->url_len += n;
+	return 0;
+}
+
+static int on_url_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	if (text_add(&c->cur->text, "", 1) < 0)
+		return fail(c, 503, "out of memory");
+	c->cur->url_done = 1;
+	return 0;
+}
+
+static int count_header_bytes(struct conn *c, size_t n)
+{
+	c->header_bytes += n;
+	return c->header_bytes > c->srv->lim.max_header_bytes;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+
+	if (count_header_bytes(c, n))
+		return fail(c, 431, "request headers too large");
+	if (c->field_len + n <= FIELD_MAX)
+		memcpy(c->field + c->field_len, at, n);
+	c->field_len += n;
+	return 0;
+}
+
+static int find_header(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < HTTP_H_COUNT; i++)
+		if (strlen(header_names[i]) == len &&
+		    !strncasecmp(header_names[i], name, len))
+			return i;
+	return -1;
+}
+
+/* Start a kept header's value; a repeat copies the earlier value first so
+ * that the joined value is contiguous. */
+static int on_header_field_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+	int id;
+
+	if (++c->nheaders > c->srv->lim.max_headers)
+		return fail(c, 431, "too many request headers");
+	id = c->field_len <= FIELD_MAX ? find_header(c->field, c->field_len) : -1;
+	c->field_len = 0;
+	c->field_id = id;
+	if (id < 0)
+		return 0;
+	if (r->hset[id]) {
+		size_t off = r->text.len, len = r->hlen[id];
+
+		if (text_add(&r->text, r->text.p + r->hoff[id], len) < 0 ||
+		    text_add(&r->text, ", ", 2) < 0)
+			return fail(c, 503, "out of memory");
+		r->hoff[id] = off;
+		r->hlen[id] = len + 2;
+	} else {
+		r->hoff[id] = r->text.len;
+		r->hlen[id] = 0;
+	}
+	return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+
+	if (count_header_bytes(c, n))
+		return fail(c, 431, "request headers too large");
+	if (c->field_id < 0)
+		return 0;
+	if (text_add(&r->text, at, n) < 0)
+		return fail(c, 503, "out of memory");
+	r->hlen[c->field_id] += n;
+	return 0;
+}
+
+static int on_header_value_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	if (c->field_id < 0)
+		return 0;
+	if (text_add(&c->cur->text, "", 1) < 0)
+		return fail(c, 503, "out of memory");
+	c->cur->hset[c->field_id] = 1;
+	c->field_id = -1;
+	return 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	if ((p->flags & F_CONTENT_LENGTH) &&
+	    p->content_length > c->srv->lim.max_body) {
+		fail(c, 413, "request body too large");
+		return -1;
+	}
+	return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+
+	if (r->body.len + n > c->srv->lim.max_body)
+		return fail(c, 413, "request body too large");
+	if (text_add(&r->body, at, n) < 0)
+		return fail(c, 503, "out of memory");
+	return 0;
+}
+
+/* Pause after each request, so that conn_parse() can hand it over and
+ * respect the pipeline limit. */
+static int on_message_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+
+	r->keepalive = llhttp_should_keep_alive(p) && !llhttp_get_upgrade(p) &&
+		       !c->srv->draining;
+	req_publish(r);
+	c->in_req = 0;
+	return HPE_PAUSED;
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+/* Hand the request just completed to the handler. */
+static void dispatch(struct conn *c)
+{
+	struct http_server *s = c->srv;
+	struct req *r = c->cur;
+
+	c->cur = NULL;
+	if (!r->keepalive)
+		c->stopped = 1;
+	r->state = R_HANDLING;
+	s->h.request(s->h.ctx, &r->pub);
+}
+
+/* Parse up to len bytes; returns how many were used. Stops early when the
+ * pipeline is full (the caller keeps the rest) or parsing ends. */
+static size_t conn_parse(struct conn *c, const char *data, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len && !c->stopped && !c->closing) {
+		llhttp_errno_t e;
+
+		if (c->nreqs >= c->srv->lim.max_pipeline && !c->in_req)
+			break;
+		e = llhttp_execute(&c->parser, data + done, len - done);
+		if (e == HPE_OK)
+			return len;
+		if (e == HPE_PAUSED) {
+			done = (size_t)(llhttp_get_error_pos(&c->parser) - data);
+			llhttp_resume(&c->parser);
+			dispatch(c);
+			continue;
+		}
+		if (c->err_status)
+			conn_error(c, c->err_status, c->err_detail);
+		else if (e == HPE_PAUSED_H2_UPGRADE)
+			conn_error(c, 400, "http/2 is not supported");
+		else
+			conn_error(c, 400, "malformed request");
+		return len;
+	}
+	return c->stopped || c->closing ? len : done;
+}
+
+/* Continue with input kept while the pipeline was full. */
+static void conn_parse_left(struct conn *c)
+{
+	size_t n;
+
+	if (!c->left || c->nreqs >= c->srv->lim.max_pipeline)
+		return;
+	n = conn_parse(c, c->left, c->left_len);
+	if (n < c->left_len && c->left) {
+		memmove(c->left, c->left + n, c->left_len - n);
+		c->left_len -= n;
+		return;
+	}
+	free(c->left);
+	c->left = NULL;
+	if (c->eof)
+		c->stopped = 1;
+	if (!c->stopped && !c->closing && !c->reading &&
+	    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+		c->reading = 1;
+}
+
+/* The client closed its side (or the socket failed): answer the requests
+ * already complete, including any kept while paused, then close. */
+static void conn_on_eof(struct conn *c)
+{
+	conn_stop_reading(c);
+	c->eof = 1;
+	if (c->lingering) {
+		conn_close(c);
+		return;
+	}
+	if (c->cur) {
+		req_free(c->cur); /* a partial request cannot complete */
+		c->in_req = 0;
+	}
+	if (!c->left)
+		c->stopped = 1;
+	if (!c->head)
+		conn_close(c);
+	else
+		conn_arm(c);
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	struct conn *c = h->data;
+
+	(void)hint;
+	buf->base = c->srv->rbuf;
+	buf->len = HTTP_READ_BUF;
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn *c = st->data;
+	size_t n;
+
+	if (nread < 0) {
+		conn_on_eof(c);
+		return;
+	}
+	if (nread == 0 || c->lingering || c->stopped || c->closing)
+		return;
+	n = conn_parse(c, buf->base, (size_t)nread);
+	if (n < (size_t)nread && !c->stopped && !c->closing) {
+		c->left = malloc((size_t)nread - n);
+		if (!c->left) {
+			conn_close(c);
+			return;
+		}
+		memcpy(c->left, buf->base + n, (size_t)nread - n);
+		c->left_len = (size_t)nread - n;
+		conn_stop_reading(c);
+	}
+	conn_arm(c);
+}
+
+/* ---- timers ----------------------------------------------------------------- */
+
+static void on_timer(uv_timer_t *t)
+{
+	struct conn *c = t->data;
+
+	if (c->lingering || c->fresh || !c->in_req)
+		conn_close(c);
+	else
+		conn_error(c, 408, "request not received in time");
+}
+
+/* Pick the timer for the connection's state: the header timeout while a
+ * request is being received (or none has begun), the idle timeout while
+ * idle or writing, the linger while closing, none while the handler works. */
+static void conn_arm(struct conn *c)
+{
+	const struct http_limits *l = &c->srv->lim;
+	uint64_t ms;
+
+	if (c->closing)
+		return;
+	if (c->lingering)
+		return; /* conn_finish() started the linger */
+	if (c->fresh || c->in_req) {
+		if (!c->head_timer && l->header_timeout_ms)
+			uv_timer_start(&c->timer, on_timer, l->header_timeout_ms, 0);
+		else if (!c->head_timer)
+			uv_timer_stop(&c->timer);
+		c->head_timer = 1;
+		return;
+	}
+	c->head_timer = 0;
+	if (!c->head || c->head->state == R_WRITING)
+		ms = l->idle_timeout_ms;
+	else
+		ms = 0;
+	if (ms)
+		uv_timer_start(&c->timer, on_timer, ms, 0);
+	else
+		uv_timer_stop(&c->timer);
+}
+
+/* ---- responses ---------------------------------------------------------------- */
+
+static const char *date_line(struct http_server *s)
+{
+	time_t now = time(NULL);
+
+	if (now != s->date_sec) {
+		struct tm tm;
+
+		gmtime_r(&now, &tm);
+		strftime(s->date, sizeof(s->date),
+			 "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+		s->date_sec = now;
+	}
+	return s->date;
+}
+
+static void log_access(struct http_server *s, struct req *r, size_t bytes)
+{
+	struct conn *c = r->conn;
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
+	fprintf(s->lim.access_log, "%s - - [%s] \"%s %s%s%s HTTP/1.%d\" %d %zu %.3f\n",
+		c->peer[0] ? c->peer : "-", when, r->pub.method_name,
+		r->pub.path, r->pub.query ? "?" : "",
+		r->pub.query ? r->pub.query : "", r->http_minor,
+		r->resp.status, bytes,
+		(double)(uv_now(s->loop) - r->start) / 1000.0);
+}
+
+static int has_body(const struct req *r)
+{
+	int st = r->resp.status;
+
+	return r->pub.method != HTTP_HEAD && st != 204 && st != 304 &&
+	       r->resp.body.len > 0;
+}
+
+static void on_write(uv_write_t *wr, int status)
+{
+	struct req *r = container_of(wr, struct req, wr);
+	struct conn *c = r->conn;
+	struct http_server *s = c->srv;
+
+	if (status == 0) {
+		size_t bytes = r->bufs[0].len + r->bufs[1].len +
+			       (has_body(r) ? r->bufs[2].len : 0);
+
+		s->st.bytes_sent += bytes;
+		if (s->lim.access_log)
+			log_access(s, r, bytes);
+	}
+	req_free(r);
+	if (status < 0)
+		conn_close(c);
+	if (c->closing) {
+		conn_maybe_free(c);
+		return;
+	}
+	if (!c->head && c->stopped && !c->in_req) {
+		conn_finish(c);
+		return;
+	}
+	conn_parse_left(c);
+	conn_arm(c);
+}
+
+/* Build the tail (extra, Date, Connection, blank line) and write. */
+static int write_req(struct conn *c, struct req *r)
+{
+	const char *extra = r->resp.extra ? r->resp.extra : "";
+	int last = c->stopped && !r->next && !c->in_req;
+	const char *conn_hdr = last ? "Connection: close\r\n" :
+			       r->http_minor == 0 ? "Connection: keep-alive\r\n" : "";
+	int n;
+
+	n = snprintf(r->tail, sizeof(r->tail), "%s%s%s\r\n", extra,
+		     date_line(c->srv), conn_hdr);
+	assert(n > 0 && (size_t)n < sizeof(r->tail));
+	r->bufs[0] = uv_buf_init((char *)r->resp.head.base,
+				 (unsigned)r->resp.head.len);
+	r->bufs[1] = uv_buf_init(r->tail, (unsigned)n);
+	r->bufs[2] = uv_buf_init((char *)r->resp.body.base,
+				 (unsigned)r->resp.body.len);
+	r->wr.data = r;
+	if (uv_write(&r->wr, (uv_stream_t *)&c->tcp, r->bufs,
+		     has_body(r) ? 3 : 2, on_write) < 0)
+		return -1;
+	r->state = R_WRITING;
+	return 0;
+}
+
+static void conn_flush(struct conn *c)
+{
+	struct req *r;
+
+	for (r = c->head; r; r = r->next) {
+		if (r->state == R_WRITING)
+			continue;
+		if (r->state != R_READY)
+			break;
+		if (write_req(c, r) < 0) {
+			conn_close(c);
+			return;
+		}
+	}
+}
+
+void http_respond(struct http_req *pub, const struct http_response *resp)
+{
+	struct req *r = container_of(pub, struct req, pub);
+	struct conn *c = r->conn;
+
+	assert(r->state == R_HANDLING);
+	assert(!resp->extra || strlen(resp->extra) <= EXTRA_MAX);
+	r->resp = *resp;
+	r->state = R_READY;
+	if (c->closing) {
+		req_free(r);
+		conn_maybe_free(c);
+		return;
+	}
+	conn_flush(c);
+	conn_arm(c);
+}
+
+/* ---- server ---------------------------------------------------------------------- */
+
+int http_server_create(struct uv_loop_s *loop, const struct http_limits *l,
+		       const struct http_handler *h, struct http_server **out)
+{
+	struct http_server *s;
+
+	if (!loop || !l || !h || !h->request || !h->error || !out ||
+	    l->max_pipeline == 0)
+		return ERR_INVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ERR_NOMEM;
+	s->rbuf = malloc(HTTP_READ_BUF);
+	if (!s->rbuf) {
+		free(s);
+		return ERR_NOMEM;
+	}
+	s->loop = loop;
+	s->lim = *l;
+	s->h = *h;
+	llhttp_settings_init(&s->settings);
+	s->settings.on_message_begin = on_message_begin;
+	s->settings.on_method_complete = on_method_complete;
+	s->settings.on_url = on_url;
+	s->settings.on_url_complete = on_url_complete;
+	s->settings.on_header_field = on_header_field;
+	s->settings.on_header_field_complete = on_header_field_complete;
+	s->settings.on_header_value = on_header_value;
+	s->settings.on_header_value_complete = on_header_value_complete;
+	s->settings.on_headers_complete = on_headers_complete;
+	s->settings.on_body = on_body;
+	s->settings.on_message_complete = on_message_complete;
+	*out = s;
+	return 0;
+}
+
+static void peer_name(struct conn *c)
+{
+	struct sockaddr_storage ss;
+	int len = sizeof(ss);
+
+	if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) < 0)
+		return;
+	if (ss.ss_family == AF_INET6)
+		uv_ip6_name((struct sockaddr_in6 *)&ss, c->peer, sizeof(c->peer));
+	else
+		uv_ip4_name((struct sockaddr_in *)&ss, c->peer, sizeof(c->peer));
+}
+
+int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return ERR_NOMEM;
+	c->srv = s;
+	c->tcp.data = c->timer.data = c;
+	uv_tcp_init(s->loop, &c->tcp);
+	uv_timer_init(s->loop, &c->timer);
+	c->ops = 2;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	llhttp_init(&c->parser, HTTP_REQUEST, &s->settings);
+	c->parser.data = c;
+	c->fresh = 1;
+	c->rejected = s->nconns >= s->lim.max_connections;
+	if (c->rejected)
+		s->nrejected++;
+	else
+		s->nconns++;
+	if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0 || s->draining ||
+	    (c->rejected && s->nrejected > REJECT_MAX)) {
+		conn_close(c);
+		return 0;
+	}
+	s->st.connections_total++;
+	uv_tcp_nodelay(&c->tcp, 1);
+	if (s->lim.access_log)
+		peer_name(c);
+	if (c->rejected) {
+		s->st.rejected++;
+		conn_error(c, 503, "too many connections");
+		return 0;
+	}
+	if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0) {
+		conn_close(c);
+		return 0;
+	}
+	c->reading = 1;
+	conn_arm(c);
+	return 0;
+}
+
+static void drain_conn(struct conn *c)
+{
+	if (c->closing || c->lingering || c->in_req)
+		return; /* an incoming request finishes, with Connection: close */
+	c->stopped = 1;
+	conn_stop_reading(c);
+	if (!c->head)
+		conn_close(c);
+}
+
+void http_server_drain(struct http_server *s, void (*done)(void *arg), void *arg)
+{
+	struct conn *c, *next;
+
+	s->draining = 1;
+	s->drain_done = done;
+	s->drain_arg = arg;
+	for (c = s->conns; c; c = next) {
+		next = c->next;
+		drain_conn(c);
+	}
+	if (s->nconns + s->nrejected == 0 && s->drain_done) {
+		s->drain_done = NULL;
+		done(arg);
+	}
+}
+
+void http_server_close_all(struct http_server *s)
+{
+	struct conn *c, *next;
+
+	for (c = s->conns; c; c = next) {
+		next = c->next;
+		conn_close(c);
+	}
+}
+
+void http_server_stats(const struct http_server *s, struct http_stats *st)
+{
+	*st = s->st;
+	st->connections_open = s->nconns;
+}
+
+void http_server_destroy(struct http_server *s)
+{
+	if (!s)
+		return;
+	assert(!s->conns);
+	free(s->rbuf);
+	free(s);
+}

@@ -1,0 +1,175 @@
+/*
+ * http.h - HTTP/1.1 connections on libuv, parsed by llhttp.
+ *
+ * This module owns the accepted sockets: it parses requests (keep-alive and
+ * pipelining), hands each complete request to a handler, and writes the
+ * responses in request order however late they arrive. It enforces the
+ * limits (request-target, header and body sizes, header count, pipelined
+ * requests per connection, connection count), the header and idle timeouts,
+ * and closes a connection after a protocol error (that connection only),
+ * after "Connection: close", or when the server drains.
+ *
+ * It knows nothing about tiles or routes: the handler (routes.c) formats
+ * every response, including the error bodies for the protocol errors found
+ * here. Listening sockets, signals and the loop belong to loop.c.
+ *
+ * Everything runs on the loop thread.
+ */
+#ifndef HTTP_H
+#define HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct uv_loop_s;
+struct uv_stream_s;
+struct http_server;
+
+/* Request headers the server keeps (others are counted, then dropped). */
+#define HTTP_HEADER_MAP(XX)                                  \
+	XX(ACCEPT_ENCODING, "accept-encoding")               \
+	XX(IF_NONE_MATCH,   "if-none-match")                 \
+	XX(CONTENT_TYPE,    "content-type")                  \
+	XX(AUTHORIZATION,   "authorization")
+
+enum http_header_id {
+#define XX(id, name) HTTP_H_##id,
+	HTTP_HEADER_MAP(XX)
+#undef XX
+	HTTP_H_COUNT
+};
+
+/* The statuses this server sends, with their reason phrases. */
+#define HTTP_REASON_MAP(XX)                                  \
+	XX(200, "OK")                                        \
+	XX(204, "No Content")                                \
+	XX(304, "Not Modified")                              \
+	XX(400, "Bad Request")                               \
+	XX(401, "Unauthorized")                              \
+	XX(403, "Forbidden")                                 \
+	XX(404, "Not Found")                                 \
+	XX(405, "Method Not Allowed")                        \
+	XX(408, "Request Timeout")                           \
+	XX(409, "Conflict")                                  \
+	XX(413, "Content Too Large")                         \
+	XX(414, "URI Too Long")                              \
+	XX(415, "Unsupported Media Type")                    \
+	XX(431, "Request Header Fields Too Large")           \
+	XX(500, "Internal Server Error")                     \
+	XX(503, "Service Unavailable")
+
+/*
+ * Limits and timeouts; http_limits_default() gives the typical values shown.
+ */
+struct http_limits {
+	unsigned max_connections;   /* open connections; beyond: 503 (10000) */
+	uint64_t idle_timeout_ms;   /* keep-alive idle, stalled writes (60000) */
+	uint64_t header_timeout_ms; /* first byte to end of head; 408 (10000) */
+	size_t max_url;             /* request-target bytes; 414 (4096) */
+	size_t max_header_bytes;    /* names plus values; 431 (16384) */
+	unsigned max_headers;       /* header lines; 431 (100) */
+	size_t max_body;            /* request body bytes; 413 (1 MiB) */
+	unsigned max_pipeline;      /* requests queued per connection (32) */
+	FILE *access_log;           /* one line per response, or NULL */
+};
+
+void http_limits_default(struct http_limits *l);
+
+/* A parsed request, valid until its response has been written. */
+struct http_req {
+	int method;               /* llhttp_method_t (HTTP_GET...), -1 unknown */
+	const char *method_name;  /* "GET", or "-" when unknown */
+	const char *path;         /* raw target up to '?', NUL-terminated */
+	size_t path_len;
+	const char *query;        /* raw text after '?', NULL when none */
+	size_t query_len;
+	const char *header[HTTP_H_COUNT]; /* kept headers, NULL when absent;
+					     repeats joined with ", " */
+	const char *body;         /* request body (max_body), NULL when none */
+	size_t body_len;
+	void *user;               /* free for the handler */
+};
+
+/* Called for each request in arrival order; both must answer the request,
+ * now or later, with exactly one http_respond(). */
+struct http_handler {
+	void *ctx;
+	void (*request)(void *ctx, struct http_req *r);
+	/* A protocol error with its status (400, 408, 413, 414, 431, 503) and
+	 * a static lowercase detail. The connection closes after the answer. */
+	void (*error)(void *ctx, struct http_req *r, int status,
+		      const char *detail);
+};
+
+struct http_buf {
+	const void *base;
+	size_t len;
+};
+
+/*
+ * A response. head is the status line and header lines, each ending in
+ * "\r\n", without the blank line: this module appends extra (static header
+ * lines such as "X-Cache: hit\r\n", at most 64 bytes, or NULL), Date,
+ * Connection when needed, and the blank line. body is dropped for HEAD and
+ * for 204 and 304. The bytes are written from where they are, without a
+ * copy, and must stay valid until release(arg) runs; release is called
+ * exactly once (also when the connection died first), and may be NULL.
+ */
+struct http_response {
+	int status;
+	struct http_buf head;
+	struct http_buf body;
+	const char *extra;
+	void (*release)(void *arg);
+	void *arg;
+};
+
+/* Answer r. Responses go out in request order. r must not be used after. */
+void http_respond(struct http_req *r, const struct http_response *resp);
+
+/* "HTTP/1.1 404 Not Found\r\n" for a status in HTTP_REASON_MAP, or the 500
+ * line for another. */
+const char *http_status_line(int status);
+
+/* Memory that lives until r's response has been written (an arena); NULL
+ * when out of memory. */
+void *http_req_alloc(struct http_req *r, size_t n);
+
+/* Milliseconds since r's first byte arrived (loop time). */
+uint64_t http_req_age_ms(const struct http_req *r);
+
+/* Counters for /metrics. */
+struct http_stats {
+	uint64_t connections_total;  /* accepted */
+	uint64_t connections_open;
+	uint64_t rejected;           /* answered 503 at the connection limit */
+	uint64_t bytes_sent;         /* response bytes written */
+	uint64_t protocol_errors;
+};
+
+/* Create a server on loop. Copies limits and handler. Returns 0, ERR_INVAL
+ * or ERR_NOMEM. Free with http_server_destroy(). */
+int http_server_create(struct uv_loop_s *loop, const struct http_limits *l,
+		       const struct http_handler *h, struct http_server **out);
+
+/* Accept one connection from listener (from its connection callback). */
+int http_server_accept(struct http_server *s, struct uv_stream_s *listener);
+
+/*
+ * Drain: finish the requests already received or being received, answer
+ * them with "Connection: close", close idle connections at once, and call
+ * done(arg) when no connection is left (maybe before returning).
+ */
+void http_server_drain(struct http_server *s, void (*done)(void *arg),
+		       void *arg);
+
+/* Close every connection now, cutting responses short. */
+void http_server_close_all(struct http_server *s);
+
+void http_server_stats(const struct http_server *s, struct http_stats *st);
+
+/* Free the server once its connections are closed. NULL does nothing. */
+void http_server_destroy(struct http_server *s);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * loop.h - the event loop: listening socket, signals, graceful shutdown,
+ * and the size of the worker pool.
+ *
+ * One libuv loop does all socket I/O. The listener hands each connection
+ * to http.c; generation runs on libuv's worker pool (uv_queue_work, see
+ * routes.c), sized here from --workers before the loop starts. SIGTERM or
+ * SIGINT stops accepting, lets http.c drain the connections (requests in
+ * flight finish, answered with Connection: close) and ends the loop; after
+ * drain_ms the remaining connections are cut. A second signal cuts at once.
+ */
+#ifndef LOOP_H
+#define LOOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct loop;
+struct http_server;
+struct uv_loop_s;
+
+struct loop_config {
+	const char *bind;   /* IPv4 or IPv6 address ("127.0.0.1") */
+	int port;           /* 0 picks a free port (8080) */
+	int backlog;        /* listen(2) backlog (4096; the kernel caps it) */
+	unsigned workers;   /* worker threads (the number of cores) */
+	uint64_t drain_ms;  /* graceful shutdown limit (10000) */
+};
+
+/*
+ * Create the loop, size the worker pool and bind the listening socket
+ * (not yet listening). Returns 0, or ERR_INVAL / ERR_IO / ERR_NOMEM with
+ * a message in err (errlen bytes). Free with loop_destroy().
+ */
+int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
+		size_t errlen);
+
+/* The libuv loop, for the modules that queue work or own handles. */
+struct uv_loop_s *loop_uv(struct loop *l);
+
+/*
+ * Listen, print "listening on ADDR:PORT" on stderr, and run until a signal
+ * has drained s. Returns 0 after a complete drain, 1 when the drain limit
+ * cut connections (worker threads may still be busy: exit without freeing
+ * what they use), or a negative ERR_* when listening failed.
+ */
+int loop_run(struct loop *l, struct http_server *s);
+
+/* Close the loop; only after loop_run() returned 0. NULL does nothing. */
+void loop_destroy(struct loop *l);
+
+#endif

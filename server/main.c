@@ -1,0 +1,464 @@
+/*
+ * main.c - terrain-server: configuration from argv and the environment,
+ * then one of the subcommands.
+ *
+ *   terrain-server [serve] [options]        serve HTTP (loop.c, routes.c)
+ *   terrain-server generate --seed S ...    write one tile body
+ *
+ * Every serve option has a flag and an environment variable; the flag
+ * wins. `terrain-server --help` lists them with their defaults. Bad
+ * arguments print a message on stderr and exit with status 2.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "catalog.h"
+#include "err.h"
+#include "http.h"
+#include "loop.h"
+#include "preset.h"
+#include "routes.h"
+#include "seed.h"
+#include "tilegen.h"
+
+#define FD_RESERVE 64 /* descriptors kept for the listener, logs, libuv */
+
+struct config {
+	const char *bind;
+	unsigned port;
+	unsigned cache_mb;
+	unsigned workers;
+	const char *presets;
+	const char *data_dir;
+	unsigned max_connections;
+	double idle_timeout;
+	double header_timeout;
+	const char *access_log;
+	unsigned max_age;
+};
+
+enum opt_type { T_STR, T_UINT, T_SECS };
+
+struct option {
+	const char *name, *env, *arg, *def, *help;
+	enum opt_type type;
+	size_t offset;
+	unsigned max;
+};
+
+#define OPT(name, env, arg, def, type, field, max, help) \
+	{ name, env, arg, def, help, type, offsetof(struct config, field), max }
+
+static const struct option options[] = {
+	OPT("bind", "TERRAIN_BIND", "ADDR", "127.0.0.1", T_STR, bind, 0,
+	    "address to listen on (0.0.0.0 or :: for all)"),
+	OPT("port", "TERRAIN_PORT", "N", "8080", T_UINT, port, 65535,
+	    "TCP port; 0 picks a free one (printed on stderr)"),
+	OPT("cache-mb", "TERRAIN_CACHE_MB", "MB", "256", T_UINT, cache_mb, 1 << 20,
+	    "tile cache bound in MiB, overhead included"),
+	OPT("workers", "TERRAIN_WORKERS", "N", "cores", T_UINT, workers, 1024,
+	    "generation threads"),
+	OPT("presets", "TERRAIN_PRESETS", "DIR", "", T_STR, presets, 0,
+	    "extra generator presets: every DIR/NAME.json becomes ?gen=NAME"),
+	OPT("data-dir", "TERRAIN_DATA_DIR", "DIR", "./data", T_STR, data_dir, 0,
+	    "directory for edit logs (reserved; edits are not served yet)"),
+	OPT("max-connections", "TERRAIN_MAX_CONNECTIONS", "N", "10000", T_UINT,
+	    max_connections, 1 << 24,
+	    "open connections; beyond it clients get 503 (capped by RLIMIT_NOFILE)"),
+	OPT("idle-timeout", "TERRAIN_IDLE_TIMEOUT", "SECONDS", "60", T_SECS,
+	    idle_timeout, 0, "close keep-alive connections idle this long; 0: never"),
+	OPT("header-timeout", "TERRAIN_HEADER_TIMEOUT", "SECONDS", "10", T_SECS,
+	    header_timeout, 0, "a request must arrive whole within this; else 408"),
+	OPT("access-log", "TERRAIN_ACCESS_LOG", "FILE", "", T_STR, access_log, 0,
+	    "append one line per response to FILE (- for stderr); default off"),
+	OPT("max-age", "TERRAIN_MAX_AGE", "SECONDS", "60", T_UINT, max_age,
+	    365 * 86400, "Cache-Control max-age of tiles; edits show after at most this"),
+};
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+		"usage: terrain-server [serve] [options]\n"
+		"       terrain-server generate --seed S --lod L --cx X --cz Z"
+		" [--gen NAME] [--presets DIR] [-o FILE]\n\n"
+		"serve options (flag, environment variable, default):\n");
+	for (i = 0; i < NOPTIONS; i++) {
+		const struct option *o = &options[i];
+		char flag[48];
+
+		snprintf(flag, sizeof(flag), "--%s %s", o->name, o->arg);
+		fprintf(f, "  %-26s %s\n  %-26s env %s, default %s\n", flag, o->help,
+			"", o->env, o->def[0] ? o->def : "none");
+	}
+	fprintf(f, "  %-26s %s\n\n", "--help", "this text");
+	fprintf(f,
+		"generate writes one uncompressed tile body (docs/tile-format.md), byte-\n"
+		"identical to the identity body of GET /v1/worlds/S/chunks/L/X/Z?gen=NAME,\n"
+		"to FILE or stdout. NAME defaults to \"default\".\n");
+}
+
+static int set_option(struct config *c, const struct option *o, const char *v,
+		      const char *source)
+{
+	char *field = (char *)c + o->offset, *end;
+	unsigned long long u;
+	double d;
+
+	switch (o->type) {
+	case T_STR:
+		*(const char **)(void *)field = v;
+		return 0;
+	case T_UINT:
+		errno = 0;
+		u = strtoull(v, &end, 10);
+		if (!*v || *end || errno || v[0] == '-' || u > o->max)
+			break;
+		*(unsigned *)(void *)field = (unsigned)u;
+		return 0;
+	case T_SECS:
+		errno = 0;
+		d = strtod(v, &end);
+		if (!*v || *end || errno || !(d >= 0 && d <= 1e6))
+			break;
+		*(double *)(void *)field = d;
+		return 0;
+	}
+	fprintf(stderr, "terrain-server: %s: bad value \"%s\" for --%s\n", source, v,
+		o->name);
+	return -1;
+}
+
+static const struct option *find_option(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTIONS; i++)
+		if (strlen(options[i].name) == len && !strncmp(options[i].name, name, len))
+			return &options[i];
+	return NULL;
+}
+
+/* Defaults, then the environment, then argv. Returns 0, 1 for --help, or
+ * -1 after printing an error. */
+static int configure(struct config *c, int argc, char **argv)
+{
+	size_t i;
+	int a;
+
+	for (i = 0; i < NOPTIONS; i++) {
+		const char *def = options[i].def;
+
+		if (!strcmp(def, "cores"))
+			def = NULL;
+		if (def && set_option(c, &options[i], def, "default") < 0)
+			return -1;
+	}
+	c->workers = uv_available_parallelism();
+	for (i = 0; i < NOPTIONS; i++) {
+		const char *v = getenv(options[i].env);
+
+		if (v && set_option(c, &options[i], v, options[i].env) < 0)
+			return -1;
+	}
+	for (a = 0; a < argc; a++) {
+		const char *arg = argv[a], *eq, *v;
+		const struct option *o;
+
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h"))
+			return 1;
+		if (strncmp(arg, "--", 2) != 0) {
+			fprintf(stderr, "terrain-server: unexpected argument \"%s\"\n", arg);
+			return -1;
+		}
+		eq = strchr(arg, '=');
+		o = find_option(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
+		if (!o) {
+			fprintf(stderr, "terrain-server: unknown option %s (see --help)\n", arg);
+			return -1;
+		}
+		v = eq ? eq + 1 : (a + 1 < argc ? argv[++a] : NULL);
+		if (!v) {
+			fprintf(stderr, "terrain-server: --%s needs a value\n", o->name);
+			return -1;
+		}
+		if (set_option(c, o, v, "argument") < 0)
+			return -1;
+	}
+	if (c->workers == 0) {
+		fprintf(stderr, "terrain-server: --workers must be at least 1\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Raise the descriptor limit to its hard maximum and keep max_connections
+ * within it. */
+static void fit_descriptors(struct config *c)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)c->max_connections + FD_RESERVE > rl.rlim_cur) {
+		unsigned fit = rl.rlim_cur > 2 * FD_RESERVE ?
+			       (unsigned)(rl.rlim_cur - FD_RESERVE) : FD_RESERVE;
+
+		fprintf(stderr, "terrain-server: RLIMIT_NOFILE %llu: --max-connections %u lowered to %u\n",
+			(unsigned long long)rl.rlim_cur, c->max_connections, fit);
+		c->max_connections = fit;
+	}
+}
+
+static FILE *open_log(const char *path)
+{
+	FILE *f;
+
+	if (!path || !*path)
+		return NULL;
+	if (!strcmp(path, "-"))
+		return stderr;
+	f = fopen(path, "a");
+	if (f)
+		setvbuf(f, NULL, _IOLBF, 0);
+	return f;
+}
+
+static void limits_of(const struct config *c, FILE *log, struct http_limits *l)
+{
+	http_limits_default(l);
+	l->max_connections = c->max_connections;
+	l->idle_timeout_ms = (uint64_t)(c->idle_timeout * 1000 + 0.5);
+	l->header_timeout_ms = (uint64_t)(c->header_timeout * 1000 + 0.5);
+	l->access_log = log;
+}
+
+/* Everything after the drain; main returns its status. */
+static int serve_with(struct config *c, struct catalog *cat, FILE *log)
+{
+	struct loop_config lc = { c->bind, (int)c->port, 4096, c->workers, 10000 };
+	struct route_config rc = { (size_t)c->cache_mb << 20, c->max_age,
+				   TILEGEN_ZSTD_LEVEL };
+	struct http_server *hs = NULL;
+	struct http_handler h;
+	struct http_limits lim;
+	struct routes *rt = NULL;
+	struct loop *lp = NULL;
+	char err[512];
+	int rv;
+
+	if (loop_create(&lc, &lp, err, sizeof(err)) < 0) {
+		fprintf(stderr, "terrain-server: %s\n", err);
+		return 1;
+	}
+	limits_of(c, log, &lim);
+	if (route_create(loop_uv(lp), cat, &rc, &rt) < 0) {
+		fprintf(stderr, "terrain-server: out of memory\n");
+		loop_destroy(lp);
+		return 1;
+	}
+	route_handler(rt, &h);
+	if (http_server_create(loop_uv(lp), &lim, &h, &hs) < 0) {
+		fprintf(stderr, "terrain-server: out of memory\n");
+		route_destroy(rt);
+		loop_destroy(lp);
+		return 1;
+	}
+	route_set_server(rt, hs);
+	fprintf(stderr, "terrain-server: %zu presets, %u workers, cache %u MiB, "
+		"max %u connections\n", catalog_count(cat), c->workers, c->cache_mb,
+		c->max_connections);
+	rv = loop_run(lp, hs);
+	if (rv == 1) {
+		/* Cut at the drain limit: workers may still use the presets. */
+		fflush(NULL);
+		_exit(0);
+	}
+	http_server_destroy(hs);
+	route_destroy(rt);
+	loop_destroy(lp);
+	if (rv == 0)
+		fprintf(stderr, "terrain-server: stopped\n");
+	return rv == 0 ? 0 : 1;
+}
+
+static int serve(int argc, char **argv)
+{
+	struct config c = { 0 };
+	struct catalog *cat;
+	char err[512];
+	FILE *log;
+	int rv;
+
+	rv = configure(&c, argc, argv);
+	if (rv) {
+		if (rv > 0)
+			usage(stdout);
+		return rv > 0 ? 0 : 2;
+	}
+	fit_descriptors(&c);
+	if (catalog_load(c.presets[0] ? c.presets : NULL, &cat, err, sizeof(err)) < 0) {
+		fprintf(stderr, "terrain-server: %s\n", err);
+		return 2;
+	}
+	log = open_log(c.access_log);
+	if (c.access_log[0] && !log) {
+		fprintf(stderr, "terrain-server: --access-log %s: %s\n", c.access_log,
+			strerror(errno));
+		catalog_destroy(cat);
+		return 2;
+	}
+	rv = serve_with(&c, cat, log);
+	if (log && log != stderr)
+		fclose(log);
+	catalog_destroy(cat);
+	return rv;
+}
+
+/* ---- generate ------------------------------------------------------------- */
+
+struct gen_args {
+	const char *seed, *lod, *cx, *cz, *gen, *presets, *out;
+};
+
+static int gen_usage(const char *msg, const char *arg)
+{
+	fprintf(stderr, "terrain-server generate: %s%s\n", msg, arg ? arg : "");
+	fprintf(stderr, "usage: terrain-server generate --seed S --lod L --cx X --cz Z"
+		" [--gen NAME] [--presets DIR] [-o FILE]\n");
+	return 2;
+}
+
+static int gen_parse(struct gen_args *g, int argc, char **argv)
+{
+	static const struct {
+		const char *flag;
+		size_t offset;
+	} flags[] = {
+		{ "--seed", offsetof(struct gen_args, seed) },
+		{ "--lod", offsetof(struct gen_args, lod) },
+		{ "--cx", offsetof(struct gen_args, cx) },
+		{ "--cz", offsetof(struct gen_args, cz) },
+		{ "--gen", offsetof(struct gen_args, gen) },
+		{ "--presets", offsetof(struct gen_args, presets) },
+		{ "-o", offsetof(struct gen_args, out) },
+		{ "--output", offsetof(struct gen_args, out) },
+	};
+	int a;
+	size_t i;
+
+	for (a = 0; a < argc; a++) {
+		for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+			if (!strcmp(argv[a], flags[i].flag))
+				break;
+		if (i == sizeof(flags) / sizeof(flags[0]))
+			return gen_usage("unknown argument ", argv[a]);
+		if (a + 1 >= argc)
+			return gen_usage("missing value for ", argv[a]);
+		*(const char **)(void *)((char *)g + flags[i].offset) = argv[++a];
+	}
+	if (!g->seed || !g->lod || !g->cx || !g->cz)
+		return gen_usage("--seed, --lod, --cx and --cz are required", NULL);
+	return 0;
+}
+
+static int write_all(const char *path, const uint8_t *buf, size_t len)
+{
+	FILE *f = path ? fopen(path, "wb") : stdout;
+	int ok;
+
+	if (!f) {
+		fprintf(stderr, "terrain-server generate: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	ok = fwrite(buf, 1, len, f) == len;
+	ok = (path ? fclose(f) : fflush(f)) == 0 && ok;
+	if (!ok)
+		fprintf(stderr, "terrain-server generate: %s: write failed\n",
+			path ? path : "stdout");
+	return ok ? 0 : 1;
+}
+
+/* Check every argument, then generate; 2 for bad arguments. */
+static int generate_with(const struct gen_args *g, const struct catalog *cat)
+{
+	const char *name = g->gen ? g->gen : "default";
+	const struct preset *p;
+	uint64_t seed;
+	int32_t cx, cz;
+	uint8_t *raw;
+	size_t len;
+	int lod, i, rc;
+
+	if ((rc = seed_parse(g->seed, strlen(g->seed), &seed)) != 0)
+		return gen_usage(rc == ERR_RANGE ? "seed above 2^64-1: " :
+				 "bad seed (decimal, or [A-Za-z0-9_-]{1,64}): ", g->seed);
+	if ((i = catalog_find(cat, name, strlen(name))) < 0)
+		return gen_usage("unknown generator preset: ", name);
+	p = catalog_at(cat, (size_t)i);
+	if (tilegen_parse_lod(p, g->lod, strlen(g->lod), &lod))
+		return gen_usage("lod out of range for this preset: ", g->lod);
+	if (tilegen_parse_i32(g->cx, strlen(g->cx), &cx))
+		return gen_usage("cx is not an int32: ", g->cx);
+	if (tilegen_parse_i32(g->cz, strlen(g->cz), &cz))
+		return gen_usage("cz is not an int32: ", g->cz);
+	rc = tilegen_encode(p, seed, lod, cx, cz, &raw, &len);
+	if (rc) {
+		fprintf(stderr, "terrain-server generate: %s\n", err_str(rc));
+		return 1;
+	}
+	rc = write_all(g->out, raw, len);
+	free(raw);
+	return rc;
+}
+
+static int generate(int argc, char **argv)
+{
+	struct gen_args g = { 0 };
+	struct catalog *cat;
+	char err[512];
+	int rc;
+
+	if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	if ((rc = gen_parse(&g, argc, argv)) != 0)
+		return rc;
+	if (catalog_load(g.presets, &cat, err, sizeof(err)) < 0) {
+		fprintf(stderr, "terrain-server generate: %s\n", err);
+		return 2;
+	}
+	rc = generate_with(&g, cat);
+	catalog_destroy(cat);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "generate"))
+		return generate(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "serve"))
+		return serve(argc - 2, argv + 2);
+	if (argc > 1 && argv[1][0] != '-') {
+		fprintf(stderr, "terrain-server: unknown command \"%s\" (see --help)\n",
+			argv[1]);
+		return 2;
+	}
+	return serve(argc - 1, argv + 1);
+}

@@ -1,0 +1,221 @@
+/*
+ * metrics.c - counters and their Prometheus text (see metrics.h).
+ */
+#include "metrics.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "err.h"
+#include "http.h"
+
+static const int statuses[] = {
+#define XX(code, text) code,
+	HTTP_REASON_MAP(XX)
+#undef XX
+	0 /* any other status */
+};
+#define NSTATUS (sizeof(statuses) / sizeof(statuses[0]))
+
+/* Generation latency buckets, seconds (le). */
+static const double buckets[] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5
+};
+#define NBUCKET (sizeof(buckets) / sizeof(buckets[0]))
+
+struct metrics {
+	const char *const *labels;
+	size_t nroutes;
+	uint64_t requests[METRICS_MAX_ROUTES][NSTATUS];
+	uint64_t gen_in_flight, gen_total, gen_errors;
+	uint64_t gen_bucket[NBUCKET + 1]; /* last: +Inf */
+	double gen_sum;
+};
+
+int metrics_create(const char *const *labels, size_t n, struct metrics **out)
+{
+	struct metrics *m;
+
+	if (!labels || n > METRICS_MAX_ROUTES || !out)
+		return ERR_INVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return ERR_NOMEM;
+	m->labels = labels;
+	m->nroutes = n;
+	*out = m;
+	return 0;
+}
+
+void metrics_destroy(struct metrics *m)
+{
+	free(m);
+}
+
+void metrics_request(struct metrics *m, unsigned route, int status)
+{
+	size_t i;
+
+	if (route >= m->nroutes)
+		return;
+	for (i = 0; i < NSTATUS - 1 && statuses[i] != status; i++)
+		;
+	m->requests[route][i]++;
+}
+
+void metrics_generation_start(struct metrics *m)
+{
+	m->gen_in_flight++;
+}
+
+void metrics_generation_end(struct metrics *m, double seconds, int err)
+{
+	size_t i;
+
+	m->gen_in_flight--;
+	m->gen_total++;
+	if (err)
+		m->gen_errors++;
+	for (i = 0; i < NBUCKET && seconds > buckets[i]; i++)
+		;
+	m->gen_bucket[i]++;
+	m->gen_sum += seconds;
+}
+
+struct out {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	if (o->failed)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			o->failed = 1;
+			return;
+		}
+		if ((size_t)n < o->cap - o->len)
+			break;
+		p = realloc(o->p, o->cap * 2 + (size_t)n);
+		if (!p) {
+			o->failed = 1;
+			return;
+		}
+		o->p = p;
+		o->cap = o->cap * 2 + (size_t)n;
+	}
+	o->len += (size_t)n;
+}
+
+static void family(struct out *o, const char *name, const char *type,
+		   const char *help)
+{
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void scalar(struct out *o, const char *name, const char *type,
+		   const char *help, uint64_t v)
+{
+	family(o, name, type, help);
+	put(o, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void render_requests(struct out *o, const struct metrics *m)
+{
+	size_t r, i;
+
+	family(o, "terrain_requests_total", "counter",
+	       "HTTP responses by route and status.");
+	for (r = 0; r < m->nroutes; r++)
+		for (i = 0; i < NSTATUS; i++)
+			if (m->requests[r][i]) {
+				char st[8] = "other";
+
+				if (statuses[i])
+					snprintf(st, sizeof(st), "%d", statuses[i]);
+				put(o, "terrain_requests_total{route=\"%s\",status=\"%s\"} %llu\n",
+				    m->labels[r], st, (unsigned long long)m->requests[r][i]);
+			}
+}
+
+static void render_histogram(struct out *o, const struct metrics *m)
+{
+	uint64_t cum = 0;
+	size_t i;
+
+	family(o, "terrain_generation_seconds", "histogram",
+	       "Time to generate, encode and compress one tile.");
+	for (i = 0; i < NBUCKET; i++) {
+		cum += m->gen_bucket[i];
+		put(o, "terrain_generation_seconds_bucket{le=\"%g\"} %llu\n",
+		    buckets[i], (unsigned long long)cum);
+	}
+	cum += m->gen_bucket[NBUCKET];
+	put(o, "terrain_generation_seconds_bucket{le=\"+Inf\"} %llu\n",
+	    (unsigned long long)cum);
+	put(o, "terrain_generation_seconds_sum %.6f\n", m->gen_sum);
+	put(o, "terrain_generation_seconds_count %llu\n", (unsigned long long)cum);
+}
+
+int metrics_render(const struct metrics *m, const struct cache_stats *cs,
+		   const struct http_stats *hs, char **out, size_t *len)
+{
+	struct out o = { malloc(4096), 0, 4096, 0 };
+
+	if (!o.p)
+		return ERR_NOMEM;
+	render_requests(&o, m);
+	scalar(&o, "terrain_response_bytes_total", "counter",
+	       "Response bytes written to clients.", hs->bytes_sent);
+	scalar(&o, "terrain_connections_open", "gauge",
+	       "Open client connections.", hs->connections_open);
+	scalar(&o, "terrain_connections_total", "counter",
+	       "Client connections accepted.", hs->connections_total);
+	scalar(&o, "terrain_connections_rejected_total", "counter",
+	       "Connections answered 503 at the connection limit.", hs->rejected);
+	scalar(&o, "terrain_protocol_errors_total", "counter",
+	       "Requests refused by the HTTP layer (malformed, too large, timed out).",
+	       hs->protocol_errors);
+	scalar(&o, "terrain_cache_hits_total", "counter",
+	       "Tile lookups answered from the cache.", cs->hits);
+	scalar(&o, "terrain_cache_misses_total", "counter",
+	       "Tile lookups not in the cache (including coalesced ones).", cs->misses);
+	scalar(&o, "terrain_cache_coalesced_total", "counter",
+	       "Misses that waited for a generation already running.", cs->waits);
+	scalar(&o, "terrain_cache_evictions_total", "counter",
+	       "Tiles evicted to keep the cache within its byte bound.", cs->evictions);
+	scalar(&o, "terrain_cache_entries", "gauge",
+	       "Tiles in the cache.", cs->entries);
+	scalar(&o, "terrain_cache_bytes", "gauge",
+	       "Bytes held by the cache, overhead included.", cs->bytes);
+	scalar(&o, "terrain_cache_capacity_bytes", "gauge",
+	       "The cache's byte bound.", cs->capacity);
+	scalar(&o, "terrain_generations_in_flight", "gauge",
+	       "Tile generations running or queued.", m->gen_in_flight);
+	scalar(&o, "terrain_generations_total", "counter",
+	       "Tile generations finished.", m->gen_total);
+	scalar(&o, "terrain_generation_errors_total", "counter",
+	       "Tile generations that failed.", m->gen_errors);
+	render_histogram(&o, m);
+	if (o.failed) {
+		free(o.p);
+		return ERR_NOMEM;
+	}
+	*out = o.p;
+	*len = o.len;
+	return 0;
+}

@@ -1,0 +1,1075 @@
+/*
+ * routes.c - the route table, its handlers, and the one mapping from
+ * ERR_* codes to HTTP statuses (see routes.h).
+ *
+ * A handler returns 0 when it has answered (or will answer later, from a
+ * worker's completion), or an HTTP error status or negative ERR_* code with
+ * x->detail set, which on_request() turns into the JSON error response.
+ */
+#include "routes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+#include <llhttp.h>
+#include <uv.h>
+#include <xxhash.h>
+
+#include "cache.h"
+#include "catalog.h"
+#include "err.h"
+#include "http.h"
+#include "metrics.h"
+#include "preset.h"
+#include "seed.h"
+#include "tile.h"
+#include "tilegen.h"
+
+#define container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+#define MAX_SEGS 8
+#define DEFAULT_GEN "default"
+#define CORS "Access-Control-Allow-Origin: *\r\n"
+#define EXPOSE "Access-Control-Expose-Headers: ETag, X-Cache\r\n"
+#define ALLOWED_HEADERS "If-None-Match, Content-Type, Authorization"
+#define M(method) (UINT64_C(1) << (method))
+#define READ (M(HTTP_GET) | M(HTTP_HEAD))
+
+/* The one mapping from error codes to statuses. */
+static const struct {
+	int err, status;
+} err_statuses[] = {
+	{ ERR_INVAL, 400 },    { ERR_RANGE, 400 }, { ERR_PARSE, 400 },
+	{ ERR_NOTFOUND, 404 }, { ERR_TOOBIG, 413 }, { ERR_BUSY, 503 },
+	{ ERR_NOMEM, 503 },
+};
+
+/* The "error" token of each error status. */
+#define ERROR_TOKEN_MAP(XX)                   \
+	XX(400, "bad_request")                \
+	XX(401, "unauthorized")               \
+	XX(403, "forbidden")                  \
+	XX(404, "not_found")                  \
+	XX(405, "method_not_allowed")         \
+	XX(408, "request_timeout")            \
+	XX(409, "conflict")                   \
+	XX(413, "content_too_large")          \
+	XX(414, "uri_too_long")               \
+	XX(415, "unsupported_media_type")     \
+	XX(431, "header_fields_too_large")    \
+	XX(503, "unavailable")
+
+struct rctx;
+
+struct route {
+	const char *label;               /* metrics label */
+	const char *seg[MAX_SEGS];       /* literal segments; NULL matches any */
+	int nseg;
+	uint64_t methods;                /* M(HTTP_...) bits, OPTIONS implied */
+	int (*handler)(struct rctx *x);
+};
+
+static int h_tile(struct rctx *x);
+static int h_world(struct rctx *x);
+static int h_presets(struct rctx *x);
+static int h_health(struct rctx *x);
+static int h_metrics(struct rctx *x);
+
+static const struct route table[] = {
+	{ "tile", { "v1", "worlds", NULL, "chunks", NULL, NULL, NULL }, 7, READ, h_tile },
+	{ "world", { "v1", "worlds", NULL }, 3, READ, h_world },
+	{ "presets", { "v1", "presets" }, 2, READ, h_presets },
+	{ "healthz", { "healthz" }, 1, READ, h_health },
+	{ "metrics", { "metrics" }, 1, READ, h_metrics },
+};
+#define NROUTES (sizeof(table) / sizeof(table[0]))
+#define LABEL_NONE NROUTES        /* no route matched */
+#define LABEL_ERROR (NROUTES + 1) /* protocol errors */
+
+struct routes {
+	uv_loop_t *loop;
+	const struct catalog *cat;
+	struct cache *cache;
+	struct metrics *metrics;
+	const struct http_server *server;
+	int zstd_level;
+	char cache_control[48];
+	char *presets_json;
+	size_t presets_len;
+	const char *labels[NROUTES + 2];
+	char oom_head[256];
+	size_t oom_head_len;
+};
+
+/* The cache key of a tile. */
+struct tile_key {
+	uint64_t seed;
+	int32_t cx, cz;
+	uint32_t preset;
+	uint32_t lod;
+};
+_Static_assert(sizeof(struct tile_key) == 24, "tile_key has no padding");
+
+/* A cached tile: both prebuilt response heads and the zstd body, in one
+ * allocation (data holds the bytes they point to). */
+struct tile_value {
+	size_t raw_len;
+	struct http_buf head_z, head_id, body_z;
+	char etag_z[24], etag_id[24];
+	char data[];
+};
+
+/* Per request, from the request's arena. */
+struct rctx {
+	struct routes *rt;
+	struct http_req *req;
+	unsigned route;                  /* label index */
+	const char *detail;              /* for an error answer */
+	const char *seg[MAX_SEGS];
+	size_t seglen[MAX_SEGS];
+	int nseg;
+	/* tiles */
+	struct tile_key key;
+	int zstd;
+	const char *xcache;
+	struct cache_waiter w;
+	struct cache_entry *entry;
+	uv_work_t work;
+	uint8_t *raw;
+	int err;
+};
+
+/* A generation on the worker pool; the loop thread owns it otherwise. */
+struct gen_job {
+	uv_work_t work;
+	struct routes *rt;
+	struct cache_entry *flight;
+	const struct preset *p;
+	uint64_t seed;
+	int32_t cx, cz;
+	int lod;
+	struct tile_value *value;
+	size_t bytes;
+	int err;
+	uint64_t ns;
+};
+
+/* ---- answering ------------------------------------------------------------ */
+
+static int err_to_status(int err)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(err_statuses) / sizeof(err_statuses[0]); i++)
+		if (err_statuses[i].err == err)
+			return err_statuses[i].status;
+	return 500;
+}
+
+static const char *error_token(int status)
+{
+	switch (status) {
+#define XX(code, token) case code: return token;
+	ERROR_TOKEN_MAP(XX)
+#undef XX
+	}
+	return "internal_error";
+}
+
+static void send_response(struct rctx *x, int status, const void *head,
+			  size_t hlen, const void *body, size_t blen,
+			  void (*release)(void *), void *arg)
+{
+	struct http_response r = {
+		status, { head, hlen }, { body, blen }, x->xcache, release, arg
+	};
+
+	metrics_request(x->rt->metrics, x->route, status);
+	http_respond(x->req, &r);
+}
+
+static const char oom_body[] =
+	"{\"error\":\"unavailable\",\"detail\":\"out of memory\"}";
+
+/* A static 503 for when memory runs out (no allocation needed). */
+static void respond_oom(struct routes *rt, struct http_req *req, unsigned label)
+{
+	struct http_response r = {
+		503, { rt->oom_head, rt->oom_head_len }, { oom_body, sizeof(oom_body) - 1 },
+		NULL, NULL, NULL
+	};
+
+	metrics_request(rt->metrics, label, 503);
+	http_respond(req, &r);
+}
+
+/* Answer with a copy of body under a head built from status, type and
+ * extra header lines. */
+static void respond_copy(struct rctx *x, int status, const char *type,
+			 const char *headers, const char *body, size_t blen)
+{
+	char head[1024], *buf;
+	int n;
+
+	if (status == 204)
+		n = snprintf(head, sizeof(head), "%s" CORS "%s",
+			     http_status_line(status), headers ? headers : "");
+	else
+		n = snprintf(head, sizeof(head),
+			     "%sContent-Type: %s\r\nContent-Length: %zu\r\n" CORS "%s",
+			     http_status_line(status), type, blen,
+			     headers ? headers : "");
+	if (n < 0 || (size_t)n >= sizeof(head) || !(buf = malloc((size_t)n + blen + 1))) {
+		respond_oom(x->rt, x->req, x->route);
+		return;
+	}
+	memcpy(buf, head, (size_t)n);
+	if (blen)
+		memcpy(buf + n, body, blen);
+	send_response(x, status, buf, (size_t)n, buf + n, blen, free, buf);
+}
+
+static void respond_json(struct rctx *x, int status, cJSON *o,
+			 const char *headers)
+{
+	char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+
+	cJSON_Delete(o);
+	if (!s) {
+		respond_oom(x->rt, x->req, x->route);
+		return;
+	}
+	respond_copy(x, status, "application/json", headers, s, strlen(s));
+	cJSON_free(s);
+}
+
+/* "GET, HEAD, OPTIONS" for a route's methods. */
+static const char *allow_list(struct rctx *x, uint64_t methods)
+{
+	char *s = http_req_alloc(x->req, 256);
+	size_t len = 0;
+	int m;
+
+	if (!s)
+		return "GET, HEAD, OPTIONS";
+	for (m = 0; m < 64; m++)
+		if (methods & M(m))
+			len += (size_t)snprintf(s + len, 256 - len, "%s, ",
+					       llhttp_method_name((llhttp_method_t)m));
+	snprintf(s + len, 256 - len, "OPTIONS");
+	return s;
+}
+
+static void respond_error(struct rctx *x, int status, const char *detail)
+{
+	const struct route *r = x->route < NROUTES ? &table[x->route] : NULL;
+	cJSON *o = cJSON_CreateObject();
+	char headers[320] = "Cache-Control: no-store\r\n";
+
+	if (status == 405 && r)
+		snprintf(headers, sizeof(headers), "Cache-Control: no-store\r\nAllow: %s\r\n",
+			 allow_list(x, r->methods));
+	else if (status == 503)
+		strcat(headers, "Retry-After: 1\r\n");
+	if (o && (!cJSON_AddStringToObject(o, "error", error_token(status)) ||
+		  !cJSON_AddStringToObject(o, "detail", detail ? detail : ""))) {
+		cJSON_Delete(o);
+		o = NULL;
+	}
+	x->xcache = NULL;
+	respond_json(x, status, o, headers);
+}
+
+/* ---- parsing the request ---------------------------------------------------- */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decode s (len bytes) into out (room for len + 1); rejects bad
+ * escapes and NUL. Returns the decoded length or -1. */
+static long decode(const char *s, size_t len, char *out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= len)
+				return -1;
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			c = (char)(hi * 16 + lo);
+			i += 2;
+		}
+		if (c == '\0')
+			return -1;
+		out[n++] = c;
+	}
+	out[n] = '\0';
+	return (long)n;
+}
+
+/* Split and decode the path into x->seg. */
+static int split_path(struct rctx *x)
+{
+	const char *p = x->req->path, *end = p + x->req->path_len;
+	char *buf;
+
+	x->nseg = 0;
+	if (*p != '/')
+		return 0; /* "*" or garbage: matches nothing */
+	buf = http_req_alloc(x->req, x->req->path_len + 1);
+	if (!buf)
+		return ERR_NOMEM;
+	while (p < end) {
+		const char *s = ++p;
+		long n;
+
+		while (p < end && *p != '/')
+			p++;
+		if (x->nseg == MAX_SEGS) {
+			x->nseg++; /* too many: matches nothing */
+			return 0;
+		}
+		n = decode(s, (size_t)(p - s), buf);
+		if (n < 0) {
+			x->detail = "bad percent-encoding or NUL in path";
+			return ERR_INVAL;
+		}
+		x->seg[x->nseg] = buf;
+		x->seglen[x->nseg++] = (size_t)n;
+		buf += n + 1;
+	}
+	return 0;
+}
+
+/* The decoded value of query parameter name, or NULL (*rc set on error). */
+static const char *query_param(struct rctx *x, const char *name, size_t *len,
+			       int *rc)
+{
+	const char *q = x->req->query, *end;
+	size_t nlen = strlen(name);
+
+	*rc = 0;
+	if (!q)
+		return NULL;
+	end = q + x->req->query_len;
+	while (q < end) {
+		const char *amp = memchr(q, '&', (size_t)(end - q));
+		const char *stop = amp ? amp : end;
+
+		if ((size_t)(stop - q) > nlen && !memcmp(q, name, nlen) && q[nlen] == '=') {
+			char *v = http_req_alloc(x->req, (size_t)(stop - q));
+			long n;
+
+			if (!v) {
+				*rc = ERR_NOMEM;
+				return NULL;
+			}
+			n = decode(q + nlen + 1, (size_t)(stop - q) - nlen - 1, v);
+			if (n < 0) {
+				x->detail = "bad percent-encoding or NUL in query";
+				*rc = ERR_INVAL;
+				return NULL;
+			}
+			*len = (size_t)n;
+			return v;
+		}
+		q = stop + 1;
+	}
+	return NULL;
+}
+
+static const struct route *match(struct rctx *x, unsigned *index)
+{
+	unsigned i;
+	int s;
+
+	for (i = 0; i < NROUTES; i++) {
+		const struct route *r = &table[i];
+
+		if (r->nseg != x->nseg)
+			continue;
+		for (s = 0; s < r->nseg; s++)
+			if (r->seg[s] && (strlen(r->seg[s]) != x->seglen[s] ||
+					  memcmp(r->seg[s], x->seg[s], x->seglen[s])))
+				break;
+		if (s == r->nseg) {
+			*index = i;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+/* Seed (segment 2) and generator (?gen=) of a world request. */
+static int world_of(struct rctx *x, uint64_t *seed, int *preset)
+{
+	const char *gen;
+	size_t glen = strlen(DEFAULT_GEN);
+	int rc = seed_parse(x->seg[2], x->seglen[2], seed);
+
+	if (rc) {
+		x->detail = rc == ERR_RANGE ? "seed: decimal seed above 2^64-1" :
+			    "seed: not a decimal or [A-Za-z0-9_-]{1,64} text seed";
+		return rc;
+	}
+	gen = query_param(x, "gen", &glen, &rc);
+	if (rc)
+		return rc;
+	*preset = catalog_find(x->rt->cat, gen ? gen : DEFAULT_GEN, glen);
+	if (*preset < 0) {
+		x->detail = "unknown generator";
+		return ERR_NOTFOUND;
+	}
+	return 0;
+}
+
+/* ---- content negotiation and validators ------------------------------------- */
+
+static const char *skip_ows(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* A qvalue ("0", "0.5", "1.000") in thousandths, or -1. */
+static int parse_q(const char *p, const char *end)
+{
+	int v, scale = 100;
+
+	if (p == end || (*p != '0' && *p != '1'))
+		return -1;
+	v = (*p++ - '0') * 1000;
+	if (p < end && *p == '.') {
+		for (p++; p < end && *p >= '0' && *p <= '9' && scale; p++, scale /= 10)
+			v += (*p - '0') * scale;
+	}
+	return p == end && v <= 1000 ? v : -1;
+}
+
+/* The q of one Accept-Encoding element's parameters (1000 without q). */
+static int element_q(const char *p, const char *end)
+{
+	while (p < end) {
+		const char *semi;
+
+		p = skip_ows(p);
+		if (p < end && *p == ';')
+			p = skip_ows(p + 1);
+		semi = memchr(p, ';', (size_t)(end - p));
+		if (!semi)
+			semi = end;
+		if (semi - p >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+			const char *e = semi;
+
+			while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			return parse_q(p + 2, e);
+		}
+		p = semi;
+	}
+	return 1000;
+}
+
+/* Whether Accept-Encoding ae lets us send zstd (see routes.h). */
+static int accepts_zstd(const char *ae)
+{
+	int qz = -1, qstar = -1, qid = -1;
+
+	if (!ae)
+		return 0;
+	while (*ae) {
+		const char *end = strchr(ae, ','), *tok, *tend;
+		int q;
+
+		if (!end)
+			end = ae + strlen(ae);
+		tok = skip_ows(ae);
+		for (tend = tok; tend < end && *tend != ';' && *tend != ' ' && *tend != '\t'; tend++)
+			;
+		q = element_q(tend, end);
+		if (q >= 0) {
+			size_t n = (size_t)(tend - tok);
+
+			if (n == 4 && !strncasecmp(tok, "zstd", 4))
+				qz = q;
+			else if (n == 1 && *tok == '*')
+				qstar = q;
+			else if (n == 8 && !strncasecmp(tok, "identity", 8))
+				qid = q;
+		}
+		ae = *end ? end + 1 : end;
+	}
+	if (qz < 0)
+		qz = qstar > 0 ? qstar : 0;
+	return qz > 0 && (qid < 0 || qz >= qid);
+}
+
+/* Whether If-None-Match inm matches etag (weak comparison). */
+static int etag_matches(const char *inm, const char *etag)
+{
+	size_t len = strlen(etag);
+	const char *p = inm;
+
+	if (!p)
+		return 0;
+	for (;;) {
+		const char *q;
+
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (!*p)
+			return 0;
+		if (*p == '*')
+			return 1;
+		if (p[0] == 'W' && p[1] == '/')
+			p += 2;
+		if (*p != '"' || !(q = strchr(p + 1, '"')))
+			return 0;
+		if ((size_t)(q - p + 1) == len && !memcmp(p, etag, len))
+			return 1;
+		p = q + 1;
+	}
+}
+
+/* ---- tiles ----------------------------------------------------------------------- */
+
+static void release_entry(void *arg)
+{
+	struct rctx *x = arg;
+
+	cache_release(x->rt->cache, x->entry);
+}
+
+static void release_raw(void *arg)
+{
+	struct rctx *x = arg;
+
+	free(x->raw);
+	cache_release(x->rt->cache, x->entry);
+}
+
+static int not_modified(struct rctx *x, const char *etag)
+{
+	char *head = http_req_alloc(x->req, 512);
+	int n;
+
+	cache_release(x->rt->cache, x->entry);
+	if (!head)
+		return ERR_NOMEM;
+	n = snprintf(head, 512, "%sETag: %s\r\nCache-Control: %s\r\n"
+		     "Vary: Accept-Encoding\r\n" CORS EXPOSE,
+		     http_status_line(304), etag, x->rt->cache_control);
+	send_response(x, 304, head, (size_t)n, NULL, 0, NULL, NULL);
+	return 0;
+}
+
+static void inflate_work(uv_work_t *w)
+{
+	struct rctx *x = container_of(w, struct rctx, work);
+	const struct tile_value *v = cache_value(x->entry);
+
+	x->err = tilegen_decompress(v->body_z.base, v->body_z.len, v->raw_len,
+				    &x->raw);
+}
+
+static void inflate_done(uv_work_t *w, int status)
+{
+	struct rctx *x = container_of(w, struct rctx, work);
+	const struct tile_value *v = cache_value(x->entry);
+
+	if (status < 0 || x->err) {
+		cache_release(x->rt->cache, x->entry);
+		x->detail = "tile decompression failed";
+		respond_error(x, 500, x->detail);
+		return;
+	}
+	send_response(x, 200, v->head_id.base, v->head_id.len, x->raw,
+		      v->raw_len, release_raw, x);
+}
+
+/* Answer from a ready entry (the reference passes to the response). */
+static int tile_send(struct rctx *x, struct cache_entry *e)
+{
+	const struct tile_value *v = cache_value(e);
+	const char *etag = x->zstd ? v->etag_z : v->etag_id;
+	int rc;
+
+	x->entry = e;
+	if (etag_matches(x->req->header[HTTP_H_IF_NONE_MATCH], etag))
+		return not_modified(x, etag);
+	if (x->zstd)
+		send_response(x, 200, v->head_z.base, v->head_z.len,
+			      v->body_z.base, v->body_z.len, release_entry, x);
+	else if (x->req->method == HTTP_HEAD)
+		send_response(x, 200, v->head_id.base, v->head_id.len, NULL, 0,
+			      release_entry, x);
+	else if ((rc = uv_queue_work(x->rt->loop, &x->work, inflate_work,
+				     inflate_done)) < 0) {
+		cache_release(x->rt->cache, e);
+		x->detail = "cannot queue work";
+		return ERR_BUSY;
+	}
+	return 0;
+}
+
+/* Single flight finished: answer from e, or with err. */
+static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
+{
+	struct rctx *x = container_of(w, struct rctx, w);
+	int rc = err;
+
+	if (err)
+		x->detail = "tile generation failed";
+	else
+		rc = tile_send(x, e);
+	if (rc)
+		respond_error(x, rc < 0 ? err_to_status(rc) : rc, x->detail);
+}
+
+static int format_head(char *buf, size_t cap, const struct routes *rt,
+		       size_t len, const char *etag, int zstd)
+{
+	return snprintf(buf, cap,
+			"%sContent-Type: " ROUTE_TILE_TYPE "\r\n"
+			"Content-Length: %zu\r\n%s"
+			"ETag: %s\r\nCache-Control: %s\r\n"
+			"Vary: Accept-Encoding\r\n" CORS EXPOSE,
+			http_status_line(200), len,
+			zstd ? "Content-Encoding: zstd\r\n" : "", etag,
+			rt->cache_control);
+}
+
+/* Build the cached value from a tile's raw and zstd bodies. */
+static int value_build(const struct routes *rt, const uint8_t *raw,
+		       size_t len, const uint8_t *z, size_t zlen,
+		       struct tile_value **out, size_t *bytes)
+{
+	char hz[512], hid[512], etag_z[24], etag_id[24];
+	unsigned long long sum = tile_checksum(raw);
+	struct tile_value *v;
+	int nz, nid;
+
+	snprintf(etag_id, sizeof(etag_id), "\"%016llx\"", sum);
+	snprintf(etag_z, sizeof(etag_z), "\"%016llx-z\"", sum);
+	nz = format_head(hz, sizeof(hz), rt, zlen, etag_z, 1);
+	nid = format_head(hid, sizeof(hid), rt, len, etag_id, 0);
+	if (nz < 0 || nid < 0 || (size_t)nz >= sizeof(hz) || (size_t)nid >= sizeof(hid))
+		return ERR_INVAL;
+	*bytes = sizeof(*v) + (size_t)nz + (size_t)nid + zlen;
+	v = malloc(*bytes);
+	if (!v)
+		return ERR_NOMEM;
+	v->raw_len = len;
+	memcpy(v->etag_z, etag_z, sizeof(etag_z));
+	memcpy(v->etag_id, etag_id, sizeof(etag_id));
+	memcpy(v->data, hz, (size_t)nz);
+	memcpy(v->data + nz, hid, (size_t)nid);
+	memcpy(v->data + nz + nid, z, zlen);
+	v->head_z = (struct http_buf){ v->data, (size_t)nz };
+	v->head_id = (struct http_buf){ v->data + nz, (size_t)nid };
+	v->body_z = (struct http_buf){ v->data + nz + nid, zlen };
+	*out = v;
+	return 0;
+}
+
+/* Worker thread: generate, encode, compress, build the value. */
+static void gen_work(uv_work_t *w)
+{
+	struct gen_job *j = container_of(w, struct gen_job, work);
+	uint64_t t0 = uv_hrtime();
+	uint8_t *raw = NULL, *z = NULL;
+	size_t len, zlen;
+
+	j->err = tilegen_encode(j->p, j->seed, j->lod, j->cx, j->cz, &raw, &len);
+	if (!j->err)
+		j->err = tilegen_compress(raw, len, j->rt->zstd_level, &z, &zlen);
+	if (!j->err)
+		j->err = value_build(j->rt, raw, len, z, zlen, &j->value, &j->bytes);
+	free(raw);
+	free(z);
+	j->ns = uv_hrtime() - t0;
+}
+
+static void gen_done(uv_work_t *w, int status)
+{
+	struct gen_job *j = container_of(w, struct gen_job, work);
+	struct routes *rt = j->rt;
+
+	if (status < 0 && !j->err)
+		j->err = ERR_BUSY;
+	metrics_generation_end(rt->metrics, (double)j->ns / 1e9, j->err);
+	if (j->err)
+		cache_abort(rt->cache, j->flight, j->err);
+	else
+		cache_complete(rt->cache, j->flight, j->value, j->bytes,
+			       uv_now(rt->loop));
+	free(j);
+}
+
+static void generate(struct rctx *x, struct cache_entry *flight,
+		     const struct preset *p)
+{
+	struct gen_job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		cache_abort(x->rt->cache, flight, ERR_NOMEM);
+		return;
+	}
+	*j = (struct gen_job){ .rt = x->rt, .flight = flight, .p = p,
+			       .seed = x->key.seed, .cx = x->key.cx,
+			       .cz = x->key.cz, .lod = (int)x->key.lod };
+	metrics_generation_start(x->rt->metrics);
+	if (uv_queue_work(x->rt->loop, &j->work, gen_work, gen_done) < 0) {
+		metrics_generation_end(x->rt->metrics, 0, ERR_BUSY);
+		free(j);
+		cache_abort(x->rt->cache, flight, ERR_BUSY);
+	}
+}
+
+static int parse_coord(struct rctx *x, int i, int32_t *v)
+{
+	int rc = tilegen_parse_i32(x->seg[i], x->seglen[i], v);
+
+	if (rc)
+		x->detail = i == 5 ? "cx: not a decimal int32" : "cz: not a decimal int32";
+	return rc;
+}
+
+static int h_tile(struct rctx *x)
+{
+	const struct preset *p;
+	struct cache_entry *e;
+	uint64_t seed;
+	int32_t cx, cz;
+	int rc, pi, lod;
+
+	if ((rc = world_of(x, &seed, &pi)) != 0)
+		return rc;
+	p = catalog_at(x->rt->cat, (size_t)pi);
+	if ((rc = tilegen_parse_lod(p, x->seg[4], x->seglen[4], &lod)) != 0) {
+		x->detail = "lod: not a decimal in 0..max_lod of the generator";
+		return rc;
+	}
+	if ((rc = parse_coord(x, 5, &cx)) != 0 || (rc = parse_coord(x, 6, &cz)) != 0)
+		return rc;
+	x->key = (struct tile_key){ seed, cx, cz, (uint32_t)pi, (uint32_t)lod };
+	x->zstd = accepts_zstd(x->req->header[HTTP_H_ACCEPT_ENCODING]);
+	x->w.done = tile_ready;
+	rc = cache_fetch(x->rt->cache, &x->key, sizeof(x->key),
+			 uv_now(x->rt->loop), &x->w, &e);
+	x->xcache = rc == CACHE_HIT ? "X-Cache: hit\r\n" : "X-Cache: miss\r\n";
+	if (rc == CACHE_HIT)
+		return tile_send(x, e);
+	if (rc == CACHE_MISS)
+		generate(x, e, p);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- the other handlers --------------------------------------------------------- */
+
+static void hex64(char out[17], uint64_t v)
+{
+	snprintf(out, 17, "%016llx", (unsigned long long)v);
+}
+
+static uint64_t world_hash(uint64_t fingerprint, uint64_t seed)
+{
+	uint8_t b[16];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		b[i] = (uint8_t)(fingerprint >> (8 * i));
+		b[8 + i] = (uint8_t)(seed >> (8 * i));
+	}
+	return XXH3_64bits(b, sizeof(b));
+}
+
+/* name with everything but unreserved characters percent-encoded. */
+static void url_encode(char *out, size_t cap, const char *name)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (; *name && n + 4 < cap; name++) {
+		unsigned char c = (unsigned char)*name;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("-._~", c)) {
+			out[n++] = (char)c;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[c >> 4];
+			out[n++] = hex[c & 15];
+		}
+	}
+	out[n] = '\0';
+}
+
+/* The fields a world and a preset listing share. */
+static void add_preset_fields(cJSON *o, const struct preset *p)
+{
+	cJSON *h;
+	char fp[17];
+
+	hex64(fp, preset_fingerprint(p));
+	cJSON_AddStringToObject(o, "fingerprint", fp);
+	cJSON_AddNumberToObject(o, "algorithm_version", PRESET_ALGO_VERSION);
+	cJSON_AddNumberToObject(o, "chunk_size", 1 << preset_chunk_log2(p));
+	cJSON_AddNumberToObject(o, "min_lod", 0);
+	cJSON_AddNumberToObject(o, "max_lod", preset_max_lod(p));
+	cJSON_AddNumberToObject(o, "quantum_um", preset_quantum_um(p));
+	h = cJSON_AddObjectToObject(o, "height");
+	if (h) {
+		cJSON_AddNumberToObject(h, "min", preset_min_height(p));
+		cJSON_AddNumberToObject(h, "max", preset_max_height(p));
+	}
+	cJSON_AddNumberToObject(o, "sea_level", preset_sea_level(p));
+}
+
+static int h_world(struct rctx *x)
+{
+	const struct preset *p;
+	char seed_s[24], hash[17], gen[256], url[400];
+	cJSON *o, *tiles;
+	uint64_t seed;
+	int rc, pi;
+
+	if ((rc = world_of(x, &seed, &pi)) != 0)
+		return rc;
+	p = catalog_at(x->rt->cat, (size_t)pi);
+	snprintf(seed_s, sizeof(seed_s), "%llu", (unsigned long long)seed);
+	hex64(hash, world_hash(preset_fingerprint(p), seed));
+	url_encode(gen, sizeof(gen), preset_name(p));
+	snprintf(url, sizeof(url), "/v1/worlds/%s/chunks/{lod}/{cx}/{cz}?gen=%s",
+		 seed_s, gen);
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "seed", seed_s);
+	cJSON_AddStringToObject(o, "generator", preset_name(p));
+	cJSON_AddStringToObject(o, "description", preset_description(p) ? preset_description(p) : "");
+	add_preset_fields(o, p);
+	cJSON_AddNumberToObject(o, "tile_format_version", TILE_VERSION);
+	cJSON_AddStringToObject(o, "content_type", ROUTE_TILE_TYPE);
+	tiles = cJSON_AddArrayToObject(o, "tiles");
+	if (tiles)
+		cJSON_AddItemToArray(tiles, cJSON_CreateString(url));
+	cJSON_AddNumberToObject(o, "edit_seq", 0);
+	cJSON_AddStringToObject(o, "world_hash", hash);
+	respond_json(x, 200, o, "Cache-Control: no-cache\r\n");
+	return 0;
+}
+
+static int h_presets(struct rctx *x)
+{
+	respond_copy(x, 200, "application/json", "Cache-Control: no-cache\r\n",
+		     x->rt->presets_json, x->rt->presets_len);
+	return 0;
+}
+
+static int h_health(struct rctx *x)
+{
+	static const char ok[] = "{\"status\":\"ok\"}";
+
+	respond_copy(x, 200, "application/json", "Cache-Control: no-store\r\n",
+		     ok, sizeof(ok) - 1);
+	return 0;
+}
+
+static int h_metrics(struct rctx *x)
+{
+	struct cache_stats cs;
+	struct http_stats hs = { 0 };
+	char *text;
+	size_t len;
+	int rc;
+
+	cache_stats(x->rt->cache, &cs);
+	if (x->rt->server)
+		http_server_stats(x->rt->server, &hs);
+	rc = metrics_render(x->rt->metrics, &cs, &hs, &text, &len);
+	if (rc)
+		return rc;
+	respond_copy(x, 200, "text/plain; version=0.0.4; charset=utf-8",
+		     "Cache-Control: no-store\r\n", text, len);
+	free(text);
+	return 0;
+}
+
+static void preflight(struct rctx *x, const struct route *r)
+{
+	char headers[512];
+	const char *allow = allow_list(x, r->methods);
+
+	snprintf(headers, sizeof(headers),
+		 "Allow: %s\r\nAccess-Control-Allow-Methods: %s\r\n"
+		 "Access-Control-Allow-Headers: " ALLOWED_HEADERS "\r\n"
+		 "Access-Control-Max-Age: 86400\r\n", allow, allow);
+	respond_copy(x, 204, NULL, headers, NULL, 0);
+}
+
+/* ---- entry points ------------------------------------------------------------------ */
+
+static void on_request(void *ctx, struct http_req *req)
+{
+	struct routes *rt = ctx;
+	struct rctx *x = http_req_alloc(req, sizeof(*x));
+	const struct route *r;
+	int rc;
+
+	if (!x) {
+		respond_oom(rt, req, LABEL_NONE);
+		return;
+	}
+	memset(x, 0, sizeof(*x));
+	x->rt = rt;
+	x->req = req;
+	x->route = LABEL_NONE;
+	rc = split_path(x);
+	if (rc == 0) {
+		r = match(x, &x->route);
+		if (!r) {
+			x->detail = "no such route";
+			rc = 404;
+		} else if (req->method == HTTP_OPTIONS) {
+			preflight(x, r);
+		} else if (req->method < 0 || !(r->methods & M(req->method))) {
+			x->detail = "method not allowed on this route";
+			rc = 405;
+		} else {
+			rc = r->handler(x);
+		}
+	}
+	if (rc)
+		respond_error(x, rc < 0 ? err_to_status(rc) : rc, x->detail);
+}
+
+static void on_error(void *ctx, struct http_req *req, int status,
+		     const char *detail)
+{
+	struct routes *rt = ctx;
+	struct rctx *x = http_req_alloc(req, sizeof(*x));
+
+	if (!x) {
+		respond_oom(rt, req, LABEL_ERROR);
+		return;
+	}
+	memset(x, 0, sizeof(*x));
+	x->rt = rt;
+	x->req = req;
+	x->route = LABEL_ERROR;
+	respond_error(x, status, detail);
+}
+
+void route_handler(struct routes *rt, struct http_handler *h)
+{
+	h->ctx = rt;
+	h->request = on_request;
+	h->error = on_error;
+}
+
+void route_set_server(struct routes *rt, const struct http_server *s)
+{
+	rt->server = s;
+}
+
+/* The /v1/presets body, built once. */
+static int presets_body(struct routes *rt)
+{
+	cJSON *o = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(o, "presets");
+	size_t i;
+
+	if (!o || !list) {
+		cJSON_Delete(o);
+		return ERR_NOMEM;
+	}
+	for (i = 0; i < catalog_count(rt->cat); i++) {
+		const struct preset *p = catalog_at(rt->cat, i);
+		cJSON *e = cJSON_CreateObject();
+		const char *d = preset_description(p);
+
+		if (!e)
+			break;
+		cJSON_AddItemToArray(list, e);
+		cJSON_AddStringToObject(e, "name", preset_name(p));
+		cJSON_AddStringToObject(e, "description", d ? d : "");
+		add_preset_fields(e, p);
+		cJSON_AddItemToObject(e, "params", cJSON_Parse(preset_canonical(p)));
+	}
+	rt->presets_json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!rt->presets_json)
+		return ERR_NOMEM;
+	rt->presets_len = strlen(rt->presets_json);
+	return 0;
+}
+
+static void free_value(void *v)
+{
+	free(v);
+}
+
+int route_create(struct uv_loop_s *loop, const struct catalog *cat,
+		 const struct route_config *cfg, struct routes **out)
+{
+	struct routes *rt;
+	size_t i;
+	int rc;
+
+	if (!loop || !cat || !cfg || !out)
+		return ERR_INVAL;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return ERR_NOMEM;
+	rt->loop = loop;
+	rt->cat = cat;
+	rt->zstd_level = cfg->zstd_level;
+	if (cfg->max_age)
+		snprintf(rt->cache_control, sizeof(rt->cache_control),
+			 "public, max-age=%u", cfg->max_age);
+	else
+		snprintf(rt->cache_control, sizeof(rt->cache_control), "no-cache");
+	rt->oom_head_len = (size_t)snprintf(rt->oom_head, sizeof(rt->oom_head),
+		"%sContent-Type: application/json\r\nContent-Length: %zu\r\n"
+		"Retry-After: 1\r\n" CORS, http_status_line(503), sizeof(oom_body) - 1);
+	for (i = 0; i < NROUTES; i++)
+		rt->labels[i] = table[i].label;
+	rt->labels[LABEL_NONE] = "none";
+	rt->labels[LABEL_ERROR] = "error";
+	if ((rc = metrics_create(rt->labels, NROUTES + 2, &rt->metrics)) != 0 ||
+	    (rc = cache_create(cfg->cache_bytes, 0, free_value, &rt->cache)) != 0 ||
+	    (rc = presets_body(rt)) != 0) {
+		route_destroy(rt);
+		return rc;
+	}
+	*out = rt;
+	return 0;
+}
+
+void route_destroy(struct routes *rt)
+{
+	if (!rt)
+		return;
+	cache_destroy(rt->cache);
+	metrics_destroy(rt->metrics);
+	cJSON_free(rt->presets_json);
+	free(rt);
+}

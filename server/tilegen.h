@@ -1,0 +1,53 @@
+/*
+ * tilegen.h - one tile's bytes, as served: generate, encode, compress.
+ *
+ * The identity body of GET /v1/worlds/{seed}/chunks/{lod}/{cx}/{cz} and
+ * the output of `terrain-server generate` both come from tilegen_encode(),
+ * so they are byte-identical by construction; the zstd body is
+ * tilegen_compress() of it. Also parses the request arguments that the
+ * command line and the URL share. Pure apart from malloc: any thread may
+ * call it (routes.c runs it on the worker pool).
+ */
+#ifndef TILEGEN_H
+#define TILEGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct preset;
+
+/* zstd level for tile bodies: 3 is zstd's default; tiles are compressed
+ * once and served many times, so the level trades generation time for
+ * cache capacity and bandwidth (measured: see routes.h). */
+#ifndef TILEGEN_ZSTD_LEVEL
+#define TILEGEN_ZSTD_LEVEL 3
+#endif
+
+/*
+ * Generate chunk (cx, cz) at lod of world (p, seed) and encode it (tile.h).
+ * On success *out is a new malloc'd buffer of *len bytes (caller frees).
+ * Returns 0, ERR_INVAL (lod out of range) or ERR_NOMEM.
+ */
+int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
+		   int32_t cx, int32_t cz, uint8_t **out, size_t *len);
+
+/* Compress raw (len bytes) as one zstd frame with its content size into a
+ * new malloc'd *out of *zlen bytes. Returns 0, ERR_ZSTD or ERR_NOMEM. */
+int tilegen_compress(const uint8_t *raw, size_t len, int level,
+		     uint8_t **out, size_t *zlen);
+
+/* Decompress a frame that must hold exactly len bytes into a new malloc'd
+ * *out. Returns 0, ERR_ZSTD (corrupt or wrong size) or ERR_NOMEM. */
+int tilegen_decompress(const uint8_t *z, size_t zlen, size_t len,
+		       uint8_t **out);
+
+/* Parse s (len bytes): an optional '-' and decimal digits fitting int32.
+ * Returns 0, ERR_INVAL (not a number) or ERR_RANGE. */
+int tilegen_parse_i32(const char *s, size_t len, int32_t *out);
+
+/* Parse a LOD for preset p: decimal digits in 0..preset_max_lod(p).
+ * Returns 0, ERR_INVAL or ERR_RANGE. */
+int tilegen_parse_lod(const struct preset *p, const char *s, size_t len,
+		      int *out);
+
+#endif
