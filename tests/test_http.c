@@ -1,0 +1,717 @@
+/*
+ * test_http.c - end-to-end tests of the HTTP server over raw sockets.
+ *
+ * Starts $BUILD/terrain-server serve on a free loopback port as a child
+ * process (killed when the tests end, or when this process dies), then
+ * talks HTTP/1.1 to it byte by byte: pipelining, single flight read from
+ * /metrics, the header timeout, a thousand connections at once, garbage,
+ * and every bad input with its status. Nothing here measures speed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define IO_TIMEOUT_S 30 /* generous: the ASan build is slow */
+
+struct server {
+	pid_t pid;
+	int port;
+	char log[64];
+};
+
+static struct server main_srv;
+
+/* ---- the server process ------------------------------------------------------ */
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Start the server with extra arguments (NULL-terminated); 0 or -1. */
+static int server_start(struct server *s, ...)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char bin[512], line[512];
+	const char *argv[32];
+	int argc = 0, fd, i;
+	va_list ap;
+
+	snprintf(bin, sizeof(bin), "%s/terrain-server", build);
+	snprintf(s->log, sizeof(s->log), "/tmp/test_http.XXXXXX");
+	fd = mkstemp(s->log);
+	if (fd < 0)
+		return -1;
+	argv[argc++] = bin;
+	argv[argc++] = "serve";
+	argv[argc++] = "--bind";
+	argv[argc++] = "127.0.0.1";
+	argv[argc++] = "--port";
+	argv[argc++] = "0";
+	va_start(ap, s);
+	while (argc < 31 && (argv[argc] = va_arg(ap, const char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	s->pid = fork();
+	if (s->pid < 0)
+		return -1;
+	if (s->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, 2);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(fd);
+	for (i = 0; i < 1000; i++) { /* up to 20 s */
+		FILE *f = fopen(s->log, "r");
+
+		while (f && fgets(line, sizeof(line), f)) {
+			char *p = strstr(line, "listening on 127.0.0.1:");
+
+			if (p) {
+				s->port = atoi(p + strlen("listening on 127.0.0.1:"));
+				fclose(f);
+				return 0;
+			}
+		}
+		if (f)
+			fclose(f);
+		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+			s->pid = 0;
+			return -1;
+		}
+		sleep_ms(20);
+	}
+	return -1;
+}
+
+/* SIGTERM and wait; returns the exit status, or -1 (after SIGKILL). */
+static int server_stop(struct server *s)
+{
+	int status, i;
+
+	if (s->pid <= 0)
+		return -1;
+	kill(s->pid, SIGTERM);
+	for (i = 0; i < 1000; i++) {
+		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+			s->pid = 0;
+			unlink(s->log);
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		}
+		sleep_ms(20);
+	}
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &status, 0);
+	s->pid = 0;
+	unlink(s->log);
+	return -1;
+}
+
+/* ---- sockets and responses ------------------------------------------------------- */
+
+static int connect_to(int port)
+{
+	struct sockaddr_in a = { 0 };
+	struct timeval tv = { IO_TIMEOUT_S, 0 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		fprintf(stderr, "connect: %s\n", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int connect_main(void)
+{
+	int fd = connect_to(main_srv.port);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void send_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		assert_true(n > 0);
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void send_str(int fd, const char *s)
+{
+	send_all(fd, s, strlen(s));
+}
+
+/* Buffered reader over one connection. */
+struct reader {
+	int fd;
+	char *buf;
+	size_t len, off, cap;
+	int eof;
+};
+
+static void reader_init(struct reader *r, int fd)
+{
+	*r = (struct reader){ fd, malloc(1 << 16), 0, 0, 1 << 16, 0 };
+	assert_non_null(r->buf);
+}
+
+static void reader_release(struct reader *r)
+{
+	free(r->buf);
+}
+
+/* Make at least n unread bytes available; 0, or -1 at EOF/timeout. */
+static int fill(struct reader *r, size_t n)
+{
+	while (r->len - r->off < n) {
+		ssize_t got;
+
+		if (r->off) {
+			memmove(r->buf, r->buf + r->off, r->len - r->off);
+			r->len -= r->off;
+			r->off = 0;
+		}
+		if (r->cap - r->len < 4096 || r->cap < n) {
+			r->cap = r->cap * 2 + n;
+			r->buf = realloc(r->buf, r->cap);
+			assert_non_null(r->buf);
+		}
+		got = recv(r->fd, r->buf + r->len, r->cap - r->len, 0);
+		if (got <= 0) {
+			r->eof = 1;
+			return -1;
+		}
+		r->len += (size_t)got;
+	}
+	return 0;
+}
+
+struct resp {
+	int status;
+	char head[8192];
+	char *body;
+	size_t body_len;
+};
+
+/* The value of header name in resp (case-insensitive), or NULL. */
+static const char *header(const struct resp *rp, const char *name, char *out,
+			  size_t cap)
+{
+	const char *p = strstr(rp->head, "\r\n");
+	size_t n = strlen(name);
+
+	while (p && p[2]) {
+		p += 2;
+		if (!strncasecmp(p, name, n) && p[n] == ':') {
+			const char *v = p + n + 1, *e = strstr(v, "\r\n");
+
+			while (*v == ' ')
+				v++;
+			snprintf(out, cap, "%.*s", (int)(e - v), v);
+			return out;
+		}
+		p = strstr(p, "\r\n");
+	}
+	return NULL;
+}
+
+static char *find_crlf2(char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 4 <= n; i++)
+		if (!memcmp(p + i, "\r\n\r\n", 4))
+			return p + i;
+	return NULL;
+}
+
+/* Read one response; no_body for HEAD. Returns 0 or -1 (EOF first). */
+static int read_resp(struct reader *r, struct resp *rp, int no_body)
+{
+	char cl[32];
+	char *end;
+	size_t hlen;
+
+	memset(rp, 0, sizeof(*rp));
+	for (;;) {
+		if (r->len > r->off) {
+			end = find_crlf2(r->buf + r->off, r->len - r->off);
+			if (end)
+				break;
+		}
+		if (fill(r, r->len - r->off + 1) < 0)
+			return -1;
+	}
+	hlen = (size_t)(end - (r->buf + r->off)) + 4;
+	assert_true(hlen < sizeof(rp->head));
+	memcpy(rp->head, r->buf + r->off, hlen);
+	rp->head[hlen] = '\0';
+	r->off += hlen;
+	assert_int_equal(sscanf(rp->head, "HTTP/1.1 %d", &rp->status), 1);
+	if (no_body || rp->status == 204 || rp->status == 304 ||
+	    !header(rp, "Content-Length", cl, sizeof(cl)))
+		return 0;
+	rp->body_len = strtoul(cl, NULL, 10);
+	if (fill(r, rp->body_len) < 0)
+		return -1;
+	rp->body = malloc(rp->body_len + 1);
+	assert_non_null(rp->body);
+	memcpy(rp->body, r->buf + r->off, rp->body_len);
+	rp->body[rp->body_len] = '\0';
+	r->off += rp->body_len;
+	return 0;
+}
+
+/* One request on a new connection, Connection: close. */
+static int request(int port, const char *raw, struct resp *rp)
+{
+	struct reader r;
+	int fd = connect_to(port), rc;
+
+	if (fd < 0)
+		return -1;
+	send_str(fd, raw);
+	reader_init(&r, fd);
+	rc = read_resp(&r, rp, !strncmp(raw, "HEAD ", 5));
+	reader_release(&r);
+	close(fd);
+	return rc;
+}
+
+static int get(const char *path, struct resp *rp)
+{
+	char raw[2048];
+
+	snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", path);
+	return request(main_srv.port, raw, rp);
+}
+
+static double metric(const char *name)
+{
+	struct resp rp;
+	char pat[128];
+	const char *p;
+	double v;
+
+	assert_int_equal(get("/metrics", &rp), 0);
+	assert_int_equal(rp.status, 200);
+	snprintf(pat, sizeof(pat), "\n%s ", name);
+	p = strstr(rp.body, pat);
+	assert_non_null(p);
+	v = strtod(p + strlen(pat), NULL);
+	free(rp.body);
+	return v;
+}
+
+static void assert_alive(void)
+{
+	struct resp rp;
+
+	assert_int_equal(get("/healthz", &rp), 0);
+	assert_int_equal(rp.status, 200);
+	free(rp.body);
+}
+
+/* Wait until fd is readable or closed: 1, or 0 after timeout_ms. */
+static int readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, timeout_ms) == 1;
+}
+
+/* ---- tests ------------------------------------------------------------------------ */
+
+static void test_http_answers_ten_pipelined_requests_in_order(void **state)
+{
+	char buf[4096];
+	size_t len = 0;
+	struct reader r;
+	int i, fd = connect_main();
+
+	(void)state;
+	/* Slow cold tiles and fast JSON alternate: order must still hold. */
+	for (i = 0; i < 10; i++) {
+		if (i % 2 == 0)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+				"GET /v1/worlds/7/chunks/0/%d/0 HTTP/1.1\r\nHost: t\r\n\r\n", 1000 + i);
+		else
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+				"GET /v1/worlds/%d HTTP/1.1\r\nHost: t\r\n\r\n", i);
+	}
+	send_all(fd, buf, len); /* one write */
+	reader_init(&r, fd);
+	for (i = 0; i < 10; i++) {
+		struct resp rp;
+
+		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		assert_int_equal(rp.status, 200);
+		if (i % 2 == 0) {
+			int32_t cx;
+
+			assert_true(rp.body_len > 64);
+			memcpy(&cx, rp.body + 24, 4); /* header field cx, LE */
+			assert_int_equal(cx, 1000 + i);
+		} else {
+			char want[32];
+
+			snprintf(want, sizeof(want), "\"seed\":\"%d\"", i);
+			assert_non_null(strstr(rp.body, want));
+		}
+		free(rp.body);
+	}
+	reader_release(&r);
+	close(fd);
+}
+
+static void test_http_generates_once_for_64_concurrent_requests(void **state)
+{
+	const char *req = "GET /v1/worlds/single-flight/chunks/0/-77/31 HTTP/1.1\r\n"
+			  "Host: t\r\nAccept-Encoding: zstd\r\n\r\n";
+	double before = metric("terrain_generations_total");
+	int fd[64], i;
+	char etag0[64] = "";
+
+	(void)state;
+	for (i = 0; i < 64; i++)
+		fd[i] = connect_main();
+	for (i = 0; i < 64; i++)
+		send_str(fd[i], req);
+	for (i = 0; i < 64; i++) {
+		struct reader r;
+		struct resp rp;
+		char etag[64], ce[32];
+
+		reader_init(&r, fd[i]);
+		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		assert_int_equal(rp.status, 200);
+		assert_non_null(header(&rp, "ETag", etag, sizeof(etag)));
+		assert_string_equal(header(&rp, "Content-Encoding", ce, sizeof(ce)), "zstd");
+		if (i == 0)
+			strcpy(etag0, etag);
+		assert_string_equal(etag, etag0);
+		free(rp.body);
+		reader_release(&r);
+		close(fd[i]);
+	}
+	assert_true(metric("terrain_generations_total") - before == 1.0);
+}
+
+static void test_http_cuts_off_a_stalled_request_after_the_header_timeout(void **state)
+{
+	struct reader r;
+	struct resp rp;
+	char buf[64];
+	int fd = connect_main(), served = 0;
+
+	(void)state;
+	send_str(fd, "GET /v1/wor");
+	/* Another client is served while this one stalls. */
+	while (!readable(fd, 0) && served < 50) {
+		assert_alive();
+		served++;
+		sleep_ms(10);
+	}
+	assert_true(served > 0);
+	reader_init(&r, fd);
+	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	assert_int_equal(rp.status, 408);
+	assert_non_null(strstr(rp.body, "\"error\":\"request_timeout\""));
+	free(rp.body);
+	reader_release(&r);
+	assert_true(recv(fd, buf, sizeof(buf), 0) == 0); /* then closed */
+	close(fd);
+	assert_alive();
+}
+
+static void test_http_serves_1000_connections_opened_at_once(void **state)
+{
+	enum { N = 1000 };
+	static int fd[N];
+	const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+	struct rlimit rl;
+	int i;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < N + 64) {
+		rl.rlim_cur = rl.rlim_max < N + 256 ? rl.rlim_max : N + 256;
+		assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	}
+	assert_true(rl.rlim_cur >= N + 64);
+	for (i = 0; i < N; i++)
+		fd[i] = connect_main();
+	for (i = 0; i < N; i++)
+		send_str(fd[i], req);
+	for (i = 0; i < N; i++) {
+		struct reader r;
+		struct resp rp;
+
+		reader_init(&r, fd[i]);
+		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		assert_int_equal(rp.status, 200);
+		free(rp.body);
+		reader_release(&r);
+	}
+	assert_true(metric("terrain_connections_open") >= N);
+	for (i = 0; i < N; i++)
+		close(fd[i]);
+	assert_alive();
+}
+
+static void test_http_survives_garbage_bytes(void **state)
+{
+	static const char *const junk[] = {
+		"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", /* a TLS hello */
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+		"GET / HTTP/9.9\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: -5\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\nBad Header\r\n\r\n",
+		"\r\n\r\n\r\n\r\n\x01\x02\x03",
+		"G\0ET / HTTP/1.1\r\n\r\n",
+	};
+	uint64_t x = 12345;
+	char buf[4096];
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(junk) / sizeof(junk[0]) + 20; i++) {
+		int fd = connect_main();
+		size_t n;
+
+		if (i < sizeof(junk) / sizeof(junk[0])) {
+			n = i == 6 ? 20 : strlen(junk[i]);
+			memcpy(buf, junk[i], n);
+		} else {
+			n = 1 + (size_t)(x % sizeof(buf));
+			for (j = 0; j < n; j++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				buf[j] = (char)x;
+			}
+		}
+		send(fd, buf, n, MSG_NOSIGNAL);
+		/* A 400 and a close, or a close: anything but a hang or a crash. */
+		while (readable(fd, IO_TIMEOUT_S * 1000) && recv(fd, buf, sizeof(buf), 0) > 0)
+			;
+		close(fd);
+	}
+	assert_alive();
+}
+
+struct bad_case {
+	const char *request;
+	int status;
+};
+
+static void check_status(int port, const char *raw, int want)
+{
+	struct resp rp;
+	char v[128];
+
+	if (request(port, raw, &rp) < 0)
+		fail_msg("no response to: %.60s", raw);
+	if (rp.status != want)
+		fail_msg("%.80s: got %d, want %d", raw, rp.status, want);
+	if (want >= 400) {
+		assert_non_null(rp.body);
+		assert_non_null(strstr(rp.body, "\"error\":"));
+		assert_non_null(strstr(rp.body, "\"detail\":"));
+		assert_string_equal(header(&rp, "Content-Type", v, sizeof(v)), "application/json");
+	}
+	if (want == 405)
+		assert_non_null(header(&rp, "Allow", v, sizeof(v)));
+	free(rp.body);
+}
+
+#define T(path) "GET " path " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+
+static void test_http_answers_every_bad_input_with_its_status(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ T("/v1/worlds/42/chunks/8/0/0"), 200 },
+		{ T("/v1/worlds/42/chunks/0/abc/0"), 400 },
+		{ T("/v1/worlds/42/chunks/0/0/1.5"), 400 },
+		{ T("/v1/worlds/42/chunks/0/+1/0"), 400 },
+		{ T("/v1/worlds/42/chunks/0/2147483648/0"), 400 },
+		{ T("/v1/worlds/42/chunks/0/0/-2147483649"), 400 },
+		{ T("/v1/worlds/42/chunks/0/99999999999999999999999/0"), 400 },
+		{ T("/v1/worlds/42/chunks/8/2147483647/-2147483648"), 200 },
+		{ T("/v1/worlds/42/chunks/9/0/0"), 400 },
+		{ T("/v1/worlds/42/chunks/-1/0/0"), 400 },
+		{ T("/v1/worlds/42/chunks/x/0/0"), 400 },
+		{ T("/v1/worlds/18446744073709551615/chunks/8/0/0"), 200 },
+		{ T("/v1/worlds/18446744073709551616/chunks/8/0/0"), 400 },
+		{ T("/v1/worlds/bad.seed/chunks/8/0/0"), 400 },
+		{ T("/v1/worlds/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/chunks/8/0/0"), 400 },
+		{ T("/v1/worlds/4%002/chunks/8/0/0"), 400 },
+		{ T("/v1/worlds/4%zz/chunks/8/0/0"), 400 },
+		{ T("/v1/worlds/42/chunks/8/0/0%4"), 400 },
+		{ T("/v1/worlds/%34%32/chunks/8/0/0"), 200 },
+		{ T("/v1/worlds/42/chunks/8/0/0?gen=nope"), 404 },
+		{ T("/v1/worlds/42/chunks/8/0/0?gen=%00"), 400 },
+		{ T("/v1/worlds/42?gen=nope"), 404 },
+		{ T("/v1/worlds/18446744073709551616"), 400 },
+		{ T("/v2/anything"), 404 },
+		{ T("/v1/worlds/42/chunks/8/0"), 404 },
+		{ T("/"), 404 },
+		{ "POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi", 405 },
+		{ "DELETE /v1/worlds/42/chunks/0/0/0 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", 405 },
+		{ "POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n", 413 },
+		{ "NOTAMETHOD / HTTP/1.1\r\n\r\n", 400 },
+		{ "GET /healthz HTTP/1.0\r\n\r\n", 200 },
+	};
+	char *big;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_status(main_srv.port, cases[i].request, cases[i].status);
+
+	big = malloc(40000);
+	assert_non_null(big);
+	/* 414: a 5000-byte target. */
+	strcpy(big, "GET /");
+	memset(big + 5, 'a', 5000);
+	strcpy(big + 5005, " HTTP/1.1\r\nHost: t\r\n\r\n");
+	check_status(main_srv.port, big, 414);
+	/* 431: one 20 kB header, then 150 small ones. */
+	strcpy(big, "GET /healthz HTTP/1.1\r\nX-Big: ");
+	memset(big + strlen(big), 'b', 20000);
+	strcpy(big + 30 + 20000, "\r\n\r\n");
+	check_status(main_srv.port, big, 431);
+	strcpy(big, "GET /healthz HTTP/1.1\r\n");
+	for (i = 0; i < 150; i++)
+		sprintf(big + strlen(big), "X-H%zu: v\r\n", i);
+	strcat(big, "\r\n");
+	check_status(main_srv.port, big, 431);
+	free(big);
+	assert_alive();
+}
+
+static void test_http_answers_503_with_retry_after_at_the_connection_limit(void **state)
+{
+	struct server s = { 0 };
+	struct resp rp;
+	struct reader r;
+	char v[64];
+	int a, b, c;
+
+	(void)state;
+	assert_int_equal(server_start(&s, "--max-connections", "2", "--workers", "1", NULL), 0);
+	a = connect_to(s.port);
+	b = connect_to(s.port);
+	assert_true(a >= 0 && b >= 0);
+	send_str(a, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"); /* both are accepted */
+	reader_init(&r, a);
+	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	free(rp.body);
+	reader_release(&r);
+	c = connect_to(s.port);
+	assert_true(c >= 0);
+	send_str(c, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	reader_init(&r, c);
+	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	assert_int_equal(rp.status, 503);
+	assert_non_null(header(&rp, "Retry-After", v, sizeof(v)));
+	free(rp.body);
+	reader_release(&r);
+	close(a);
+	close(b);
+	close(c);
+	assert_int_equal(server_stop(&s), 0);
+}
+
+static void test_http_keeps_alive_and_honours_connection_close(void **state)
+{
+	struct reader r;
+	struct resp rp;
+	char buf[16];
+	int fd = connect_main(), i;
+
+	(void)state;
+	reader_init(&r, fd);
+	for (i = 0; i < 3; i++) {
+		send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		assert_int_equal(rp.status, 200);
+		assert_null(header(&rp, "Connection", buf, sizeof(buf)));
+		free(rp.body);
+	}
+	send_str(fd, "HEAD /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	assert_int_equal(read_resp(&r, &rp, 1), 0);
+	assert_int_equal(rp.status, 200);
+	assert_string_equal(header(&rp, "Connection", buf, sizeof(buf)), "close");
+	assert_int_equal(fill(&r, 1), -1); /* no body, then closed */
+	reader_release(&r);
+	close(fd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	alarm(600);
+	return server_start(&main_srv, "--header-timeout", "1", "--workers", "2",
+			    "--max-connections", "1100", NULL);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return server_stop(&main_srv) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_http_answers_ten_pipelined_requests_in_order),
+		cmocka_unit_test(test_http_generates_once_for_64_concurrent_requests),
+		cmocka_unit_test(test_http_cuts_off_a_stalled_request_after_the_header_timeout),
+		cmocka_unit_test(test_http_serves_1000_connections_opened_at_once),
+		cmocka_unit_test(test_http_survives_garbage_bytes),
+		cmocka_unit_test(test_http_answers_every_bad_input_with_its_status),
+		cmocka_unit_test(test_http_answers_503_with_retry_after_at_the_connection_limit),
+		cmocka_unit_test(test_http_keeps_alive_and_honours_connection_close),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
