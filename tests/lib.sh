@@ -1,0 +1,81 @@
+#!/bin/bash
+# lib.sh - helpers for the shell integration tests (source it; not a test).
+#
+# server_start [ARGS...]   start $BUILD/terrain-server serve on a free
+#                          127.0.0.1 port (under timeout(1)); sets SERVER_PID,
+#                          SERVER_LOG, PORT and BASE. Servers die on exit.
+# server_stop              SIGTERM the last server; returns its exit status.
+# check MSG CMD [ARGS...]  run CMD; report "ok: MSG" or "FAIL: MSG".
+# finish                   exit 1 if any check failed.
+set -u
+BUILD=${BUILD:-build}
+SERVER_BIN=$BUILD/terrain-server
+TMP=$(mktemp -d /tmp/terrain-test.XXXXXX)
+SERVERS=()
+FAILED=0
+
+cleanup() {
+	local p
+	for p in "${SERVERS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+check() {
+	local msg=$1
+	shift
+	if "$@"; then
+		echo "ok: $msg"
+	else
+		echo "FAIL: $msg"
+		FAILED=$((FAILED + 1))
+	fi
+}
+
+# not CMD...: invert.
+not() { ! "$@"; }
+# has FILE REGEX: a line of FILE matches REGEX (grep -E, any case).
+has() { grep -qiE -- "$2" "$1"; }
+# contains TEXT SUBSTRING
+contains() { [[ $1 == *"$2"* ]]; }
+eq() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'"; return 1; }; }
+
+finish() {
+	if [ "$FAILED" != 0 ]; then
+		echo "$FAILED failed"
+		exit 1
+	fi
+	echo "all passed"
+}
+
+server_start() {
+	local log="$TMP/server.$RANDOM.log" i
+	timeout --foreground -k 5 300 "$SERVER_BIN" serve --bind 127.0.0.1 --port 0 "$@" 2>"$log" &
+	SERVER_PID=$!
+	SERVER_LOG=$log
+	SERVERS+=("$SERVER_PID")
+	for i in $(seq 1 400); do
+		PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
+		if [ -n "$PORT" ]; then
+			BASE="http://127.0.0.1:$PORT"
+			return 0
+		fi
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "server did not start:"
+	cat "$log"
+	exit 1
+}
+
+server_stop() {
+	local status
+	kill -TERM "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID"
+	status=$?
+	[ "$status" = 0 ] || { echo "server exit $status; log:"; cat "$SERVER_LOG"; }
+	return "$status"
+}
