@@ -1,0 +1,353 @@
+/*
+ * main.c - terrain-client: command-line tools for terrain tiles.
+ *
+ *   terrain-client decode [--heights] FILE   header as "key: value" lines,
+ *                                            or the heights in metres
+ *   terrain-client png FILE -o OUT.png       shaded relief preview
+ *
+ * FILE "-" is standard input. Subcommands live in one table (commands[]
+ * below); each is a function taking its own argv, returning an exit code:
+ * 0 success, 1 failure (bad tile, I/O), 2 usage error. Decoding is
+ * common/tile.c's; drawing is png.c's; this file only parses arguments,
+ * reads files and prints.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "png.h"
+#include "tile.h"
+
+#define PROG "terrain-client"
+
+/* The largest valid tile: side 4097, 4 planes (docs/tile-format.md). */
+#define MAX_TILE_BYTES (TILE_HEADER_SIZE + 4 * (size_t)4097 * 4097)
+
+enum { EXIT_USAGE = 2 };
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+	const char *args;                  /* synopsis after the name */
+	const char *help;                  /* one line */
+};
+
+/* "terrain-client: what: detail" on stderr; returns EXIT_FAILURE. */
+static int fail(const char *what, const char *detail)
+{
+	fprintf(stderr, PROG ": %s: %s\n", what, detail);
+	return EXIT_FAILURE;
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+	fprintf(stderr, PROG ": %s%s%s (see " PROG " --help)\n", msg,
+		arg ? " " : "", arg ? arg : "");
+	return EXIT_USAGE;
+}
+
+/* ---- input ---- */
+
+/*
+ * Read all of f into a new buffer (*buf, *len; caller frees). Returns 0,
+ * ERR_TOOBIG past max bytes, ERR_NOMEM or ERR_IO (errno set).
+ */
+static int read_stream(FILE *f, size_t max, uint8_t **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *b = NULL, *nb;
+
+	for (;;) {
+		nb = realloc(b, cap);
+		if (!nb) {
+			free(b);
+			return ERR_NOMEM;
+		}
+		b = nb;
+		n += fread(b + n, 1, cap - n, f);
+		if (n < cap || n > max)
+			break;
+		cap *= 2;
+	}
+	if (n > max || ferror(f)) {
+		free(b);
+		return n > max ? ERR_TOOBIG : ERR_IO;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+/*
+ * Read and decode the tile in path ("-": stdin) into t, keeping the raw
+ * bytes in *raw (caller frees) when raw is not NULL. On failure prints
+ * "terrain-client: PATH: reason" and returns EXIT_FAILURE.
+ */
+static int load_tile(const char *path, struct tile *t, uint8_t **raw,
+		     size_t *raw_len)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc;
+	char msg[256];
+
+	if (!f) {
+		snprintf(msg, sizeof(msg), "%s: %s", err_str(ERR_IO),
+			 strerror(errno));
+		return fail(path, msg);
+	}
+	errno = 0;
+	rc = read_stream(f, MAX_TILE_BYTES, &buf, &len);
+	if (f != stdin)
+		fclose(f);
+	if (rc == ERR_IO && errno) {
+		snprintf(msg, sizeof(msg), "%s: %s", err_str(rc),
+			 strerror(errno));
+		return fail(path, msg);
+	}
+	if (!rc)
+		rc = tile_decode(buf, len, t);
+	if (rc) {
+		free(buf);
+		return fail(path, err_str(rc));
+	}
+	if (raw) {
+		*raw = buf;
+		*raw_len = len;
+	} else {
+		free(buf);
+	}
+	return 0;
+}
+
+/* ---- exact decimal heights ---- */
+
+/* Decimals of metres that multiples of quantum_um need: 10000 um -> 2. */
+static unsigned decimals_for(uint32_t quantum_um)
+{
+	unsigned d = 6;
+
+	while (d > 0 && quantum_um % 10 == 0) {
+		quantum_um /= 10;
+		d--;
+	}
+	return d;
+}
+
+/*
+ * Format h quanta of quantum_um micrometres as metres with exactly dec
+ * decimals (no rounding: dec comes from decimals_for()). out holds at
+ * least 32 bytes. Returns the length.
+ */
+static int format_m(int32_t h, uint32_t quantum_um, unsigned dec, char *out)
+{
+	static const uint32_t pow10[] = { 1, 10, 100, 1000, 10000, 100000,
+					  1000000 };
+	int64_t um = (int64_t)h * quantum_um; /* |um| < 2^63: no overflow */
+	uint64_t a = um < 0 ? (uint64_t)0 - (uint64_t)um : (uint64_t)um;
+	uint64_t whole = a / 1000000, frac = a % 1000000 / pow10[6 - dec];
+
+	if (dec == 0)
+		return sprintf(out, "%s%" PRIu64, um < 0 ? "-" : "", whole);
+	return sprintf(out, "%s%" PRIu64 ".%0*" PRIu64, um < 0 ? "-" : "",
+		       whole, (int)dec, frac);
+}
+
+/* ---- decode ---- */
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static void print_header(const struct tile *t, const uint8_t *raw,
+			 size_t len)
+{
+	unsigned dec = decimals_for(t->quantum_um);
+	size_t n = (size_t)t->side * t->side;
+	int32_t lo = t->h[0], hi = t->h[0];
+	char q[32], a[32], b[32];
+
+	for (size_t k = 1; k < n; k++) {
+		lo = t->h[k] < lo ? t->h[k] : lo;
+		hi = t->h[k] > hi ? t->h[k] : hi;
+	}
+	format_m(1, t->quantum_um, dec, q);
+	format_m(lo, t->quantum_um, dec, a);
+	format_m(hi, t->quantum_um, dec, b);
+	printf("magic: %.4s\n", (const char *)raw);
+	printf("version: %u\n", (unsigned)(raw[4] | raw[5] << 8));
+	printf("fingerprint: %016" PRIx64 "\n", t->fingerprint);
+	printf("seed: %" PRIu64 "\n", t->seed);
+	printf("cx: %" PRId32 "\ncz: %" PRId32 "\n", t->cx, t->cz);
+	printf("lod: %u\n", t->lod);
+	printf("chunk_size: %lu\n", 1ul << t->chunk_log2);
+	printf("side: %" PRIu32 "\n", t->side);
+	printf("quantum_m: %s\n", q);
+	printf("offset: %" PRId32 "\n", (int32_t)le32(raw + 44));
+	printf("edit_seq: %" PRIu64 "\n", t->edit_seq);
+	printf("checksum: %016" PRIx64 "\n", tile_checksum(raw));
+	printf("min_height_m: %s\nmax_height_m: %s\n", a, b);
+	printf("filter: %u\nplanes: %u\nbytes: %zu\n", raw[34], raw[35], len);
+}
+
+/* One line per row (z increasing), samples x increasing, one space apart. */
+static int print_heights(const struct tile *t)
+{
+	unsigned dec = decimals_for(t->quantum_um);
+	char *line = malloc((size_t)t->side * 32 + 2);
+
+	if (!line)
+		return fail("heights", err_str(ERR_NOMEM));
+	for (uint32_t j = 0; j < t->side; j++) {
+		size_t n = 0;
+
+		for (uint32_t i = 0; i < t->side; i++) {
+			if (i)
+				line[n++] = ' ';
+			n += (size_t)format_m(t->h[(size_t)j * t->side + i],
+					      t->quantum_um, dec, line + n);
+		}
+		line[n++] = '\n';
+		fwrite(line, 1, n, stdout);
+	}
+	free(line);
+	return 0;
+}
+
+static int cmd_decode(int argc, char **argv)
+{
+	const char *path = NULL;
+	int heights = 0, rc;
+	struct tile t;
+	uint8_t *raw;
+	size_t len;
+
+	for (int k = 1; k < argc; k++) {
+		if (strcmp(argv[k], "--heights") == 0)
+			heights = 1;
+		else if (argv[k][0] == '-' && argv[k][1])
+			return usage_error("decode: unknown option", argv[k]);
+		else if (!path)
+			path = argv[k];
+		else
+			return usage_error("decode: extra argument", argv[k]);
+	}
+	if (!path)
+		return usage_error("decode: missing FILE", NULL);
+	if (load_tile(path, &t, &raw, &len))
+		return EXIT_FAILURE;
+	rc = 0;
+	if (heights)
+		rc = print_heights(&t);
+	else
+		print_header(&t, raw, len);
+	free(raw);
+	tile_release(&t);
+	if (!rc && (fflush(stdout) || ferror(stdout)))
+		rc = fail("stdout", strerror(errno));
+	return rc;
+}
+
+/* ---- png ---- */
+
+static int cmd_png(int argc, char **argv)
+{
+	const char *path = NULL, *out = NULL;
+	struct tile t;
+	double *hm;
+	size_t n;
+	int rc;
+
+	for (int k = 1; k < argc; k++) {
+		if (strcmp(argv[k], "-o") == 0 && k + 1 < argc)
+			out = argv[++k];
+		else if (argv[k][0] == '-' && argv[k][1])
+			return usage_error("png: unknown option", argv[k]);
+		else if (!path)
+			path = argv[k];
+		else
+			return usage_error("png: extra argument", argv[k]);
+	}
+	if (!path || !out)
+		return usage_error("png: usage: png FILE -o OUT.png", NULL);
+	if (load_tile(path, &t, NULL, NULL))
+		return EXIT_FAILURE;
+	n = (size_t)t.side * t.side;
+	hm = malloc(n * sizeof(*hm));
+	if (!hm) {
+		tile_release(&t);
+		return fail(path, err_str(ERR_NOMEM));
+	}
+	for (size_t k = 0; k < n; k++)
+		hm[k] = tile_height_m(&t, (uint32_t)(k % t.side),
+				      (uint32_t)(k / t.side));
+	errno = 0;
+	rc = png_write_heights(out, hm, t.side, t.side,
+			       (double)(1u << t.lod));
+	free(hm);
+	tile_release(&t);
+	if (rc) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s%s%s", err_str(rc),
+			 errno ? ": " : "", errno ? strerror(errno) : "");
+		return fail(out, msg);
+	}
+	return 0;
+}
+
+/* ---- dispatch ---- */
+
+static const struct command commands[] = {
+	{ "decode", cmd_decode, "[--heights] FILE",
+	  "print the header as key: value lines; --heights: the heights\n"
+	  "      in metres, one row per line (z increasing)" },
+	{ "png", cmd_png, "FILE -o OUT.png",
+	  "write a shaded relief preview (north up; OUT - is stdout)" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: " PROG " COMMAND [ARGS]\n\n");
+	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+		fprintf(out, "  " PROG " %s %s\n      %s\n", commands[k].name,
+			commands[k].args, commands[k].help);
+	fprintf(out, "\nFILE - reads standard input. Exit status: 0 ok, "
+		"1 failure, 2 usage error.\n");
+}
+
+static int is_help(const char *arg)
+{
+	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {
+		if (strcmp(argv[1], commands[k].name) != 0)
+			continue;
+		if (argc > 2 && is_help(argv[2])) {
+			printf("usage: " PROG " %s %s\n  %s\n", commands[k].name,
+			       commands[k].args, commands[k].help);
+			return 0;
+		}
+		return commands[k].run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, PROG ": unknown command '%s' (see " PROG " --help)\n",
+		argv[1]);
+	return EXIT_USAGE;
+}

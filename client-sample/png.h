@@ -1,0 +1,51 @@
+/*
+ * png.h - shaded-relief previews of heightmaps, written as PNG (libpng).
+ *
+ * Works on plain arrays of heights in metres, not on tiles, so that callers
+ * can stitch many tiles into one image before shading. Row r of the image
+ * is world z increasing downwards (north up), column c is x increasing to
+ * the right. Decoding tiles and choosing what to draw is left to the
+ * caller (client-sample/main.c).
+ *
+ * The include guard is not PNG_H: that one belongs to libpng's <png.h>.
+ */
+#ifndef CLIENT_PNG_H
+#define CLIENT_PNG_H
+
+#include <stdint.h>
+
+/*
+ * Colour of a height in metres: water blues below 0 m (darker with depth),
+ * then sand, grass, forest green, rock grey and snow white, blended
+ * linearly between stops. Writes rgb[0..2].
+ */
+void png_ramp(double h_m, uint8_t rgb[3]);
+
+/*
+ * Shade w x hgt heights (h_m[r * w + c], metres, samples spacing_m metres
+ * apart) into rgb (3 * w * hgt bytes, caller-owned): the colour ramp times
+ * a hillshade lit from the north-west, 45 degrees up, with slopes from
+ * central differences (one-sided on the border). Flat land keeps its ramp
+ * colour; water is shaded only faintly.
+ */
+void png_shade(const double *h_m, uint32_t w, uint32_t hgt, double spacing_m,
+	       uint8_t *rgb);
+
+/*
+ * Write rgb (w x hgt, 3 bytes per pixel, row-major) as an 8-bit RGB PNG to
+ * path ("-" for standard output). Returns 0, ERR_INVAL for an empty image,
+ * or ERR_IO (errno may tell more).
+ */
+int png_write_rgb(const char *path, const uint8_t *rgb, uint32_t w,
+		  uint32_t hgt);
+
+/*
+ * png_shade() then png_write_rgb(). Returns 0, ERR_INVAL, ERR_NOMEM or
+ * ERR_IO. For example, one tile:
+ *
+ *   png_write_heights("t.png", h_m, t.side, t.side, 1 << t.lod);
+ */
+int png_write_heights(const char *path, const double *h_m, uint32_t w,
+		      uint32_t hgt, double spacing_m);
+
+#endif
