@@ -4,9 +4,9 @@
  * Encoding: a 64-byte little-endian header, then the heights filtered by
  * filter 1 ("lz21": a separable 2D Lorenzo predictor, second order along
  * x and first order along z, in wrapping u32 arithmetic; zigzag; byte
- * planes most significant first),
- * checksummed with XXH3-64. Compression is left to the transport (HTTP
- * Content-Encoding: zstd); files, sockets and caches to the callers.
+ * planes most significant first), checksummed with XXH3-64. Compression
+ * is left to the transport (HTTP Content-Encoding: zstd); files, sockets
+ * and caches to the callers.
  *
  * Every array index in the decoder is bounded by sizes validated against
  * the input length first, so no input can make it read or write out of
