@@ -9,6 +9,7 @@
 #include "fbm.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "err.h"
 #include "simd.h"
@@ -126,6 +127,21 @@ static inline int32_t cell_of(int64_t v)
 }
 
 /*
+ * Round w (|w| < 2^51) to the nearest integer, ties to even, by adding
+ * 1.5 * 2^52: the sum's low mantissa bits are then the integer. Plain
+ * double arithmetic and a bit copy, so it vectorises (a cast to int64 does
+ * not before AVX-512) and means the same on every IEEE machine.
+ */
+static inline int64_t round_q32(double w)
+{
+	double t = w + 6755399441055744.0;
+	int64_t bits;
+
+	memcpy(&bits, &t, sizeof(bits));
+	return bits - INT64_C(0x4338000000000000);
+}
+
+/*
  * Lattice coordinates along one axis: P(i) = w * q + off + i * dq + warp(i)
  * in Q32. The 128-bit base is split once into a cell (*base) and a
  * fraction; per sample the offset from it stays below 2^61, so the cell
@@ -144,7 +160,7 @@ static void axis(int64_t w, uint64_t q, int64_t off, int64_t dq, const float *d,
 	*base = (int64_t)(p >> 32);   /* arithmetic shift on gcc and clang */
 	if (d) {
 		for (i = 0; i < n; i++) {
-			int64_t v = bf + (int64_t)i * dq + (int64_t)((double)d[i] * qd);
+			int64_t v = bf + (int64_t)i * dq + round_q32((double)d[i] * qd);
 
 			k[i] = cell_of(v);
 			f[i] = (uint32_t)v;

@@ -28,6 +28,7 @@ enum node_type {
 struct node {
 	enum node_type type;
 	int index;                       /* depth-first number: salt and buffer */
+	int grid_log2;                   /* sampled on a 2^grid_log2 m grid (0: exact) */
 	struct fbm_params fbm;           /* FBM; WARP: the warp field */
 	double amplitude;                /* WARP: metres */
 	double a, b;                     /* BLEND: lo, hi; SCALE_BIAS: scale, bias;

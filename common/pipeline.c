@@ -7,14 +7,34 @@
  * displaced positions. The root's row is mapped to [min, max] metres and
  * rounded to the quantum. Every step is a pure function of the sample's
  * world position, so tiles agree on shared edges and LODs nest.
+ *
+ * A node with a grid (docs/presets.md) is evaluated exactly on the world
+ * points that are multiples of g metres, a few grid rows at a time (cached
+ * while the tile's rows move through them), and interpolated with
+ * Catmull-Rom splines, first down the columns, then along the row. Where
+ * every sample is a grid point (step a multiple of g) the interpolation is
+ * the identity, so the node is evaluated directly.
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "err.h"
 #include "node.h"
 #include "preset.h"
+#include "simd.h"
 #include "tile.h"
+
+#define GRID_ROWS 4   /* Catmull-Rom needs rows gz - 1 .. gz + 2 */
+
+/* Exact grid rows of one quantity (a node's output or a warp field). */
+struct grid {
+	int64_t tag[GRID_ROWS];   /* grid row index in each slot */
+	int used[GRID_ROWS];
+	float *row[GRID_ROWS];
+	int64_t gx0;              /* grid column of row[.][0] */
+	size_t m;                 /* values per row */
+};
 
 struct ctx {
 	struct fbm fa[NODE_MAX_COUNT];   /* FBM: its sum; WARP: x field */
@@ -22,14 +42,18 @@ struct ctx {
 	float *row[NODE_MAX_COUNT];      /* each node's output */
 	float *wx[NODE_MAX_COUNT];       /* WARP: displaced offsets */
 	float *wz[NODE_MAX_COUNT];
+	struct grid *grid[NODE_MAX_COUNT]; /* gridded nodes: [0] output or x field,
+					      [1] z field */
+	float *tmp;                      /* column-interpolated grid values */
 	struct fbm_scratch s;
-	size_t n;
+	size_t cap;                      /* length of every buffer */
 };
 
 /* World positions of a row: x = x0 + i * step, z; plus optional offsets. */
 struct pos {
 	int64_t x0, step, z;
 	const float *dx, *dz;
+	size_t n;
 };
 
 static float clamp1(float v)
@@ -53,26 +77,149 @@ static float terrace(float v, float steps, float smoothness)
 	return (k + f) / steps * 2.0f - 1.0f;
 }
 
+/* A Catmull-Rom segment between p1 (t = 0, exactly) and p2 (t = 1). */
+struct cubic {
+	float a, b, c, d;
+};
+
+static inline struct cubic cubic_of(float p0, float p1, float p2, float p3)
+{
+	struct cubic k = {
+		-0.5f * p0 + 1.5f * p1 - 1.5f * p2 + 0.5f * p3,
+		p0 - 2.5f * p1 + 2.0f * p2 - 0.5f * p3,
+		0.5f * (p2 - p0),
+		p1,
+	};
+	return k;
+}
+
+static inline float cubic_at(struct cubic k, float t)
+{
+	return ((k.a * t + k.b) * t + k.c) * t + k.d;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
 static const float *eval(struct ctx *c, const struct node *nd, const struct pos *p);
+static void eval_exact(struct ctx *c, const struct node *nd, const struct pos *p,
+		       float *out);
+
+/* Exact values of quantity `which` of nd along grid row gz (cached); the
+ * rows lo .. lo + 3 of the current window stay. */
+static const float *grid_row(struct ctx *c, const struct node *nd, int which,
+			     int64_t gz, int64_t lo, int64_t g)
+{
+	struct grid *gr = &c->grid[nd->index][which];
+	struct pos q = { gr->gx0 * g, g, gz * g, NULL, NULL, gr->m };
+	int k, slot = -1;
+
+	for (k = 0; k < GRID_ROWS; k++)
+		if (gr->used[k] && gr->tag[k] == gz)
+			return gr->row[k];
+	for (k = 0; k < GRID_ROWS && slot < 0; k++)
+		if (!gr->used[k] || gr->tag[k] < lo || gr->tag[k] >= lo + GRID_ROWS)
+			slot = k;
+	if (slot < 0)
+		slot = 0;   /* cannot happen: 4 slots, 4 rows needed */
+	if (nd->type == NODE_WARP)
+		fbm_row(which ? &c->fb[nd->index] : &c->fa[nd->index], q.x0, q.step,
+			q.z, NULL, NULL, q.n, gr->row[slot], &c->s);
+	else
+		eval_exact(c, nd, &q, gr->row[slot]);
+	gr->tag[slot] = gz;
+	gr->used[slot] = 1;
+	return gr->row[slot];
+}
+
+/*
+ * Splines along a row: sample i is off = off0 + i * step metres right of
+ * grid column 1 of v (g = 2^gl, step < g, off0 >= 0). Samples come a grid
+ * cell at a time, each cell's cubic computed once; u is exact.
+ */
+CLONES
+static void along_row(const float *v, int64_t off0, int64_t step, int gl, size_t n,
+		      float *out)
+{
+	float inv = 1.0f / (float)(1 << gl);
+	int64_t mask = (INT64_C(1) << gl) - 1;
+	size_t i = 0, end, k;
+
+	while (i < n) {
+		int64_t off = off0 + (int64_t)i * step;
+		size_t col = (size_t)(off >> gl) + 1;
+		int64_t left = (((int64_t)col) << gl) - off;   /* metres to next cell */
+		struct cubic cu = cubic_of(v[col - 1], v[col], v[col + 1], v[col + 2]);
+
+		end = i + (size_t)((left + step - 1) / step);
+		end = end < n ? end : n;
+		for (k = i; k < end; k++) {
+			float u = (float)(int32_t)((off0 + (int64_t)k * step) & mask) * inv;
+
+			out[k] = clamp1(cubic_at(cu, u));
+		}
+		i = end;
+	}
+}
+
+/* Quantity `which` of a gridded node along an unwarped row with step < g. */
+static void grid_eval(struct ctx *c, const struct node *nd, int which,
+		      const struct pos *p, float *out)
+{
+	struct grid *gr = &c->grid[nd->index][which];
+	int64_t g = INT64_C(1) << nd->grid_log2;
+	int64_t gz = floor_div(p->z, g);
+	float t = (float)(p->z - gz * g) / (float)g;   /* exact: g is 2^k <= 256 */
+	int64_t gx0 = floor_div(p->x0, g) - 1;
+	size_t m = (size_t)(((int64_t)p->n - 1) * p->step / g) + 4, i;
+	const float *r[GRID_ROWS];
+	int k;
+
+	if (gr->gx0 != gx0 || gr->m != m) {
+		for (k = 0; k < GRID_ROWS; k++)
+			gr->used[k] = 0;
+		gr->gx0 = gx0;
+		gr->m = m;
+	}
+	for (k = 0; k < GRID_ROWS; k++)
+		r[k] = grid_row(c, nd, which, gz - 1 + k, gz - 1, g);
+	for (i = 0; i < m; i++)
+		c->tmp[i] = cubic_at(cubic_of(r[0][i], r[1][i], r[2][i], r[3][i]), t);
+	along_row(c->tmp, p->x0 - (gx0 + 1) * g, p->step, nd->grid_log2, p->n, out);
+}
+
+/* On a grid, unless every sample of the row is a grid point. */
+static int gridded(const struct node *nd, const struct pos *p)
+{
+	return nd->grid_log2 > 0 && (p->step & ((INT64_C(1) << nd->grid_log2) - 1)) != 0;
+}
 
 static void eval_warp(struct ctx *c, const struct node *nd, const struct pos *p,
 		      float *out)
 {
 	float *wx = c->wx[nd->index], *wz = c->wz[nd->index];
 	float amp = (float)nd->amplitude;
-	struct pos q = { p->x0, p->step, p->z, wx, wz };
+	struct pos q = { p->x0, p->step, p->z, wx, wz, p->n };
 	const float *src;
 	size_t i;
 
-	fbm_row(&c->fa[nd->index], p->x0, p->step, p->z, p->dx, p->dz, c->n, wx, &c->s);
-	fbm_row(&c->fb[nd->index], p->x0, p->step, p->z, p->dx, p->dz, c->n, wz, &c->s);
-	for (i = 0; i < c->n; i++) {
+	if (gridded(nd, p)) {
+		grid_eval(c, nd, 0, p, wx);
+		grid_eval(c, nd, 1, p, wz);
+	} else {
+		fbm_row(&c->fa[nd->index], p->x0, p->step, p->z, p->dx, p->dz, p->n, wx, &c->s);
+		fbm_row(&c->fb[nd->index], p->x0, p->step, p->z, p->dx, p->dz, p->n, wz, &c->s);
+	}
+	for (i = 0; i < p->n; i++) {
 		wx[i] = (p->dx ? p->dx[i] : 0.0f) + amp * wx[i];
 		wz[i] = (p->dz ? p->dz[i] : 0.0f) + amp * wz[i];
 	}
 	src = eval(c, nd->in[0], &q);
-	for (i = 0; i < c->n; i++)
-		out[i] = src[i];
+	memcpy(out, src, p->n * sizeof(*out));
 }
 
 static void eval_mix(struct ctx *c, const struct node *nd, const struct pos *p,
@@ -84,43 +231,60 @@ static void eval_mix(struct ctx *c, const struct node *nd, const struct pos *p,
 
 	for (k = 0; k < nd->n_in; k++)
 		total += fabs(nd->weight[k]);
-	for (i = 0; i < c->n; i++)
+	for (i = 0; i < p->n; i++)
 		out[i] = 0.0f;
 	for (k = 0; k < nd->n_in; k++) {
 		const float *v = eval(c, nd->in[k], p);
 		float w = (float)(nd->weight[k] / total);
 
-		for (i = 0; i < c->n; i++)
+		for (i = 0; i < p->n; i++)
 			out[i] += w * v[i];
 	}
 }
 
+/*
+ * (1 - s) a + s b, s = smoothstep(lo, hi, control). A row that lies wholly
+ * on one side skips the other input: (1 - 0) a + 0 b is a, 0 a + 1 b is b.
+ */
 static void eval_blend(struct ctx *c, const struct node *nd, const struct pos *p,
 		       float *out)
 {
-	const float *a = eval(c, nd->in[0], p);
-	const float *b = eval(c, nd->in[1], p);
-	const float *t = eval(c, nd->in[2], p);
+	const float *t = eval(c, nd->in[2], p), *a = NULL, *b = NULL;
 	float lo = (float)nd->a, inv = (float)(1.0 / (nd->b - nd->a));
+	float *s = c->tmp;
+	int any_a = 0, any_b = 0;
 	size_t i;
 
-	for (i = 0; i < c->n; i++) {
-		float s = smooth01((t[i] - lo) * inv);
+	for (i = 0; i < p->n; i++) {
+		s[i] = smooth01((t[i] - lo) * inv);
+		any_a |= s[i] < 1.0f;
+		any_b |= s[i] > 0.0f;
+	}
+	if (any_a)
+		a = eval(c, nd->in[0], p);
+	if (any_b)
+		b = eval(c, nd->in[1], p);
+	s = c->tmp;   /* children may have used tmp: recompute */
+	for (i = 0; i < p->n; i++)
+		s[i] = smooth01((t[i] - lo) * inv);
+	for (i = 0; i < p->n; i++) {
+		float va = a ? (1.0f - s[i]) * a[i] : 0.0f;
+		float vb = b ? s[i] * b[i] : 0.0f;
 
-		out[i] = a[i] + s * (b[i] - a[i]);
+		out[i] = a && b ? va + vb : a ? va : vb;
 	}
 }
 
-static const float *eval(struct ctx *c, const struct node *nd, const struct pos *p)
+static void eval_exact(struct ctx *c, const struct node *nd, const struct pos *p,
+		       float *out)
 {
-	float *out = c->row[nd->index];
 	const float *a, *b;
 	size_t i;
 
 	switch (nd->type) {
 	case NODE_FBM:
-		fbm_row(&c->fa[nd->index], p->x0, p->step, p->z, p->dx, p->dz,
-			c->n, out, &c->s);
+		fbm_row(&c->fa[nd->index], p->x0, p->step, p->z, p->dx, p->dz, p->n, out,
+			&c->s);
 		break;
 	case NODE_WARP:
 		eval_warp(c, nd, p, out);
@@ -134,62 +298,99 @@ static const float *eval(struct ctx *c, const struct node *nd, const struct pos 
 	case NODE_MUL:
 		a = eval(c, nd->in[0], p);
 		b = eval(c, nd->in[1], p);
-		for (i = 0; i < c->n; i++)
+		for (i = 0; i < p->n; i++)
 			out[i] = a[i] * b[i];
 		break;
 	case NODE_SCALE_BIAS:
 		a = eval(c, nd->in[0], p);
-		for (i = 0; i < c->n; i++)
+		for (i = 0; i < p->n; i++)
 			out[i] = clamp1(a[i] * (float)nd->a + (float)nd->b);
 		break;
 	case NODE_TERRACE:
 		a = eval(c, nd->in[0], p);
-		for (i = 0; i < c->n; i++)
+		for (i = 0; i < p->n; i++)
 			out[i] = terrace(a[i], (float)nd->a, (float)nd->b);
 		break;
 	default:
 		break;
 	}
+}
+
+static const float *eval(struct ctx *c, const struct node *nd, const struct pos *p)
+{
+	float *out = c->row[nd->index];
+
+	if (nd->type != NODE_WARP && gridded(nd, p))
+		grid_eval(c, nd, 0, p, out);
+	else
+		eval_exact(c, nd, p, out);
 	return out;
 }
 
 static void ctx_release(struct ctx *c, int nodes)
 {
-	int k;
+	int k, w, r;
 
 	for (k = 0; k < nodes; k++) {
 		free(c->row[k]);
 		free(c->wx[k]);
 		free(c->wz[k]);
+		for (w = 0; c->grid[k] && w < 2; w++)
+			for (r = 0; r < GRID_ROWS; r++)
+				free(c->grid[k][w].row[r]);
+		free(c->grid[k]);
 	}
+	free(c->tmp);
 	fbm_scratch_release(&c->s);
 	free(c);
 }
 
-static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t n)
+static int grid_alloc(struct ctx *c, int k)
+{
+	int w, r, bad = 0;
+
+	c->grid[k] = calloc(2, sizeof(struct grid));
+	if (!c->grid[k])
+		return 1;
+	for (w = 0; w < 2; w++)
+		for (r = 0; r < GRID_ROWS; r++) {
+			c->grid[k][w].row[r] = malloc(c->cap * sizeof(float));
+			c->grid[k][w].m = (size_t)-1;
+			bad |= !c->grid[k][w].row[r];
+		}
+	return bad;
+}
+
+/* Buffers hold cap = side + 4 values: a grid row of a row of n samples at
+ * step < g has (n - 1) * step / g + 4 <= n + 4 values. */
+static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t side)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	int k, bad = 0;
 
 	if (!c)
 		return NULL;
-	c->n = n;
+	c->cap = side + 4;
+	c->tmp = malloc(c->cap * sizeof(float));
+	bad |= !c->tmp;
 	for (k = 0; k < p->n_nodes; k++) {
 		const struct node *nd = &p->nodes[k];
 
-		c->row[k] = malloc(n * sizeof(float));
+		c->row[k] = malloc(c->cap * sizeof(float));
 		bad |= !c->row[k];
+		if (nd->grid_log2 > 0)
+			bad |= grid_alloc(c, k);
 		if (nd->type == NODE_FBM)
 			fbm_init(&c->fa[k], &nd->fbm, seed, (uint32_t)k);
 		if (nd->type != NODE_WARP)
 			continue;
 		fbm_init(&c->fa[k], &nd->fbm, seed, (uint32_t)k + 0x10000);
 		fbm_init(&c->fb[k], &nd->fbm, seed, (uint32_t)k + 0x20000);
-		c->wx[k] = malloc(n * sizeof(float));
-		c->wz[k] = malloc(n * sizeof(float));
+		c->wx[k] = malloc(c->cap * sizeof(float));
+		c->wz[k] = malloc(c->cap * sizeof(float));
 		bad |= !c->wx[k] || !c->wz[k];
 	}
-	if (bad || fbm_scratch_init(&c->s, n)) {
+	if (bad || fbm_scratch_init(&c->s, c->cap)) {
 		ctx_release(c, p->n_nodes);
 		return NULL;
 	}
@@ -197,6 +398,7 @@ static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t n)
 }
 
 /* Map a row of [-1, 1] values to quanta: round-half-up of metres / quantum. */
+CLONES
 static void quantise(const struct preset *p, const float *v, size_t n, int32_t *out)
 {
 	double half = 0.5 * (p->hmax - p->hmin), mid = p->hmin + half;
@@ -235,7 +437,7 @@ int pipeline_generate(const struct preset *p, uint64_t seed, int lod,
 		return ERR_NOMEM;
 	}
 	chunk = INT64_C(1) << p->chunk_log2;
-	pos = (struct pos){ (int64_t)cx * chunk, INT64_C(1) << lod, 0, NULL, NULL };
+	pos = (struct pos){ (int64_t)cx * chunk, INT64_C(1) << lod, 0, NULL, NULL, out->side };
 	for (j = 0; j < out->side; j++) {
 		pos.z = (int64_t)cz * chunk + (int64_t)j * pos.step;
 		quantise(p, eval(c, p->root, &pos), out->side, out->h + (size_t)j * out->side);

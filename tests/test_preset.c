@@ -129,6 +129,11 @@ static void test_bad_presets_are_rejected_naming_the_field(void **state)
 		{ "{\"name\":\"x\",\"height\":{\"min\":0,\"max\":1},\"root\":{\"type\":\"blend\","
 		  "\"lo\":0.5,\"hi\":0.1,\"a\":" BASE_ROOT ",\"b\":" BASE_ROOT ",\"control\":"
 		  BASE_ROOT "}}", ERR_RANGE, "root.hi" },
+		{ "{\"name\":\"x\",\"height\":{\"min\":0,\"max\":1},\"root\":{\"type\":\"warp\","
+		  "\"amplitude\":10,\"warp\":{},\"source\":{\"type\":\"fbm\",\"grid\":8}}}",
+		  ERR_RANGE, "root.source.grid: not allowed under a warp" },
+		{ "{\"name\":\"x\",\"height\":{\"min\":0,\"max\":1},\"root\":{\"type\":\"fbm\","
+		  "\"grid\":12}}", ERR_RANGE, "root.grid" },
 	};
 	size_t i;
 
