@@ -24,7 +24,7 @@ endif
 
 # Determinism: no fast-math, no FMA contraction (see docs/design.md).
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g -ffp-contract=off -fno-fast-math \
+CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g -ffp-contract=off -fno-fast-math -fno-math-errno \
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \
 	$(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)

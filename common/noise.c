@@ -209,32 +209,52 @@ static inline void skew(int64_t *xi, uint32_t *xf, int64_t *zi, uint32_t *zf)
 	*zf = (uint32_t)z;
 }
 
-static inline void worley_k(uint32_t s, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
-			    float *f1, float *f2)
+/*
+ * Cellular kernel over the 3x3 cells around the sample: ax[d] and hz[d]
+ * are the folded columns and seeded row hashes of cells -1, 0, +1. Each
+ * cell's feature point is jittered by 16 + 16 hash bits. Distances are
+ * non-negative floats, so they order like their bit patterns and the two
+ * smallest are kept with integer min/max, branch-free.
+ */
+static inline void worley_k(const uint32_t ax[3], const uint32_t hz[3], uint32_t xf,
+			    uint32_t zf, float *f1, float *f2)
 {
 	float fx = frac24(xf), fz = frac24(zf);
-	float d1 = 8.0f, d2 = 8.0f;
+	uint32_t d1 = fbits(8.0f), d2 = d1;
 	int dx, dz;
 
-	for (dz = -1; dz <= 1; dz++) {
-		uint32_t hz = mix(fold((uint64_t)zi + (uint64_t)(int64_t)dz) + s);
+	for (dz = 0; dz < 3; dz++) {
+		for (dx = 0; dx < 3; dx++) {
+			uint32_t h = mix(ax[dx] ^ hz[dz]);
+			float px = (float)(dx - 1) + (float)(int32_t)(h & 0xffff) * 0x1p-16f - fx;
+			float pz = (float)(dz - 1) + (float)(int32_t)(h >> 16) * 0x1p-16f - fz;
+			uint32_t d = fbits(px * px + pz * pz);
+			uint32_t hi = d > d1 ? d : d1;
 
-		for (dx = -1; dx <= 1; dx++) {
-			uint32_t h = mix(fold((uint64_t)xi + (uint64_t)(int64_t)dx) ^ hz);
-			float px = (float)dx + (float)(h & 0xffff) * 0x1p-16f - fx;
-			float pz = (float)dz + (float)(h >> 16) * 0x1p-16f - fz;
-			float d = px * px + pz * pz;
-
-			if (d < d1) {
-				d2 = d1;
-				d1 = d;
-			} else if (d < d2) {
-				d2 = d;
-			}
+			d2 = hi < d2 ? hi : d2;
+			d1 = d < d1 ? d : d1;
 		}
 	}
-	*f1 = sqrtf(d1);
-	*f2 = sqrtf(d2);
+	*f1 = sqrtf(bitsf(d1));
+	*f2 = sqrtf(bitsf(d2));
+}
+
+static inline void worley_point(uint32_t s, int64_t x, uint32_t xf, int64_t z, uint32_t zf,
+				float *f1, float *f2)
+{
+	uint32_t ax[3], hz[3];
+	int d;
+
+	for (d = 0; d < 3; d++) {
+		ax[d] = fold((uint64_t)x + (uint64_t)(int64_t)(d - 1));
+		hz[d] = mix(fold((uint64_t)z + (uint64_t)(int64_t)(d - 1)) + s);
+	}
+	worley_k(ax, hz, xf, zf, f1, f2);
+}
+
+static inline float worley_scale(int f2f1, float a, float b)
+{
+	return f2f1 ? 2.0f * (b - a < 1.0f ? b - a : 1.0f) - 1.0f : a * 1.41421356f - 1.0f;
 }
 
 float noise_perlin(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf)
@@ -259,7 +279,7 @@ float noise_value(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t z
 void noise_worley(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
 		  float *f1, float *f2)
 {
-	worley_k(fold_seed(seed), xi, xf, zi, zf, f1, f2);
+	worley_point(fold_seed(seed), xi, xf, zi, zf, f1, f2);
 }
 
 static float worley_scaled(enum noise_kind k, uint32_t s, int64_t x, uint32_t fx,
@@ -267,10 +287,8 @@ static float worley_scaled(enum noise_kind k, uint32_t s, int64_t x, uint32_t fx
 {
 	float a, b;
 
-	worley_k(s, x, fx, z, fz, &a, &b);
-	if (k == NOISE_WORLEY_F1)
-		return a * 1.41421356f - 1.0f;
-	return 2.0f * (b - a < 1.0f ? b - a : 1.0f) - 1.0f;
+	worley_point(s, x, fx, z, fz, &a, &b);
+	return worley_scale(k == NOISE_WORLEY_F2F1, a, b);
 }
 
 /* Any row, any kind, one sample at a time through the 64-bit fold. */
@@ -345,6 +363,36 @@ FAST_ROW(perlin_fast, perlin_k(c, fx[i], fz[i]))
 FAST_ROW(value3_fast, value_k(c, fx[i], fz[i], 0))
 FAST_ROW(value5_fast, value_k(c, fx[i], fz[i], 1))
 FAST_ROW(simplex_fast, simplex_k(c, fx[i], fz[i]))
+
+/* Cellular rows: the 3x3 neighbourhood in 32-bit lanes. */
+static inline void worley_fast_k(uint32_t s, uint32_t xb, uint32_t zb, int32_t kx,
+				 int32_t kz, uint32_t fx, uint32_t fz, float *f1, float *f2)
+{
+	uint32_t ax[3], hz[3];
+	int d;
+
+	for (d = 0; d < 3; d++) {
+		ax[d] = xb + (uint32_t)kx + (uint32_t)(d - 1);
+		hz[d] = mix(zb + (uint32_t)kz + (uint32_t)(d - 1) + s);
+	}
+	worley_k(ax, hz, fx, fz, f1, f2);
+}
+
+#define WORLEY_ROW(name, f2f1)                                                  \
+	CLONES static void name(uint32_t s, uint32_t xb, uint32_t zb,            \
+				const struct lat_row *r, float *out)             \
+	{                                                                        \
+		size_t i;                                                        \
+		for (i = 0; i < r->n; i++) {                                     \
+			float a, b;                                              \
+			worley_fast_k(s, xb, zb, r->kx[i], r->kz[i], r->fx[i],   \
+				      r->fz[i], &a, &b);                         \
+			out[i] = worley_scale(f2f1, a, b);                       \
+		}                                                                \
+	}
+
+WORLEY_ROW(worley1_fast, 0)
+WORLEY_ROW(worley21_fast, 1)
 
 /* Perlin on a row at one z cell (an unwarped row): z hashes hoisted. */
 CLONES
@@ -443,10 +491,20 @@ void noise_row(enum noise_kind k, uint64_t seed, const struct lat_row *r, float 
 		simplex_row(s, r, out);
 		return;
 	}
-	xb = fold_base(r->bx, r->xlo, r->xhi, &ok);
-	zb = fold_base(r->bz, r->zlo, r->zhi, &ok);
-	if (!ok || k == NOISE_WORLEY_F1 || k == NOISE_WORLEY_F2F1)
+	if (k == NOISE_WORLEY_F1 || k == NOISE_WORLEY_F2F1) {
+		/* cells -1 .. +1 around each sample: widen the bounds */
+		xb = fold_base(r->bx, r->xlo - 1, r->xhi + 1, &ok);
+		zb = fold_base(r->bz, r->zlo - 1, r->zhi + 1, &ok);
+	} else {
+		xb = fold_base(r->bx, r->xlo, r->xhi, &ok);
+		zb = fold_base(r->bz, r->zlo, r->zhi, &ok);
+	}
+	if (!ok)
 		point_row(k, s, r, out);
+	else if (k == NOISE_WORLEY_F1)
+		worley1_fast(s, xb, zb, r, out);
+	else if (k == NOISE_WORLEY_F2F1)
+		worley21_fast(s, xb, zb, r, out);
 	else if (k == NOISE_PERLIN && r->zlo == r->zhi)
 		perlin_fast_z(s, xb, zb, r, out);
 	else if (k == NOISE_PERLIN)
