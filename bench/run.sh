@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# bench/run.sh BUILD_DIR - benchmarks of the terrain core (`make bench`).
+#
+# Compiles the bench programs of this folder against BUILD_DIR/libcommon.a
+# into BUILD_DIR/bench/, runs them single-threaded (pinned to one CPU with
+# taskset when it can), and prints one markdown table per section, with the
+# anchors measured in the same run:
+#   1. noise     ns/sample of a 6-octave fBm per noise kind; stb_perlin, libnoise
+#   2. presets   ms per tile: generate, + encode, + zstd3; LOD 0, 2, 4
+#   3. size      bytes per LOD-0 tile: encoded, zstd 3/19, 16-bit PNG; then the
+#                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
+#   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode
+# and a summary of the issue's targets. Figures are printed, never asserted.
+# The same text goes to BUILD_DIR/bench/results.md. About 2 minutes.
+#
+# Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
+# pinning), BENCH_SECTIONS (default "1 2 3 4"), TILEBENCH_ARGS (the harness
+# options, default below).
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+	echo "usage: bench/run.sh BUILD_DIR   (after: make BUILD=BUILD_DIR OPT=-O3 all)" >&2
+	exit 2
+fi
+[ -d "$1" ] || { echo "bench: no build folder $1" >&2; exit 1; }
+build="$(cd "$1" && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || (cd "$here/.." && pwd))"
+out="$build/bench"
+results="$out/results.md"
+cc="${CC:-cc}"
+cxx="${CXX:-g++}"
+cpu="${BENCH_CPU-1}"
+sections="${BENCH_SECTIONS:-1 2 3 4}"
+tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
+
+if [ ! -f "$build/libcommon.a" ]; then
+	echo "bench: $build/libcommon.a missing: make BUILD=$1 OPT=-O3 $1/libcommon.a" >&2
+	exit 1
+fi
+cd "$root"
+mkdir -p "$out"
+
+say() { echo "bench: $*" >&2; }
+
+# ---------------------------------------------------------------- build
+
+cflags=(-O3 -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototypes
+	-Wmissing-prototypes -D_POSIX_C_SOURCE=200809L -Icommon)
+libs=("$build/libcommon.a" -lzstd -lcjson -lxxhash -lpng -lm)
+
+say "compiling into $out"
+"$cc" "${cflags[@]}" -c bench/bench.c -o "$out/bench.o"
+for p in noise_bench preset_bench size_bench decode_bench; do
+	"$cc" "${cflags[@]}" "bench/$p.c" "$out/bench.o" "${libs[@]}" -o "$out/$p"
+done
+have_libnoise=0
+if command -v "$cxx" >/dev/null && [ -f /usr/include/libnoise/noise.h ] &&
+	"$cxx" -O3 -Wall -Wextra -Icommon \
+		bench/libnoise_bench.cpp "$out/bench.o" "${libs[@]}" -lnoise \
+		-o "$out/libnoise_bench" 2>"$out/libnoise_build.log"; then
+	have_libnoise=1
+else
+	say "libnoise anchor not built (see $out/libnoise_build.log; scripts/deps.sh bench)"
+fi
+
+pin=()
+if [ -n "$cpu" ] && command -v taskset >/dev/null && taskset -c "$cpu" true 2>/dev/null; then
+	pin=(taskset -c "$cpu")
+fi
+run() { "${pin[@]}" "$@"; }
+
+# ---------------------------------------------------------------- output
+
+# TSV on stdin (header row, rows, "note: " lines) to a padded markdown
+# table; columns whose cells are all numbers are right-aligned.
+table() {
+	awk -F '\t' '
+	function rep(c, n,   s) { s = ""; while (n-- > 0) s = s c; return s }
+	/^note: / { notes[++nn] = substr($0, 7); next }
+	{
+		nr++
+		if (NF > nf) nf = NF
+		for (i = 1; i <= NF; i++) {
+			cell[nr, i] = $i
+			if (length($i) > w[i]) w[i] = length($i)
+			if (nr > 1 && $i !~ /^[-+]?[0-9.]+x?( \*)?$/ && $i !~ /^[0-9]+\/[0-9]+( \*)?$/ && $i != "n/a")
+				text[i] = 1
+		}
+	}
+	END {
+		for (r = 1; r <= nr; r++) {
+			line = "|"
+			for (i = 1; i <= nf; i++) {
+				c = cell[r, i]; pad = rep(" ", w[i] - length(c))
+				line = line " " (r > 1 && !text[i] ? pad c : c pad) " |"
+			}
+			print line
+			if (r > 1) continue
+			line = "|"
+			for (i = 1; i <= nf; i++)
+				line = line (text[i] ? " " rep("-", w[i]) " |" : " " rep("-", w[i] - 1) ": |")
+			print line
+		}
+		if (nn) print ""
+		for (k = 1; k <= nn; k++) print "- " notes[k]
+	}'
+}
+
+emit() { tee -a "$results"; }
+
+section() { printf '\n## %s\n\n' "$1" | emit; }
+
+# ---------------------------------------------------------------- sections
+
+noise() {
+	section "1. Noise: 6-octave fBm (wavelength 1024 m, gain 0.5, lacunarity 2), ns per sample"
+	say "section 1: noise"
+	run "$out/noise_bench" >"$out/noise.tsv"
+	if [ "$have_libnoise" = 1 ]; then
+		run "$out/libnoise_bench" >>"$out/noise.tsv"
+	else
+		echo "note: libnoise anchor skipped: libnoise-dev or g++ missing (scripts/deps.sh bench)" \
+			>>"$out/noise.tsv"
+	fi
+	{
+		awk -F '\t' '
+		/^note: / { print; next }
+		NR == 1 { print $0 "\tMsamples/s\tstb_perlin time / this"; next }
+		{ name[++n] = $1; ns[n] = $2; if ($1 ~ /stb_perlin/) stb = $2 }
+		END {
+			for (i = 1; i <= n; i++)
+				printf "%s\t%s\t%.1f\t%s\n", name[i], ns[i], 1000 / ns[i],
+				       stb ? sprintf("%.2fx", stb / ns[i]) : "n/a"
+		}' "$out/noise.tsv"
+		echo "note: each kind timed as the generator runs it: fbm_init + fbm_row over 257 rows" \
+			"of 257 samples (a LOD-0 tile), cycling over 16 chunks; interleaved with stb_perlin"
+		echo "note: stb_perlin and libnoise evaluate 3D noise point by point; libnoise runs in" \
+			"a separate process right after"
+		echo "note: target: perlin >= 5x faster than stb_perlin (aim: ~10 ns/sample)"
+	} | table | emit
+}
+
+presets() {
+	section "2. Presets: one tile, single-threaded, ms per tile"
+	say "section 2: presets"
+	run "$out/preset_bench" | tee "$out/presets.tsv" | table | emit
+}
+
+harness() {
+	local shared="$root/../shared/bench" dir="$out/compress" csv md rc=0
+	if [ ! -x "$shared/compress/run.sh" ] && [ ! -f "$shared/compress/run.sh" ]; then
+		echo "anchor harness not found at $shared/compress, skipped" | emit
+		return 0
+	fi
+	mkdir -p "$dir"
+	say "section 3: anchor harness $shared/compress ($tilebench_args; about 40 s)"
+	# shellcheck disable=SC2086
+	RESULTS="$dir" WORK="$dir/work" PIN_CPU="$cpu" \
+		bash "$shared/compress/run.sh" $tilebench_args >"$dir/tilebench.log" 2>&1 || rc=$?
+	if [ "$rc" != 0 ] && grep -q "rerun with --install" "$dir/tilebench.log" && [ "$(id -u)" = 0 ]; then
+		say "harness needs its -dev packages: rerunning with --install"
+		rc=0
+		# shellcheck disable=SC2086
+		RESULTS="$dir" WORK="$dir/work" PIN_CPU="$cpu" \
+			bash "$shared/compress/run.sh" --install $tilebench_args >"$dir/tilebench.log" 2>&1 || rc=$?
+	fi
+	# shellcheck disable=SC2012  # the harness names its files tilebench-<stamp>.csv
+	csv="$(ls -t "$dir"/tilebench-*.csv 2>/dev/null | head -n 1 || true)"
+	if [ "$rc" != 0 ] || [ -z "$csv" ]; then
+		echo "anchor harness failed (exit $rc, see $dir/tilebench.log), skipped" | emit
+		return 0
+	fi
+	md="${csv%.csv}.md"
+	# shellcheck disable=SC2016  # the backquotes are markdown
+	printf '\nAnchor harness `%s` (`%s`), on its own synthetic terrain; full tables in `%s`:\n\n' \
+		"../shared/bench/compress/run.sh" "$tilebench_args" "${md#"$root"/}" | emit
+	awk -F ',' '
+	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i
+		  print "harness dataset\tencoding\tstep m\tmedian B/tile\tbits/sample\t" \
+			"/ png16-1cm-def\tdec MB/s"; next }
+	{ n++; ds[n] = $col["dataset"]; name[n] = $col["codec"]; step[n] = $col["step_m"]
+	  b[n] = $col["bytes_med"]; bps[n] = $col["bits_per_sample_med"]; dec[n] = $col["dec_MBps_med"]
+	  wide[n] = $col["wide_tiles"]
+	  if ($col["codec"] == "png16-1cm-def") png[$col["dataset"]] = $col["bytes_med"] }
+	END {
+		for (i = 1; i <= n; i++)
+			printf "%s\t%s\t%s\t%.0f\t%.2f\t%s\t%.0f\n", ds[i], name[i] (wide[i] > 0 ? " *" : ""),
+			       step[i], b[i], bps[i], png[ds[i]] ? sprintf("%.3f", b[i] / png[ds[i]]) : "n/a",
+			       dec[i]
+	}' "$csv" >"$out/harness.tsv"
+	{
+		cat "$out/harness.tsv"
+		sed -n 's/^## \([^:]*\): .*tile range median \([0-9.]*\) m.*rms |grad| \([0-9.]*\) m\/m, \([0-9]*\/[0-9]*\) tiles.*/note: \1: tile range median \2 m, rms |grad| \3 m\/m, \4 tiles need > u16 at 1 cm/p' "$md"
+		echo "note: * some tiles did not fit 16 bits at this step: a coarser step was used there"
+		echo "note: q1cm-lz21-shuf+zstd3 is the harness codec closest to our tile format" \
+			"(lz21 predictor, byte planes, zstd3), on the harness terrain"
+	} | table | emit
+}
+
+size() {
+	section "3. Size: bytes per LOD-0 tile (257 x 257 at 1 cm), median of 16 tiles"
+	say "section 3: size"
+	run "$out/size_bench" | tee "$out/size.tsv" | table | emit
+	harness
+}
+
+decode() {
+	section "4. Decode: LOD-0 tiles, single-threaded"
+	say "section 4: decode"
+	run "$out/decode_bench" | tee "$out/decode.tsv" | table | emit
+}
+
+# The issue's four targets, from the TSV files of this run.
+summary() {
+	local perlin stb gen size dec
+	section "Targets (issue 2), this run"
+	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null)"
+	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null)"
+	gen="$(awk -F '\t' '$1 == "default" { print $5 }' "$out/presets.tsv" 2>/dev/null)"
+	size="$(awk -F '\t' '$1 == "default" { print $11 }' "$out/size.tsv" 2>/dev/null)"
+	dec="$(awk -F '\t' '$1 == "default" { print $2 }' "$out/decode.tsv" 2>/dev/null)"
+	awk -F '\t' -v p="$perlin" -v s="$stb" -v g="$gen" -v z="$size" -v d="$dec" '
+	function row(what, goal, v, fmt, ok) {
+		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
+		printf "%s\t%s\t" fmt "\t%s\n", what, goal, v, ok ? "yes" : "no"
+	}
+	BEGIN {
+		print "target\tgoal\tthis run\tmet"
+		row("perlin fBm: stb_perlin time / ours", ">= 5x", p && s ? s / p : "", "%.2fx", p && s / p >= 5)
+		row("perlin fBm ns/sample (aim)", "<= 10 ns", p, "%.1f ns", p <= 10)
+		row("default: generate + encode + zstd3, LOD 0", "< 2 ms", g, "%.2f ms", g < 2)
+		row("default: zstd3 / PNG16 (libpng default)", "<= 0.4", z, "%.3f", z <= 0.4)
+		row("default: tile_decode", "> 500 MB/s", d, "%.0f MB/s", d > 500)
+	}' | table | emit
+}
+
+preamble() {
+	local commit host
+	commit="$(git describe --always --dirty 2>/dev/null || echo unknown)"
+	host="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
+	{
+		echo "# Terrain core benchmarks"
+		echo
+		echo "- $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, build \`${build#"$root"/}\`"
+		echo "- host: ${host:-unknown}, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)" \
+			"at start; ${pin[*]:-no pinning}"
+		echo "- $("$cc" --version | head -n 1); zstd $(pkg-config --modversion libzstd 2>/dev/null ||
+			echo '?'), libpng $(pkg-config --modversion libpng 2>/dev/null || echo '?')"
+		echo "- times: thread CPU time, median of 7 interleaved batches of >= 40 ms each" \
+			"after a warm-up; single thread; seed 42"
+		echo "- reproduce: \`make bench\` (or \`bash bench/run.sh ${build#"$root"/}\`" \
+			"after building libcommon.a with OPT=-O3)"
+	} | emit
+}
+
+: >"$results"
+rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv
+preamble
+for s in $sections; do
+	case "$s" in
+	1) noise ;;
+	2) presets ;;
+	3) size ;;
+	4) decode ;;
+	*) say "unknown section $s" ;;
+	esac
+done
+summary
+printf '\n(load %s at the end)\n' "$(cut -d' ' -f1-3 /proc/loadavg)" | emit
+say "written $results"

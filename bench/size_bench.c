@@ -1,0 +1,254 @@
+/*
+ * size_bench.c - section 3: bytes per LOD-0 tile, ours beside 16-bit PNG.
+ *
+ * For each built-in preset, the 16 LOD-0 tiles of bench_chunk()'s chunks
+ * (seed 42): the tile_encode() output, that body compressed by zstd at
+ * levels 3 and 19 (what HTTP sends with Content-Encoding: zstd), and the
+ * anchor: the same heights minus the tile's minimum as a 16-bit grayscale
+ * PNG (one sample per quantum, 1 cm for every shipped preset) written by
+ * libpng with its defaults, and again at maximum compression (zlib level 9,
+ * memory level 9, every row filter tried). A tile whose range does not fit
+ * 16 bits is stored at the smallest power-of-two multiple of the quantum
+ * that fits (2 cm for a range up to 1310 m) and counted in a note: that PNG
+ * is lossy, which flatters PNG.
+ *
+ * Every column is the median over the 16 tiles; the ratios are ratios of
+ * medians (lower is better for us; the target is zstd3 / PNG16 <= 0.4).
+ * The terrain columns (median tile range, rms slope of forward
+ * differences) let the sizes be compared with other data sets.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <png.h>
+#include <zstd.h>
+
+#include "bench.h"
+#include "err.h"
+#include "preset.h"
+#include "tile.h"
+
+#define SEED 42u
+
+enum col { ENC, Z3, Z19, PNG_DEF, PNG_MAX, RANGE_M, SLOPE, NCOL };
+
+/* A growing byte buffer that libpng writes into. */
+struct mem {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void mem_write(png_structp png, png_bytep data, size_t len)
+{
+	struct mem *m = png_get_io_ptr(png);
+
+	if (m->n + len > m->cap) {
+		size_t cap = 2 * (m->n + len);
+		uint8_t *p = realloc(m->p, cap);
+
+		if (!p)
+			png_error(png, "out of memory");
+		m->p = p;
+		m->cap = cap;
+	}
+	memcpy(m->p + m->n, data, len);
+	m->n += len;
+}
+
+static void mem_flush(png_structp png)
+{
+	(void)png;
+}
+
+/*
+ * Write side x side 16-bit samples v as a grayscale PNG into m; best
+ * selects maximum compression. Returns the PNG's size, 0 on a libpng error.
+ */
+static size_t png16(const uint16_t *v, uint32_t side, int best, struct mem *m)
+{
+	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+	png_infop info = png ? png_create_info_struct(png) : NULL;
+	uint8_t *row = malloc(2 * (size_t)side);
+	size_t size = 0;
+	uint32_t i, j;
+
+	m->n = 0;
+	if (!png || !info || !row)
+		goto out;
+	if (setjmp(png_jmpbuf(png)))
+		goto out;
+	png_set_write_fn(png, m, mem_write, mem_flush);
+	if (best) {
+		png_set_compression_level(png, 9);
+		png_set_compression_mem_level(png, 9);
+		png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_ALL_FILTERS);
+	}
+	png_set_IHDR(png, info, side, side, 16, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	png_write_info(png, info);
+	for (j = 0; j < side; j++) {
+		for (i = 0; i < side; i++) {                    /* PNG is big-endian */
+			row[2 * i] = (uint8_t)(v[j * side + i] >> 8);
+			row[2 * i + 1] = (uint8_t)v[j * side + i];
+		}
+		png_write_row(png, row);
+	}
+	png_write_end(png, NULL);
+	size = m->n;
+out:
+	png_destroy_write_struct(png ? &png : NULL, info ? &info : NULL);
+	free(row);
+	return size;
+}
+
+/* Heights minus their minimum, divided by the smallest power of two that
+ * fits them in 16 bits. Returns that divisor (1: exact). */
+static int32_t to_u16(const struct tile *t, uint16_t *v, double *range_m)
+{
+	size_t n = (size_t)t->side * t->side, k;
+	int32_t lo = t->h[0], hi = t->h[0], step = 1;
+
+	for (k = 1; k < n; k++) {
+		lo = t->h[k] < lo ? t->h[k] : lo;
+		hi = t->h[k] > hi ? t->h[k] : hi;
+	}
+	while ((int64_t)hi - lo > (int64_t)65535 * step)
+		step *= 2;
+	for (k = 0; k < n; k++)
+		v[k] = (uint16_t)(((int64_t)t->h[k] - lo) / step);
+	*range_m = ((double)hi - lo) * t->quantum_um * 1e-6;
+	return step;
+}
+
+/* rms length of the forward-difference gradient, metres per metre. */
+static double rms_slope(const struct tile *t)
+{
+	double q = t->quantum_um * 1e-6 / (double)(1u << t->lod), s = 0.0;
+	uint32_t i, j, n = t->side;
+
+	for (j = 0; j + 1 < n; j++)
+		for (i = 0; i + 1 < n; i++) {
+			double gx = (double)t->h[j * n + i + 1] - t->h[j * n + i];
+			double gz = (double)t->h[(j + 1) * n + i] - t->h[j * n + i];
+
+			s += gx * gx + gz * gz;
+		}
+	return sqrt(s / ((double)(n - 1) * (n - 1))) * q;
+}
+
+static size_t zstd(ZSTD_CCtx *c, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
+		   int level)
+{
+	size_t z = ZSTD_compressCCtx(c, dst, cap, src, len, level);
+
+	if (ZSTD_isError(z))
+		bench_die(ZSTD_getErrorName(z), ERR_ZSTD);
+	return z;
+}
+
+struct bufs {
+	uint8_t *enc, *z;
+	size_t enc_cap, z_cap;
+	uint16_t *v;
+	struct mem png;
+	ZSTD_CCtx *cctx;
+};
+
+/* Fill x[col][k] for the 16 tiles of p; returns how many needed step > 1. */
+static int measure(const struct preset *p, struct bufs *b, double x[NCOL][BENCH_CHUNKS],
+		   uint32_t *quantum)
+{
+	int wide = 0;
+	unsigned k;
+
+	for (k = 0; k < BENCH_CHUNKS; k++) {
+		struct tile t;
+		int32_t cx, cz;
+		size_t len;
+		int rc;
+
+		bench_chunk(k, &cx, &cz);
+		rc = pipeline_generate(p, SEED, 0, cx, cz, &t);
+		if (!rc)
+			rc = tile_encode(&t, b->enc, b->enc_cap, &len);
+		if (rc)
+			bench_die(preset_name(p), rc);
+		x[ENC][k] = (double)len;
+		x[Z3][k] = (double)zstd(b->cctx, b->z, b->z_cap, b->enc, len, 3);
+		x[Z19][k] = (double)zstd(b->cctx, b->z, b->z_cap, b->enc, len, 19);
+		wide += to_u16(&t, b->v, &x[RANGE_M][k]) > 1;
+		x[PNG_DEF][k] = (double)png16(b->v, t.side, 0, &b->png);
+		x[PNG_MAX][k] = (double)png16(b->v, t.side, 1, &b->png);
+		if (!x[PNG_DEF][k] || !x[PNG_MAX][k])
+			bench_die("libpng failed", ERR_NOMEM);
+		x[SLOPE][k] = rms_slope(&t);
+		*quantum = t.quantum_um;
+		tile_release(&t);
+	}
+	return wide;
+}
+
+static void report(const struct preset *p, struct bufs *b)
+{
+	double x[NCOL][BENCH_CHUNKS], m[NCOL];
+	uint32_t quantum = 0;
+	int wide = measure(p, b, x, &quantum), c;
+
+	for (c = 0; c < NCOL; c++)
+		m[c] = bench_median(x[c], BENCH_CHUNKS);
+	printf("%s\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%d/%d%s\t%.3f\t%.3f\n",
+	       preset_name(p), m[RANGE_M], m[SLOPE], m[ENC], m[Z3],
+	       m[Z3] * 8.0 / (257.0 * 257.0), m[Z19], m[PNG_DEF], m[PNG_MAX], wide,
+	       BENCH_CHUNKS, wide ? " *" : "", m[Z3] / m[PNG_DEF], m[Z3] / m[PNG_MAX]);
+	if (quantum != 10000)
+		printf("note: %s: quantum is %.2f cm: its PNG holds one sample per quantum\n",
+		       preset_name(p), quantum * 1e-4);
+	fflush(stdout);
+}
+
+int main(void)
+{
+	struct preset **v;
+	struct bufs b = { 0 };
+	struct tile probe;
+	size_t n, i;
+	int rc;
+
+	rc = preset_load_builtin(&v, &n);
+	if (!rc)
+		rc = tile_init(&probe, 8, 0);
+	if (rc)
+		bench_die("setting up", rc);
+	b.enc_cap = tile_encode_bound(&probe);
+	b.z_cap = ZSTD_compressBound(b.enc_cap);
+	tile_release(&probe);
+	b.enc = malloc(b.enc_cap);
+	b.z = malloc(b.z_cap);
+	b.v = malloc(257 * 257 * sizeof(*b.v));
+	b.cctx = ZSTD_createCCtx();
+	if (!b.enc || !b.z || !b.v || !b.cctx)
+		bench_die("out of memory", ERR_NOMEM);
+
+	printf("preset\ttile range m\trms slope m/m\tencoded B\tzstd3 B\tzstd3 bits/sample\t"
+	       "zstd19 B\tPNG16 default B\tPNG16 max B\tPNG16 tiles at 2 cm\t"
+	       "zstd3 / PNG16 default\tzstd3 / PNG16 max\n");
+	for (i = 0; i < n; i++)
+		if (preset_chunk_log2(v[i]) == 8)
+			report(v[i], &b);
+	printf("note: medians over %d LOD-0 tiles (257 x 257, 1 cm); target: zstd3 / PNG16 "
+	       "<= 0.4\n", BENCH_CHUNKS);
+	printf("note: * tiles spanning more than 65535 cm: their PNG16 uses a 2 cm step (lossy), "
+	       "which flatters PNG\n");
+
+	ZSTD_freeCCtx(b.cctx);
+	free(b.png.p);
+	free(b.enc);
+	free(b.z);
+	free(b.v);
+	preset_destroy_all(v, n);
+	return 0;
+}
