@@ -135,7 +135,7 @@ static int fbm_parse(struct parser *ps, const cJSON *obj, const char *path,
 	const cJSON *noise = cJSON_GetObjectItemCaseSensitive(obj, "noise");
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(obj, "mode");
 	const char *why;
-	double oct;
+	double oct = 0.0;
 	char p[256];
 
 	f->noise = NOISE_PERLIN;
@@ -330,7 +330,7 @@ static int parse_terrace(struct parser *ps, const cJSON *o, const char *path,
 static int parse_grid(struct parser *ps, const cJSON *obj, const char *path,
 		      struct node *n)
 {
-	double g;
+	double g = 0.0;
 	char p[256];
 
 	join(p, sizeof(p), path, "grid");
