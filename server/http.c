@@ -34,6 +34,7 @@
 #define HTTP_READ_BUF (64 * 1024) /* allows unit tests to override */
 #endif
 #define LINGER_MS 2000     /* how long a closing connection drains input */
+#define DRAIN_GRACE_MS 250 /* how long an idle connection may still send */
 #define REJECT_MAX 64      /* connections answered 503 at the same time */
 #define EXTRA_MAX 64       /* http_response.extra */
 #define TAIL_MAX (EXTRA_MAX + 96)
@@ -44,15 +45,18 @@
 
 enum req_state { R_PARSING, R_HANDLING, R_READY, R_WRITING };
 
+#define INLINE_TEXT 512   /* target and kept headers, before any malloc */
+#define INLINE_ARENA 1024 /* http_req_alloc(), before any malloc */
+
 struct chunk {
 	struct chunk *next;
-	size_t used, cap;
 	max_align_t data[];
 };
 
 struct text {
 	char *p;
 	size_t len, cap;
+	int heap;                         /* p was malloc'd */
 };
 
 struct req {
@@ -70,11 +74,17 @@ struct req {
 	size_t hoff[HTTP_H_COUNT], hlen[HTTP_H_COUNT];
 	unsigned char hset[HTTP_H_COUNT];
 	struct text body;
-	struct chunk *arena;
+	char *arena;                      /* free space of the arena */
+	size_t arena_left;
+	struct chunk *chunks;             /* its malloc'd blocks */
 	struct http_response resp;
+	size_t bytes;                     /* response bytes to write */
 	uv_write_t wr;
 	uv_buf_t bufs[3];
 	char tail[TAIL_MAX];
+	/* not zeroed by req_new() */
+	char text_inline[INLINE_TEXT];
+	_Alignas(max_align_t) char arena_inline[INLINE_ARENA];
 };
 
 struct conn {
@@ -87,6 +97,7 @@ struct conn {
 	struct req *head, *tail;          /* requests in arrival order */
 	struct req *cur;                  /* the one being parsed */
 	unsigned nreqs;
+	unsigned wpending;                /* uv_write requests in flight */
 	unsigned ops;                     /* open handles, pending shutdown */
 	int err_status;                   /* set by a parser callback */
 	const char *err_detail;
@@ -95,13 +106,17 @@ struct conn {
 	int field_id;                     /* kept header being read, or -1 */
 	size_t header_bytes;
 	unsigned nheaders;
+	uint64_t deadline;                /* loop time of the timeout, 0: none */
+	uint64_t due;                     /* when the timer fires */
 	char *left;                       /* unparsed input while paused */
 	size_t left_len;
 	char peer[48];
 	unsigned fresh : 1;               /* no request begun yet */
 	unsigned in_req : 1;              /* a request is partly received */
-	unsigned head_timer : 1;          /* the timer runs the header timeout */
+	unsigned head_timer : 1;          /* the deadline is the header timeout */
+	unsigned linger : 1;              /* input may follow: close gracefully */
 	unsigned reading : 1;
+	unsigned parsing : 1;             /* inside conn_parse() */
 	unsigned eof : 1;                 /* the client sent all it will */
 	unsigned stopped : 1;             /* parse no more requests */
 	unsigned closing : 1;
@@ -126,8 +141,11 @@ struct http_server {
 	void *drain_arg;
 };
 
-static const char *const header_names[HTTP_H_COUNT] = {
-#define XX(id, name) name,
+static const struct {
+	const char *name;
+	size_t len;
+} header_names[HTTP_H_COUNT] = {
+#define XX(id, name) { name, sizeof(name) - 1 },
 	HTTP_HEADER_MAP(XX)
 #undef XX
 };
@@ -157,21 +175,42 @@ const char *http_status_line(int status)
 
 /* ---- small buffers ---------------------------------------------------- */
 
+/* Room for n more bytes in t. */
+static int text_reserve(struct text *t, size_t n)
+{
+	size_t cap = t->cap ? t->cap : 256;
+	char *p;
+
+	if (t->len + n <= t->cap)
+		return 0;
+	while (cap < t->len + n)
+		cap *= 2;
+	p = t->heap ? realloc(t->p, cap) : malloc(cap);
+	if (!p)
+		return ERR_NOMEM;
+	if (!t->heap && t->len)
+		memcpy(p, t->p, t->len);
+	t->p = p;
+	t->cap = cap;
+	t->heap = 1;
+	return 0;
+}
+
 static int text_add(struct text *t, const char *s, size_t n)
 {
-	if (t->len + n > t->cap) {
-		size_t cap = t->cap ? t->cap : 256;
-		char *p;
-
-		while (cap < t->len + n)
-			cap *= 2;
-		p = realloc(t->p, cap);
-		if (!p)
-			return ERR_NOMEM;
-		t->p = p;
-		t->cap = cap;
-	}
+	if (text_reserve(t, n) < 0)
+		return ERR_NOMEM;
 	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	return 0;
+}
+
+/* Append a copy of t's own bytes [off, off + n). */
+static int text_dup(struct text *t, size_t off, size_t n)
+{
+	if (text_reserve(t, n) < 0)
+		return ERR_NOMEM;
+	memcpy(t->p + t->len, t->p + off, n);
 	t->len += n;
 	return 0;
 }
@@ -179,23 +218,23 @@ static int text_add(struct text *t, const char *s, size_t n)
 void *http_req_alloc(struct http_req *pub, size_t n)
 {
 	struct req *r = container_of(pub, struct req, pub);
-	struct chunk *ch = r->arena;
 	void *p;
 
 	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-	if (!ch || ch->cap - ch->used < n) {
-		size_t cap = n > 1024 ? n : 1024;
+	if (n > r->arena_left) {
+		size_t cap = n > 4096 ? n : 4096;
+		struct chunk *ch = malloc(sizeof(*ch) + cap);
 
-		ch = malloc(sizeof(*ch) + cap);
 		if (!ch)
 			return NULL;
-		ch->used = 0;
-		ch->cap = cap;
-		ch->next = r->arena;
-		r->arena = ch;
+		ch->next = r->chunks;
+		r->chunks = ch;
+		r->arena = (char *)ch->data;
+		r->arena_left = cap;
 	}
-	p = (char *)ch->data + ch->used;
-	ch->used += n;
+	p = r->arena;
+	r->arena += n;
+	r->arena_left -= n;
 	return p;
 }
 
@@ -210,10 +249,15 @@ uint64_t http_req_age_ms(const struct http_req *pub)
 
 static struct req *req_new(struct conn *c)
 {
-	struct req *r = calloc(1, sizeof(*r));
+	struct req *r = malloc(sizeof(*r));
 
 	if (!r)
 		return NULL;
+	memset(r, 0, offsetof(struct req, text_inline));
+	r->text.p = r->text_inline;
+	r->text.cap = sizeof(r->text_inline);
+	r->arena = r->arena_inline;
+	r->arena_left = sizeof(r->arena_inline);
 	r->conn = c;
 	r->start = uv_now(c->srv->loop);
 	r->pub.method = -1;
@@ -247,11 +291,12 @@ static void req_free(struct req *r)
 	if (c->cur == r)
 		c->cur = NULL;
 	c->nreqs--;
-	for (ch = r->arena; ch; ch = next) {
+	for (ch = r->chunks; ch; ch = next) {
 		next = ch->next;
 		free(ch);
 	}
-	free(r->text.p);
+	if (r->text.heap)
+		free(r->text.p);
 	free(r->body.p);
 	free(r);
 }
@@ -361,6 +406,20 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
 static void on_timer(uv_timer_t *t);
 
+/*
+ * Set the deadline ms from now (0: none). Timers are restarted lazily: only
+ * when the deadline moves before the timer's due time; a timer that fires
+ * early re-arms itself for the rest.
+ */
+static void conn_deadline(struct conn *c, uint64_t ms)
+{
+	c->deadline = ms ? uv_now(c->srv->loop) + ms : 0;
+	if (!ms || (uv_is_active((uv_handle_t *)&c->timer) && c->due <= c->deadline))
+		return;
+	c->due = c->deadline;
+	uv_timer_start(&c->timer, on_timer, ms, 0);
+}
+
 /* Close gracefully: our FIN after the last write, then drop input until
  * the client closes or LINGER_MS passes. */
 static void conn_finish(struct conn *c)
@@ -368,8 +427,6 @@ static void conn_finish(struct conn *c)
 	if (c->closing || c->lingering)
 		return;
 	c->lingering = 1;
-	free(c->left);
-	c->left = NULL;
 	c->shut.data = c;
 	if (uv_shutdown(&c->shut, (uv_stream_t *)&c->tcp, on_shutdown) < 0) {
 		conn_close(c);
@@ -382,7 +439,7 @@ static void conn_finish(struct conn *c)
 	}
 	if (!c->reading && uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
 		c->reading = 1;
-	uv_timer_start(&c->timer, on_timer, LINGER_MS, 0);
+	conn_deadline(c, LINGER_MS);
 }
 
 static void conn_stop_reading(struct conn *c)
@@ -402,11 +459,10 @@ static void conn_error(struct conn *c, int status, const char *detail)
 
 	s->st.protocol_errors++;
 	c->stopped = 1;
+	c->linger = 1;
 	c->in_req = 0;
 	c->fresh = 0;
 	conn_stop_reading(c);
-	free(c->left);
-	c->left = NULL;
 	if (!r && !(r = req_new(c))) {
 		conn_close(c);
 		return;
@@ -498,8 +554,8 @@ static int find_header(const char *name, size_t len)
 	int i;
 
 	for (i = 0; i < HTTP_H_COUNT; i++)
-		if (strlen(header_names[i]) == len &&
-		    !strncasecmp(header_names[i], name, len))
+		if (header_names[i].len == len &&
+		    !strncasecmp(header_names[i].name, name, len))
 			return i;
 	return -1;
 }
@@ -522,7 +578,7 @@ static int on_header_field_complete(llhttp_t *p)
 	if (r->hset[id]) {
 		size_t off = r->text.len, len = r->hlen[id];
 
-		if (text_add(&r->text, r->text.p + r->hoff[id], len) < 0 ||
+		if (text_dup(&r->text, r->hoff[id], len) < 0 ||
 		    text_add(&r->text, ", ", 2) < 0)
 			return fail(c, 503, "out of memory");
 		r->hoff[id] = off;
@@ -617,7 +673,7 @@ static void dispatch(struct conn *c)
 
 /* Parse up to len bytes; returns how many were used. Stops early when the
  * pipeline is full (the caller keeps the rest) or parsing ends. */
-static size_t conn_parse(struct conn *c, const char *data, size_t len)
+static size_t parse_some(struct conn *c, const char *data, size_t len)
 {
 	size_t done = 0;
 
@@ -643,7 +699,19 @@ static size_t conn_parse(struct conn *c, const char *data, size_t len)
 			conn_error(c, 400, "malformed request");
 		return len;
 	}
+	if (c->stopped && done < len)
+		c->linger = 1; /* input after the last request is dropped */
 	return c->stopped || c->closing ? len : done;
+}
+
+static size_t conn_parse(struct conn *c, const char *data, size_t len)
+{
+	size_t n;
+
+	c->parsing = 1; /* answers given meanwhile must not re-enter */
+	n = parse_some(c, data, len);
+	c->parsing = 0;
+	return n;
 }
 
 /* Continue with input kept while the pipeline was full. */
@@ -708,8 +776,12 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		conn_on_eof(c);
 		return;
 	}
-	if (nread == 0 || c->lingering || c->stopped || c->closing)
+	if (nread == 0 || c->lingering || c->closing)
 		return;
+	if (c->stopped) {
+		c->linger = 1; /* dropped input: do not reset the last answer */
+		return;
+	}
 	n = conn_parse(c, buf->base, (size_t)nread);
 	if (n < (size_t)nread && !c->stopped && !c->closing) {
 		c->left = malloc((size_t)nread - n);
@@ -729,7 +801,16 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 static void on_timer(uv_timer_t *t)
 {
 	struct conn *c = t->data;
+	uint64_t now = uv_now(c->srv->loop);
 
+	if (!c->deadline)
+		return;
+	if (now < c->deadline) {
+		c->due = c->deadline;
+		uv_timer_start(t, on_timer, c->deadline - now, 0);
+		return;
+	}
+	c->deadline = 0;
 	if (c->lingering || c->fresh || !c->in_req)
 		conn_close(c);
 	else
@@ -742,29 +823,23 @@ static void on_timer(uv_timer_t *t)
 static void conn_arm(struct conn *c)
 {
 	const struct http_limits *l = &c->srv->lim;
-	uint64_t ms;
 
-	if (c->closing)
+	if (c->closing || c->lingering)
+		return; /* conn_finish() set the linger */
+	if (c->srv->draining && !c->in_req && !c->head) {
+		c->head_timer = 0;
+		conn_deadline(c, DRAIN_GRACE_MS);
 		return;
-	if (c->lingering)
-		return; /* conn_finish() started the linger */
+	}
 	if (c->fresh || c->in_req) {
-		if (!c->head_timer && l->header_timeout_ms)
-			uv_timer_start(&c->timer, on_timer, l->header_timeout_ms, 0);
-		else if (!c->head_timer)
-			uv_timer_stop(&c->timer);
+		if (!c->head_timer)
+			conn_deadline(c, l->header_timeout_ms);
 		c->head_timer = 1;
 		return;
 	}
 	c->head_timer = 0;
-	if (!c->head || c->head->state == R_WRITING)
-		ms = l->idle_timeout_ms;
-	else
-		ms = 0;
-	if (ms)
-		uv_timer_start(&c->timer, on_timer, ms, 0);
-	else
-		uv_timer_stop(&c->timer);
+	conn_deadline(c, !c->head || c->head->state == R_WRITING ?
+			 l->idle_timeout_ms : 0);
 }
 
 /* ---- responses ---------------------------------------------------------------- */
@@ -809,65 +884,120 @@ static int has_body(const struct req *r)
 	       r->resp.body.len > 0;
 }
 
-static void on_write(uv_write_t *wr, int status)
+/* Count a response as sent (status 0) and free it. */
+static void req_done(struct req *r, int status)
 {
-	struct req *r = container_of(wr, struct req, wr);
-	struct conn *c = r->conn;
-	struct http_server *s = c->srv;
+	struct http_server *s = r->conn->srv;
 
 	if (status == 0) {
-		size_t bytes = r->bufs[0].len + r->bufs[1].len +
-			       (has_body(r) ? r->bufs[2].len : 0);
-
-		s->st.bytes_sent += bytes;
+		s->st.bytes_sent += r->bytes;
 		if (s->lim.access_log)
-			log_access(s, r, bytes);
+			log_access(s, r, r->bytes);
 	}
 	req_free(r);
-	if (status < 0)
-		conn_close(c);
+}
+
+/* After responses went out: close a finished connection, or go on with
+ * input kept while the pipeline was full, and re-arm the timer. */
+static void conn_after_write(struct conn *c)
+{
 	if (c->closing) {
 		conn_maybe_free(c);
 		return;
 	}
 	if (!c->head && c->stopped && !c->in_req) {
-		conn_finish(c);
+		if (c->linger && !c->eof)
+			conn_finish(c);
+		else
+			conn_close(c); /* nothing unread: close() cannot reset */
 		return;
 	}
-	conn_parse_left(c);
+	if (!c->parsing)
+		conn_parse_left(c);
 	conn_arm(c);
 }
 
-/* Build the tail (extra, Date, Connection, blank line) and write. */
+static void on_write(uv_write_t *wr, int status)
+{
+	struct req *r = container_of(wr, struct req, wr);
+	struct conn *c = r->conn;
+
+	c->wpending--;
+	req_done(r, status);
+	if (status < 0)
+		conn_close(c);
+	conn_after_write(c);
+}
+
+static size_t put(char *dst, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(dst, s, n);
+	return n;
+}
+
+/* The tail: extra, Date, Connection when needed, the blank line. */
+static size_t format_tail(struct conn *c, struct req *r)
+{
+	size_t n = 0;
+
+	if (r->resp.extra)
+		n += put(r->tail, r->resp.extra);
+	n += put(r->tail + n, date_line(c->srv));
+	if (c->stopped && !r->next && !c->in_req)
+		n += put(r->tail + n, "Connection: close\r\n");
+	else if (r->http_minor == 0)
+		n += put(r->tail + n, "Connection: keep-alive\r\n");
+	n += put(r->tail + n, "\r\n");
+	assert(n < sizeof(r->tail));
+	return n;
+}
+
+/*
+ * Write r: at once with uv_try_write() when nothing is queued before it
+ * (the common case: no write request, no poll for writability), the rest
+ * with uv_write(). Returns 1 when r went out whole (and is freed), 0 when
+ * queued, -1 on error.
+ */
 static int write_req(struct conn *c, struct req *r)
 {
-	const char *extra = r->resp.extra ? r->resp.extra : "";
-	int last = c->stopped && !r->next && !c->in_req;
-	const char *conn_hdr = last ? "Connection: close\r\n" :
-			       r->http_minor == 0 ? "Connection: keep-alive\r\n" : "";
-	int n;
+	unsigned nb = has_body(r) ? 3 : 2, i = 0;
+	size_t tail = format_tail(c, r);
+	int n = 0;
 
-	n = snprintf(r->tail, sizeof(r->tail), "%s%s%s\r\n", extra,
-		     date_line(c->srv), conn_hdr);
-	assert(n > 0 && (size_t)n < sizeof(r->tail));
-	r->bufs[0] = uv_buf_init((char *)r->resp.head.base,
-				 (unsigned)r->resp.head.len);
-	r->bufs[1] = uv_buf_init(r->tail, (unsigned)n);
-	r->bufs[2] = uv_buf_init((char *)r->resp.body.base,
-				 (unsigned)r->resp.body.len);
-	r->wr.data = r;
-	if (uv_write(&r->wr, (uv_stream_t *)&c->tcp, r->bufs,
-		     has_body(r) ? 3 : 2, on_write) < 0)
-		return -1;
+	r->bufs[0] = uv_buf_init((char *)r->resp.head.base, (unsigned)r->resp.head.len);
+	r->bufs[1] = uv_buf_init(r->tail, (unsigned)tail);
+	r->bufs[2] = uv_buf_init((char *)r->resp.body.base, (unsigned)r->resp.body.len);
+	r->bytes = r->bufs[0].len + r->bufs[1].len + (nb == 3 ? r->bufs[2].len : 0);
 	r->state = R_WRITING;
+	if (!c->wpending) {
+		n = uv_try_write((uv_stream_t *)&c->tcp, r->bufs, nb);
+		if (n >= 0 && (size_t)n == r->bytes) {
+			req_done(r, 0);
+			return 1;
+		}
+		if (n < 0 && n != UV_EAGAIN)
+			return -1;
+		for (n = n < 0 ? 0 : n; i < nb && (size_t)n >= r->bufs[i].len; i++)
+			n -= (int)r->bufs[i].len;
+		r->bufs[i].base += n;
+		r->bufs[i].len -= (unsigned)n;
+	}
+	r->wr.data = r;
+	if (uv_write(&r->wr, (uv_stream_t *)&c->tcp, r->bufs + i, nb - i, on_write) < 0)
+		return -1;
+	c->wpending++;
 	return 0;
 }
 
+/* Write every ready response that is next in request order. */
 static void conn_flush(struct conn *c)
 {
-	struct req *r;
+	struct req *r = c->head, *next;
 
-	for (r = c->head; r; r = r->next) {
+	for (; r; r = next) {
+		next = r->next;
 		if (r->state == R_WRITING)
 			continue;
 		if (r->state != R_READY)
@@ -885,7 +1015,7 @@ void http_respond(struct http_req *pub, const struct http_response *resp)
 	struct conn *c = r->conn;
 
 	assert(r->state == R_HANDLING);
-	assert(!resp->extra || strlen(resp->extra) <= EXTRA_MAX);
+	assert(!resp->extra || strlen(resp->extra) <= EXTRA_MAX); /* cheap */
 	r->resp = *resp;
 	r->state = R_READY;
 	if (c->closing) {
@@ -894,7 +1024,7 @@ void http_respond(struct http_req *pub, const struct http_response *resp)
 		return;
 	}
 	conn_flush(c);
-	conn_arm(c);
+	conn_after_write(c);
 }
 
 /* ---- server ---------------------------------------------------------------------- */
@@ -993,14 +1123,13 @@ int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
 	return 0;
 }
 
+/* Requests already sent still get answers (with Connection: close, see
+ * on_message_complete); an idle connection closes after DRAIN_GRACE_MS, so
+ * that a request racing the drain is answered rather than reset. */
 static void drain_conn(struct conn *c)
 {
-	if (c->closing || c->lingering || c->in_req)
-		return; /* an incoming request finishes, with Connection: close */
-	c->stopped = 1;
-	conn_stop_reading(c);
-	if (!c->head)
-		conn_close(c);
+	c->linger = 1;
+	conn_arm(c);
 }
 
 void http_server_drain(struct http_server *s, void (*done)(void *arg), void *arg)

@@ -157,9 +157,10 @@ int http_server_create(struct uv_loop_s *loop, const struct http_limits *l,
 int http_server_accept(struct http_server *s, struct uv_stream_s *listener);
 
 /*
- * Drain: finish the requests already received or being received, answer
- * them with "Connection: close", close idle connections at once, and call
- * done(arg) when no connection is left (maybe before returning).
+ * Drain: answer the requests already received or being received (those
+ * parsed from now on with "Connection: close"), close each connection once
+ * it is idle (after a 250 ms grace, so that a request racing the drain is
+ * answered rather than reset), and call done(arg) when none is left.
  */
 void http_server_drain(struct http_server *s, void (*done)(void *arg),
 		       void *arg);
