@@ -108,6 +108,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libserver.a $(BUILD)/libclient.a $
 
 tests: all $(TEST_BIN)
 .PHONY: tests
+# keep test objects between runs (they are intermediates of the pattern rule)
+.SECONDARY:
 
 # Runs every cmocka binary and every tests/*.sh against $(BUILD).
 check: tests
@@ -134,12 +136,15 @@ noopt:
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1
 
+FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 fuzz:
 	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 \
-		CFLAGS="-fsanitize=fuzzer-no-link,address,undefined" $(BUILD:build=build-fuzz)/libcommon.a
-	clang -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -Icommon tests/fuzz_tile.c \
+		CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
+		build-fuzz/libcommon.a
+	clang -std=c11 -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_tile.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_tile
-	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 tests/corpus"
+	@mkdir -p build-fuzz/corpus
+	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 build-fuzz/corpus"
 
 check-headers:
 	@for h in common/*.h server/*.h client-sample/*.h; do \
