@@ -16,11 +16,15 @@
 
 struct preset;
 
-/* zstd level for tile bodies: 3 is zstd's default; tiles are compressed
- * once and served many times, so the level trades generation time for
- * cache capacity and bandwidth (measured: see routes.h). */
+/*
+ * zstd level for tile bodies. Measured on 28 tiles of the four built-in
+ * presets (LOD 0-2, 2.6 MB raw): level 1 gives 673 kB, 3 gives 703 kB,
+ * 6 gives 670 kB at twice the time of 1, 19 gives 643 kB at about 100 ms
+ * per LOD 0 tile. Level 1 is the fastest and as small as any below 19:
+ * the byte-plane filter leaves little for the slower matchers to find.
+ */
 #ifndef TILEGEN_ZSTD_LEVEL
-#define TILEGEN_ZSTD_LEVEL 3
+#define TILEGEN_ZSTD_LEVEL 1
 #endif
 
 /*

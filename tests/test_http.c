@@ -685,6 +685,60 @@ static void test_http_keeps_alive_and_honours_connection_close(void **state)
 	close(fd);
 }
 
+static void test_http_answers_100_pipelined_requests_beyond_the_queue_limit(void **state)
+{
+	enum { N = 100 };
+	char *buf = malloc(N * 64);
+	size_t len = 0;
+	struct reader r;
+	int i, fd = connect_main();
+
+	(void)state;
+	assert_non_null(buf);
+	/* More than the 32 a connection queues, all answered later (cold
+	 * tiles): reading pauses, then resumes on what it kept. */
+	for (i = 0; i < N; i++)
+		len += (size_t)sprintf(buf + len, "GET /v1/worlds/pipe/chunks/8/%d/0 HTTP/1.1\r\n\r\n", i);
+	send_all(fd, buf, len);
+	reader_init(&r, fd);
+	for (i = 0; i < N; i++) {
+		struct resp rp;
+		int32_t cx;
+
+		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		assert_int_equal(rp.status, 200);
+		assert_true(rp.body_len > 64);
+		memcpy(&cx, rp.body + 24, 4);
+		assert_int_equal(cx, i);
+		free(rp.body);
+	}
+	reader_release(&r);
+	free(buf);
+	close(fd);
+}
+
+static void test_http_closes_idle_keep_alive_connections(void **state)
+{
+	struct server s = { 0 };
+	struct reader r;
+	struct resp rp;
+	int fd;
+
+	(void)state;
+	assert_int_equal(server_start(&s, "--idle-timeout", "0.3", "--workers", "1", NULL), 0);
+	fd = connect_to(s.port);
+	assert_true(fd >= 0);
+	send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	reader_init(&r, fd);
+	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	assert_int_equal(rp.status, 200);
+	free(rp.body);
+	assert_int_equal(fill(&r, 1), -1); /* closed by the server, no bytes */
+	reader_release(&r);
+	close(fd);
+	assert_int_equal(server_stop(&s), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -710,6 +764,8 @@ int main(void)
 		cmocka_unit_test(test_http_answers_every_bad_input_with_its_status),
 		cmocka_unit_test(test_http_answers_503_with_retry_after_at_the_connection_limit),
 		cmocka_unit_test(test_http_keeps_alive_and_honours_connection_close),
+		cmocka_unit_test(test_http_answers_100_pipelined_requests_beyond_the_queue_limit),
+		cmocka_unit_test(test_http_closes_idle_keep_alive_connections),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
