@@ -8,10 +8,16 @@
  * written from the head of the queue, so they go out in request order even
  * when a later one is ready first. Parsing pauses (reading stops) while the
  * queue is full, and stops for good after a request that ends the
- * connection ("Connection: close", HTTP/1.0, a protocol error, draining);
- * the connection then closes gracefully once the queue is empty: shutdown
- * of our side, then a short linger that reads and drops what the client
- * still sends, so that our last response is not lost to a reset.
+ * connection ("Connection: close", HTTP/1.0, a protocol error, draining).
+ * The connection closes once the queue is empty: at once when all input
+ * was read, else (as nginx's lingering close) with a shutdown of our side
+ * and a short linger that reads and drops what the client still sends, so
+ * that our last response is not lost to a reset.
+ *
+ * A response that can be written whole goes out with uv_try_write() from
+ * the handler's call (no write request, no poll for writability); the rest
+ * is queued with uv_write(). Idle, header and linger timeouts share one
+ * timer per connection, restarted only when its deadline moves earlier.
  *
  * Reads land in one buffer shared by all connections (everything runs on
  * the loop thread and is parsed at once); the bytes a request keeps (its
@@ -88,7 +94,7 @@ struct req {
 };
 
 struct conn {
-	uv_tcp_t tcp;                     /* first: handle.data-free casts */
+	uv_tcp_t tcp;                     /* handles' data point to the conn */
 	uv_timer_t timer;
 	uv_shutdown_t shut;
 	llhttp_t parser;
@@ -132,8 +138,7 @@ struct http_server {
 	struct conn *conns;
 	unsigned nconns, nrejected;
 	struct http_stats st;
-	char *rbuf;
-	int rbuf_busy;
+	char *rbuf;                       /* the shared read buffer */
 	time_t date_sec;
 	char date[48];
 	int draining;
@@ -457,7 +462,8 @@ static void conn_error(struct conn *c, int status, const char *detail)
 	struct http_server *s = c->srv;
 	struct req *r = c->cur;
 
-	s->st.protocol_errors++;
+	if (!c->rejected)
+		s->st.protocol_errors++;
 	c->stopped = 1;
 	c->linger = 1;
 	c->in_req = 0;

@@ -253,7 +253,7 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 {
 	struct loop_config lc = { c->bind, (int)c->port, 4096, c->workers, 10000 };
 	struct route_config rc = { (size_t)c->cache_mb << 20, c->max_age,
-				   TILEGEN_ZSTD_LEVEL };
+				   TILEGEN_ZSTD_LEVEL, 1024 };
 	struct http_server *hs = NULL;
 	struct http_handler h;
 	struct http_limits lim;

@@ -97,6 +97,8 @@ struct routes {
 	struct metrics *metrics;
 	const struct http_server *server;
 	int zstd_level;
+	unsigned generating;             /* generations queued or running */
+	unsigned max_generations;
 	char cache_control[48];
 	char *presets_json;
 	size_t presets_len;
@@ -639,7 +641,8 @@ static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
 	int rc = err;
 
 	if (err)
-		x->detail = "tile generation failed";
+		x->detail = err == ERR_BUSY ? "too many tiles being generated, retry later" :
+			    "tile generation failed";
 	else
 		rc = tile_send(x, e);
 	if (rc)
@@ -717,6 +720,7 @@ static void gen_done(uv_work_t *w, int status)
 
 	if (status < 0 && !j->err)
 		j->err = ERR_BUSY;
+	rt->generating--;
 	metrics_generation_end(rt->metrics, (double)j->ns / 1e9, j->err);
 	if (j->err)
 		cache_abort(rt->cache, j->flight, j->err);
@@ -726,11 +730,18 @@ static void gen_done(uv_work_t *w, int status)
 	free(j);
 }
 
+/* Queue the generation of x's tile for the flight; a full queue fails it
+ * with ERR_BUSY (503), which bounds the memory waiting requests hold. */
 static void generate(struct rctx *x, struct cache_entry *flight,
 		     const struct preset *p)
 {
-	struct gen_job *j = calloc(1, sizeof(*j));
+	struct gen_job *j;
 
+	if (x->rt->generating >= x->rt->max_generations) {
+		cache_abort(x->rt->cache, flight, ERR_BUSY);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
 	if (!j) {
 		cache_abort(x->rt->cache, flight, ERR_NOMEM);
 		return;
@@ -738,12 +749,13 @@ static void generate(struct rctx *x, struct cache_entry *flight,
 	*j = (struct gen_job){ .rt = x->rt, .flight = flight, .p = p,
 			       .seed = x->key.seed, .cx = x->key.cx,
 			       .cz = x->key.cz, .lod = (int)x->key.lod };
-	metrics_generation_start(x->rt->metrics);
 	if (uv_queue_work(x->rt->loop, &j->work, gen_work, gen_done) < 0) {
-		metrics_generation_end(x->rt->metrics, 0, ERR_BUSY);
 		free(j);
 		cache_abort(x->rt->cache, flight, ERR_BUSY);
+		return;
 	}
+	x->rt->generating++;
+	metrics_generation_start(x->rt->metrics);
 }
 
 static int parse_coord(struct rctx *x, int i, int32_t *v)
@@ -1042,6 +1054,7 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	rt->loop = loop;
 	rt->cat = cat;
 	rt->zstd_level = cfg->zstd_level;
+	rt->max_generations = cfg->max_generations ? cfg->max_generations : 1024;
 	if (cfg->max_age)
 		snprintf(rt->cache_control, sizeof(rt->cache_control),
 			 "public, max-age=%u", cfg->max_age);

@@ -40,7 +40,8 @@
  *
  * Errors: 400 bad seed, lod, cx or cz, bad percent-encoding or NUL in the
  * path; 404 unknown route or generator; 405 with Allow; 408, 413, 414,
- * 431 from the HTTP layer; 503 with Retry-After when overloaded.
+ * 431 from the HTTP layer; 503 with Retry-After when overloaded (at the
+ * connection limit, or max_generations tiles already being generated).
  *
  * Tiles are cached in their zstd form with both prebuilt response heads, so
  * a zstd hit is one write of stored bytes. An identity GET decompresses the
@@ -65,6 +66,7 @@ struct route_config {
 	size_t cache_bytes;  /* tile cache bound (--cache-mb; 256 MiB) */
 	unsigned max_age;    /* tile Cache-Control max-age, seconds (60) */
 	int zstd_level;      /* TILEGEN_ZSTD_LEVEL */
+	unsigned max_generations; /* queued or running; more get 503 (1024) */
 };
 
 /*
