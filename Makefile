@@ -27,7 +27,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g -ffp-contract=off -fno-fast-math -fno-math-errno \
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \
 	$(SANFLAGS) $(CFLAGS)
-LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+LDFLAGS_ALL := -Wl,--as-needed $(SANFLAGS) $(LDFLAGS)
 LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lcjson -lpng16 -lcmocka) -lxxhash -lpthread -lm
 
 ifneq ($(V),1)
