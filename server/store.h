@@ -1,0 +1,248 @@
+/*
+ * store.h - the write-ahead log of edit batches: the only module that
+ * touches disk.
+ *
+ * A store is one directory (--data-dir) holding one append-only file,
+ * edits.log, locked with flock() so that two servers cannot share it.
+ * Records are opaque byte strings: the store frames them (magic, length,
+ * XXH3-64 checksum), appends them with group commit and hands them back in
+ * order at start-up. What a record means is the caller's business; the
+ * store_batch_* helpers at the end define the payload the server uses (one
+ * batch of edits of one world) but the store itself never looks inside.
+ * The file format and the recovery procedure are in docs/edit-log.md.
+ *
+ * Durability guarantee: when an append's done callback runs with status 0,
+ * the record, and every record appended before it, has been written and
+ * fdatasync()'d; it survives kill -9 and power loss (given a disk that
+ * honours flushes). Nothing is acknowledged before that. A record whose
+ * callback got an error, or never ran because the process died, may or may
+ * not be in the log after a restart.
+ *
+ * Life cycle, all on the loop thread:
+ *
+ *	store_open(dir, loop, NULL, &s, err, sizeof(err));
+ *	store_replay(s, apply_cb, world, &rs);   // before any append
+ *	store_append(s, rec, len, done_cb, req); // many, concurrently
+ *	store_close(s);                          // commits what is queued
+ *
+ * Group commit: appends queue in memory; one writer thread writes
+ * everything queued with one write and one fdatasync(), then the loop
+ * thread calls each callback of that commit. Appends that arrive while a
+ * commit is in flight go into the next one. After a failed write or fsync
+ * the store is failed for good (see store_append) and the server should
+ * answer 503 until it is restarted.
+ */
+#ifndef STORE_H
+#define STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+struct uv_loop_s;
+
+/* Name of the log inside the data directory. */
+#define STORE_LOG_NAME "edits.log"
+
+/* File header: magic "TWAL" (0x4c415754 as a little-endian u32), version. */
+#define STORE_FILE_MAGIC   0x4c415754u
+#define STORE_FILE_VERSION 1
+#define STORE_FILE_HEADER  32   /* bytes; records start here */
+
+/* Record header: magic/version word "WR01", u32 length, u64 checksum. */
+#define STORE_REC_MAGIC  0x31305257u
+#define STORE_REC_HEADER 16
+
+/* Largest payload of one record (a full edit batch is about 11 KiB). */
+#define STORE_RECORD_MAX (1u << 20)
+
+/* Default bound on bytes queued for the next commit (16 MiB). */
+#define STORE_QUEUE_DEFAULT ((size_t)16 << 20)
+
+struct store_options {
+	/*
+	 * Bound on the framed bytes waiting for the next commit; beyond it
+	 * store_append() returns ERR_BUSY at once. 0 means
+	 * STORE_QUEUE_DEFAULT. It must be at least one largest record
+	 * (STORE_REC_HEADER + STORE_RECORD_MAX) or it is raised to that.
+	 */
+	size_t max_queued_bytes;
+};
+
+/* Counters and gauges for /metrics (store_stats()). */
+struct store_stats {
+	uint64_t records;      /* records in the log: replayed + committed */
+	uint64_t bytes;        /* size of the log file, headers included */
+	uint64_t commits;      /* group commits, i.e. fdatasync() calls */
+	uint64_t appends;      /* appends accepted since open */
+	uint64_t rejected;     /* appends refused with ERR_BUSY (queue full) */
+	uint64_t last_batch;   /* records covered by the last commit */
+	uint64_t max_batch;    /* most records one commit has covered */
+	size_t queued_bytes;   /* framed bytes waiting for the next commit */
+	int failed;            /* 0, or the ERR_* that failed the store */
+};
+
+/* What store_replay() found. */
+struct store_replay_stats {
+	uint64_t records;      /* records handed to the callback */
+	uint64_t bytes;        /* payload bytes handed to the callback */
+	uint64_t end;          /* offset of the end of the last good record */
+	uint64_t torn_offset;  /* where a dropped torn tail began, else 0 */
+	uint64_t torn_bytes;   /* bytes dropped from the tail, else 0 */
+	uint64_t bad_offset;   /* ERR_CORRUPT: offset of the bad record */
+	/*
+	 * A line for the operator, "" when there is nothing to say: the
+	 * warning "dropped torn tail record at offset N (M bytes)", or
+	 * the reason replay failed, naming the offset and the recovery
+	 * command.
+	 */
+	char message[512];
+};
+
+/*
+ * Called by store_replay() with each record's payload (valid only during
+ * the call), in log order. Return 0 to go on, or a negative ERR_* to stop:
+ * store_replay() then returns that code.
+ */
+typedef int (*store_replay_fn)(void *arg, const uint8_t *payload, size_t len);
+
+/*
+ * Called on the loop thread once per accepted append: status 0 when the
+ * record is durable, or a negative ERR_* (ERR_IO) when it may not be.
+ */
+typedef void (*store_done_fn)(void *arg, int status);
+
+/*
+ * Open the store in dir: create dir (mode 0750) and dir/edits.log when
+ * missing (writing and fsyncing the file header and the directory), take
+ * an exclusive flock() on the log and check its file header. loop is the
+ * libuv loop whose thread will call store_append() and receive the done
+ * callbacks; NULL opens the store for replay only (appends then fail with
+ * ERR_INVAL). opts may be NULL for the defaults. On success *out is a new
+ * store (store_close()). On failure returns ERR_INVAL (bad argument),
+ * ERR_BUSY (another process holds the directory), ERR_IO (a system call
+ * failed), ERR_MAGIC / ERR_VERSION / ERR_CORRUPT (edits.log is not a log
+ * this server reads) or ERR_NOMEM, with a message naming the path in err
+ * (errlen bytes).
+ */
+int store_open(const char *dir, struct uv_loop_s *loop,
+	       const struct store_options *opts, struct store **out, char *err,
+	       size_t errlen);
+
+/*
+ * Read every record in order and pass each payload to cb(arg, ...). Reads
+ * in large blocks (1,000,000 small records take well under a second).
+ * Must run before the first append, and otherwise only while no append is
+ * outstanding (else ERR_BUSY). st may be NULL.
+ *
+ * A torn tail - a last record that is short or fails its check with no
+ * valid record anywhere after it, as a crash in the middle of a commit
+ * leaves - is dropped: the file is truncated to the end of the last good
+ * record and fsync'd, st->torn_offset and st->torn_bytes say what was cut
+ * and st->message says it ("dropped torn tail record at offset N (M
+ * bytes)"); the return value is still 0. A bad record followed by a valid
+ * one is corruption in the middle: returns ERR_CORRUPT, leaves the file
+ * untouched, sets st->bad_offset and explains in st->message how to
+ * recover (store_truncate()). ERR_IO on a read or truncate error. On any
+ * error cb may have seen a prefix of the log: discard what it built.
+ * Appends are allowed only after a replay that returned 0.
+ */
+int store_replay(struct store *s, store_replay_fn cb, void *arg,
+		 struct store_replay_stats *st);
+
+/*
+ * Queue a copy of payload (1..STORE_RECORD_MAX bytes) for the next group
+ * commit and return at once. Loop thread only. On 0, done(arg, status)
+ * will be called exactly once on the loop thread: with 0 only after the
+ * record and everything before it has been fdatasync()'d, or with ERR_IO.
+ * On a negative return done is never called:
+ *   ERR_INVAL  bad argument, no loop, or store_replay() has not succeeded
+ *   ERR_BUSY   the queue is full (max_queued_bytes): retry later (503)
+ *   ERR_IO     the store has failed (below); restart the server
+ *
+ * If a write or fdatasync() fails, every append of that commit and every
+ * append queued behind it gets ERR_IO, and the store refuses all later
+ * appends. Retrying is not safe: after a failed fsync Linux may already
+ * have marked the dirty pages clean and dropped them, so a second fsync
+ * can succeed without the data being on disk, and a short write would
+ * leave a partial record in the middle of later ones. A restart replays
+ * what really is on disk (a partial record there is a torn tail).
+ */
+int store_append(struct store *s, const void *payload, size_t len,
+		 store_done_fn done, void *arg);
+
+/*
+ * Counters for /metrics. Any thread; cheap (takes a mutex).
+ */
+void store_stats(struct store *s, struct store_stats *out);
+
+/*
+ * Close the store, on the loop thread. Blocks until the writer has
+ * committed everything already accepted (the commit in flight and the
+ * queued ones), then runs the remaining done callbacks from inside this
+ * call, so every accepted append has had its callback when it returns.
+ * Closes the file, which releases the lock, and frees the store. A small
+ * libuv handle is freed by the loop later, so run the loop once more
+ * before uv_loop_close(). NULL does nothing. Do not call it from a done
+ * callback.
+ */
+void store_close(struct store *s);
+
+/*
+ * Recovery after ERR_CORRUPT, for a human who has decided to lose what
+ * follows: cut dir/edits.log at offset, keeping every record before it.
+ * offset must be the end of a valid record (or STORE_FILE_HEADER), as
+ * reported in store_replay_stats.bad_offset. The bytes cut are first
+ * saved to dir/edits.log.cut-OFFSET (fsync'd) so that nothing is
+ * destroyed. Takes the directory lock, so it fails with ERR_BUSY while a
+ * server runs. The CLI is `terrain-server repair-log --data-dir DIR
+ * --truncate-at OFFSET`. Returns 0 or ERR_INVAL (offset is not a record
+ * boundary or is past the end), ERR_BUSY, ERR_IO, ERR_MAGIC,
+ * ERR_VERSION, ERR_CORRUPT, with a message in err. *kept (may be NULL)
+ * gets the number of records kept.
+ */
+int store_truncate(const char *dir, uint64_t offset, uint64_t *kept, char *err,
+		   size_t errlen);
+
+/*
+ * The payload the server logs: one accepted batch of edits of one world.
+ * Pure helpers over bytes; the store never calls them. Layout (little-
+ * endian): u8 version (1), u8 gen_len, gen (gen_len bytes), u64 seed,
+ * u64 first_seq, u32 count, then count canonical edits of EDIT_WIRE_SIZE
+ * (42) bytes each (edit_encode()).
+ *
+ *	uint8_t buf[STORE_BATCH_MAX];
+ *	struct store_batch b = { "default", 7, seed, seq, n, bytes };
+ *	store_batch_encode(&b, buf, sizeof(buf), &len);
+ */
+#define STORE_BATCH_VERSION 1
+#define STORE_BATCH_EDIT    42   /* EDIT_WIRE_SIZE */
+#define STORE_BATCH_MAX     (2 + 255 + 20 + 256 * STORE_BATCH_EDIT)
+
+struct store_batch {
+	const char *gen;       /* generator preset name, not NUL-terminated */
+	size_t gen_len;        /* 1..255 */
+	uint64_t seed;
+	uint64_t first_seq;    /* sequence number of the first edit */
+	uint32_t count;        /* edits, 1..EDIT_BATCH_MAX (256) */
+	const uint8_t *edits;  /* count * STORE_BATCH_EDIT canonical bytes */
+};
+
+/* Bytes store_batch_encode() writes for b. */
+size_t store_batch_size(const struct store_batch *b);
+
+/*
+ * Serialise b into out (cap bytes); *len gets the size. Returns 0, or
+ * ERR_INVAL (a field out of range) or ERR_TOOBIG (cap too small).
+ */
+int store_batch_encode(const struct store_batch *b, uint8_t *out, size_t cap,
+		       size_t *len);
+
+/*
+ * Parse a payload. b->gen and b->edits point into p (valid as long as p).
+ * Checks the framing only; decode each edit with edit_decode(). Returns 0,
+ * ERR_VERSION or ERR_CORRUPT.
+ */
+int store_batch_decode(const uint8_t *p, size_t len, struct store_batch *b);
+
+#endif
