@@ -691,6 +691,11 @@ int store_append(struct store *s, const void *payload, size_t len,
 
 void store_stats(struct store *s, struct store_stats *out)
 {
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
 	uv_mutex_lock(&s->mu);
 	*out = s->stats;
 	uv_mutex_unlock(&s->mu);
@@ -868,12 +873,13 @@ static int bad_record(struct store *s, struct reader *r, int kind, const char *w
 	if (k) {
 		st->bad_offset = off;
 		return fail(msg, ml, ERR_CORRUPT,
-			    "%s: corrupt record at offset %llu (%s) followed by a valid"
-			    " record at offset %llu; refusing to replay. To keep the %llu"
-			    " records before it and cut the rest (saved to %s.cut-%llu):"
+			    "%s: corrupt record at offset %llu (%s, %llu bytes before the"
+			    " end) followed by a valid record at offset %llu; refusing to"
+			    " replay. To keep the %llu records before it and cut the rest"
+			    " (saved to %s.cut-%llu), see docs/edit-log.md and run:"
 			    " terrain-server repair-log --data-dir %s --truncate-at %llu",
-			    s->path, (ull)off, why, (ull)next, (ull)st->records, s->path,
-			    (ull)off, s->dir, (ull)off);
+			    s->path, (ull)off, why, (ull)(r->size - off), (ull)next,
+			    (ull)st->records, s->path, (ull)off, s->dir, (ull)off);
 	}
 	if (ftruncate(s->fd, (off_t)off) || fsync(s->fd))
 		return fail(msg, ml, ERR_IO, "truncate %s: %s", s->path, strerror(errno));

@@ -171,9 +171,7 @@ int store_replay(struct store *s, store_replay_fn cb, void *arg,
 int store_append(struct store *s, const void *payload, size_t len,
 		 store_done_fn done, void *arg);
 
-/*
- * Counters for /metrics. Any thread; cheap (takes a mutex).
- */
+/* Counters for /metrics into *out. Any thread; cheap (takes a mutex). */
 void store_stats(struct store *s, struct store_stats *out);
 
 /*
