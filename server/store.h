@@ -25,12 +25,14 @@
  *	store_append(s, rec, len, done_cb, req); // many, concurrently
  *	store_close(s);                          // commits what is queued
  *
- * Group commit: appends queue in memory; one writer thread writes
- * everything queued with one write and one fdatasync(), then the loop
- * thread calls each callback of that commit. Appends that arrive while a
- * commit is in flight go into the next one. After a failed write or fsync
- * the store is failed for good (see store_append) and the server should
- * answer 503 until it is restarted.
+ * Group commit: appends queue in memory; at the end of each loop
+ * iteration (a uv_check_t) one writer thread takes everything queued and
+ * writes it with one pwrite() and one fdatasync(), then the loop thread
+ * calls each callback of that commit. So one commit covers every append of
+ * a loop iteration, and appends that arrive while a commit is in flight
+ * all go into the next one. After a failed write or fsync the store is
+ * failed for good (see store_append) and the server should answer 503
+ * until it is restarted.
  */
 #ifndef STORE_H
 #define STORE_H
