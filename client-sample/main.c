@@ -4,6 +4,9 @@
  *   terrain-client decode [--heights] FILE   header as "key: value" lines,
  *                                            or the heights in metres
  *   terrain-client png FILE -o OUT.png       shaded relief preview
+ *   terrain-client pngstat FILE              PNG size and distinct colours
+ *   terrain-client fetch|walk|swarm ...      HTTP clients of the server
+ *                                            (fetch.c, walk.c, swarm.c)
  *
  * FILE "-" is standard input. Subcommands live in one table (commands[]
  * below); each is a function taking its own argv, returning an exit code:
@@ -18,8 +21,11 @@
 #include <string.h>
 
 #include "err.h"
+#include "fetch.h"
 #include "png.h"
+#include "swarm.h"
 #include "tile.h"
+#include "walk.h"
 
 #define PROG "terrain-client"
 
@@ -302,6 +308,24 @@ static int cmd_png(int argc, char **argv)
 	return 0;
 }
 
+/* ---- pngstat ---- */
+
+static int cmd_pngstat(int argc, char **argv)
+{
+	uint32_t w, h;
+	size_t colours;
+	int rc;
+
+	if (argc != 2 || (argv[1][0] == '-' && argv[1][1]))
+		return usage_error("pngstat: usage: pngstat FILE", NULL);
+	if ((rc = png_stat(argv[1], &w, &h, &colours)) != 0)
+		return fail(argv[1], rc == ERR_IO ? "not a readable PNG" :
+			    err_str(rc));
+	printf("width: %" PRIu32 "\nheight: %" PRIu32 "\ncolours: %zu\n", w, h,
+	       colours);
+	return 0;
+}
+
 /* ---- dispatch ---- */
 
 static const struct command commands[] = {
@@ -310,6 +334,32 @@ static const struct command commands[] = {
 	  "      in metres, one row per line (z increasing)" },
 	{ "png", cmd_png, "FILE -o OUT.png",
 	  "write a shaded relief preview (north up; OUT - is stdout)" },
+	{ "pngstat", cmd_pngstat, "FILE",
+	  "print a PNG's width, height and number of distinct colours" },
+	{ "fetch", fetch_main,
+	  "--server URL --seed S [--gen G] [--x X] [--z Z] --radius R\n"
+	  "      [--d0 M] [--lmax L] [--connections N] [--pipeline K]\n"
+	  "      [--batch-lod B] [--timeout-ms T] -o MAP.png",
+	  "load the chunks of the square of side 2R around (X, Z), ring by\n"
+	  "      ring, each at LOD min(floor(log2(d / d0)), Lmax) (0 when\n"
+	  "      d < d0; d0 256, Lmax 6); verify checksums, headers and seams;\n"
+	  "      write one hillshaded PNG, width = 2R / spacing of the finest\n"
+	  "      LOD (1 m); chunks at LOD >= B (2; -1 never) go in batches" },
+	{ "walk", walk_main,
+	  "--server URL --seed S [--gen G] --path X0,Z0:X1,Z1:...\n"
+	  "      --speed M_PER_S [--radius R] [--step-ms T] [--revalidate SEC]\n"
+	  "      [--d0 M] [--lmax L] [--connections N] [--quiet]",
+	  "walk a player along the path in simulated steps of T ms (500),\n"
+	  "      keeping the chunks within R (1024 m) loaded: fetch what\n"
+	  "      changes, revalidate older tiles with If-None-Match (after the\n"
+	  "      server's max-age, or SEC); report each step and totals" },
+	{ "swarm", swarm_main,
+	  "--server URL --players N --duration SEC [--connections C]\n"
+	  "      [--seed-base B] [--worlds K] [--radius R] [--speed MAX]\n"
+	  "      [--step-ms T] [--gen G]",
+	  "N players in K worlds (seeds B.., 10) walking at once over C\n"
+	  "      connections (16), R 512 m; report requests/s, tiles/s, MB/s,\n"
+	  "      X-Cache hit share and latency percentiles" },
 };
 
 static void usage(FILE *out)
@@ -318,8 +368,9 @@ static void usage(FILE *out)
 	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
 		fprintf(out, "  " PROG " %s %s\n      %s\n", commands[k].name,
 			commands[k].args, commands[k].help);
-	fprintf(out, "\nFILE - reads standard input. Exit status: 0 ok, "
-		"1 failure, 2 usage error.\n");
+	fprintf(out, "\nFILE - reads standard input. URL is http://HOST:PORT. "
+		"Exit status: 0 ok,\n1 failure (bad tile, server down, bad "
+		"status, corrupt tile, seam mismatch),\n2 usage error.\n");
 }
 
 static int is_help(const char *arg)

@@ -138,6 +138,7 @@ int png_write_rgb(const char *path, const uint8_t *rgb, uint32_t w,
 	img.width = w;
 	img.height = hgt;
 	img.format = PNG_FORMAT_RGB;
+	img.flags = PNG_IMAGE_FLAG_FAST; /* zlib speed over size: maps are big */
 	if (strcmp(path, "-") == 0)
 		ok = png_image_write_to_stdio(&img, stdout, 0, rgb, 0, NULL) &&
 		     fflush(stdout) == 0;
@@ -162,4 +163,44 @@ int png_write_heights(const char *path, const double *h_m, uint32_t w,
 	rc = png_write_rgb(path, rgb, w, hgt);
 	free(rgb);
 	return rc;
+}
+
+int png_stat(const char *path, uint32_t *w, uint32_t *hgt, size_t *colours)
+{
+	png_image img;
+	uint8_t *rgb, *seen;
+	size_t n, count = 0;
+	int ok;
+
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_file(&img, path))
+		return ERR_IO;
+	img.format = PNG_FORMAT_RGB;
+	n = (size_t)img.width * img.height;
+	rgb = malloc(n * 3);
+	seen = calloc(1u << 21, 1); /* one bit per 24-bit colour */
+	if (!rgb || !seen) {
+		png_image_free(&img);
+		free(rgb);
+		free(seen);
+		return ERR_NOMEM;
+	}
+	ok = png_image_finish_read(&img, NULL, rgb, 0, NULL);
+	for (size_t k = 0; ok && k < n; k++) {
+		uint32_t c = (uint32_t)rgb[3 * k] << 16 |
+			     (uint32_t)rgb[3 * k + 1] << 8 | rgb[3 * k + 2];
+
+		if (!(seen[c >> 3] & (1u << (c & 7)))) {
+			seen[c >> 3] |= (uint8_t)(1u << (c & 7));
+			count++;
+		}
+	}
+	*w = img.width;
+	*hgt = img.height;
+	*colours = count;
+	png_image_free(&img);
+	free(rgb);
+	free(seen);
+	return ok ? 0 : ERR_IO;
 }

@@ -12,6 +12,7 @@
 #ifndef CLIENT_PNG_H
 #define CLIENT_PNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -47,5 +48,12 @@ int png_write_rgb(const char *path, const uint8_t *rgb, uint32_t w,
  */
 int png_write_heights(const char *path, const double *h_m, uint32_t w,
 		      uint32_t hgt, double spacing_m);
+
+/*
+ * Read the PNG at path and report its size and how many distinct RGB
+ * colours its pixels use (alpha ignored). Returns 0, ERR_IO (unreadable
+ * or not a PNG) or ERR_NOMEM.
+ */
+int png_stat(const char *path, uint32_t *w, uint32_t *hgt, size_t *colours);
 
 #endif

@@ -1,0 +1,102 @@
+/*
+ * cli.h - what the network commands (fetch, walk, swarm) share: one
+ * option table, the libuv loop and HTTP client, the world info request,
+ * the view parameters from options, and error messages.
+ *
+ * Messages go to stderr as "terrain-client: what: detail"; functions that
+ * fail print their own message and return the exit code to use
+ * (EXIT_FAILURE, or CLI_EXIT_USAGE for bad arguments).
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "world.h"
+
+#define CLI_PROG "terrain-client"
+#define CLI_EXIT_USAGE 2
+#define CLI_MAX_SPAN 257 /* chunks across a player's square, at most */
+
+struct hclient;
+struct view_params;
+
+/* Every option of every network command, with its typical default. */
+struct cli_opts {
+	const char *server;   /* --server http://127.0.0.1:8080 */
+	const char *seed;     /* --seed, decimal or text */
+	const char *gen;      /* --gen, NULL: the server's default */
+	const char *out;      /* -o PNG path */
+	const char *path;     /* --path x0,z0:x1,z1:... */
+	double x, z;          /* --x --z (0, 0) */
+	double radius;        /* --radius in m (per command) */
+	double d0;            /* --d0 (256) */
+	double speed;         /* --speed m/s (walk 10; swarm: the fastest, 40) */
+	double duration;      /* --duration s (5) */
+	double revalidate;    /* --revalidate s; -1: the server's max-age */
+	long lmax;            /* --lmax (6) */
+	long connections;     /* --connections (4; swarm 16) */
+	long pipeline;        /* --pipeline (8) */
+	long players;         /* --players (10) */
+	long worlds;          /* --worlds: distinct seeds in a swarm (10) */
+	long step_ms;         /* --step-ms (walk 500; swarm 250) */
+	long batch_lod;       /* --batch-lod: far rings from this LOD (2); -1 off */
+	long timeout_ms;      /* --timeout-ms (10000) */
+	uint64_t seed_base;   /* --seed-base (1) */
+	int quiet;            /* --quiet: totals only */
+};
+
+/*
+ * Parse argv[1..argc-1] (argv[0] is the command) into o, which holds the
+ * defaults. allowed and required are space-separated option names
+ * ("--server --seed"). Returns 0, or CLI_EXIT_USAGE after a message.
+ */
+int cli_parse(int argc, char **argv, const char *allowed,
+	      const char *required, struct cli_opts *o);
+
+/* Defaults common to all commands (see struct cli_opts). */
+void cli_defaults(struct cli_opts *o);
+
+/* Print "terrain-client: what: detail"; returns EXIT_FAILURE. */
+int cli_fail(const char *what, const char *detail);
+
+struct cli_session {
+	uv_loop_t loop;
+	struct hclient *hc;
+	struct world_info wi;  /* of the seed given to cli_open() */
+	int open;
+};
+
+/*
+ * Ignore SIGPIPE, start a loop and a client for o->server, and fetch the
+ * world info of (seed, o->gen). Returns 0, or EXIT_FAILURE after saying
+ * why (bad URL, server down, bad status, bad JSON); s is closed then.
+ */
+int cli_open(struct cli_session *s, const struct cli_opts *o,
+	     const char *seed);
+
+/* Close the client, let the loop finish, close the loop. */
+void cli_close(struct cli_session *s);
+
+/*
+ * Run the loop until *flag is non-zero or nothing is left to run.
+ * Returns 0, or -1 when the loop ran dry first.
+ */
+int cli_run_until(struct cli_session *s, const int *flag);
+
+/*
+ * View parameters from o and the world info for seed (text as in URLs,
+ * value its 64-bit form). Returns 0, or CLI_EXIT_USAGE after a message.
+ */
+int cli_view_params(const struct cli_opts *o, const struct cli_session *s,
+		    const char *seed, struct view_params *p);
+
+/* Nanoseconds as milliseconds. */
+double cli_ms(uint64_t ns);
+
+/* p-th percentile (0..100) of n sorted values. */
+uint64_t cli_percentile(const uint64_t *sorted, size_t n, double p);
+
+#endif

@@ -1,0 +1,126 @@
+/*
+ * hclient.h - an HTTP/1.1 client for one server, on libuv and llhttp.
+ *
+ * A bounded pool of keep-alive connections to one host:port. Requests are
+ * queued in submission order and handed to the least busy connection, up
+ * to `pipeline` in flight on each; responses are matched to requests in
+ * order (HTTP/1.1 pipelining). Every request asks for
+ * `Accept-Encoding: zstd` and zstd bodies are decoded with libzstd before
+ * the callback sees them.
+ *
+ * Failures: a connection that cannot connect, drops, sends garbage or makes
+ * no progress for timeout_ms while requests wait on it is closed; its
+ * requests go back to the front of the queue (each one charged an attempt)
+ * and the connection slot reconnects after an exponential backoff
+ * (backoff_ms, doubling). A request fails after `attempts` tries; a slot
+ * gives up after `attempts` consecutive failures, and when every slot has
+ * given up the queued requests fail with the last error. HTTP error
+ * statuses are answers, not failures: they reach the callback as they are.
+ *
+ * Everything runs on the loop's thread. What to request and what a body
+ * means is the caller's business (view.c).
+ */
+#ifndef HCLIENT_H
+#define HCLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct uv_loop_s;
+struct hclient;
+
+/* Options; hclient_opts_default() gives the typical values shown. */
+struct hclient_opts {
+	unsigned connections; /* connection pool bound (4), 1..256 */
+	unsigned pipeline;    /* requests in flight per connection (8), 1..64 */
+	uint64_t timeout_ms;  /* connect, or no byte while busy (10000) */
+	unsigned attempts;    /* tries per request and per slot (4) */
+	uint64_t backoff_ms;  /* first reconnect delay, doubling (50) */
+	size_t max_body;      /* largest body, coded or decoded (64 MiB) */
+};
+
+void hclient_opts_default(struct hclient_opts *o);
+
+enum hclient_xcache { HCLIENT_XCACHE_NONE, HCLIENT_XCACHE_HIT,
+		      HCLIENT_XCACHE_MISS };
+
+/*
+ * What a callback gets. On a transport failure err is ERR_IO (detail says
+ * what: "connect: connection refused", "timeout: no response in 10000 ms",
+ * "cancelled") and status is 0. With a status, err may still be ERR_ZSTD or
+ * ERR_TOOBIG when the body could not be decoded or was too large.
+ */
+struct hclient_resp {
+	int err;              /* 0 or a negative ERR_* */
+	const char *detail;   /* for err: static or client-owned text */
+	int status;           /* HTTP status, 0 without an answer */
+	const char *etag;     /* ETag header value, or NULL */
+	int xcache;           /* enum hclient_xcache, from X-Cache */
+	long max_age;         /* Cache-Control max-age in s, -1 when absent */
+	int zstd;             /* the body came zstd-coded (now decoded) */
+	uint8_t *body;        /* decoded body; see hclient_resp_detach() */
+	size_t body_len;
+	size_t wire_len;      /* bytes of this response on the wire, head too */
+	uint64_t latency_ns;  /* from hclient_get() to this callback */
+	unsigned attempts;    /* tries it took (1 when nothing failed) */
+};
+
+/*
+ * Called exactly once per accepted request, on the loop thread, never from
+ * inside hclient_get(). r and its strings are valid during the call only;
+ * the callback may submit new requests or close the client.
+ */
+typedef void (*hclient_cb)(void *arg, struct hclient_resp *r);
+
+/* Totals since creation. */
+struct hclient_stats {
+	uint64_t requests;    /* accepted by hclient_get() */
+	uint64_t responses;   /* answered with a status */
+	uint64_t failed;      /* ended with a transport error (cancels too) */
+	uint64_t resent;      /* re-sent after a connection failed */
+	uint64_t connects;    /* connections opened */
+	uint64_t drops;       /* connections that failed */
+	uint64_t bytes_tx;    /* request bytes written */
+	uint64_t bytes_rx;    /* response bytes read (heads and coded bodies) */
+	uint64_t bytes_decoded; /* bodies after content decoding */
+};
+
+/*
+ * Make a client for url ("http://HOST[:PORT][/PREFIX]"; HOST a name, an
+ * IPv4 address or [IPv6]; PORT defaults to 80), resolving HOST now. o may
+ * be NULL for the defaults. Connections open on demand. Returns 0 and
+ * *out, ERR_INVAL for a bad url or option (*detail says which), ERR_IO when
+ * HOST does not resolve, or ERR_NOMEM. Free with hclient_close().
+ */
+int hclient_create(struct uv_loop_s *loop, const char *url,
+		   const struct hclient_opts *o, struct hclient **out,
+		   const char **detail);
+
+/*
+ * Queue "GET PREFIX target" (target starts with '/'; no spaces, CR or LF),
+ * with If-None-Match: if_none_match unless that is NULL. cb(arg, resp)
+ * runs later, exactly once. Returns 0, ERR_INVAL for a bad target or a
+ * closing client (cb will not run), ERR_NOMEM.
+ */
+int hclient_get(struct hclient *c, const char *target,
+		const char *if_none_match, hclient_cb cb, void *arg);
+
+/* Take the body out of r: the caller frees it; r->body becomes NULL. */
+uint8_t *hclient_resp_detach(struct hclient_resp *r, size_t *len);
+
+/* Requests queued or in flight. */
+size_t hclient_outstanding(const struct hclient *c);
+
+void hclient_stats(const struct hclient *c, struct hclient_stats *st);
+
+/* "host:port" as given in the url, for messages. */
+const char *hclient_authority(const struct hclient *c);
+
+/*
+ * Cancel every outstanding request (their callbacks run now, with ERR_IO
+ * "cancelled"), close the connections and free c once libuv has closed
+ * its handles: run the loop until it returns. NULL does nothing.
+ */
+void hclient_close(struct hclient *c);
+
+#endif
