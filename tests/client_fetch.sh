@@ -1,0 +1,149 @@
+#!/bin/bash
+# client_fetch.sh - terrain-client's network commands against the real
+# server on 127.0.0.1: fetch writes a non-uniform PNG sized 2R / spacing,
+# walk and swarm run briefly with zero errors and print their reports, a
+# tile corrupted by a fault-injecting proxy is caught and named, and a
+# server that is down or answers an error status gives a clear message and
+# a non-zero exit. Servers and the proxy are killed on exit (lib.sh).
+. "$(dirname "$0")/lib.sh"
+
+CLIENT=$BUILD/terrain-client
+T="timeout -k 5 120"
+# to OUT ERR CMD...: run CMD with its output in OUT and ERR (so that the
+# redirections do not swallow check's own "ok:" line)
+to() { local o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"; }
+server_start
+
+# ---- fetch ----
+out=$TMP/fetch.out
+check "fetch exits 0" to "$out" "$TMP/fetch.err" $T "$CLIENT" fetch \
+	--server "$BASE" --seed 42 --x 100 --z -50 --radius 512 -o "$TMP/map.png"
+cat "$out" "$TMP/fetch.err"
+check "fetch reports chunks" has "$out" '^fetch: [0-9]+ chunks \(lod 0: [0-9]+'
+check "fetch reports wire and decoded bytes and time" \
+	has "$out" '[0-9]+ bytes on the wire, [0-9]+ bytes decoded, [0-9.]+ s'
+check "fetch verified seams" has "$out" '[1-9][0-9]* seams checked'
+"$CLIENT" pngstat "$TMP/map.png" >"$TMP/stat" 2>&1
+cat "$TMP/stat"
+check "map.png is 2R / 1 m = 1024 px wide" has "$TMP/stat" '^width: 1024$'
+check "map.png is square" has "$TMP/stat" '^height: 1024$'
+colours=$(sed -n 's/^colours: //p' "$TMP/stat")
+check "map.png is not uniform ($colours colours)" test "${colours:-0}" -gt 100
+
+# a coarser image: a small d0 makes the player's chunk LOD 1, 2 m per px
+check "fetch with --d0 32 --gen alpine and a text seed" to "$TMP/coarse.out" \
+	"$TMP/coarse.err" $T "$CLIENT" fetch --server "$BASE" --seed my-world \
+	--gen alpine --x 0 --z 0 --radius 300 --d0 32 --lmax 3 -o "$TMP/coarse.png"
+cat "$TMP/coarse.out" "$TMP/coarse.err"
+"$CLIENT" pngstat "$TMP/coarse.png" >"$TMP/cstat" 2>&1
+check "coarse map is 2R / spacing wide" eq "$(sed -n 's/^width: //p' "$TMP/cstat")" \
+	"$(awk '/m per px/ { for (i = 1; i <= NF; i++) if ($i == "per") print 600 / $(i - 2) }' "$TMP/coarse.out")"
+
+# ---- walk ----
+out=$TMP/walk.out
+check "walk exits 0" to "$out" "$TMP/walk.err" $T "$CLIENT" walk \
+	--server "$BASE" --seed 42 --path 0,0:300,0:300,200 --speed 100 \
+	--step-ms 500 --radius 512 --revalidate 1
+head -n 3 "$out"; tail -n 3 "$out"; cat "$TMP/walk.err"
+check "walk prints per-step lines" has "$out" '^step 1 t=0\.5s .* requests .* ms$'
+check "walk reports 0 errors" has "$out" '^walk: [0-9]+ steps, .* 0 errors$'
+check "walk revalidated with 304s" has "$out" 'answered 200, [1-9][0-9]* 304'
+check "walk reports latency" has "$out" '^walk: step latency p50 [0-9.]+ ms'
+
+# ---- swarm ----
+out=$TMP/swarm.out
+check "swarm exits 0" to "$out" "$TMP/swarm.err" $T "$CLIENT" swarm \
+	--server "$BASE" --players 6 --duration 2 --radius 300 --connections 4 \
+	--seed-base 7
+cat "$out" "$TMP/swarm.err"
+check "swarm prints rates" has "$out" 'answered \([0-9.]+/s\), [0-9]+ tiles \([0-9.]+/s\), [0-9.]+ MB on the wire \([0-9.]+ MB/s\)'
+check "swarm prints the cache-hit share" has "$out" '^swarm: cache hits [0-9.]+%'
+check "swarm prints latency percentiles" has "$out" 'p50 [0-9.]+ ms, p90 [0-9.]+ ms, p99 [0-9.]+ ms, max [0-9.]+ ms'
+check "swarm reports 0 errors" has "$out" '^swarm: 0 errors'
+
+# ---- errors: bad status, server down ----
+check "unknown generator: exit 1" not to /dev/null "$TMP/err" $T "$CLIENT" \
+	fetch --server "$BASE" --seed 42 --gen no-such-preset --radius 256 \
+	-o "$TMP/x.png"
+cat "$TMP/err"
+check "unknown generator: names the status" has "$TMP/err" 'HTTP 404'
+
+check "usage error: exit 2" eq "$("$CLIENT" fetch --server "$BASE" --seed 42 \
+	-o "$TMP/x.png" >/dev/null 2>&1; echo $?)" 2
+
+down_port=$PORT
+server_stop
+start=$SECONDS
+check "server down: exit 1" not to /dev/null "$TMP/err" $T "$CLIENT" fetch \
+	--server "http://127.0.0.1:$down_port" --seed 42 --radius 256 \
+	-o "$TMP/x.png"
+cat "$TMP/err"
+check "server down: a clear message" has "$TMP/err" 'cannot reach the server .*connection refused'
+check "server down: gives up within 10 s" test $((SECONDS - start)) -lt 10
+check "server down: walk exits 1" not to /dev/null /dev/null $T "$CLIENT" \
+	walk --server "http://127.0.0.1:$down_port" --seed 42 --path 0,0 \
+	--speed 1
+check "server down: no PNG written" test ! -e "$TMP/x.png"
+
+# ---- a corrupt tile, through a fault-injecting proxy ----
+if ! command -v python3 >/dev/null; then
+	echo "skip: corrupt-tile test needs python3"
+	finish
+	exit 0
+fi
+server_start
+cat >"$TMP/proxy.py" <<'EOF'
+# Forward GETs to the upstream server (identity coding), flipping one byte
+# of the body of the tiles whose path matches CORRUPT (a regex).
+import http.client, http.server, re, sys
+upstream, pattern, portfile = sys.argv[1], re.compile(sys.argv[2]), sys.argv[3]
+
+class Proxy(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def do_GET(self):
+        if not hasattr(self, "up"):
+            self.up = http.client.HTTPConnection(upstream, timeout=60)
+        self.up.request("GET", self.path)
+        r = self.up.getresponse()
+        body = bytearray(r.read())
+        if r.status == 200 and pattern.search(self.path) and len(body) > 100:
+            body[100] ^= 0x5a
+        self.send_response(r.status)
+        for h in ("Content-Type", "ETag", "X-Cache", "Cache-Control"):
+            if r.getheader(h):
+                self.send_header(h, r.getheader(h))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+with open(portfile, "w") as f:
+    f.write(str(srv.server_address[1]))
+srv.serve_forever()
+EOF
+# started directly (no timeout wrapper) so that lib.sh's cleanup kills it
+python3 "$TMP/proxy.py" "127.0.0.1:$PORT" '/chunks/0/1/0($|\?)' \
+	"$TMP/proxy.port" >/dev/null 2>"$TMP/proxy.log" &
+SERVERS+=("$!")
+for i in $(seq 1 100); do
+	[ -s "$TMP/proxy.port" ] && break
+	sleep 0.05
+done
+PROXY="http://127.0.0.1:$(cat "$TMP/proxy.port")"
+check "through the proxy, untouched tiles pass" to /dev/null "$TMP/err" \
+	$T "$CLIENT" fetch --server "$PROXY" --seed 42 --x -300 --z 100 \
+	--radius 200 -o "$TMP/ok.png"
+cat "$TMP/err"
+check "corrupt tile: exit 1" not to /dev/null "$TMP/err" $T "$CLIENT" fetch \
+	--server "$PROXY" --seed 42 --x 300 --z 100 --radius 200 -o "$TMP/bad.png"
+cat "$TMP/err"
+check "corrupt tile: names chunk 0/1/0 and the checksum" \
+	has "$TMP/err" 'chunk 0/1/0 \(lod/cx/cz\): corrupt tile: checksum mismatch'
+check "corrupt tile: no PNG written" test ! -e "$TMP/bad.png"
+check "corrupt tile: walk exits 1" not to /dev/null "$TMP/err" $T "$CLIENT" \
+	walk --server "$PROXY" --seed 42 --path 300,100 --speed 1 --radius 200
+check "corrupt tile: walk names it" has "$TMP/err" 'chunk 0/1/0 .*checksum mismatch'
+server_stop
+finish
