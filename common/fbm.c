@@ -39,7 +39,10 @@ int fbm_scratch_init(struct fbm_scratch *s, size_t n)
 	s->fz = malloc(n * sizeof(*s->fz));
 	s->noise = malloc(n * sizeof(*s->noise));
 	s->weight = malloc(n * sizeof(*s->weight));
-	if (!s->kx || !s->kz || !s->fx || !s->fz || !s->noise || !s->weight) {
+	s->dnx = malloc(n * sizeof(*s->dnx));
+	s->dnz = malloc(n * sizeof(*s->dnz));
+	if (!s->kx || !s->kz || !s->fx || !s->fz || !s->noise || !s->weight ||
+	    !s->dnx || !s->dnz) {
 		fbm_scratch_release(s);
 		return ERR_NOMEM;
 	}
@@ -54,6 +57,8 @@ void fbm_scratch_release(struct fbm_scratch *s)
 	free(s->fz);
 	free(s->noise);
 	free(s->weight);
+	free(s->dnx);
+	free(s->dnz);
 	*s = (struct fbm_scratch){ 0 };
 }
 
@@ -244,5 +249,39 @@ void fbm_row(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
 	} else {
 		for (i = 0; i < n; i++)
 			out[i] *= f->norm;
+	}
+}
+
+void fbm_row_d(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
+	       const float *dx, const float *dz, size_t n, float *out,
+	       float *gx, float *gz, struct fbm_scratch *s)
+{
+	struct lat_row r = { 0, 0, s->kx, s->kz, s->fx, s->fz, 0, 0, 0, 0, n };
+	size_t i;
+	int o;
+
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+		out[i] = gx[i] = gz[i] = 0.0f;
+	for (o = 0; o < f->octaves; o++) {
+		uint64_t q = f->freq[o];
+		float a = f->amp[o], af = a * (float)(f->freqd[o] * (1.0 / Q32));
+
+		axis(x0, q, f->offx[o], step * (int64_t)q, dx, f->freqd[o], n,
+		     &r.bx, s->kx, s->fx, &r.xlo, &r.xhi);
+		axis(z, q, f->offz[o], 0, dz, f->freqd[o], n,
+		     &r.bz, s->kz, s->fz, &r.zlo, &r.zhi);
+		noise_perlin_row_d(f->seed[o], &r, s->noise, s->dnx, s->dnz);
+		for (i = 0; i < n; i++) {
+			out[i] += a * s->noise[i];
+			gx[i] += af * s->dnx[i];
+			gz[i] += af * s->dnz[i];
+		}
+	}
+	for (i = 0; i < n; i++) {
+		out[i] *= f->norm;
+		gx[i] *= f->norm;
+		gz[i] *= f->norm;
 	}
 }

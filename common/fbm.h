@@ -59,6 +59,7 @@ struct fbm_scratch {
 	int32_t *kx, *kz;
 	uint32_t *fx, *fz;
 	float *noise, *weight;
+	float *dnx, *dnz;       /* derivative scratch (fbm_row_d) */
 	size_t cap;
 };
 
@@ -83,6 +84,16 @@ void fbm_init(struct fbm *f, const struct fbm_params *p, uint64_t seed, uint32_t
 void fbm_row(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
 	     const float *dx, const float *dz, size_t n, float *out,
 	     struct fbm_scratch *s);
+
+/*
+ * fbm_row() for a plain-mode Perlin fBm, with the gradient of the result
+ * along world x and z (value units per metre) in gx, gz. Under a warp the
+ * gradient is taken at the displaced position (the warp's own stretching
+ * is not included). out is bit-identical to fbm_row()'s.
+ */
+void fbm_row_d(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
+	       const float *dx, const float *dz, size_t n, float *out,
+	       float *gx, float *gz, struct fbm_scratch *s);
 
 /* A 64-bit mixer (splitmix64's finaliser); exposed for deriving seeds. */
 uint64_t fbm_mix64(uint64_t x);

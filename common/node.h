@@ -22,6 +22,7 @@ enum node_type {
 	NODE_MUL,        /* a * b */
 	NODE_SCALE_BIAS, /* clamp(src * scale + bias, -1, 1) */
 	NODE_TERRACE,    /* steps with smooth risers */
+	NODE_GULLIES,    /* erosion filter: slope-aligned gullies on a Perlin fBm */
 	NODE_TYPE_COUNT
 };
 
@@ -33,6 +34,13 @@ struct node {
 	double amplitude;                /* WARP: metres */
 	double a, b;                     /* BLEND: lo, hi; SCALE_BIAS: scale, bias;
 					    TERRACE: steps, smoothness */
+	struct {
+		double strength;     /* 0..1 of the [-1, 1] range */
+		double wavelength;   /* metres between gullies, a power of two */
+		double ridges;       /* 0: carve valleys only .. 1: raise ridges only */
+		double full_slope;   /* source gradient (per metre) of full effect */
+		int octaves;         /* 1..4 */
+	} gully;                         /* GULLIES; in[0] is the Perlin fBm */
 	int n_in;
 	double weight[NODE_MAX_INPUTS];  /* MIX */
 	struct node *in[NODE_MAX_INPUTS];/* MIX: inputs; WARP, SCALE_BIAS, TERRACE:

@@ -146,6 +146,46 @@ static inline float perlin_k(struct corners c, uint32_t fx, uint32_t fz)
 	return lerp(lerp(n00, n10, u), lerp(n01, n11, u), v) * PERLIN_SCALE;
 }
 
+/* The gradient vector grad() dots with: (+-1, +-1/2) or (+-1/2, +-1). */
+static inline void grad_vec(uint32_t h, float *gx, float *gz)
+{
+	float a = (h & 0x40000000U) ? -1.0f : 1.0f;
+	float b = (h & 0x20000000U) ? -0.5f : 0.5f;
+
+	*gx = (h & 0x80000000U) ? a : b;
+	*gz = (h & 0x80000000U) ? b : a;
+}
+
+/* Perlin with its analytic derivatives in lattice units; the value is
+ * computed exactly as perlin_k() computes it. */
+static inline float perlin_dk(struct corners c, uint32_t fx, uint32_t fz,
+			      float *ddx, float *ddz)
+{
+	float x = frac24(fx), z = frac24(fz);
+	uint32_t h00 = mix(c.ax0 ^ c.hz0), h10 = mix(c.ax1 ^ c.hz0);
+	uint32_t h01 = mix(c.ax0 ^ c.hz1), h11 = mix(c.ax1 ^ c.hz1);
+	float n00 = grad(h00, x, z), n10 = grad(h10, x - 1.0f, z);
+	float n01 = grad(h01, x, z - 1.0f), n11 = grad(h11, x - 1.0f, z - 1.0f);
+	float u = fade5(x), v = fade5(z);
+	float du = 30.0f * x * x * (x * (x - 2.0f) + 1.0f);
+	float dv = 30.0f * z * z * (z * (z - 2.0f) + 1.0f);
+	float g00x, g00z, g10x, g10z, g01x, g01z, g11x, g11z;
+	float nx0 = lerp(n00, n10, u), nx1 = lerp(n01, n11, u);
+	float ax0, ax1, az0, az1;
+
+	grad_vec(h00, &g00x, &g00z);
+	grad_vec(h10, &g10x, &g10z);
+	grad_vec(h01, &g01x, &g01z);
+	grad_vec(h11, &g11x, &g11z);
+	ax0 = lerp(g00x, g10x, u) + du * (n10 - n00);
+	ax1 = lerp(g01x, g11x, u) + du * (n11 - n01);
+	az0 = lerp(g00z, g10z, u);
+	az1 = lerp(g01z, g11z, u);
+	*ddx = lerp(ax0, ax1, v) * PERLIN_SCALE;
+	*ddz = (lerp(az0, az1, v) + dv * (nx1 - nx0)) * PERLIN_SCALE;
+	return lerp(nx0, nx1, v) * PERLIN_SCALE;
+}
+
 static inline float value_k(struct corners c, uint32_t fx, uint32_t fz, const int quintic)
 {
 	float x = frac24(fx), z = frac24(fz);
@@ -260,6 +300,26 @@ static inline float worley_scale(int f2f1, float a, float b)
 float noise_perlin(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf)
 {
 	return perlin_k(corners_of(fold_seed(seed), xi, zi), xf, zf);
+}
+
+float noise_perlin_d(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
+		     float *ddx, float *ddz)
+{
+	return perlin_dk(corners_of(fold_seed(seed), xi, zi), xf, zf, ddx, ddz);
+}
+
+void noise_perlin_row_d(uint64_t seed, const struct lat_row *r, float *out, float *ddx,
+			float *ddz)
+{
+	uint32_t s = fold_seed(seed);
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		int64_t x = (int64_t)((uint64_t)r->bx + (uint64_t)(int64_t)r->kx[i]);
+		int64_t z = (int64_t)((uint64_t)r->bz + (uint64_t)(int64_t)r->kz[i]);
+
+		out[i] = perlin_dk(corners_of(s, x, z), r->fx[i], r->fz[i], &ddx[i], &ddz[i]);
+	}
 }
 
 float noise_simplex(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf)

@@ -59,6 +59,18 @@ int noise_kind_parse(const char *s);
 float noise_perlin(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf);
 
 /*
+ * noise_perlin() with its analytic partial derivatives along x and z, in
+ * units of the noise per lattice cell, written to *ddx and *ddz. The value
+ * is bit-identical to noise_perlin()'s.
+ */
+float noise_perlin_d(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf,
+		     float *ddx, float *ddz);
+
+/* noise_perlin_d() over a row: values to out, derivatives to ddx, ddz. */
+void noise_perlin_row_d(uint64_t seed, const struct lat_row *r, float *out, float *ddx,
+			float *ddz);
+
+/*
  * 2D Simplex noise on the skewed triangle lattice: three corners, radial
  * falloff (0.5 - d^2)^4. The skew is computed in 128-bit fixed point, so it
  * stays exact far away. Range [-1, 1]; 0 at lattice points; mean 0.

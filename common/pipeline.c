@@ -47,6 +47,9 @@ struct ctx {
 	float *tmp;                      /* column-interpolated grid values */
 	struct fbm_scratch s;
 	size_t cap;                      /* length of every buffer */
+	uint64_t seed;                   /* the world's */
+	float *gcells;                   /* gully cell points, per octave */
+	size_t gcells_per_octave;
 };
 
 /* World positions of a row: x = x0 + i * step, z; plus optional offsets. */
@@ -275,6 +278,122 @@ static void eval_blend(struct ctx *c, const struct node *nd, const struct pos *p
 	}
 }
 
+/* A periodic C1 wave of period 1 in [-1, 1]: a smoothed triangle. */
+static inline float wave(float t)
+{
+	float f = t - floorf(t);
+	float tri = 1.0f - 4.0f * fabsf(f - 0.5f);
+
+	return tri * (1.5f - 0.5f * tri * tri);
+}
+
+/*
+ * Gully cells of one octave along a row: cells of 2^lg metres, each with a
+ * hashed point. For the three cell rows around z and the cell columns
+ * c0 .. c0 + m - 1, pts[(r * m + k) * 2 + {0, 1}] is the point's offset
+ * within its cell, in cells.
+ */
+struct gully_cells {
+	int64_t c0, cz;
+	size_t m;
+	int lg;
+	float *pts;
+};
+
+static void gully_cells_fill(struct gully_cells *gc, uint64_t s)
+{
+	size_t k;
+	int r;
+
+	for (r = 0; r < 3; r++)
+		for (k = 0; k < gc->m; k++) {
+			uint64_t h = fbm_mix64(s ^ fbm_mix64((uint64_t)(gc->c0 + (int64_t)k) *
+							     0x9e3779b97f4a7c15ULL +
+							     (uint64_t)(gc->cz - 1 + r)));
+
+			gc->pts[(r * gc->m + k) * 2] = (float)(h & 0xffff) * 0x1p-16f;
+			gc->pts[(r * gc->m + k) * 2 + 1] = (float)((h >> 16) & 0xffff) * 0x1p-16f;
+		}
+}
+
+/*
+ * One octave of gully noise at world (x, z): around each cell's point a
+ * bell-weighted wave runs across the slope (along the unit vector (px, pz)),
+ * so its crests and troughs follow the slope downhill. The bell has a
+ * radius of one cell, so the 3x3 cells around a sample hold every point
+ * that reaches it; normalised by the weight sum (floored so that it stays
+ * continuous where few points reach).
+ */
+static float gully_octave(const struct gully_cells *gc, int64_t x, int64_t z,
+			  float px, float pz)
+{
+	int64_t g = INT64_C(1) << gc->lg;
+	int64_t cx = floor_div(x, g);
+	float inv = 1.0f / (float)g;
+	float fx = (float)(x - cx * g) * inv, fz = (float)(z - gc->cz * g) * inv;
+	size_t col = (size_t)(cx - gc->c0);
+	float sv = 0.0f, sw = 0.0f;
+	int dx, dz;
+
+	for (dz = -1; dz <= 1; dz++)
+		for (dx = -1; dx <= 1; dx++) {
+			const float *pt = &gc->pts[((size_t)(dz + 1) * gc->m + col + (size_t)dx) * 2];
+			float ox = (float)dx + pt[0] - fx, oz = (float)dz + pt[1] - fz;
+			float r2 = ox * ox + oz * oz;
+			float w = r2 < 1.0f ? (1.0f - r2) * (1.0f - r2) : 0.0f;
+
+			sv += w * wave(ox * px + oz * pz);
+			sw += w;
+		}
+	return sv / (sw > 0.5f ? sw : 0.5f);
+}
+
+/* The erosion filter (docs/presets.md): gullies across the slope of a
+ * Perlin fBm, faded in with its gradient. */
+static void eval_gullies(struct ctx *c, const struct node *nd, const struct pos *p,
+			 float *out)
+{
+	const struct node *src = nd->in[0];
+	float *v = c->row[src->index], *gx = c->wx[nd->index], *gz = c->wz[nd->index];
+	float full = (float)nd->gully.full_slope, str = (float)nd->gully.strength;
+	float ridges = (float)nd->gully.ridges, total = 0.0f;
+	struct gully_cells gc[4];
+	int lg0 = 0, k;
+	size_t i;
+
+	while ((double)(1 << lg0) < nd->gully.wavelength)
+		lg0++;
+	for (k = 0; k < nd->gully.octaves; k++) {
+		int64_t g = INT64_C(1) << (lg0 - k);
+		int64_t c1 = floor_div(p->x0 + ((int64_t)p->n - 1) * p->step, g) + 1;
+
+		gc[k].lg = lg0 - k;
+		gc[k].c0 = floor_div(p->x0, g) - 1;
+		gc[k].cz = floor_div(p->z, g);
+		gc[k].m = (size_t)(c1 - gc[k].c0 + 1);
+		gc[k].pts = c->gcells + (size_t)k * c->gcells_per_octave;
+		gully_cells_fill(&gc[k], fbm_mix64(c->seed ^ fbm_mix64(0x6a11e5ULL +
+					(uint64_t)nd->index * 16 + (uint64_t)k)));
+		total += 1.0f / (float)(1 << k);
+	}
+	fbm_row_d(&c->fa[src->index], p->x0, p->step, p->z, NULL, NULL, p->n, v, gx, gz,
+		  &c->s);
+	for (i = 0; i < p->n; i++) {
+		float m = sqrtf(gx[i] * gx[i] + gz[i] * gz[i]);
+		float px = m > 0.0f ? -gz[i] / m : 1.0f, pz = m > 0.0f ? gx[i] / m : 0.0f;
+		float amp = 1.0f, sum = 0.0f, g;
+		int64_t x = p->x0 + (int64_t)i * p->step;
+
+		for (k = 0; k < nd->gully.octaves; k++) {
+			sum += amp * gully_octave(&gc[k], x, p->z, px, pz);
+			amp *= 0.5f;
+		}
+		g = sum / total;
+		g = g < 0.0f ? g * (1.0f - ridges) : g * ridges;
+		out[i] = clamp1(v[i] + str * smooth01(m / full) * g);
+	}
+}
+
 static void eval_exact(struct ctx *c, const struct node *nd, const struct pos *p,
 		       float *out)
 {
@@ -311,6 +430,9 @@ static void eval_exact(struct ctx *c, const struct node *nd, const struct pos *p
 		for (i = 0; i < p->n; i++)
 			out[i] = terrace(a[i], (float)nd->a, (float)nd->b);
 		break;
+	case NODE_GULLIES:
+		eval_gullies(c, nd, p, out);
+		break;
 	default:
 		break;
 	}
@@ -341,6 +463,7 @@ static void ctx_release(struct ctx *c, int nodes)
 		free(c->grid[k]);
 	}
 	free(c->tmp);
+	free(c->gcells);
 	fbm_scratch_release(&c->s);
 	free(c);
 }
@@ -371,6 +494,11 @@ static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t side
 	if (!c)
 		return NULL;
 	c->cap = side + 4;
+	c->seed = seed;
+	/* 3 cell rows of at most chunk / 2 + 4 cells (cells >= 2 m), 2 floats */
+	c->gcells_per_octave = 3 * (((size_t)1 << p->chunk_log2) / 2 + 4) * 2;
+	c->gcells = malloc(4 * c->gcells_per_octave * sizeof(float));
+	bad |= !c->gcells;
 	c->tmp = malloc(c->cap * sizeof(float));
 	bad |= !c->tmp;
 	for (k = 0; k < p->n_nodes; k++) {
@@ -382,10 +510,12 @@ static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t side
 			bad |= grid_alloc(c, k);
 		if (nd->type == NODE_FBM)
 			fbm_init(&c->fa[k], &nd->fbm, seed, (uint32_t)k);
-		if (nd->type != NODE_WARP)
+		if (nd->type != NODE_WARP && nd->type != NODE_GULLIES)
 			continue;
-		fbm_init(&c->fa[k], &nd->fbm, seed, (uint32_t)k + 0x10000);
-		fbm_init(&c->fb[k], &nd->fbm, seed, (uint32_t)k + 0x20000);
+		if (nd->type == NODE_WARP) {
+			fbm_init(&c->fa[k], &nd->fbm, seed, (uint32_t)k + 0x10000);
+			fbm_init(&c->fb[k], &nd->fbm, seed, (uint32_t)k + 0x20000);
+		}
 		c->wx[k] = malloc(c->cap * sizeof(float));
 		c->wz[k] = malloc(c->cap * sizeof(float));
 		bad |= !c->wx[k] || !c->wz[k];

@@ -34,6 +34,7 @@ static const char *const type_names[NODE_TYPE_COUNT] = {
 	[NODE_FBM] = "fbm", [NODE_WARP] = "warp", [NODE_MIX] = "mix",
 	[NODE_BLEND] = "blend", [NODE_MUL] = "mul",
 	[NODE_SCALE_BIAS] = "scale_bias", [NODE_TERRACE] = "terrace",
+	[NODE_GULLIES] = "gullies",
 };
 
 static const char *const mode_names[FBM_MODE_COUNT] = {
@@ -321,6 +322,59 @@ static int parse_terrace(struct parser *ps, const cJSON *o, const char *path,
 	return child(ps, o, path, "source", depth, &n->in[0]);
 }
 
+static int power_of_two(double v, double lo, double hi)
+{
+	double p;
+
+	for (p = lo; p <= hi; p *= 2)
+		if (v == p)
+			return 1;
+	return 0;
+}
+
+/* The erosion filter: its source must be a plain Perlin fBm (for the
+ * analytic gradient) and it must not sit under a warp (its gully lattice
+ * is the world's). */
+static int parse_gullies(struct parser *ps, const cJSON *o, const char *path,
+			 int depth, struct node *n)
+{
+	static const char *const keys[] = { "type", "grid", "strength", "wavelength",
+		"octaves", "ridges", "full_slope", "source", NULL };
+	double oct = 0.0;
+	char p[256];
+
+	if (only_keys(ps, o, path, keys) ||
+	    number(ps, o, path, "strength", 0, 0.2, &n->gully.strength) ||
+	    number(ps, o, path, "wavelength", 0, 32, &n->gully.wavelength) ||
+	    number(ps, o, path, "octaves", 0, 3, &oct) ||
+	    number(ps, o, path, "ridges", 0, 0.25, &n->gully.ridges) ||
+	    number(ps, o, path, "full_slope", 0, 0.001, &n->gully.full_slope) ||
+	    in_range(ps, path, "strength", n->gully.strength, 0, 1) ||
+	    in_range(ps, path, "ridges", n->gully.ridges, 0, 1) ||
+	    in_range(ps, path, "full_slope", n->gully.full_slope, 1e-6, 1) ||
+	    in_range(ps, path, "octaves", oct, 1, 4))
+		return ps->rc;
+	join(p, sizeof(p), path, "octaves");
+	if (oct != floor(oct))
+		return fail(ps, ERR_RANGE, p, "must be an integer 1..4");
+	n->gully.octaves = (int)oct;
+	join(p, sizeof(p), path, "wavelength");
+	if (!power_of_two(n->gully.wavelength, 4, 1024) ||
+	    n->gully.wavelength / (1 << (n->gully.octaves - 1)) < 2)
+		return fail(ps, ERR_RANGE, p, "must be a power of two 4..1024 whose "
+			    "last octave is at least 2 m");
+	if (ps->warps > 0)
+		return fail(ps, ERR_RANGE, path, "gullies: not allowed under a warp");
+	n->n_in = 1;
+	if (child(ps, o, path, "source", depth, &n->in[0]))
+		return ps->rc;
+	join(p, sizeof(p), path, "source");
+	if (n->in[0]->type != NODE_FBM || n->in[0]->fbm.noise != NOISE_PERLIN ||
+	    n->in[0]->fbm.mode != FBM_PLAIN || n->in[0]->grid_log2 != 0)
+		return fail(ps, ERR_RANGE, p, "must be a plain Perlin fbm without grid");
+	return 0;
+}
+
 /*
  * "grid": g evaluates the node (for a warp: its warp field) exactly at the
  * world points that are multiples of g metres and interpolates between them
@@ -361,7 +415,7 @@ static int node_parse(struct parser *ps, const cJSON *obj, const char *path,
 	if (!cJSON_IsString(type) ||
 	    (t = name_index(type->valuestring, type_names, NODE_TYPE_COUNT)) < 0)
 		return fail(ps, ERR_PARSE, path, "type must be one of fbm, warp, mix, "
-			    "blend, mul, scale_bias, terrace");
+			    "blend, mul, scale_bias, terrace, gullies");
 	if (ps->p->n_nodes >= NODE_MAX_COUNT)
 		return fail(ps, ERR_RANGE, path, "more than %d nodes", NODE_MAX_COUNT);
 	n = &ps->p->nodes[ps->p->n_nodes];
@@ -378,6 +432,7 @@ static int node_parse(struct parser *ps, const cJSON *obj, const char *path,
 	case NODE_MUL:        return parse_mul(ps, obj, path, depth, n);
 	case NODE_SCALE_BIAS: return parse_scale_bias(ps, obj, path, depth, n);
 	case NODE_TERRACE:    return parse_terrace(ps, obj, path, depth, n);
+	case NODE_GULLIES:    return parse_gullies(ps, obj, path, depth, n);
 	default:              return fail(ps, ERR_PARSE, path, "bad type");
 	}
 }
@@ -524,6 +579,14 @@ static cJSON *node_emit(const struct node *n)
 	case NODE_TERRACE:
 		cJSON_AddNumberToObject(o, "steps", n->a);
 		cJSON_AddNumberToObject(o, "smoothness", n->b);
+		cJSON_AddItemToObject(o, "source", node_emit(n->in[0]));
+		break;
+	case NODE_GULLIES:
+		cJSON_AddNumberToObject(o, "strength", n->gully.strength);
+		cJSON_AddNumberToObject(o, "wavelength", n->gully.wavelength);
+		cJSON_AddNumberToObject(o, "octaves", n->gully.octaves);
+		cJSON_AddNumberToObject(o, "ridges", n->gully.ridges);
+		cJSON_AddNumberToObject(o, "full_slope", n->gully.full_slope);
 		cJSON_AddItemToObject(o, "source", node_emit(n->in[0]));
 		break;
 	default:

@@ -26,3 +26,7 @@
 	{ "default", 0ULL, 8, 0, 0, 0x07f5963fa1ccabc1ULL },
 	{ "alpine", 18446744073709551615ULL, 8, -1, -1, 0x33dd27909fcabaeaULL },
 	{ "islands", 0ULL, 8, INT32_MAX, INT32_MAX, 0x13614c18c22c7f3cULL },
+	{ "canyons", 42ULL, 0, 0, 0, 0x7f88a159557aec07ULL },
+	{ "canyons", 7ULL, 2, -1, 3, 0x966b7b8a128ba45dULL },
+	{ "canyons", 18446744073709551615ULL, 5, INT32_MIN, INT32_MAX, 0x824ee7a2f553ff96ULL },
+	{ "canyons", 0ULL, 8, 123456, -654321, 0xa93019a180fb2083ULL },

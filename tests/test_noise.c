@@ -177,6 +177,29 @@ static void test_noise_row_equals_point_functions(void **state)
 		}
 }
 
+static void test_perlin_derivatives_match_finite_differences(void **state)
+{
+	int i, checked = 0;
+
+	(void)state;
+	for (i = 0; i < 20000; i++) {
+		int64_t x = (int64_t)(rnd() % 1000) - 500, z = (int64_t)(rnd() % 1000);
+		uint32_t fx = (uint32_t)rnd() | 0x10000000U, fz = (uint32_t)rnd() | 0x10000000U;
+		uint32_t e = 1U << 20;   /* 2^-12 cell */
+		float dx, dz, v = noise_perlin_d(77, x, fx, z, fz, &dx, &dz);
+		float vx = noise_perlin(77, x, fx + e, z, fz), vz = noise_perlin(77, x, fx, z, fz + e);
+
+		if (fx > 0xf0000000U || fz > 0xf0000000U)
+			continue;   /* keep x + e inside the cell */
+		assert_true(v == noise_perlin(77, x, fx, z, fz));
+		/* curvature (< 40 per cell^2) and float rounding bound the error */
+		assert_true(fabsf((vx - v) * 4096.0f - dx) < 0.01f + 0.01f * fabsf(dx));
+		assert_true(fabsf((vz - v) * 4096.0f - dz) < 0.01f + 0.01f * fabsf(dz));
+		checked++;
+	}
+	assert_true(checked > 10000);
+}
+
 static void test_worley_distances_are_ordered_and_bounded(void **state)
 {
 	int i;
@@ -212,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_noise_depends_on_seed),
 		cmocka_unit_test(test_noise_does_not_repeat_every_2_to_32_cells),
 		cmocka_unit_test(test_noise_row_equals_point_functions),
+		cmocka_unit_test(test_perlin_derivatives_match_finite_differences),
 		cmocka_unit_test(test_worley_distances_are_ordered_and_bounded),
 		cmocka_unit_test(test_noise_kind_names_round_trip),
 	};

@@ -134,6 +134,14 @@ static void test_bad_presets_are_rejected_naming_the_field(void **state)
 		  ERR_RANGE, "root.source.grid: not allowed under a warp" },
 		{ "{\"name\":\"x\",\"height\":{\"min\":0,\"max\":1},\"root\":{\"type\":\"fbm\","
 		  "\"grid\":12}}", ERR_RANGE, "root.grid" },
+		{ "{\"name\":\"x\",\"height\":{\"min\":0,\"max\":1},\"root\":{\"type\":\"gullies\","
+		  "\"source\":{\"type\":\"fbm\",\"noise\":\"simplex\"}}}", ERR_RANGE,
+		  "root.source: must be a plain Perlin fbm" },
+		{ "{\"name\":\"x\",\"height\":{\"min\":0,\"max\":1},\"root\":{\"type\":\"gullies\","
+		  "\"wavelength\":48,\"source\":" BASE_ROOT "}}", ERR_RANGE, "root.wavelength" },
+		{ "{\"name\":\"x\",\"height\":{\"min\":0,\"max\":1},\"root\":{\"type\":\"warp\","
+		  "\"amplitude\":10,\"warp\":{},\"source\":{\"type\":\"gullies\",\"source\":"
+		  BASE_ROOT "}}}", ERR_RANGE, "not allowed under a warp" },
 	};
 	size_t i;
 
