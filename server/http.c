@@ -22,10 +22,20 @@
  * Reads land in one buffer shared by all connections (everything runs on
  * the loop thread and is parsed at once); the bytes a request keeps (its
  * target, the headers of HTTP_HEADER_MAP, its body) are copied out.
+ *
+ * A stream (http_stream_open()) is a response whose head is written like
+ * any other and whose connection then stays with it: parsing stops, each
+ * http_stream_write() goes out with uv_try_write() or its own uv_write(),
+ * and the connection closes when the client does, a write fails or stalls
+ * for the idle timeout, the owner closes it, or the server drains (after
+ * what is queued has been sent). The owner hears of it in closed(), run
+ * when the connection is freed.
  */
 #include "http.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -71,6 +81,7 @@ struct req {
 	struct conn *conn;
 	enum req_state state;
 	unsigned keepalive : 1;
+	unsigned stream_head : 1;         /* the head of c->stream */
 	unsigned url_done : 1;
 	unsigned method_done : 1;
 	uint8_t http_minor;
@@ -117,6 +128,7 @@ struct conn {
 	char *left;                       /* unparsed input while paused */
 	size_t left_len;
 	char peer[48];
+	struct http_stream *stream;       /* the open stream, if any */
 	unsigned fresh : 1;               /* no request begun yet */
 	unsigned in_req : 1;              /* a request is partly received */
 	unsigned head_timer : 1;          /* the deadline is the header timeout */
@@ -128,6 +140,23 @@ struct conn {
 	unsigned closing : 1;
 	unsigned lingering : 1;
 	unsigned rejected : 1;
+};
+
+struct http_stream {
+	struct conn *conn;
+	struct http_stream_cb cb;
+	size_t queued;                    /* bytes in uv_write()s in flight */
+	unsigned open : 1;                /* the head is out: writes allowed */
+	unsigned ending : 1;              /* end once the head is out (drain) */
+};
+
+/* One stream write that did not go out at once. */
+struct swrite {
+	uv_write_t wr;
+	struct conn *conn;
+	size_t len;
+	void (*release)(void *arg);
+	void *arg;
 };
 
 struct http_server {
@@ -361,6 +390,13 @@ static void conn_maybe_free(struct conn *c)
 		s->nrejected--;
 	else
 		s->nconns--;
+	if (c->stream) {
+		struct http_stream *st = c->stream;
+
+		c->stream = NULL;
+		st->cb.closed(st->cb.arg);
+		free(st);
+	}
 	free(c->left);
 	free(c);
 	if (s->draining && s->nconns + s->nrejected == 0 && s->drain_done) {
@@ -748,8 +784,8 @@ static void conn_on_eof(struct conn *c)
 {
 	conn_stop_reading(c);
 	c->eof = 1;
-	if (c->lingering) {
-		conn_close(c);
+	if (c->lingering || c->stream) {
+		conn_close(c); /* a stream's client went away */
 		return;
 	}
 	if (c->cur) {
@@ -832,6 +868,10 @@ static void conn_arm(struct conn *c)
 
 	if (c->closing || c->lingering)
 		return; /* conn_finish() set the linger */
+	if (c->stream && !c->head) { /* a stalled stream write times out */
+		conn_deadline(c, c->stream->queued ? l->idle_timeout_ms : 0);
+		return;
+	}
 	if (c->srv->draining && !c->in_req && !c->head) {
 		c->head_timer = 0;
 		conn_deadline(c, DRAIN_GRACE_MS);
@@ -890,10 +930,22 @@ static int has_body(const struct req *r)
 	       r->resp.body.len > 0;
 }
 
+/* A stream's head is out: let its owner write. */
+static void stream_ready(struct conn *c)
+{
+	struct http_stream *st = c->stream;
+
+	st->open = 1;
+	if (!st->ending)
+		st->cb.writable(st->cb.arg);
+}
+
 /* Count a response as sent (status 0) and free it. */
 static void req_done(struct req *r, int status)
 {
-	struct http_server *s = r->conn->srv;
+	struct conn *c = r->conn;
+	struct http_server *s = c->srv;
+	int stream_head = r->stream_head;
 
 	if (status == 0) {
 		s->st.bytes_sent += r->bytes;
@@ -901,6 +953,8 @@ static void req_done(struct req *r, int status)
 			log_access(s, r, r->bytes);
 	}
 	req_free(r);
+	if (stream_head && status == 0 && c->stream && !c->closing)
+		stream_ready(c);
 }
 
 /* After responses went out: close a finished connection, or go on with
@@ -909,6 +963,13 @@ static void conn_after_write(struct conn *c)
 {
 	if (c->closing) {
 		conn_maybe_free(c);
+		return;
+	}
+	if (c->stream) { /* stays open after its head */
+		if (c->stream->ending && c->stream->open)
+			conn_finish(c);
+		else
+			conn_arm(c);
 		return;
 	}
 	if (!c->head && c->stopped && !c->in_req) {
@@ -951,7 +1012,7 @@ static size_t format_tail(struct conn *c, struct req *r)
 	if (r->resp.extra)
 		n += put(r->tail, r->resp.extra);
 	n += put(r->tail + n, date_line(c->srv));
-	if (c->stopped && !r->next && !c->in_req)
+	if ((c->stopped && !r->next && !c->in_req) || r->stream_head)
 		n += put(r->tail + n, "Connection: close\r\n");
 	else if (r->http_minor == 0)
 		n += put(r->tail + n, "Connection: keep-alive\r\n");
@@ -1031,6 +1092,169 @@ void http_respond(struct http_req *pub, const struct http_response *resp)
 	}
 	conn_flush(c);
 	conn_after_write(c);
+}
+
+/* ---- streams --------------------------------------------------------------------- */
+
+int http_stream_open(struct http_req *pub, const struct http_response *resp,
+		     const struct http_stream_cb *cb, struct http_stream **out)
+{
+	struct req *r = container_of(pub, struct req, pub);
+	struct conn *c = r->conn;
+	struct http_stream *s;
+
+	assert(r->state == R_HANDLING && cb && cb->writable && cb->closed);
+	if (c->closing || c->lingering || c->stream)
+		return ERR_IO;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ERR_NOMEM;
+	s->conn = c;
+	s->cb = *cb;
+	s->ending = c->srv->draining;
+	c->stream = s;
+	c->stopped = 1;
+	r->stream_head = 1;
+	*out = s;
+	http_respond(pub, resp);
+	return 0;
+}
+
+static void on_stream_write(uv_write_t *wr, int status)
+{
+	struct swrite *sw = container_of(wr, struct swrite, wr);
+	struct conn *c = sw->conn;
+
+	c->ops--;
+	if (c->stream)
+		c->stream->queued -= sw->len;
+	if (sw->release)
+		sw->release(sw->arg);
+	free(sw);
+	if (status < 0 || c->closing) {
+		conn_close(c);
+		conn_maybe_free(c);
+		return;
+	}
+	if (!c->lingering)
+		c->stream->cb.writable(c->stream->cb.arg);
+	if (!c->closing)
+		conn_arm(c);
+}
+
+int http_stream_write(struct http_stream *s, const void *buf, size_t len,
+		      void (*release)(void *arg), void *arg)
+{
+	struct conn *c = s->conn;
+	uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+	struct swrite *sw;
+	int n = 0;
+
+	if (!s->open || c->closing || c->lingering)
+		return ERR_IO;
+	c->srv->st.bytes_sent += len;
+	if (!s->queued) {
+		n = len ? uv_try_write((uv_stream_t *)&c->tcp, &b, 1) : 0;
+		if (n == UV_EAGAIN)
+			n = 0;
+		if (n >= 0 && (size_t)n == len) {
+			if (release)
+				release(arg);
+			return 0;
+		}
+		if (n < 0) {
+			conn_close(c);
+			return ERR_IO;
+		}
+	}
+	sw = malloc(sizeof(*sw));
+	if (!sw) {
+		conn_close(c); /* part of buf may be out: the stream is broken */
+		return ERR_IO;
+	}
+	b.base += n;
+	b.len -= (unsigned)n;
+	sw->conn = c;
+	sw->len = b.len;
+	sw->release = release;
+	sw->arg = arg;
+	if (uv_write(&sw->wr, (uv_stream_t *)&c->tcp, &b, 1, on_stream_write) < 0) {
+		free(sw);
+		conn_close(c);
+		return ERR_IO;
+	}
+	c->ops++;
+	if (!s->queued)
+		conn_deadline(c, c->srv->lim.idle_timeout_ms);
+	s->queued += b.len;
+	return 0;
+}
+
+size_t http_stream_queued(const struct http_stream *s)
+{
+	return s->queued;
+}
+
+void http_stream_close(struct http_stream *s)
+{
+	conn_close(s->conn);
+}
+
+/* ---- peers and credentials ----------------------------------------------------------- */
+
+int http_req_peer(const struct http_req *pub, struct sockaddr_storage *out)
+{
+	const struct req *r = container_of(pub, const struct req, pub);
+	int len = sizeof(*out);
+
+	if (r->conn->closing ||
+	    uv_tcp_getpeername(&r->conn->tcp, (struct sockaddr *)out, &len) < 0)
+		return ERR_IO;
+	return 0;
+}
+
+int http_peer_is_loopback(const struct sockaddr *sa)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!sa)
+		return 0;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
+		const uint8_t *a = in6->sin6_addr.s6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+		       (!memcmp(a, mapped, sizeof(mapped)) && a[12] == 127);
+	}
+	return 0;
+}
+
+int http_bearer_matches(const char *h, const char *token)
+{
+	size_t i, n, m;
+	unsigned diff;
+
+	if (!h || !token || !*token)
+		return 0;
+	while (*h == ' ' || *h == '\t')
+		h++;
+	if (strncasecmp(h, "bearer", 6) || (h[6] != ' ' && h[6] != '\t'))
+		return 0;
+	for (h += 6; *h == ' ' || *h == '\t'; h++)
+		;
+	n = strlen(h);
+	while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+		n--;
+	m = strlen(token);
+	diff = n != m;
+	for (i = 0; i < m; i++) /* no early exit: the time depends on m only */
+		diff |= (unsigned char)token[i] ^ (unsigned char)(i < n ? h[i] : 0);
+	return diff == 0;
 }
 
 /* ---- server ---------------------------------------------------------------------- */
@@ -1135,6 +1359,12 @@ int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
 static void drain_conn(struct conn *c)
 {
 	c->linger = 1;
+	if (c->stream) {
+		c->stream->ending = 1; /* conn_after_write() ends it once open */
+		if (c->stream->open && !c->closing)
+			conn_finish(c);
+		return;
+	}
 	conn_arm(c);
 }
 

@@ -9,6 +9,11 @@
  * and closes a connection after a protocol error (that connection only),
  * after "Connection: close", or when the server drains.
  *
+ * A response may also stay open as a stream (http_stream_open(), for
+ * Server-Sent Events): its head goes out in order like any response, then
+ * the handler writes more bytes whenever it likes until either side ends
+ * it; the connection carries nothing after it.
+ *
  * It knows nothing about tiles or routes: the handler (routes.c) formats
  * every response, including the error bodies for the protocol errors found
  * here. Listening sockets, signals and the loop belong to loop.c.
@@ -22,16 +27,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct sockaddr;
+struct sockaddr_storage;
 struct uv_loop_s;
 struct uv_stream_s;
 struct http_server;
+struct http_stream;
 
 /* Request headers the server keeps (others are counted, then dropped). */
 #define HTTP_HEADER_MAP(XX)                                  \
 	XX(ACCEPT_ENCODING, "accept-encoding")               \
 	XX(IF_NONE_MATCH,   "if-none-match")                 \
 	XX(CONTENT_TYPE,    "content-type")                  \
-	XX(AUTHORIZATION,   "authorization")
+	XX(AUTHORIZATION,   "authorization")                 \
+	XX(LAST_EVENT_ID,   "last-event-id")
 
 enum http_header_id {
 #define XX(id, name) HTTP_H_##id,
@@ -55,6 +64,7 @@ enum http_header_id {
 	XX(413, "Content Too Large")                         \
 	XX(414, "URI Too Long")                              \
 	XX(415, "Unsupported Media Type")                    \
+	XX(422, "Unprocessable Content")                     \
 	XX(431, "Request Header Fields Too Large")           \
 	XX(500, "Internal Server Error")                     \
 	XX(503, "Service Unavailable")
@@ -139,6 +149,63 @@ void *http_req_alloc(struct http_req *r, size_t n);
 /* Milliseconds since r's first byte arrived (loop time). */
 uint64_t http_req_age_ms(const struct http_req *r);
 
+/* The address of r's client into *out. Returns 0 or ERR_IO. */
+int http_req_peer(const struct http_req *r, struct sockaddr_storage *out);
+
+/* 1 if sa is a loopback address: IPv4 127.0.0.0/8, IPv6 ::1, or an
+ * IPv4-mapped ::ffff:127.x.y.z; else 0 (also for other families). */
+int http_peer_is_loopback(const struct sockaddr *sa);
+
+/*
+ * 1 if the Authorization header value authorization (may be NULL) is
+ * "Bearer <token>" with exactly this token (the scheme in any case), else
+ * 0. The comparison takes the same time wherever the tokens differ.
+ */
+int http_bearer_matches(const char *authorization, const char *token);
+
+/* ---- streams ---- */
+
+/* What a stream tells its owner; both run on the loop thread. */
+struct http_stream_cb {
+	/* The head is out, or a write finished: the stream takes writes. */
+	void (*writable)(void *arg);
+	/*
+	 * The stream is over: the client went away, a write failed, the
+	 * server drained or http_stream_close() was called. Runs once,
+	 * never from inside an http_* call; the stream is freed after it.
+	 */
+	void (*closed)(void *arg);
+	void *arg;
+};
+
+/*
+ * Answer r with a response that stays open. resp->head must have no
+ * Content-Length (the body ends when the connection does); resp->body is
+ * not sent; "Connection: close" is added, and the connection reads no
+ * further requests. The head goes out after the responses before it; then
+ * writable() runs and http_stream_write() may be called. On 0, *out is the
+ * stream (set before any callback runs) and closed() will run once. On
+ * ERR_IO (the connection is closing) or ERR_NOMEM nothing was sent and
+ * the caller still answers r.
+ */
+int http_stream_open(struct http_req *r, const struct http_response *resp,
+		     const struct http_stream_cb *cb, struct http_stream **out);
+
+/*
+ * Send len bytes of buf, in order after earlier writes, without a copy:
+ * buf stays valid until release(arg) runs (exactly once, possibly before
+ * this returns; release may be NULL). Only after writable() has run.
+ * Returns 0, or ERR_IO when the stream is closing (release is not called).
+ */
+int http_stream_write(struct http_stream *s, const void *buf, size_t len,
+		      void (*release)(void *arg), void *arg);
+
+/* Bytes written to the stream that the socket has not taken yet. */
+size_t http_stream_queued(const struct http_stream *s);
+
+/* Close the connection now, dropping what is queued; closed() runs later. */
+void http_stream_close(struct http_stream *s);
+
 /* Counters for /metrics. */
 struct http_stats {
 	uint64_t connections_total;  /* accepted */
@@ -158,8 +225,8 @@ int http_server_accept(struct http_server *s, struct uv_stream_s *listener);
 
 /*
  * Drain: answer the requests already received or being received (those
- * parsed from now on with "Connection: close"), close each connection once
- * it is idle (after a 250 ms grace, so that a request racing the drain is
+ * parsed from now on with "Connection: close"), end streams once what
+ * they queued is sent, close each connection once it is idle (after a 250 ms grace, so that a request racing the drain is
  * answered rather than reset), and call done(arg) when none is left.
  */
 void http_server_drain(struct http_server *s, void (*done)(void *arg),

@@ -3,7 +3,9 @@
  * then one of the subcommands.
  *
  *   terrain-server [serve] [options]        serve HTTP (loop.c, routes.c)
- *   terrain-server generate --seed S ...    write one tile body
+ *   terrain-server generate --seed S ...    write one unedited tile body
+ *   terrain-server repair-log --data-dir DIR --truncate-at OFFSET
+ *                                           cut a corrupt edit log (store.h)
  *
  * Every serve option has a flag and an environment variable; the flag
  * wins. `terrain-server --help` lists them with their defaults. Bad
@@ -26,6 +28,7 @@
 #include "preset.h"
 #include "routes.h"
 #include "seed.h"
+#include "store.h"
 #include "tilegen.h"
 
 #define FD_RESERVE 64 /* descriptors kept for the listener, logs, libuv */
@@ -42,6 +45,7 @@ struct config {
 	double header_timeout;
 	const char *access_log;
 	unsigned max_age;
+	const char *edit_token;
 };
 
 enum opt_type { T_STR, T_UINT, T_SECS };
@@ -68,7 +72,9 @@ static const struct option options[] = {
 	OPT("presets", "TERRAIN_PRESETS", "DIR", "", T_STR, presets, 0,
 	    "extra generator presets: every DIR/NAME.json becomes ?gen=NAME"),
 	OPT("data-dir", "TERRAIN_DATA_DIR", "DIR", "./data", T_STR, data_dir, 0,
-	    "directory for edit logs (reserved; edits are not served yet)"),
+	    "directory of the edit log (created when missing; one server each)"),
+	OPT("edit-token", "TERRAIN_EDIT_TOKEN", "TOKEN", "", T_STR, edit_token, 0,
+	    "edits need Authorization: Bearer TOKEN; unset: loopback clients only"),
 	OPT("max-connections", "TERRAIN_MAX_CONNECTIONS", "N", "10000", T_UINT,
 	    max_connections, 1 << 24,
 	    "open connections; beyond it clients get 503 (capped by RLIMIT_NOFILE)"),
@@ -90,7 +96,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: terrain-server [serve] [options]\n"
 		"       terrain-server generate --seed S --lod L --cx X --cz Z"
-		" [--gen NAME] [--presets DIR] [-o FILE]\n\n"
+		" [--gen NAME] [--presets DIR] [-o FILE]\n"
+		"       terrain-server repair-log --data-dir DIR --truncate-at OFFSET\n\n"
 		"serve options (flag, environment variable, default):\n");
 	for (i = 0; i < NOPTIONS; i++) {
 		const struct option *o = &options[i];
@@ -102,9 +109,13 @@ static void usage(FILE *f)
 	}
 	fprintf(f, "  %-26s %s\n\n", "--help", "this text");
 	fprintf(f,
-		"generate writes one uncompressed tile body (docs/tile-format.md), byte-\n"
-		"identical to the identity body of GET /v1/worlds/S/chunks/L/X/Z?gen=NAME,\n"
-		"to FILE or stdout. NAME defaults to \"default\".\n");
+		"generate writes one uncompressed tile body (docs/tile-format.md) of the\n"
+		"unedited world, byte-identical to the identity body of\n"
+		"GET /v1/worlds/S/chunks/L/X/Z?gen=NAME while that chunk has no edits,\n"
+		"to FILE or stdout. NAME defaults to \"default\".\n\n"
+		"repair-log cuts DIR/edits.log at OFFSET (the end of the last good record,\n"
+		"as the refusal to start reported), saving the bytes cut beside it; see\n"
+		"docs/edits.md. Never while a server runs on DIR.\n");
 }
 
 static int set_option(struct config *c, const struct option *o, const char *v,
@@ -246,18 +257,54 @@ static void limits_of(const struct config *c, FILE *log, struct http_limits *l)
 	l->idle_timeout_ms = (uint64_t)(c->idle_timeout * 1000 + 0.5);
 	l->header_timeout_ms = (uint64_t)(c->header_timeout * 1000 + 0.5);
 	l->access_log = log;
+	l->max_body = ROUTE_MAX_BODY;
+}
+
+/* Open and replay the edit log; 0 or -1 after printing why. */
+static int open_edits(const struct config *c, struct loop *lp,
+		      struct route_config *rc, struct store **st)
+{
+	char err[512];
+
+	if (store_open(c->data_dir, loop_uv(lp), NULL, st, err, sizeof(err)) < 0) {
+		fprintf(stderr, "terrain-server: %s\n", err);
+		return -1;
+	}
+	rc->store = *st;
+	rc->edit_token = c->edit_token;
+	return 0;
+}
+
+static int replay(struct routes *rt)
+{
+	struct store_replay_stats rs;
+	uint64_t t0 = uv_hrtime();
+	char msg[512];
+
+	if (route_replay(rt, &rs, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "terrain-server: refusing to start: %s\n", msg);
+		return -1;
+	}
+	if (rs.torn_bytes)
+		fprintf(stderr, "terrain-server: edit log: %s\n", rs.message);
+	fprintf(stderr, "terrain-server: %s in %.2f s\n", msg,
+		(double)(uv_hrtime() - t0) / 1e9);
+	return 0;
 }
 
 /* Everything after the drain; main returns its status. */
 static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 {
 	struct loop_config lc = { c->bind, (int)c->port, 4096, c->workers, 10000 };
-	struct route_config rc = { (size_t)c->cache_mb << 20, c->max_age,
-				   TILEGEN_ZSTD_LEVEL, 1024 };
+	struct route_config rc = { .cache_bytes = (size_t)c->cache_mb << 20,
+				   .max_age = c->max_age,
+				   .zstd_level = TILEGEN_ZSTD_LEVEL,
+				   .max_generations = 1024 };
 	struct http_server *hs = NULL;
 	struct http_handler h;
 	struct http_limits lim;
 	struct routes *rt = NULL;
+	struct store *st = NULL;
 	struct loop *lp = NULL;
 	char err[512];
 	int rv;
@@ -267,17 +314,20 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 		return 1;
 	}
 	limits_of(c, log, &lim);
-	if (route_create(loop_uv(lp), cat, &rc, &rt) < 0) {
-		fprintf(stderr, "terrain-server: out of memory\n");
+	if (open_edits(c, lp, &rc, &st) < 0) {
 		loop_destroy(lp);
 		return 1;
 	}
+	if (route_create(loop_uv(lp), cat, &rc, &rt) < 0) {
+		fprintf(stderr, "terrain-server: out of memory\n");
+		goto fail;
+	}
+	if (replay(rt) < 0)
+		goto fail;
 	route_handler(rt, &h);
 	if (http_server_create(loop_uv(lp), &lim, &h, &hs) < 0) {
 		fprintf(stderr, "terrain-server: out of memory\n");
-		route_destroy(rt);
-		loop_destroy(lp);
-		return 1;
+		goto fail;
 	}
 	route_set_server(rt, hs);
 	fprintf(stderr, "terrain-server: %zu presets, %u workers, cache %u MiB, "
@@ -290,11 +340,17 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 		_exit(0);
 	}
 	http_server_destroy(hs);
+	store_close(st); /* every edit was answered: nothing is queued */
 	route_destroy(rt);
 	loop_destroy(lp);
 	if (rv == 0)
 		fprintf(stderr, "terrain-server: stopped\n");
 	return rv == 0 ? 0 : 1;
+fail:
+	store_close(st);
+	route_destroy(rt);
+	loop_destroy(lp);
+	return 1;
 }
 
 static int serve(int argc, char **argv)
@@ -417,7 +473,7 @@ static int generate_with(const struct gen_args *g, const struct catalog *cat)
 		return gen_usage("cx is not an int32: ", g->cx);
 	if (tilegen_parse_i32(g->cz, strlen(g->cz), &cz))
 		return gen_usage("cz is not an int32: ", g->cz);
-	rc = tilegen_encode(p, seed, lod, cx, cz, &raw, &len);
+	rc = tilegen_encode(p, seed, lod, cx, cz, NULL, 0, 0, &raw, &len);
 	if (rc) {
 		fprintf(stderr, "terrain-server generate: %s\n", err_str(rc));
 		return 1;
@@ -449,10 +505,55 @@ static int generate(int argc, char **argv)
 	return rc;
 }
 
+/* ---- repair-log -------------------------------------------------------------- */
+
+static int repair_usage(const char *msg, const char *arg)
+{
+	fprintf(stderr, "terrain-server repair-log: %s%s\n", msg, arg ? arg : "");
+	fprintf(stderr, "usage: terrain-server repair-log --data-dir DIR --truncate-at OFFSET\n");
+	return 2;
+}
+
+static int repair_log(int argc, char **argv)
+{
+	const char *dir = NULL, *at = NULL;
+	unsigned long long off;
+	uint64_t kept = 0;
+	char err[512], *end;
+	int a;
+
+	for (a = 0; a < argc; a++) {
+		const char **v = !strcmp(argv[a], "--data-dir") ? &dir :
+				 !strcmp(argv[a], "--truncate-at") ? &at : NULL;
+
+		if (!v)
+			return repair_usage("unknown argument ", argv[a]);
+		if (a + 1 >= argc)
+			return repair_usage("missing value for ", argv[a]);
+		*v = argv[++a];
+	}
+	if (!dir || !at)
+		return repair_usage("--data-dir and --truncate-at are required", NULL);
+	errno = 0;
+	off = strtoull(at, &end, 10);
+	if (!*at || *end || errno || at[0] == '-')
+		return repair_usage("--truncate-at is not a byte offset: ", at);
+	if (store_truncate(dir, off, &kept, err, sizeof(err)) < 0) {
+		fprintf(stderr, "terrain-server repair-log: %s\n", err);
+		return 1;
+	}
+	printf("terrain-server repair-log: kept %llu records; the bytes after offset %llu"
+	       " are saved in %s/%s.cut-%llu\n", (unsigned long long)kept, off, dir,
+	       STORE_LOG_NAME, off);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "generate"))
 		return generate(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "repair-log"))
+		return repair_log(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "serve"))
 		return serve(argc - 2, argv + 2);
 	if (argc > 1 && argv[1][0] != '-') {

@@ -34,6 +34,8 @@ struct metrics {
 	uint64_t gen_in_flight, gen_total, gen_errors;
 	uint64_t gen_bucket[NBUCKET + 1]; /* last: +Inf */
 	double gen_sum;
+	uint64_t edits, batches;
+	uint64_t edit_rejects[NSTATUS];
 };
 
 int metrics_create(const char *const *labels, size_t n, struct metrics **out)
@@ -56,15 +58,12 @@ void metrics_destroy(struct metrics *m)
 	free(m);
 }
 
+static size_t status_index(int status);
+
 void metrics_request(struct metrics *m, unsigned route, int status)
 {
-	size_t i;
-
-	if (route >= m->nroutes)
-		return;
-	for (i = 0; i < NSTATUS - 1 && statuses[i] != status; i++)
-		;
-	m->requests[route][i]++;
+	if (route < m->nroutes)
+		m->requests[route][status_index(status)]++;
 }
 
 void metrics_generation_start(struct metrics *m)
@@ -84,6 +83,27 @@ void metrics_generation_end(struct metrics *m, double seconds, int err)
 		;
 	m->gen_bucket[i]++;
 	m->gen_sum += seconds;
+}
+
+/* Index of status in statuses (the last: any other). */
+static size_t status_index(int status)
+{
+	size_t i;
+
+	for (i = 0; i < NSTATUS - 1 && statuses[i] != status; i++)
+		;
+	return i;
+}
+
+void metrics_edits_accepted(struct metrics *m, size_t n)
+{
+	m->edits += n;
+	m->batches++;
+}
+
+void metrics_edit_rejected(struct metrics *m, int status)
+{
+	m->edit_rejects[status_index(status)]++;
 }
 
 struct out {
@@ -171,8 +191,50 @@ static void render_histogram(struct out *o, const struct metrics *m)
 	put(o, "terrain_generation_seconds_count %llu\n", (unsigned long long)cum);
 }
 
+static void render_edits(struct out *o, const struct metrics *m,
+			 const struct metrics_edit_stats *es)
+{
+	size_t i;
+
+	scalar(o, "terrain_edits_total", "counter",
+	       "Edits accepted (durable and applied).", m->edits);
+	scalar(o, "terrain_edit_batches_total", "counter",
+	       "Edit batches accepted.", m->batches);
+	family(o, "terrain_edit_rejects_total", "counter",
+	       "Edit requests refused, by status.");
+	for (i = 0; i < NSTATUS; i++)
+		if (m->edit_rejects[i]) {
+			char st[8] = "other";
+
+			if (statuses[i])
+				snprintf(st, sizeof(st), "%d", statuses[i]);
+			put(o, "terrain_edit_rejects_total{status=\"%s\"} %llu\n", st,
+			    (unsigned long long)m->edit_rejects[i]);
+		}
+	scalar(o, "terrain_wal_commits_total", "counter",
+	       "Group commits of the edit log (one fdatasync each).", es->wal_commits);
+	scalar(o, "terrain_wal_last_commit_records", "gauge",
+	       "Edit batches covered by the last group commit.", es->wal_last_batch);
+	scalar(o, "terrain_wal_records", "gauge",
+	       "Records in the edit log.", es->wal_records);
+	scalar(o, "terrain_wal_bytes", "gauge",
+	       "Size of the edit log in bytes.", es->wal_bytes);
+	scalar(o, "terrain_wal_failed", "gauge",
+	       "1 once the edit log failed: edits get 503 until a restart.",
+	       (uint64_t)(es->wal_failed != 0));
+	scalar(o, "terrain_sse_subscribers", "gauge",
+	       "Event streams open.", es->sse_subscribers);
+	scalar(o, "terrain_sse_events_total", "counter",
+	       "Edit batches published to event streams.", es->sse_events);
+	scalar(o, "terrain_sse_dropped_total", "counter",
+	       "Event streams dropped for reading too slowly.", es->sse_dropped);
+	scalar(o, "terrain_worlds", "gauge",
+	       "Worlds with edit state in memory.", es->worlds);
+}
+
 int metrics_render(const struct metrics *m, const struct cache_stats *cs,
-		   const struct http_stats *hs, char **out, size_t *len)
+		   const struct http_stats *hs, const struct metrics_edit_stats *es,
+		   char **out, size_t *len)
 {
 	struct out o = { malloc(4096), 0, 4096, 0 };
 
@@ -211,6 +273,7 @@ int metrics_render(const struct metrics *m, const struct cache_stats *cs,
 	scalar(&o, "terrain_generation_errors_total", "counter",
 	       "Tile generations that failed.", m->gen_errors);
 	render_histogram(&o, m);
+	render_edits(&o, m, es);
 	if (o.failed) {
 		free(o.p);
 		return ERR_NOMEM;

@@ -2,19 +2,34 @@
  * metrics.h - the server's counters, rendered in the Prometheus text
  * exposition format (version 0.0.4) for GET /metrics.
  *
- * Request counts are kept per route label and status; generation counts
- * and a latency histogram come from routes.c; the connection and cache
- * figures are read from their modules (struct http_stats, struct
- * cache_stats) at render time. Loop thread only: plain counters, no locks.
+ * Request counts are kept per route label and status; generation counts,
+ * a latency histogram and the edit counters come from routes.c; the
+ * connection, cache, log and event figures are read from their modules
+ * (struct http_stats, struct cache_stats, struct metrics_edit_stats) at
+ * render time. Loop thread only: plain counters, no locks.
  */
 #ifndef METRICS_H
 #define METRICS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct metrics;
 struct cache_stats;
 struct http_stats;
+
+/* Gauges and counters of other modules, gathered by routes.c. */
+struct metrics_edit_stats {
+	uint64_t wal_commits;     /* group commits (fdatasync calls) */
+	uint64_t wal_last_batch;  /* records in the last commit */
+	uint64_t wal_records;     /* records in the log */
+	uint64_t wal_bytes;       /* size of the log */
+	int wal_failed;           /* 1 once the log has failed */
+	uint64_t sse_subscribers; /* event streams open */
+	uint64_t sse_events;      /* batches published */
+	uint64_t sse_dropped;     /* streams dropped as too slow */
+	uint64_t worlds;          /* worlds with edit state in memory */
+};
 
 /* Most route labels a metrics object accepts. */
 #define METRICS_MAX_ROUTES 16
@@ -34,11 +49,18 @@ void metrics_request(struct metrics *m, unsigned route, int status);
 void metrics_generation_start(struct metrics *m);
 void metrics_generation_end(struct metrics *m, double seconds, int err);
 
+/* A batch of n edits was accepted (durable and applied). */
+void metrics_edits_accepted(struct metrics *m, size_t n);
+
+/* An edit request was refused with status (400, 401, 403, 413, 422, 503...). */
+void metrics_edit_rejected(struct metrics *m, int status);
+
 /*
  * Render everything as Prometheus text into a new malloc'd buffer: *out
  * (NUL-terminated, caller frees) of *len bytes. Returns 0 or ERR_NOMEM.
  */
 int metrics_render(const struct metrics *m, const struct cache_stats *cs,
-		   const struct http_stats *hs, char **out, size_t *len);
+		   const struct http_stats *hs, const struct metrics_edit_stats *es,
+		   char **out, size_t *len);
 
 #endif

@@ -16,17 +16,20 @@
 #include <cjson/cJSON.h>
 #include <llhttp.h>
 #include <uv.h>
-#include <xxhash.h>
 
 #include "cache.h"
 #include "catalog.h"
+#include "edit.h"
 #include "err.h"
 #include "http.h"
 #include "metrics.h"
 #include "preset.h"
 #include "seed.h"
+#include "sse.h"
+#include "store.h"
 #include "tile.h"
 #include "tilegen.h"
+#include "world.h"
 
 #define container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -35,7 +38,9 @@
 #define DEFAULT_GEN "default"
 #define CORS "Access-Control-Allow-Origin: *\r\n"
 #define EXPOSE "Access-Control-Expose-Headers: ETag, X-Cache\r\n"
-#define ALLOWED_HEADERS "If-None-Match, Content-Type, Authorization"
+#define ALLOWED_HEADERS "If-None-Match, Content-Type, Authorization, Last-Event-ID"
+#define EDITS_PAGE 1000   /* GET edits: default and largest limit */
+#define HASHES_SIDE 64    /* GET hashes: largest rectangle side, chunks */
 #define M(method) (UINT64_C(1) << (method))
 #define READ (M(HTTP_GET) | M(HTTP_HEAD))
 
@@ -60,6 +65,7 @@ static const struct {
 	XX(413, "content_too_large")          \
 	XX(414, "uri_too_long")               \
 	XX(415, "unsupported_media_type")     \
+	XX(422, "unprocessable")              \
 	XX(431, "header_fields_too_large")    \
 	XX(503, "unavailable")
 
@@ -75,6 +81,9 @@ struct route {
 
 static int h_tile(struct rctx *x);
 static int h_world(struct rctx *x);
+static int h_edits(struct rctx *x);
+static int h_hashes(struct rctx *x);
+static int h_events(struct rctx *x);
 static int h_presets(struct rctx *x);
 static int h_health(struct rctx *x);
 static int h_metrics(struct rctx *x);
@@ -82,6 +91,9 @@ static int h_metrics(struct rctx *x);
 static const struct route table[] = {
 	{ "tile", { "v1", "worlds", NULL, "chunks", NULL, NULL, NULL }, 7, READ, h_tile },
 	{ "world", { "v1", "worlds", NULL }, 3, READ, h_world },
+	{ "edits", { "v1", "worlds", NULL, "edits" }, 4, READ | M(HTTP_POST), h_edits },
+	{ "hashes", { "v1", "worlds", NULL, "hashes" }, 4, READ, h_hashes },
+	{ "events", { "v1", "worlds", NULL, "events" }, 4, M(HTTP_GET), h_events },
 	{ "presets", { "v1", "presets" }, 2, READ, h_presets },
 	{ "healthz", { "healthz" }, 1, READ, h_health },
 	{ "metrics", { "metrics" }, 1, READ, h_metrics },
@@ -89,6 +101,7 @@ static const struct route table[] = {
 #define NROUTES (sizeof(table) / sizeof(table[0]))
 #define LABEL_NONE NROUTES        /* no route matched */
 #define LABEL_ERROR (NROUTES + 1) /* protocol errors */
+#define ROUTE_EDITS 2             /* table index of the edits route */
 
 struct routes {
 	uv_loop_t *loop;
@@ -105,16 +118,26 @@ struct routes {
 	const char *labels[NROUTES + 2];
 	char oom_head[256];
 	size_t oom_head_len;
+	/* edits */
+	struct world_map *worlds;
+	struct sse *sse;
+	struct store *store;             /* NULL: edits get 503 */
+	int store_failed;                /* the log failed: 503 until restart */
+	char *edit_token;                /* NULL: loopback clients only */
+	uint8_t wire[EDIT_BATCH_MAX * EDIT_WIRE_SIZE];
+	uint8_t record[STORE_BATCH_MAX];
 };
 
-/* The cache key of a tile. */
+/* The cache key of a tile: the chunk's edit version makes an edit stale
+ * exactly the tiles of the chunks it touched, at every LOD. */
 struct tile_key {
 	uint64_t seed;
+	uint64_t version;
 	int32_t cx, cz;
 	uint32_t preset;
 	uint32_t lod;
 };
-_Static_assert(sizeof(struct tile_key) == 24, "tile_key has no padding");
+_Static_assert(sizeof(struct tile_key) == 32, "tile_key has no padding");
 
 /* A cached tile: both prebuilt response heads and the zstd body, in one
  * allocation (data holds the bytes they point to). */
@@ -143,6 +166,12 @@ struct rctx {
 	uv_work_t work;
 	uint8_t *raw;
 	int err;
+	struct world *world;
+	/* edits */
+	int edit_post;                   /* a POST of edits: count rejects */
+	struct edit *edits;              /* parsed batch, malloc'd */
+	size_t nedits;
+	uint64_t first;                  /* its reserved first seq */
 };
 
 /* A generation on the worker pool; the loop thread owns it otherwise. */
@@ -154,6 +183,9 @@ struct gen_job {
 	uint64_t seed;
 	int32_t cx, cz;
 	int lod;
+	struct edit *edits;              /* a private copy: those touching */
+	size_t nedits;                   /* the chunk, in sequence order */
+	uint64_t version;
 	struct tile_value *value;
 	size_t bytes;
 	int err;
@@ -277,6 +309,10 @@ static void respond_error(struct rctx *x, int status, const char *detail)
 			 allow_list(x, r->methods));
 	else if (status == 503)
 		strcat(headers, "Retry-After: 1\r\n");
+	else if (status == 401)
+		strcat(headers, "WWW-Authenticate: Bearer realm=\"terrain edits\"\r\n");
+	if (x->edit_post)
+		metrics_edit_rejected(x->rt->metrics, status);
 	if (o && (!cJSON_AddStringToObject(o, "error", error_token(status)) ||
 		  !cJSON_AddStringToObject(o, "detail", detail ? detail : ""))) {
 		cJSON_Delete(o);
@@ -703,7 +739,8 @@ static void gen_work(uv_work_t *w)
 	uint8_t *raw = NULL, *z = NULL;
 	size_t len, zlen;
 
-	j->err = tilegen_encode(j->p, j->seed, j->lod, j->cx, j->cz, &raw, &len);
+	j->err = tilegen_encode(j->p, j->seed, j->lod, j->cx, j->cz, j->edits,
+				j->nedits, j->version, &raw, &len);
 	if (!j->err)
 		j->err = tilegen_compress(raw, len, j->rt->zstd_level, &z, &zlen);
 	if (!j->err)
@@ -727,6 +764,7 @@ static void gen_done(uv_work_t *w, int status)
 	else
 		cache_complete(rt->cache, j->flight, j->value, j->bytes,
 			       uv_now(rt->loop));
+	free(j->edits);
 	free(j);
 }
 
@@ -748,8 +786,16 @@ static void generate(struct rctx *x, struct cache_entry *flight,
 	}
 	*j = (struct gen_job){ .rt = x->rt, .flight = flight, .p = p,
 			       .seed = x->key.seed, .cx = x->key.cx,
-			       .cz = x->key.cz, .lod = (int)x->key.lod };
+			       .cz = x->key.cz, .lod = (int)x->key.lod,
+			       .version = x->key.version };
+	if (x->world && world_chunk_edits(x->world, x->key.cx, x->key.cz,
+					  &j->edits, &j->nedits)) {
+		free(j);
+		cache_abort(x->rt->cache, flight, ERR_NOMEM);
+		return;
+	}
 	if (uv_queue_work(x->rt->loop, &j->work, gen_work, gen_done) < 0) {
+		free(j->edits);
 		free(j);
 		cache_abort(x->rt->cache, flight, ERR_BUSY);
 		return;
@@ -769,6 +815,7 @@ static int parse_coord(struct rctx *x, int i, int32_t *v)
 
 static int h_tile(struct rctx *x)
 {
+	struct world_chunk ch = { 0, 0, 0 };
 	const struct preset *p;
 	struct cache_entry *e;
 	uint64_t seed;
@@ -784,7 +831,10 @@ static int h_tile(struct rctx *x)
 	}
 	if ((rc = parse_coord(x, 5, &cx)) != 0 || (rc = parse_coord(x, 6, &cz)) != 0)
 		return rc;
-	x->key = (struct tile_key){ seed, cx, cz, (uint32_t)pi, (uint32_t)lod };
+	x->world = world_map_find(x->rt->worlds, pi, seed);
+	if (x->world)
+		world_chunk(x->world, cx, cz, &ch);
+	x->key = (struct tile_key){ seed, ch.version, cx, cz, (uint32_t)pi, (uint32_t)lod };
 	x->zstd = accepts_zstd(x->req->header[HTTP_H_ACCEPT_ENCODING]);
 	x->w.done = tile_ready;
 	rc = cache_fetch(x->rt->cache, &x->key, sizeof(x->key),
@@ -804,16 +854,15 @@ static void hex64(char out[17], uint64_t v)
 	snprintf(out, 17, "%016llx", (unsigned long long)v);
 }
 
-static uint64_t world_hash(uint64_t fingerprint, uint64_t seed)
+/* The sequence number and hash of world (pi, seed), edited or not. */
+static uint64_t world_state(const struct routes *rt, int pi, uint64_t seed,
+			    uint64_t *hash)
 {
-	uint8_t b[16];
-	int i;
+	const struct world *w = world_map_find(rt->worlds, pi, seed);
 
-	for (i = 0; i < 8; i++) {
-		b[i] = (uint8_t)(fingerprint >> (8 * i));
-		b[8 + i] = (uint8_t)(seed >> (8 * i));
-	}
-	return XXH3_64bits(b, sizeof(b));
+	*hash = w ? world_hash(w) :
+		edit_hash_start(preset_fingerprint(catalog_at(rt->cat, (size_t)pi)), seed);
+	return w ? world_seq(w) : 0;
 }
 
 /* name with everything but unreserved characters percent-encoded. */
@@ -863,14 +912,15 @@ static int h_world(struct rctx *x)
 	const struct preset *p;
 	char seed_s[24], hash[17], gen[256], url[400];
 	cJSON *o, *tiles;
-	uint64_t seed;
+	uint64_t seed, seq, h;
 	int rc, pi;
 
 	if ((rc = world_of(x, &seed, &pi)) != 0)
 		return rc;
 	p = catalog_at(x->rt->cat, (size_t)pi);
 	snprintf(seed_s, sizeof(seed_s), "%llu", (unsigned long long)seed);
-	hex64(hash, world_hash(preset_fingerprint(p), seed));
+	seq = world_state(x->rt, pi, seed, &h);
+	hex64(hash, h);
 	url_encode(gen, sizeof(gen), preset_name(p));
 	snprintf(url, sizeof(url), "/v1/worlds/%s/chunks/{lod}/{cx}/{cz}?gen=%s",
 		 seed_s, gen);
@@ -884,9 +934,337 @@ static int h_world(struct rctx *x)
 	tiles = cJSON_AddArrayToObject(o, "tiles");
 	if (tiles)
 		cJSON_AddItemToArray(tiles, cJSON_CreateString(url));
-	cJSON_AddNumberToObject(o, "edit_seq", 0);
+	cJSON_AddNumberToObject(o, "edit_seq", (double)seq);
 	cJSON_AddStringToObject(o, "world_hash", hash);
 	respond_json(x, 200, o, "Cache-Control: no-cache\r\n");
+	return 0;
+}
+
+/* ---- edits ------------------------------------------------------------------------ */
+
+/* Decimal digits fitting uint64 (at most 20). Returns 0 or ERR_INVAL. */
+static int parse_u64(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (len == 0 || len > 20)
+		return ERR_INVAL;
+	for (i = 0; i < len; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return ERR_INVAL;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The uint64 query parameter name into *v (left alone when absent);
+ * *present says whether it was there. */
+static int query_u64(struct rctx *x, const char *name, uint64_t *v,
+		     int *present, const char *detail)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = query_param(x, name, &len, &rc);
+
+	if (present)
+		*present = s != NULL;
+	if (rc || !s)
+		return rc;
+	if (parse_u64(s, len, v)) {
+		x->detail = detail;
+		return ERR_INVAL;
+	}
+	return 0;
+}
+
+/* Edits need the bearer token when one is set, else a loopback client. */
+static int authorise(struct rctx *x)
+{
+	struct sockaddr_storage ss;
+
+	if (x->rt->edit_token) {
+		if (http_bearer_matches(x->req->header[HTTP_H_AUTHORIZATION],
+					x->rt->edit_token))
+			return 0;
+		x->detail = x->req->header[HTTP_H_AUTHORIZATION] ?
+			    "authorization: wrong bearer token" :
+			    "authorization: bearer token required";
+		return 401;
+	}
+	if (http_req_peer(x->req, &ss) == 0 &&
+	    http_peer_is_loopback((const struct sockaddr *)&ss))
+		return 0;
+	x->detail = "edits are open to loopback clients only (no edit token is set)";
+	return 403;
+}
+
+/* Whether Content-Type ct is application/json (parameters allowed). */
+static int is_json(const char *ct)
+{
+	if (!ct)
+		return 0;
+	ct = skip_ows(ct);
+	return !strncasecmp(ct, "application/json", 16) &&
+	       (ct[16] == '\0' || ct[16] == ';' || ct[16] == ' ' || ct[16] == '\t');
+}
+
+/* The edit log has the batch, or failed: apply and answer. */
+static void edits_logged(void *arg, int status)
+{
+	struct rctx *x = arg;
+	struct routes *rt = x->rt;
+	struct world_batch b;
+	char *body;
+	size_t len;
+	int rc;
+
+	if (status) {
+		rt->store_failed = 1;
+		world_cancel_all(x->world);
+		free(x->edits);
+		respond_error(x, 503, "edit log write failed; edits are refused until a restart");
+		return;
+	}
+	rc = world_apply(x->world, x->first, x->edits, x->nedits, &b);
+	free(x->edits);
+	if (rc) { /* cannot happen: the batch was reserved */
+		fprintf(stderr, "terrain-server: logged batch at seq %llu not applied: %s;"
+			" restart to replay it\n", (unsigned long long)x->first, err_str(rc));
+		rt->store_failed = 1;
+		respond_error(x, 500, "logged but not applied; restart the server");
+		return;
+	}
+	metrics_edits_accepted(rt->metrics, x->nedits);
+	sse_publish(rt->sse, x->world);
+	body = malloc(sse_batch_json_bound(&b));
+	if (!body) {
+		respond_oom(rt, x->req, x->route);
+		return;
+	}
+	len = sse_batch_json(&b, world_seq(x->world), body);
+	respond_copy(x, 200, "application/json", "Cache-Control: no-store\r\n", body, len);
+	free(body);
+}
+
+/* Why world_reserve() found the batch too big, into the arena. */
+static const char *too_big(struct rctx *x)
+{
+	char *msg = http_req_alloc(x->req, 128);
+	size_t bad = 0;
+
+	if (!msg)
+		return "edits: touch too many chunks";
+	world_check(x->world, x->edits, x->nedits, &bad);
+	if (bad < x->nedits)
+		snprintf(msg, 128, "edits[%zu]: touches more than %d chunks", bad,
+			 WORLD_MAX_EDIT_CHUNKS);
+	else
+		snprintf(msg, 128, "edits: the batch touches more than %d chunks",
+			 WORLD_MAX_BATCH_CHUNKS);
+	return msg;
+}
+
+/* Reserve, log and (in edits_logged) apply a batch; see routes.h. */
+static int post_edits(struct rctx *x, int pi, uint64_t seed)
+{
+	struct routes *rt = x->rt;
+	const char *gen = preset_name(catalog_at(rt->cat, (size_t)pi));
+	struct store_batch b;
+	size_t len, k;
+	char *msg;
+	int rc;
+
+	if ((rc = authorise(x)) != 0)
+		return rc;
+	if (!rt->store || rt->store_failed) {
+		x->detail = "edit log unavailable; edits are refused until a restart";
+		return 503;
+	}
+	if (!is_json(x->req->header[HTTP_H_CONTENT_TYPE])) {
+		x->detail = "content-type: must be application/json";
+		return 415;
+	}
+	if (!(msg = http_req_alloc(x->req, 256)))
+		return ERR_NOMEM;
+	rc = edit_parse_batch(x->req->body ? x->req->body : "", x->req->body_len,
+			      &x->edits, &x->nedits, msg, 256);
+	if (rc) {
+		x->detail = msg;
+		return rc == ERR_RANGE ? 422 : rc;
+	}
+	if ((rc = world_map_get(rt->worlds, pi, seed, &x->world)) != 0 ||
+	    (rc = world_reserve(x->world, x->edits, x->nedits, &x->first)) != 0) {
+		if (rc == ERR_TOOBIG)
+			x->detail = too_big(x);
+		free(x->edits);
+		return rc == ERR_TOOBIG ? 422 : rc;
+	}
+	for (k = 0; k < x->nedits; k++)
+		edit_encode(&x->edits[k], rt->wire + k * EDIT_WIRE_SIZE);
+	b = (struct store_batch){ gen, strlen(gen), seed, x->first,
+				  (uint32_t)x->nedits, rt->wire };
+	rc = store_batch_encode(&b, rt->record, sizeof(rt->record), &len);
+	if (!rc)
+		rc = store_append(rt->store, rt->record, len, edits_logged, x);
+	if (rc) {
+		world_cancel(x->world, x->edits, x->nedits, x->first);
+		free(x->edits);
+		if (rc == ERR_IO)
+			rt->store_failed = 1;
+		x->detail = rc == ERR_BUSY ? "edit log queue full, retry later" :
+			    "edit log unavailable; edits are refused until a restart";
+		return 503;
+	}
+	return 0;
+}
+
+/* GET edits?since=SEQ&limit=N: the log after SEQ, at most N edits. */
+static int get_edits(struct rctx *x, int pi, uint64_t seed)
+{
+	const struct world *w = world_map_find(x->rt->worlds, pi, seed);
+	uint64_t since = 0, limit = EDITS_PAGE, seq, hash, s;
+	char hex[17];
+	cJSON *o, *arr;
+	int rc;
+
+	if ((rc = query_u64(x, "since", &since, NULL, "since: not a decimal sequence number")) ||
+	    (rc = query_u64(x, "limit", &limit, NULL, "limit: not a decimal count")))
+		return rc;
+	if (limit == 0) {
+		x->detail = "limit: must be at least 1";
+		return ERR_INVAL;
+	}
+	if (limit > EDITS_PAGE)
+		limit = EDITS_PAGE;
+	seq = world_state(x->rt, pi, seed, &hash);
+	hex64(hex, hash);
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "since", (double)since);
+	cJSON_AddNumberToObject(o, "seq", (double)seq);
+	cJSON_AddStringToObject(o, "world_hash", hex);
+	arr = cJSON_AddArrayToObject(o, "edits");
+	for (s = since + 1; arr && s <= seq && s - since <= limit; s++)
+		if (edit_to_json(world_edit(w, s), s, arr)) {
+			cJSON_Delete(o);
+			return ERR_NOMEM;
+		}
+	if (s <= seq)
+		cJSON_AddNumberToObject(o, "next", (double)(s - 1));
+	respond_json(x, 200, o, "Cache-Control: no-store\r\n");
+	return 0;
+}
+
+static int h_edits(struct rctx *x)
+{
+	uint64_t seed;
+	int rc, pi;
+
+	if ((rc = world_of(x, &seed, &pi)) != 0)
+		return rc;
+	if (x->req->method == HTTP_POST)
+		return post_edits(x, pi, seed);
+	return get_edits(x, pi, seed);
+}
+
+/* One int32 query parameter of the hashes rectangle. */
+static int query_i32(struct rctx *x, const char *name, int32_t *v)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = query_param(x, name, &len, &rc);
+
+	if (rc)
+		return rc;
+	if (!s || tilegen_parse_i32(s, len, v)) {
+		x->detail = "cx0, cz0, cx1, cz1: required, decimal int32";
+		return ERR_INVAL;
+	}
+	return 0;
+}
+
+/* GET hashes?cx0=&cz0=&cx1=&cz1=: edit versions and hashes of a rectangle. */
+static int h_hashes(struct rctx *x)
+{
+	int32_t cx0, cz0, cx1, cz1;
+	const struct world *w;
+	uint64_t seed, seq, hash;
+	int64_t cx, cz;
+	char hex[17];
+	cJSON *o, *arr;
+	int rc, pi;
+
+	if ((rc = world_of(x, &seed, &pi)) != 0 || (rc = query_i32(x, "cx0", &cx0)) ||
+	    (rc = query_i32(x, "cz0", &cz0)) || (rc = query_i32(x, "cx1", &cx1)) ||
+	    (rc = query_i32(x, "cz1", &cz1)))
+		return rc;
+	if (cx1 < cx0 || cz1 < cz0 || (int64_t)cx1 - cx0 >= HASHES_SIDE ||
+	    (int64_t)cz1 - cz0 >= HASHES_SIDE) {
+		x->detail = "rectangle: need cx0 <= cx1, cz0 <= cz1, at most 64 x 64 chunks";
+		return ERR_INVAL;
+	}
+	w = world_map_find(x->rt->worlds, pi, seed);
+	seq = world_state(x->rt, pi, seed, &hash);
+	hex64(hex, hash);
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "seq", (double)seq);
+	cJSON_AddStringToObject(o, "world_hash", hex);
+	arr = cJSON_AddArrayToObject(o, "chunks");
+	for (cz = cz0; w && arr && cz <= cz1; cz++)
+		for (cx = cx0; cx <= cx1; cx++) {
+			struct world_chunk ch;
+			cJSON *c;
+
+			world_chunk(w, (int32_t)cx, (int32_t)cz, &ch);
+			if (!ch.version)
+				continue;
+			if (!(c = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, c)) {
+				cJSON_Delete(c);
+				cJSON_Delete(o);
+				return ERR_NOMEM;
+			}
+			hex64(hex, ch.hash);
+			cJSON_AddNumberToObject(c, "cx", (double)cx);
+			cJSON_AddNumberToObject(c, "cz", (double)cz);
+			cJSON_AddNumberToObject(c, "version", (double)ch.version);
+			cJSON_AddStringToObject(c, "hash", hex);
+		}
+	respond_json(x, 200, o, "Cache-Control: no-store\r\n");
+	return 0;
+}
+
+static const char sse_head[] =
+	"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	"Cache-Control: no-store\r\nX-Accel-Buffering: no\r\n" CORS;
+
+/* GET events: a stream of the world's batches (sse.h). */
+static int h_events(struct rctx *x)
+{
+	struct http_response head = { 200, { sse_head, sizeof(sse_head) - 1 },
+				      { NULL, 0 }, NULL, NULL, NULL };
+	const char *id = x->req->header[HTTP_H_LAST_EVENT_ID];
+	const char *bad = "last-event-id: not a decimal sequence number";
+	uint64_t seed, since = 0;
+	int rc, pi, resume = id != NULL;
+
+	if ((rc = world_of(x, &seed, &pi)) != 0)
+		return rc;
+	if (id && parse_u64(id, strlen(id), &since)) {
+		x->detail = bad;
+		return ERR_INVAL;
+	}
+	if (!id && (rc = query_u64(x, "last_event_id", &since, &resume, bad)) != 0)
+		return rc;
+	if ((rc = world_map_get(x->rt->worlds, pi, seed, &x->world)) != 0)
+		return rc;
+	if ((rc = sse_subscribe(x->rt->sse, x->req, &head, x->world, resume, since)) != 0) {
+		x->detail = "cannot open the event stream";
+		return ERR_BUSY;
+	}
+	metrics_request(x->rt->metrics, x->route, 200);
 	return 0;
 }
 
@@ -910,6 +1288,9 @@ static int h_metrics(struct rctx *x)
 {
 	struct cache_stats cs;
 	struct http_stats hs = { 0 };
+	struct metrics_edit_stats es;
+	struct store_stats ss;
+	struct sse_stats sst;
 	char *text;
 	size_t len;
 	int rc;
@@ -917,7 +1298,13 @@ static int h_metrics(struct rctx *x)
 	cache_stats(x->rt->cache, &cs);
 	if (x->rt->server)
 		http_server_stats(x->rt->server, &hs);
-	rc = metrics_render(x->rt->metrics, &cs, &hs, &text, &len);
+	store_stats(x->rt->store, &ss);
+	sse_stats(x->rt->sse, &sst);
+	es = (struct metrics_edit_stats){ ss.commits, ss.last_batch, ss.records, ss.bytes,
+					  ss.failed || x->rt->store_failed, sst.subscribers,
+					  sst.events, sst.dropped,
+					  world_map_count(x->rt->worlds) };
+	rc = metrics_render(x->rt->metrics, &cs, &hs, &es, &text, &len);
 	if (rc)
 		return rc;
 	respond_copy(x, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -967,6 +1354,7 @@ static void on_request(void *ctx, struct http_req *req)
 			x->detail = "method not allowed on this route";
 			rc = 405;
 		} else {
+			x->edit_post = x->route == ROUTE_EDITS && req->method == HTTP_POST;
 			rc = r->handler(x);
 		}
 	}
@@ -987,6 +1375,8 @@ static void on_error(void *ctx, struct http_req *req, int status,
 	memset(x, 0, sizeof(*x));
 	x->rt = rt;
 	x->req = req;
+	if (req->method == HTTP_POST && split_path(x) == 0 && match(x, &x->route))
+		x->edit_post = x->route == ROUTE_EDITS; /* e.g. 413 */
 	x->route = LABEL_ERROR;
 	respond_error(x, status, detail);
 }
@@ -1067,9 +1457,17 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 		rt->labels[i] = table[i].label;
 	rt->labels[LABEL_NONE] = "none";
 	rt->labels[LABEL_ERROR] = "error";
-	if ((rc = metrics_create(rt->labels, NROUTES + 2, &rt->metrics)) != 0 ||
-	    (rc = cache_create(cfg->cache_bytes, 0, free_value, &rt->cache)) != 0 ||
-	    (rc = presets_body(rt)) != 0) {
+	rt->store = cfg->store;
+	if (cfg->edit_token && cfg->edit_token[0] && !(rt->edit_token = strdup(cfg->edit_token)))
+		rc = ERR_NOMEM;
+	else if ((rc = metrics_create(rt->labels, NROUTES + 2, &rt->metrics)) != 0 ||
+		 (rc = cache_create(cfg->cache_bytes, 0, free_value, &rt->cache)) != 0 ||
+		 (rc = world_map_create(cat, &rt->worlds)) != 0 ||
+		 (rc = sse_create(loop, 0, 0, &rt->sse)) != 0)
+		;
+	else
+		rc = presets_body(rt);
+	if (rc) {
 		route_destroy(rt);
 		return rc;
 	}
@@ -1083,6 +1481,59 @@ void route_destroy(struct routes *rt)
 		return;
 	cache_destroy(rt->cache);
 	metrics_destroy(rt->metrics);
+	sse_destroy(rt->sse);
+	world_map_destroy(rt->worlds);
 	cJSON_free(rt->presets_json);
+	free(rt->edit_token);
 	free(rt);
+}
+
+struct replay {
+	struct routes *rt;
+	uint64_t skipped;       /* batches of generators not loaded */
+	char skip_note[256];
+	char err[256];
+};
+
+static int replay_one(void *arg, const uint8_t *payload, size_t len)
+{
+	struct replay *r = arg;
+	char msg[200];
+	int rc = world_map_replay(r->rt->worlds, payload, len, msg, sizeof(msg));
+
+	if (rc == ERR_NOTFOUND) {
+		if (!r->skipped++)
+			snprintf(r->skip_note, sizeof(r->skip_note), "%s", msg);
+		return 0;
+	}
+	if (rc)
+		snprintf(r->err, sizeof(r->err), "edit log: %s", msg);
+	return rc;
+}
+
+int route_replay(struct routes *rt, struct store_replay_stats *st, char *msg,
+		 size_t msglen)
+{
+	struct replay r = { rt, 0, "", "" };
+	uint64_t edits = 0;
+	size_t i;
+	int rc, n;
+
+	if (!rt->store)
+		return ERR_INVAL;
+	rc = store_replay(rt->store, replay_one, &r, st);
+	if (rc) {
+		snprintf(msg, msglen, "%s", r.err[0] ? r.err : st->message[0] ?
+			 st->message : err_str(rc));
+		return rc;
+	}
+	for (i = 0; i < world_map_count(rt->worlds); i++)
+		edits += world_seq(world_map_at(rt->worlds, i, NULL));
+	n = snprintf(msg, msglen, "replayed %llu edits in %llu batches of %zu worlds",
+		     (unsigned long long)edits, (unsigned long long)(st->records - r.skipped),
+		     world_map_count(rt->worlds));
+	if (r.skipped && n >= 0 && (size_t)n < msglen)
+		snprintf(msg + n, msglen - (size_t)n, "; skipped %llu batches (kept in the log): %s",
+			 (unsigned long long)r.skipped, r.skip_note);
+	return 0;
 }

@@ -11,8 +11,12 @@
  *
  *   GET|HEAD /v1/worlds/{seed}/chunks/{lod}/{cx}/{cz}[?gen=NAME]
  *	One tile, Content-Type application/vnd.terrain.tile (a vendor type
- *	in the style of IANA's vnd. tree; the format is docs/tile-format.md).
- *	The identity body is byte-identical to `terrain-server generate`.
+ *	in the style of IANA's vnd. tree; the format is docs/tile-format.md),
+ *	with every acknowledged edit touching the chunk applied and its edit
+ *	version in the header. The cache key holds the edit version, so an
+ *	edit makes exactly the touched chunks' tiles stale, at every LOD.
+ *	Until the chunk has edits, the identity body is byte-identical to
+ *	`terrain-server generate`.
  *	Content-Encoding: zstd when Accept-Encoding allows it: q-values are
  *	honoured, "zstd;q=0" forbids it, "*" counts for zstd, and an explicit
  *	identity q above zstd's wins; otherwise identity. Vary:
@@ -29,10 +33,35 @@
  *   GET|HEAD /v1/worlds/{seed}[?gen=NAME]
  *	World info in the spirit of TileJSON: generator name, description and
  *	fingerprint (16 hex digits), algorithm and tile format versions,
- *	chunk size, LOD range, heights, a tiles URL template, edit_seq (0
- *	until edits exist) and world_hash: 16 hex digits of XXH3-64 over the
- *	16 bytes fingerprint (u64 LE) then seed (u64 LE); the hash of an
- *	unedited world, which the edit log will chain from.
+ *	chunk size, LOD range, heights, a tiles URL template, edit_seq (the
+ *	last sequence number, 0 until edits exist) and world_hash (16 hex
+ *	digits, the chain of docs/edits.md).
+ *   POST /v1/worlds/{seed}/edits[?gen=NAME]
+ *	Append a batch {"edits":[...]} (1..256 edits, Content-Type
+ *	application/json, body at most ROUTE_MAX_BODY). Authorised by the
+ *	bearer token when one is set (401 with WWW-Authenticate otherwise),
+ *	else only from loopback clients (403). Everything is validated
+ *	first (400 bad JSON or shape, 422 a value out of range or more than
+ *	WORLD_MAX_EDIT_CHUNKS chunks for an edit, WORLD_MAX_BATCH_CHUNKS for
+ *	the batch; the detail names the field); then the batch gets the next
+ *	sequence numbers, goes into the edit log as one record, and only
+ *	once that is fdatasync()'d is it applied and answered: 200
+ *	{"first_seq","last_seq","seq","world_hash","chunks":[[cx,cz],...]},
+ *	and published to the event streams. 503 when the log queue is full
+ *	or the log has failed (then until a restart).
+ *   GET|HEAD /v1/worlds/{seed}/edits?since=SEQ[&limit=N][&gen=NAME]
+ *	The log after SEQ (default 0) in order, at most N (default and
+ *	largest 1000) edits: {"since","seq","world_hash","edits":[{"seq",
+ *	"op",...}],"next"}, "next" (the last seq returned) only when the
+ *	limit cut the list. seq and world_hash describe the whole log.
+ *   GET|HEAD /v1/worlds/{seed}/hashes?cx0=&cz0=&cx1=&cz1=[&gen=NAME]
+ *	Edit versions and chunk hashes of the chunks with edits in the
+ *	inclusive rectangle (at most 64 x 64 chunks, else 400): {"seq",
+ *	"world_hash","chunks":[{"cx","cz","version","hash"}]}; a chunk not
+ *	listed has version 0 and hash 0.
+ *   GET /v1/worlds/{seed}/events[?gen=NAME][&last_event_id=SEQ]
+ *	Server-Sent Events of the accepted batches (sse.h); Last-Event-ID
+ *	(header or parameter) resumes after that sequence number.
  *   GET|HEAD /v1/presets      every generator preset with its parameters
  *   GET|HEAD /healthz         {"status":"ok"} while serving
  *   GET|HEAD /metrics         Prometheus text (metrics.h)
@@ -56,17 +85,25 @@
 
 struct routes;
 struct catalog;
+struct store;
+struct store_replay_stats;
 struct http_handler;
 struct http_server;
 struct uv_loop_s;
 
 #define ROUTE_TILE_TYPE "application/vnd.terrain.tile"
 
+/* The largest request body of any route (POST edits); the HTTP limit. */
+#define ROUTE_MAX_BODY (64 * 1024)
+
 struct route_config {
 	size_t cache_bytes;  /* tile cache bound (--cache-mb; 256 MiB) */
 	unsigned max_age;    /* tile Cache-Control max-age, seconds (60) */
 	int zstd_level;      /* TILEGEN_ZSTD_LEVEL */
 	unsigned max_generations; /* queued or running; more get 503 (1024) */
+	struct store *store;     /* the edit log (outlives rt); NULL: 503 */
+	const char *edit_token;  /* bearer token for edits; NULL or "":
+				    loopback clients only (copied) */
 };
 
 /*
@@ -75,6 +112,16 @@ struct route_config {
  */
 int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 		 const struct route_config *cfg, struct routes **out);
+
+/*
+ * Rebuild every world from the edit log (store_replay()), before serving.
+ * Batches of generators not in the catalog are skipped (they stay in the
+ * log). On 0, msg says what was replayed and skipped, and st->message
+ * reports a dropped torn tail if any; otherwise msg says why (for
+ * ERR_CORRUPT with the offset and the recovery command).
+ */
+int route_replay(struct routes *rt, struct store_replay_stats *st, char *msg,
+		 size_t msglen);
 
 /* The server whose connection figures /metrics reports (may be NULL). */
 void route_set_server(struct routes *rt, const struct http_server *s);

@@ -6,23 +6,27 @@
 #include <stdlib.h>
 #include <zstd.h>
 
+#include "edit.h"
 #include "err.h"
 #include "preset.h"
 #include "tile.h"
 
 int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
-		   int32_t cx, int32_t cz, uint8_t **out, size_t *len)
+		   int32_t cx, int32_t cz, const struct edit *edits, size_t n,
+		   uint64_t edit_seq, uint8_t **out, size_t *len)
 {
 	struct tile t = { 0 };
 	uint8_t *buf;
 	size_t cap;
 	int rc;
 
-	if (!p || !out || !len)
+	if (!p || !out || !len || (n && !edits))
 		return ERR_INVAL;
 	rc = pipeline_generate(p, seed, lod, cx, cz, &t);
 	if (rc)
 		return rc;
+	edit_apply(&t, edits, n);
+	t.edit_seq = edit_seq;
 	cap = tile_encode_bound(&t);
 	buf = malloc(cap);
 	if (!buf) {

@@ -3,7 +3,8 @@
  *
  * The identity body of GET /v1/worlds/{seed}/chunks/{lod}/{cx}/{cz} and
  * the output of `terrain-server generate` both come from tilegen_encode(),
- * so they are byte-identical by construction; the zstd body is
+ * so they are byte-identical by construction while the chunk has no edits
+ * (generate always writes the unedited world); the zstd body is
  * tilegen_compress() of it. Also parses the request arguments that the
  * command line and the URL share. Pure apart from malloc: any thread may
  * call it (routes.c runs it on the worker pool).
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct edit;
 struct preset;
 
 /*
@@ -28,12 +30,17 @@ struct preset;
 #endif
 
 /*
- * Generate chunk (cx, cz) at lod of world (p, seed) and encode it (tile.h).
- * On success *out is a new malloc'd buffer of *len bytes (caller frees).
- * Returns 0, ERR_INVAL (lod out of range) or ERR_NOMEM.
+ * Generate chunk (cx, cz) at lod of world (p, seed), apply the n edits
+ * that touch it in sequence order (edit_apply(); edits may be NULL when n
+ * is 0), set the header's edit_seq to the chunk's edit version edit_seq,
+ * and encode it (tile.h). With no edits this is the unedited world, what
+ * `terrain-server generate` writes. On success *out is a new malloc'd
+ * buffer of *len bytes (caller frees). Returns 0, ERR_INVAL (lod out of
+ * range) or ERR_NOMEM.
  */
 int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
-		   int32_t cx, int32_t cz, uint8_t **out, size_t *len);
+		   int32_t cx, int32_t cz, const struct edit *edits, size_t n,
+		   uint64_t edit_seq, uint8_t **out, size_t *len);
 
 /* Compress raw (len bytes) as one zstd frame with its content size into a
  * new malloc'd *out of *zlen bytes. Returns 0, ERR_ZSTD or ERR_NOMEM. */

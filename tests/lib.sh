@@ -2,8 +2,10 @@
 # lib.sh - helpers for the shell integration tests (source it; not a test).
 #
 # server_start [ARGS...]   start $BUILD/terrain-server serve on a free
-#                          127.0.0.1 port (under timeout(1)); sets SERVER_PID,
-#                          SERVER_LOG, PORT and BASE. Servers die on exit.
+#                          127.0.0.1 port (under timeout(1)) with its edit log
+#                          in $TMP/data unless ARGS name another --data-dir;
+#                          sets SERVER_PID, SERVER_LOG, PORT and BASE.
+#                          Servers die on exit.
 # server_stop              SIGTERM the last server; returns its exit status.
 # check MSG CMD [ARGS...]  run CMD; report "ok: MSG" or "FAIL: MSG".
 # finish                   exit 1 if any check failed.
@@ -53,7 +55,8 @@ finish() {
 
 server_start() {
 	local log="$TMP/server.$RANDOM.log" i
-	timeout --foreground -k 5 300 "$SERVER_BIN" serve --bind 127.0.0.1 --port 0 "$@" 2>"$log" &
+	timeout --foreground -k 5 300 "$SERVER_BIN" serve --bind 127.0.0.1 --port 0 \
+		--data-dir "$TMP/data" "$@" 2>"$log" &
 	SERVER_PID=$!
 	SERVER_LOG=$log
 	SERVERS+=("$SERVER_PID")

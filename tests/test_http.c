@@ -38,6 +38,7 @@ struct server {
 	pid_t pid;
 	int port;
 	char log[64];
+	char dir[64];   /* its --data-dir */
 };
 
 static struct server main_srv;
@@ -62,6 +63,9 @@ static int server_start(struct server *s, ...)
 
 	snprintf(bin, sizeof(bin), "%s/terrain-server", build);
 	snprintf(s->log, sizeof(s->log), "/tmp/test_http.XXXXXX");
+	snprintf(s->dir, sizeof(s->dir), "/tmp/test_http_data.XXXXXX");
+	if (!mkdtemp(s->dir))
+		return -1;
 	fd = mkstemp(s->log);
 	if (fd < 0)
 		return -1;
@@ -71,6 +75,8 @@ static int server_start(struct server *s, ...)
 	argv[argc++] = "127.0.0.1";
 	argv[argc++] = "--port";
 	argv[argc++] = "0";
+	argv[argc++] = "--data-dir";
+	argv[argc++] = s->dir;
 	va_start(ap, s);
 	while (argc < 31 && (argv[argc] = va_arg(ap, const char *)) != NULL)
 		argc++;
@@ -109,6 +115,17 @@ static int server_start(struct server *s, ...)
 	return -1;
 }
 
+/* Remove the server's log and data directory. */
+static void server_clean(struct server *s)
+{
+	char path[128];
+
+	unlink(s->log);
+	snprintf(path, sizeof(path), "%s/edits.log", s->dir);
+	unlink(path);
+	rmdir(s->dir);
+}
+
 /* SIGTERM and wait; returns the exit status, or -1 (after SIGKILL). */
 static int server_stop(struct server *s)
 {
@@ -120,7 +137,7 @@ static int server_stop(struct server *s)
 	for (i = 0; i < 1000; i++) {
 		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
 			s->pid = 0;
-			unlink(s->log);
+			server_clean(s);
 			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 		}
 		sleep_ms(20);
@@ -128,7 +145,7 @@ static int server_stop(struct server *s)
 	kill(s->pid, SIGKILL);
 	waitpid(s->pid, &status, 0);
 	s->pid = 0;
-	unlink(s->log);
+	server_clean(s);
 	return -1;
 }
 

@@ -1,0 +1,620 @@
+/*
+ * world.c - edit logs, the chunk edit table, hash chains and batch records
+ * of the worlds in memory (see world.h).
+ *
+ * A world keeps flat arrays that only grow: the edits, the batches, the
+ * (cx, cz) pairs each batch touched, the chunks, and one node per (chunk,
+ * edit) touch that links a chunk's edits in sequence order. An open-
+ * addressing table (linear probing, at most half full) maps (cx, cz) to
+ * its chunk. Reservations count what their batches will add, and
+ * world_reserve() grows every array for it, so world_apply() of a
+ * reserved batch only writes into memory it already has.
+ */
+#include "world.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "catalog.h"
+#include "edit.h"
+#include "err.h"
+#include "preset.h"
+#include "store.h"
+
+#define NONE UINT32_MAX
+#define MIN_SLOTS 64
+
+typedef unsigned long long ull; /* for printf */
+
+/* One touch: edit index (seq - 1) in the log, next touch of the chunk. */
+struct node {
+	uint32_t edit;
+	uint32_t next;
+};
+
+struct chunk {
+	int32_t cx, cz;
+	uint32_t head, tail;     /* its first and last node, NONE: none */
+	uint32_t nedits;
+	uint64_t version, hash;
+};
+
+struct batch {
+	uint64_t first, last, hash;
+	size_t off, n;           /* its pairs in bchunks: [off, off + n) */
+};
+
+struct world {
+	uint64_t fingerprint, seed;
+	int chunk_log2;
+	uint64_t seq, hash;      /* last applied, and the hash after it */
+	uint64_t reserved;       /* last reserved sequence number */
+	size_t pend_edits, pend_touches, pend_batches; /* reserved, unapplied */
+	struct edit *edits;
+	size_t nedits, cap_edits;
+	struct batch *batches;
+	size_t nbatches, cap_batches;
+	int32_t *bchunks;        /* (cx, cz) pairs */
+	size_t npairs, cap_bchunks;
+	struct chunk *chunks;
+	size_t nchunks, cap_chunks;
+	struct node *nodes;
+	size_t nnodes, cap_nodes;
+	uint32_t *slots;         /* chunk index + 1, 0: empty */
+	size_t nslots;           /* a power of two, or 0 */
+	void *user;
+};
+
+/* ---- arrays and the chunk table ------------------------------------------ */
+
+/* Grow the array *pv (element size, capacity *cap) to hold need elements. */
+static int grow(void *pv, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (c > SIZE_MAX / size)
+		return ERR_NOMEM;
+	memcpy(&p, pv, sizeof(p));
+	p = realloc(p, c * size);
+	if (!p)
+		return ERR_NOMEM;
+	memcpy(pv, &p, sizeof(p));
+	*cap = c;
+	return 0;
+}
+
+static size_t chunk_slot_hash(int32_t cx, int32_t cz)
+{
+	uint32_t k[2] = { (uint32_t)cx, (uint32_t)cz };
+
+	return (size_t)XXH3_64bits(k, sizeof(k));
+}
+
+/* The slot of chunk (cx, cz): *found says whether it holds it, else it is
+ * the empty slot where it goes. The table must not be empty. */
+static size_t chunk_slot(const struct world *w, int32_t cx, int32_t cz,
+			 int *found)
+{
+	size_t mask = w->nslots - 1, i = chunk_slot_hash(cx, cz) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		const struct chunk *c;
+
+		if (!w->slots[i]) {
+			*found = 0;
+			return i;
+		}
+		c = &w->chunks[w->slots[i] - 1];
+		if (c->cx == cx && c->cz == cz) {
+			*found = 1;
+			return i;
+		}
+	}
+}
+
+static const struct chunk *chunk_get(const struct world *w, int32_t cx,
+				     int32_t cz)
+{
+	int found;
+	size_t i;
+
+	if (!w->nslots)
+		return NULL;
+	i = chunk_slot(w, cx, cz, &found);
+	return found ? &w->chunks[w->slots[i] - 1] : NULL;
+}
+
+/* Rebuild the table with n slots. */
+static int rehash(struct world *w, size_t n)
+{
+	uint32_t *old = w->slots;
+	size_t k;
+
+	w->slots = calloc(n, sizeof(*w->slots));
+	if (!w->slots) {
+		w->slots = old;
+		return ERR_NOMEM;
+	}
+	free(old);
+	w->nslots = n;
+	for (k = 0; k < w->nchunks; k++) {
+		int found;
+		size_t i = chunk_slot(w, w->chunks[k].cx, w->chunks[k].cz, &found);
+
+		w->slots[i] = (uint32_t)k + 1;
+	}
+	return 0;
+}
+
+/* Room for `edits` more edits, `touches` more touches and `batches` more
+ * batches beyond what is applied and reserved. */
+static int room(struct world *w, size_t edits, size_t touches, size_t batches)
+{
+	size_t ne = w->nedits + w->pend_edits + edits;
+	size_t nt = w->pend_touches + touches;
+	size_t nc = w->nchunks + nt, slots = w->nslots ? w->nslots : MIN_SLOTS;
+
+	if (ne >= NONE || w->nnodes + nt >= NONE || nc >= NONE / 2)
+		return ERR_NOMEM; /* indexes are 32-bit */
+	while (slots < 2 * nc)
+		slots *= 2;
+	if (grow(&w->edits, &w->cap_edits, ne, sizeof(*w->edits)) ||
+	    grow(&w->nodes, &w->cap_nodes, w->nnodes + nt, sizeof(*w->nodes)) ||
+	    grow(&w->bchunks, &w->cap_bchunks, 2 * (w->npairs + nt),
+		 sizeof(*w->bchunks)) ||
+	    grow(&w->batches, &w->cap_batches,
+		 w->nbatches + w->pend_batches + batches, sizeof(*w->batches)) ||
+	    grow(&w->chunks, &w->cap_chunks, nc, sizeof(*w->chunks)))
+		return ERR_NOMEM;
+	return slots != w->nslots ? rehash(w, slots) : 0;
+}
+
+/* ---- worlds ------------------------------------------------------------------ */
+
+int world_create(uint64_t fingerprint, uint64_t seed, int chunk_log2,
+		 struct world **out)
+{
+	struct world *w;
+
+	if (!out || chunk_log2 < 1 || chunk_log2 > 30)
+		return ERR_INVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return ERR_NOMEM;
+	w->fingerprint = fingerprint;
+	w->seed = seed;
+	w->chunk_log2 = chunk_log2;
+	w->hash = edit_hash_start(fingerprint, seed);
+	*out = w;
+	return 0;
+}
+
+void world_destroy(struct world *w)
+{
+	if (!w)
+		return;
+	free(w->edits);
+	free(w->batches);
+	free(w->bchunks);
+	free(w->chunks);
+	free(w->nodes);
+	free(w->slots);
+	free(w);
+}
+
+uint64_t world_seed(const struct world *w)
+{
+	return w->seed;
+}
+
+uint64_t world_seq(const struct world *w)
+{
+	return w->seq;
+}
+
+uint64_t world_hash(const struct world *w)
+{
+	return w->hash;
+}
+
+void **world_user(struct world *w)
+{
+	return &w->user;
+}
+
+/* Chunk touches of n edits, checked against the bounds. */
+static int count_touches(const struct world *w, const struct edit *e, size_t n,
+			 size_t *total, size_t *bad)
+{
+	size_t k, c, t = 0;
+
+	for (k = 0; k < n; k++) {
+		edit_chunks(&e[k], w->chunk_log2, NULL, NULL, 0, &c);
+		if (c > WORLD_MAX_EDIT_CHUNKS) {
+			*bad = k;
+			return ERR_TOOBIG;
+		}
+		t += c;
+	}
+	if (t > WORLD_MAX_BATCH_CHUNKS) {
+		*bad = n;
+		return ERR_TOOBIG;
+	}
+	*total = t;
+	return 0;
+}
+
+int world_check(const struct world *w, const struct edit *e, size_t n,
+		size_t *bad)
+{
+	size_t total;
+
+	return count_touches(w, e, n, &total, bad);
+}
+
+int world_reserve(struct world *w, const struct edit *e, size_t n,
+		  uint64_t *first)
+{
+	size_t total, bad;
+	int rc;
+
+	if (!n || !first)
+		return ERR_INVAL;
+	if ((rc = count_touches(w, e, n, &total, &bad)) != 0 ||
+	    (rc = room(w, n, total, 1)) != 0)
+		return rc;
+	w->pend_edits += n;
+	w->pend_touches += total;
+	w->pend_batches++;
+	*first = w->reserved + 1;
+	w->reserved += n;
+	return 0;
+}
+
+void world_cancel(struct world *w, const struct edit *e, size_t n,
+		  uint64_t first)
+{
+	size_t total = 0, bad;
+
+	assert(n && first + n - 1 == w->reserved && first > w->seq);
+	count_touches(w, e, n, &total, &bad);
+	w->pend_edits -= n;
+	w->pend_touches -= total;
+	w->pend_batches--;
+	w->reserved -= n;
+}
+
+void world_cancel_all(struct world *w)
+{
+	w->reserved = w->seq;
+	w->pend_edits = w->pend_touches = w->pend_batches = 0;
+}
+
+/* Record that edit idx (sequence seq) of batch b touches (cx, cz). */
+static void touch(struct world *w, struct batch *b, int32_t cx, int32_t cz,
+		  uint32_t idx, uint64_t seq)
+{
+	uint32_t nd = (uint32_t)w->nnodes++;
+	struct chunk *c;
+	int found;
+	size_t i = chunk_slot(w, cx, cz, &found);
+
+	if (!found) {
+		w->slots[i] = (uint32_t)++w->nchunks;
+		w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, 0, 0, 0 };
+	}
+	c = &w->chunks[w->slots[i] - 1];
+	if (c->version < b->first) { /* first touch in this batch */
+		w->bchunks[2 * w->npairs] = cx;
+		w->bchunks[2 * w->npairs + 1] = cz;
+		w->npairs++;
+		b->n++;
+	}
+	w->nodes[nd] = (struct node){ idx, NONE };
+	if (c->tail == NONE)
+		c->head = nd;
+	else
+		w->nodes[c->tail].next = nd;
+	c->tail = nd;
+	c->nedits++;
+	c->version = seq;
+	c->hash = edit_hash_next(c->hash, seq, &w->edits[idx]);
+}
+
+int world_apply(struct world *w, uint64_t first, const struct edit *e,
+		size_t n, struct world_batch *out)
+{
+	int32_t xs[WORLD_MAX_EDIT_CHUNKS], zs[WORLD_MAX_EDIT_CHUNKS];
+	size_t total, bad, k, j, nc;
+	struct batch *b;
+	int rc;
+
+	if (!n || first != w->seq + 1)
+		return ERR_INVAL;
+	if ((rc = count_touches(w, e, n, &total, &bad)) != 0)
+		return rc;
+	if (first + n - 1 <= w->reserved) { /* reserved: the room is there */
+		w->pend_edits -= n;
+		w->pend_touches -= total;
+		w->pend_batches--;
+	} else if ((rc = room(w, n, total, 1)) != 0) {
+		return rc;
+	}
+	b = &w->batches[w->nbatches];
+	*b = (struct batch){ first, first + n - 1, 0, w->npairs, 0 };
+	for (k = 0; k < n; k++) {
+		uint32_t idx = (uint32_t)w->nedits++;
+
+		w->edits[idx] = e[k];
+		w->hash = edit_hash_next(w->hash, first + k, &e[k]);
+		edit_chunks(&e[k], w->chunk_log2, xs, zs, WORLD_MAX_EDIT_CHUNKS, &nc);
+		for (j = 0; j < nc; j++)
+			touch(w, b, xs[j], zs[j], idx, first + k);
+	}
+	b->hash = w->hash;
+	w->nbatches++;
+	w->seq = b->last;
+	if (w->reserved < w->seq)
+		w->reserved = w->seq;
+	if (out)
+		world_batch(w, w->nbatches - 1, out);
+	return 0;
+}
+
+const struct edit *world_edit(const struct world *w, uint64_t seq)
+{
+	return seq >= 1 && seq <= w->seq ? &w->edits[seq - 1] : NULL;
+}
+
+void world_chunk(const struct world *w, int32_t cx, int32_t cz,
+		 struct world_chunk *out)
+{
+	const struct chunk *c = chunk_get(w, cx, cz);
+
+	*out = c ? (struct world_chunk){ c->version, c->hash, c->nedits } :
+		   (struct world_chunk){ 0, 0, 0 };
+}
+
+int world_chunk_edits(const struct world *w, int32_t cx, int32_t cz,
+		      struct edit **out, size_t *n)
+{
+	const struct chunk *c = chunk_get(w, cx, cz);
+	struct edit *v;
+	uint32_t nd;
+	size_t k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!c || !c->nedits)
+		return 0;
+	v = malloc(c->nedits * sizeof(*v));
+	if (!v)
+		return ERR_NOMEM;
+	for (nd = c->head; nd != NONE; nd = w->nodes[nd].next)
+		v[k++] = w->edits[w->nodes[nd].edit];
+	assert(k == c->nedits);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+size_t world_batches(const struct world *w)
+{
+	return w->nbatches;
+}
+
+void world_batch(const struct world *w, size_t i, struct world_batch *out)
+{
+	const struct batch *b = &w->batches[i];
+
+	assert(i < w->nbatches);
+	*out = (struct world_batch){ b->first, b->last, b->hash,
+				     w->bchunks + 2 * b->off, b->n };
+}
+
+size_t world_batch_after(const struct world *w, uint64_t seq)
+{
+	size_t lo = 0, hi = w->nbatches;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->batches[mid].last <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t world_chunks(const struct world *w)
+{
+	return w->nchunks;
+}
+
+/* ---- the map of worlds -------------------------------------------------------- */
+
+struct map_entry {
+	int gen;
+	uint64_t seed;
+	struct world *w;
+};
+
+struct world_map {
+	const struct catalog *cat;
+	struct map_entry *v;
+	size_t n, cap;
+	uint32_t *slots;         /* entry index + 1, 0: empty */
+	size_t nslots;
+};
+
+int world_map_create(const struct catalog *cat, struct world_map **out)
+{
+	struct world_map *m;
+
+	if (!cat || !out)
+		return ERR_INVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return ERR_NOMEM;
+	m->cat = cat;
+	*out = m;
+	return 0;
+}
+
+void world_map_destroy(struct world_map *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->n; i++)
+		world_destroy(m->v[i].w);
+	free(m->v);
+	free(m->slots);
+	free(m);
+}
+
+static size_t map_slot(const struct world_map *m, int gen, uint64_t seed,
+		       int *found)
+{
+	uint64_t k[2] = { (uint64_t)gen, seed };
+	size_t mask = m->nslots - 1, i = (size_t)XXH3_64bits(k, sizeof(k)) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		const struct map_entry *e;
+
+		if (!m->slots[i]) {
+			*found = 0;
+			return i;
+		}
+		e = &m->v[m->slots[i] - 1];
+		if (e->gen == gen && e->seed == seed) {
+			*found = 1;
+			return i;
+		}
+	}
+}
+
+struct world *world_map_find(const struct world_map *m, int gen, uint64_t seed)
+{
+	int found;
+	size_t i;
+
+	if (!m->nslots)
+		return NULL;
+	i = map_slot(m, gen, seed, &found);
+	return found ? m->v[m->slots[i] - 1].w : NULL;
+}
+
+/* Make room for one more world. */
+static int map_room(struct world_map *m)
+{
+	size_t n = m->nslots ? m->nslots : MIN_SLOTS, k;
+	uint32_t *slots;
+
+	if (m->n + 1 >= NONE / 2 || grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v)))
+		return ERR_NOMEM;
+	while (n < 2 * (m->n + 1))
+		n *= 2;
+	if (n == m->nslots)
+		return 0;
+	if (!(slots = calloc(n, sizeof(*slots))))
+		return ERR_NOMEM;
+	free(m->slots);
+	m->slots = slots;
+	m->nslots = n;
+	for (k = 0; k < m->n; k++) {
+		int found;
+
+		slots[map_slot(m, m->v[k].gen, m->v[k].seed, &found)] = (uint32_t)k + 1;
+	}
+	return 0;
+}
+
+int world_map_get(struct world_map *m, int gen, uint64_t seed,
+		  struct world **out)
+{
+	const struct preset *p;
+	struct world *w = world_map_find(m, gen, seed);
+	int found, rc;
+
+	if (w) {
+		*out = w;
+		return 0;
+	}
+	if (gen < 0 || (size_t)gen >= catalog_count(m->cat))
+		return ERR_INVAL;
+	p = catalog_at(m->cat, (size_t)gen);
+	if ((rc = map_room(m)) != 0 ||
+	    (rc = world_create(preset_fingerprint(p), seed, preset_chunk_log2(p), &w)) != 0)
+		return rc;
+	m->v[m->n] = (struct map_entry){ gen, seed, w };
+	m->slots[map_slot(m, gen, seed, &found)] = (uint32_t)++m->n;
+	*out = w;
+	return 0;
+}
+
+size_t world_map_count(const struct world_map *m)
+{
+	return m->n;
+}
+
+struct world *world_map_at(const struct world_map *m, size_t i, int *gen)
+{
+	assert(i < m->n);
+	if (gen)
+		*gen = m->v[i].gen;
+	return m->v[i].w;
+}
+
+int world_map_replay(struct world_map *m, const uint8_t *payload, size_t len,
+		     char *err, size_t errlen)
+{
+	struct edit e[EDIT_BATCH_MAX];
+	struct store_batch b;
+	struct world *w;
+	size_t k;
+	int gen, rc;
+
+	if (store_batch_decode(payload, len, &b) || b.count < 1 ||
+	    b.count > EDIT_BATCH_MAX) {
+		snprintf(err, errlen, "malformed edit batch");
+		return ERR_CORRUPT;
+	}
+	for (k = 0; k < b.count; k++)
+		if (edit_decode(b.edits + k * EDIT_WIRE_SIZE, EDIT_WIRE_SIZE, &e[k])) {
+			snprintf(err, errlen, "world %.*s/%llu: edit %llu out of range",
+				 (int)b.gen_len, b.gen, (ull)b.seed, (ull)(b.first_seq + k));
+			return ERR_CORRUPT;
+		}
+	gen = catalog_find(m->cat, b.gen, b.gen_len);
+	if (gen < 0) {
+		snprintf(err, errlen, "generator \"%.*s\" is not loaded", (int)b.gen_len, b.gen);
+		return ERR_NOTFOUND;
+	}
+	if ((rc = world_map_get(m, gen, b.seed, &w)) != 0) {
+		snprintf(err, errlen, "%s", err_str(rc));
+		return rc;
+	}
+	if (b.first_seq != w->seq + 1) {
+		snprintf(err, errlen, "world %.*s/%llu: batch at seq %llu follows seq %llu",
+			 (int)b.gen_len, b.gen, (ull)b.seed, (ull)b.first_seq, (ull)w->seq);
+		return ERR_CORRUPT;
+	}
+	rc = world_apply(w, b.first_seq, e, b.count, NULL);
+	if (rc)
+		snprintf(err, errlen, "world %.*s/%llu: batch at seq %llu: %s",
+			 (int)b.gen_len, b.gen, (ull)b.seed, (ull)b.first_seq,
+			 rc == ERR_TOOBIG ? "touches too many chunks" : err_str(rc));
+	return rc;
+}

@@ -1,0 +1,161 @@
+/*
+ * world.h - the edit state of the worlds a server holds in memory.
+ *
+ * A world is (generator preset, seed) plus its ordered edit log. For each
+ * world this module keeps the log (edit n at index n - 1), the world hash
+ * chained over it (edit_hash_start() / edit_hash_next()), the edit hash
+ * table that maps each chunk to the edits touching it with the chunk's
+ * edit version (its last touching sequence number) and chunk edit hash
+ * (the same chain from 0 over its edits only), and one record per accepted
+ * batch (sequence range, world hash after it, touched chunks) from which
+ * the event stream replays. Chunk lookups are O(1) on average (open
+ * addressing). docs/edits.md defines coverage and the hashes.
+ *
+ * Sequence numbers are reserved before a batch is logged and applied once
+ * the log says it is durable, in reservation order (world_reserve(),
+ * world_apply()). Memory for a reserved batch is allocated at reservation,
+ * so applying it cannot fail: a durable batch is never lost to ENOMEM.
+ *
+ * Pure data: no I/O, no clocks, no globals; loop thread only. The log on
+ * disk is store.c's, the HTTP API routes.c's, event streams sse.c's.
+ */
+#ifndef WORLD_H
+#define WORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct edit;
+struct catalog;
+struct world;
+struct world_map;
+
+/* Most chunks one edit may touch: 4096 m brushes touch about 850 chunks
+ * of 256 m; presets with small chunks reach it sooner (422 beyond). */
+#define WORLD_MAX_EDIT_CHUNKS 4096
+/* Most chunk touches of one batch, counting repeats (422 beyond); bounds
+ * the answer and the event of a batch to a few hundred kilobytes. */
+#define WORLD_MAX_BATCH_CHUNKS 16384
+
+/* One accepted batch. Pointers stay valid until the world changes. */
+struct world_batch {
+	uint64_t first_seq, last_seq;
+	uint64_t hash;            /* world hash after the batch */
+	const int32_t *chunks;    /* nchunks (cx, cz) pairs, distinct, in the
+				     order the batch first touched them */
+	size_t nchunks;
+};
+
+/* The edit state of one chunk; all 0 for a chunk no edit touches. */
+struct world_chunk {
+	uint64_t version;         /* sequence number of its last edit */
+	uint64_t hash;            /* chain from 0 over its edits */
+	size_t nedits;            /* edits touching it */
+};
+
+/*
+ * Create an empty world of a generator (fingerprint, chunks of
+ * 2^chunk_log2 m) and seed. Returns 0, ERR_INVAL or ERR_NOMEM; free with
+ * world_destroy() (NULL does nothing).
+ */
+int world_create(uint64_t fingerprint, uint64_t seed, int chunk_log2,
+		 struct world **out);
+void world_destroy(struct world *w);
+
+uint64_t world_seed(const struct world *w);
+uint64_t world_seq(const struct world *w);     /* last applied, 0: none */
+uint64_t world_hash(const struct world *w);    /* after world_seq() */
+
+/* Room for the caller (sse.c keeps its subscribers here); never read. */
+void **world_user(struct world *w);
+
+/*
+ * Check that n edits fit the bounds above. Returns 0, or ERR_TOOBIG with
+ * *bad the index of the first edit over WORLD_MAX_EDIT_CHUNKS, or n when
+ * the batch as a whole is over WORLD_MAX_BATCH_CHUNKS.
+ */
+int world_check(const struct world *w, const struct edit *e, size_t n,
+		size_t *bad);
+
+/*
+ * Reserve the next n sequence numbers for a checked batch, *first being
+ * the first, and the memory to apply it. Returns 0, ERR_TOOBIG (fails
+ * world_check) or ERR_NOMEM. Every reservation ends with world_apply() of
+ * the same edits or with a cancel.
+ */
+int world_reserve(struct world *w, const struct edit *e, size_t n,
+		  uint64_t *first);
+
+/* Undo the latest reservation (first, n), which nothing follows. */
+void world_cancel(struct world *w, const struct edit *e, size_t n,
+		  uint64_t first);
+
+/* Drop every reservation not yet applied (the log failed: none will be). */
+void world_cancel_all(struct world *w);
+
+/*
+ * Apply n edits as sequence numbers first..first+n-1, recording one batch.
+ * first must be world_seq() + 1. A reserved batch cannot fail; an
+ * unreserved one (replay) may return ERR_NOMEM or ERR_TOOBIG, changing
+ * nothing. ERR_INVAL when first is out of order. On 0, *out (may be NULL)
+ * describes the batch.
+ */
+int world_apply(struct world *w, uint64_t first, const struct edit *e,
+		size_t n, struct world_batch *out);
+
+/* The edit with sequence number seq (1..world_seq()), else NULL. */
+const struct edit *world_edit(const struct world *w, uint64_t seq);
+
+/* The edit state of chunk (cx, cz). */
+void world_chunk(const struct world *w, int32_t cx, int32_t cz,
+		 struct world_chunk *out);
+
+/*
+ * Copy the edits touching chunk (cx, cz), in sequence order, into a new
+ * array *out (free() it; NULL when none) of *n. Returns 0 or ERR_NOMEM.
+ */
+int world_chunk_edits(const struct world *w, int32_t cx, int32_t cz,
+		      struct edit **out, size_t *n);
+
+/* Batches recorded so far, and batch i of them (i < world_batches()). */
+size_t world_batches(const struct world *w);
+void world_batch(const struct world *w, size_t i, struct world_batch *out);
+
+/* Index of the first batch whose edits come after seq (world_batches()
+ * when none does). O(log batches). */
+size_t world_batch_after(const struct world *w, uint64_t seq);
+
+/* Distinct chunks with edits, for metrics. */
+size_t world_chunks(const struct world *w);
+
+/*
+ * The worlds of a catalog's generators, by (preset index, seed). Worlds
+ * are created on first use and live as long as the map.
+ */
+int world_map_create(const struct catalog *cat, struct world_map **out);
+void world_map_destroy(struct world_map *m);
+
+/* The world of (preset index gen, seed), or NULL when it has none yet. */
+struct world *world_map_find(const struct world_map *m, int gen,
+			     uint64_t seed);
+
+/* The same, creating an empty world when missing. 0, ERR_INVAL, ERR_NOMEM. */
+int world_map_get(struct world_map *m, int gen, uint64_t seed,
+		  struct world **out);
+
+size_t world_map_count(const struct world_map *m);
+
+/* The i-th world (i < world_map_count()) and its preset index. */
+struct world *world_map_at(const struct world_map *m, size_t i, int *gen);
+
+/*
+ * Apply one logged batch (a store_batch payload, store.h) at start-up.
+ * Returns 0; ERR_NOTFOUND when its generator is not in the catalog (the
+ * batch is skipped; err names it); ERR_CORRUPT for a bad payload, a bad
+ * edit or a sequence number out of order; ERR_TOOBIG or ERR_NOMEM. err
+ * (errlen bytes) says what and where.
+ */
+int world_map_replay(struct world_map *m, const uint8_t *payload, size_t len,
+		     char *err, size_t errlen);
+
+#endif
