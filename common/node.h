@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "erosion.h"
 #include "fbm.h"
 
 #define NODE_MAX_INPUTS 8
@@ -55,6 +56,10 @@ struct preset {
 	int chunk_log2;
 	uint32_t quantum_um;
 	double hmin, hmax, sea_level;
+	int eroded;                      /* "hydraulic" present */
+	struct erosion_params ero;
+	int region_log2;                 /* regions of 2^region_log2 m */
+	int band, apron;                 /* cross-fade band, erosion apron (m) */
 	int n_nodes;
 	struct node *root;
 	struct node nodes[NODE_MAX_COUNT];

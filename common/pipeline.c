@@ -495,8 +495,10 @@ static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t side
 		return NULL;
 	c->cap = side + 4;
 	c->seed = seed;
-	/* 3 cell rows of at most chunk / 2 + 4 cells (cells >= 2 m), 2 floats */
-	c->gcells_per_octave = 3 * (((size_t)1 << p->chunk_log2) / 2 + 4) * 2;
+	/* 3 cell rows of cells >= 2 m over a row of at most max(chunk, cap)
+	 * metres (a tile row, or a 1 m region row), 2 floats per cell */
+	c->gcells_per_octave = 3 * ((((size_t)1 << p->chunk_log2) > c->cap ?
+				     ((size_t)1 << p->chunk_log2) : c->cap) / 2 + 4) * 2;
 	c->gcells = malloc(4 * c->gcells_per_octave * sizeof(float));
 	bad |= !c->gcells;
 	c->tmp = malloc(c->cap * sizeof(float));
@@ -542,8 +544,199 @@ static void quantise(const struct preset *p, const float *v, size_t n, int32_t *
 	}
 }
 
-int pipeline_generate(const struct preset *p, uint64_t seed, int lod,
-		      int32_t cx, int32_t cz, struct tile *out)
+/* ---------------------------------------------------------------- regions */
+
+size_t pipeline_region_side(const struct preset *p)
+{
+	return ((size_t)1 << p->region_log2) + (size_t)p->band + 2 * (size_t)p->apron;
+}
+
+void pipeline_region_origin(const struct preset *p, int64_t rx, int64_t rz,
+			    int64_t *x0, int64_t *z0)
+{
+	int64_t r = INT64_C(1) << p->region_log2, shift = (INT64_C(1) << p->chunk_log2) / 2;
+	int64_t pad = p->band / 2 + p->apron;
+
+	*x0 = rx * r + shift - pad;
+	*z0 = rz * r + shift - pad;
+}
+
+int pipeline_region(const struct preset *p, uint64_t seed, int64_t rx, int64_t rz,
+		    float *out)
+{
+	size_t side = pipeline_region_side(p), i, j;
+	double half = 0.5 * (p->hmax - p->hmin), mid = p->hmin + half;
+	struct ctx *c;
+	struct pos pos;
+	int64_t x0, z0;
+
+	if (!p->eroded || !out)
+		return ERR_INVAL;
+	c = ctx_create(p, seed, side);
+	if (!c)
+		return ERR_NOMEM;
+	pipeline_region_origin(p, rx, rz, &x0, &z0);
+	pos = (struct pos){ x0, 1, 0, NULL, NULL, side };
+	for (j = 0; j < side; j++) {
+		const float *v;
+
+		pos.z = z0 + (int64_t)j;
+		v = eval(c, p->root, &pos);
+		for (i = 0; i < side; i++)
+			out[j * side + i] = (float)(mid + half * (double)clamp1(v[i]));
+	}
+	ctx_release(c, p->n_nodes);
+	return erosion_droplets(out, (int)side, (int)side, x0, z0, seed, &p->ero, NULL);
+}
+
+/*
+ * The regions whose band x lies in, with their blend weights: region k spans
+ * the borders b_k = k * region + chunk / 2 to b_(k+1); within band / 2 of a
+ * border the two regions cross-fade by a smoothstep of the position.
+ * Returns 1 or 2.
+ */
+static int axis_regions(const struct preset *p, int64_t x, int64_t k[2], double w[2])
+{
+	int64_t r = INT64_C(1) << p->region_log2, shift = (INT64_C(1) << p->chunk_log2) / 2;
+	int64_t hb = p->band / 2;
+	int64_t k0 = floor_div(x - shift, r), lo = k0 * r + shift, hi = lo + r;
+	double t, s;
+
+	if (x >= lo + hb && x < hi - hb) {
+		k[0] = k0;
+		w[0] = 1.0;
+		return 1;
+	}
+	t = x < lo + hb ? (double)(x - (lo - hb)) / (double)p->band
+			: (double)(x - (hi - hb)) / (double)p->band;
+	s = t * t * (3.0 - 2.0 * t);
+	k[0] = x < lo + hb ? k0 - 1 : k0;
+	k[1] = k[0] + 1;
+	w[0] = 1.0 - s;
+	w[1] = s;
+	return 2;
+}
+
+#define MAX_REGIONS 9
+
+struct region_set {
+	int64_t kx0, kz0;
+	int nx, nz;
+	const float *map[MAX_REGIONS];
+	int local;                 /* maps are ours to free */
+};
+
+static void regions_put(struct region_set *rs, const struct region_source *src)
+{
+	int k;
+
+	for (k = 0; k < rs->nx * rs->nz; k++) {
+		if (!rs->map[k])
+			continue;
+		if (rs->local)
+			free((void *)rs->map[k]);
+		else
+			src->release(src->ctx, rs->map[k]);
+	}
+}
+
+/* Acquire every region a tile at (x0.., z0..) spanning `extent` metres needs. */
+static int regions_get(struct region_set *rs, const struct preset *p, uint64_t seed,
+		       int64_t x0, int64_t z0, int64_t extent,
+		       const struct region_source *src)
+{
+	int64_t k[2], kx1, kz1;
+	double w[2];
+	int n, i;
+
+	n = axis_regions(p, x0, k, w);
+	rs->kx0 = k[0];
+	n = axis_regions(p, x0 + extent, k, w);
+	kx1 = k[n - 1];
+	n = axis_regions(p, z0, k, w);
+	rs->kz0 = k[0];
+	n = axis_regions(p, z0 + extent, k, w);
+	kz1 = k[n - 1];
+	rs->nx = (int)(kx1 - rs->kx0 + 1);
+	rs->nz = (int)(kz1 - rs->kz0 + 1);
+	rs->local = src == NULL;
+	if (rs->nx * rs->nz > MAX_REGIONS)
+		return ERR_INVAL;
+	for (i = 0; i < rs->nx * rs->nz; i++)
+		rs->map[i] = NULL;
+	for (i = 0; i < rs->nx * rs->nz; i++) {
+		int64_t rx = rs->kx0 + i % rs->nx, rz = rs->kz0 + i / rs->nx;
+
+		if (src) {
+			rs->map[i] = src->acquire(src->ctx, p, seed, rx, rz);
+		} else {
+			size_t side = pipeline_region_side(p);
+			float *m = malloc(side * side * sizeof(float));
+
+			if (m && pipeline_region(p, seed, rx, rz, m)) {
+				free(m);
+				m = NULL;
+			}
+			rs->map[i] = m;
+		}
+		if (!rs->map[i]) {
+			regions_put(rs, src);
+			return ERR_NOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The eroded height at world (x, z), blended across region bands. */
+static double eroded_at(const struct preset *p, const struct region_set *rs, int64_t x,
+			int64_t z)
+{
+	size_t side = pipeline_region_side(p);
+	int64_t kx[2], kz[2];
+	double wx[2], wz[2], h = 0.0;
+	int nx = axis_regions(p, x, kx, wx), nz = axis_regions(p, z, kz, wz), a, b;
+
+	for (b = 0; b < nz; b++)
+		for (a = 0; a < nx; a++) {
+			int idx = (int)((kz[b] - rs->kz0) * rs->nx + (kx[a] - rs->kx0));
+			int64_t ox, oz;
+
+			pipeline_region_origin(p, kx[a], kz[b], &ox, &oz);
+			h += wz[b] * wx[a] *
+			     (double)rs->map[idx][(size_t)(z - oz) * side + (size_t)(x - ox)];
+		}
+	return h;
+}
+
+static int generate_eroded(const struct preset *p, uint64_t seed, const struct region_source *src,
+			   struct tile *out)
+{
+	int64_t chunk = INT64_C(1) << p->chunk_log2, step = INT64_C(1) << out->lod;
+	int64_t x0 = (int64_t)out->cx * chunk, z0 = (int64_t)out->cz * chunk;
+	double inv_q = 1e6 / p->quantum_um;
+	struct region_set rs;
+	uint32_t i, j;
+	int rc;
+
+	rc = regions_get(&rs, p, seed, x0, z0, chunk, src);
+	if (rc)
+		return rc;
+	for (j = 0; j < out->side; j++)
+		for (i = 0; i < out->side; i++) {
+			double h = eroded_at(p, &rs, x0 + (int64_t)i * step, z0 + (int64_t)j * step);
+
+			h = h < p->hmin ? p->hmin : h > p->hmax ? p->hmax : h;
+			out->h[(size_t)j * out->side + i] = (int32_t)floor(h * inv_q + 0.5);
+		}
+	regions_put(&rs, src);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- tiles */
+
+int pipeline_generate_with(const struct preset *p, uint64_t seed, int lod,
+			   int32_t cx, int32_t cz, const struct region_source *rs,
+			   struct tile *out)
 {
 	struct ctx *c;
 	struct pos pos;
@@ -561,6 +754,12 @@ int pipeline_generate(const struct preset *p, uint64_t seed, int lod,
 	out->cx = cx;
 	out->cz = cz;
 	out->quantum_um = p->quantum_um;
+	if (p->eroded) {
+		rc = generate_eroded(p, seed, rs, out);
+		if (rc)
+			tile_release(out);
+		return rc;
+	}
 	c = ctx_create(p, seed, out->side);
 	if (!c) {
 		tile_release(out);
@@ -574,4 +773,10 @@ int pipeline_generate(const struct preset *p, uint64_t seed, int lod,
 	}
 	ctx_release(c, p->n_nodes);
 	return 0;
+}
+
+int pipeline_generate(const struct preset *p, uint64_t seed, int lod,
+		      int32_t cx, int32_t cz, struct tile *out)
+{
+	return pipeline_generate_with(p, seed, lod, cx, cz, NULL, out);
 }

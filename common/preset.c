@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,10 +464,83 @@ static int valid_name(const char *s)
 	return 1;
 }
 
+/*
+ * "hydraulic": particle erosion of the whole world in regions (docs/
+ * presets.md). Every parameter is optional; erosion.h gives the defaults.
+ */
+static int parse_hydraulic(struct parser *ps, const cJSON *h)
+{
+	static const char *const keys[] = { "region", "band", "apron", "inertia",
+		"capacity", "min_slope", "deposit", "erode", "evaporation", "gravity",
+		"init_speed", "init_water", "max_steps", "cell", "droplets_per_cell",
+		"radius", NULL };
+	static const struct {
+		const char *key;
+		size_t off;
+	} floats[] = {
+#define F(name) { #name, offsetof(struct erosion_params, name) }
+		F(inertia), F(capacity), F(min_slope), F(deposit), F(erode),
+		F(evaporation), F(gravity), F(init_speed), F(init_water),
+#undef F
+	};
+	struct preset *p = ps->p;
+	double region, band, apron, v;
+	const char *why;
+	size_t k;
+
+	if (!h)
+		return 0;
+	if (!cJSON_IsObject(h))
+		return fail(ps, ERR_PARSE, "hydraulic", "must be an object");
+	if (only_keys(ps, h, "hydraulic", keys))
+		return ps->rc;
+	p->eroded = 1;
+	p->ero = erosion_params_default();
+	for (k = 0; k < sizeof(floats) / sizeof(floats[0]); k++) {
+		float *f = (float *)(void *)((char *)&p->ero + floats[k].off);
+
+		if (number(ps, h, "hydraulic", floats[k].key, 0, *f, &v))
+			return ps->rc;
+		*f = (float)v;
+	}
+	if (number(ps, h, "hydraulic", "max_steps", 0, p->ero.max_steps, &v))
+		return ps->rc;
+	p->ero.max_steps = v == floor(v) && fabs(v) < 1e6 ? (int)v : -1;
+	if (number(ps, h, "hydraulic", "cell", 0, p->ero.cell, &v))
+		return ps->rc;
+	p->ero.cell = v == floor(v) && fabs(v) < 1e6 ? (int)v : -1;
+	if (number(ps, h, "hydraulic", "droplets_per_cell", 0, p->ero.droplets_per_cell, &v))
+		return ps->rc;
+	p->ero.droplets_per_cell = v == floor(v) && fabs(v) < 1e6 ? (int)v : -1;
+	if (number(ps, h, "hydraulic", "radius", 0, p->ero.radius, &v))
+		return ps->rc;
+	p->ero.radius = v == floor(v) && fabs(v) < 1e6 ? (int)v : -1;
+	if (erosion_params_check(&p->ero, &why))
+		return fail(ps, ERR_RANGE, "hydraulic", "%s", why);
+	if (number(ps, h, "hydraulic", "region", 0, 256, &region) ||
+	    number(ps, h, "hydraulic", "band", 0, 32, &band) ||
+	    number(ps, h, "hydraulic", "apron", 0, 32, &apron))
+		return ps->rc;
+	for (p->region_log2 = 6; p->region_log2 <= 11; p->region_log2++)
+		if (region == (double)(1 << p->region_log2))
+			break;
+	if (p->region_log2 > 11 || p->region_log2 < p->chunk_log2)
+		return fail(ps, ERR_RANGE, "hydraulic.region", "must be a power of two "
+			    "from chunk_size to 2048");
+	if (band != floor(band) || band < 2 || band > region / 2 || (int)band % 2)
+		return fail(ps, ERR_RANGE, "hydraulic.band", "must be an even number of "
+			    "metres in [2, region / 2]");
+	if (apron != floor(apron) || apron < 0 || apron > 512)
+		return fail(ps, ERR_RANGE, "hydraulic.apron", "must be 0..512 metres");
+	p->band = (int)band;
+	p->apron = (int)apron;
+	return 0;
+}
+
 static int parse_world(struct parser *ps, const cJSON *root, const char *name)
 {
 	static const char *const keys[] = { "name", "description", "chunk_size",
-		"quantum_m", "height", "sea_level", "root", NULL };
+		"quantum_m", "height", "sea_level", "hydraulic", "root", NULL };
 	static const char *const hkeys[] = { "min", "max", NULL };
 	const cJSON *jn = cJSON_GetObjectItemCaseSensitive(root, "name");
 	const cJSON *jd = cJSON_GetObjectItemCaseSensitive(root, "description");
@@ -516,7 +590,9 @@ static int parse_world(struct parser *ps, const cJSON *root, const char *name)
 	steps = (p->hmax - p->hmin) * 1e6 / p->quantum_um;
 	if (fabs(p->hmin) * 1e6 / p->quantum_um + steps > 2e9)
 		return fail(ps, ERR_RANGE, "height", "too many quanta for int32");
-	return child(ps, root, "", "root", 0, &p->root);
+	if (child(ps, root, "", "root", 0, &p->root))
+		return ps->rc;
+	return parse_hydraulic(ps, cJSON_GetObjectItemCaseSensitive(root, "hydraulic"));
 }
 
 /* Canonical form: every field, defaults filled in, fixed key order. */
@@ -609,6 +685,26 @@ static char *canonical(const struct preset *p)
 	cJSON_AddNumberToObject(h, "min", p->hmin);
 	cJSON_AddNumberToObject(h, "max", p->hmax);
 	cJSON_AddNumberToObject(o, "sea_level", p->sea_level);
+	if (p->eroded) {
+		cJSON *e = cJSON_AddObjectToObject(o, "hydraulic");
+
+		cJSON_AddNumberToObject(e, "region", 1 << p->region_log2);
+		cJSON_AddNumberToObject(e, "band", p->band);
+		cJSON_AddNumberToObject(e, "apron", p->apron);
+		cJSON_AddNumberToObject(e, "inertia", p->ero.inertia);
+		cJSON_AddNumberToObject(e, "capacity", p->ero.capacity);
+		cJSON_AddNumberToObject(e, "min_slope", p->ero.min_slope);
+		cJSON_AddNumberToObject(e, "deposit", p->ero.deposit);
+		cJSON_AddNumberToObject(e, "erode", p->ero.erode);
+		cJSON_AddNumberToObject(e, "evaporation", p->ero.evaporation);
+		cJSON_AddNumberToObject(e, "gravity", p->ero.gravity);
+		cJSON_AddNumberToObject(e, "init_speed", p->ero.init_speed);
+		cJSON_AddNumberToObject(e, "init_water", p->ero.init_water);
+		cJSON_AddNumberToObject(e, "max_steps", p->ero.max_steps);
+		cJSON_AddNumberToObject(e, "cell", p->ero.cell);
+		cJSON_AddNumberToObject(e, "droplets_per_cell", p->ero.droplets_per_cell);
+		cJSON_AddNumberToObject(e, "radius", p->ero.radius);
+	}
 	cJSON_AddItemToObject(o, "root", node_emit(p->root));
 	s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -704,3 +800,4 @@ uint32_t preset_quantum_um(const struct preset *p) { return p->quantum_um; }
 double preset_min_height(const struct preset *p) { return p->hmin; }
 double preset_max_height(const struct preset *p) { return p->hmax; }
 double preset_sea_level(const struct preset *p) { return p->sea_level; }
+int preset_is_eroded(const struct preset *p) { return p->eroded; }

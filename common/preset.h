@@ -63,4 +63,48 @@ double preset_sea_level(const struct preset *p);
 int pipeline_generate(const struct preset *p, uint64_t seed, int lod,
 		      int32_t cx, int32_t cz, struct tile *out);
 
+/*
+ * Hydraulic erosion (presets with "hydraulic", docs/presets.md). The world
+ * is cut into square regions along borders at k * region + chunk / 2; each
+ * region is generated at 1 m with a band and an apron around it and eroded
+ * by droplets seeded per world cell, and a sample's height is the blend of
+ * the eroded regions whose band it lies in, with weights that depend only
+ * on its position. Regions are expensive (tens of ms) and shared by the
+ * chunks they cover, so callers keep them in a cache: a region_source.
+ */
+int preset_is_eroded(const struct preset *p);
+
+/* Samples per side of one region map: region + band + 2 * apron. */
+size_t pipeline_region_side(const struct preset *p);
+
+/* World position of sample (0, 0) of region (rx, rz)'s map. */
+void pipeline_region_origin(const struct preset *p, int64_t rx, int64_t rz,
+			    int64_t *x0, int64_t *z0);
+
+/*
+ * Generate and erode region (rx, rz) of world (p, seed) into out
+ * (side * side floats, metres, row-major in z). A pure function of its
+ * arguments. Returns 0, ERR_INVAL (p is not eroded) or ERR_NOMEM.
+ */
+int pipeline_region(const struct preset *p, uint64_t seed, int64_t rx, int64_t rz,
+		    float *out);
+
+/* Where eroded tiles get their regions: acquire returns the map of region
+ * (rx, rz) (as pipeline_region() makes it) or NULL when out of memory, and
+ * keeps it valid until release. Both may be called from several threads. */
+struct region_source {
+	const float *(*acquire)(void *ctx, const struct preset *p, uint64_t seed,
+				int64_t rx, int64_t rz);
+	void (*release)(void *ctx, const float *map);
+	void *ctx;
+};
+
+/*
+ * pipeline_generate() taking eroded regions from rs (NULL: compute the
+ * 1 to 4 regions a tile needs, uncached). Identical output either way.
+ */
+int pipeline_generate_with(const struct preset *p, uint64_t seed, int lod,
+			   int32_t cx, int32_t cz, const struct region_source *rs,
+			   struct tile *out);
+
 #endif

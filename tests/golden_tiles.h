@@ -30,3 +30,6 @@
 	{ "canyons", 7ULL, 2, -1, 3, 0x966b7b8a128ba45dULL },
 	{ "canyons", 18446744073709551615ULL, 5, INT32_MIN, INT32_MAX, 0x824ee7a2f553ff96ULL },
 	{ "canyons", 0ULL, 8, 123456, -654321, 0xa93019a180fb2083ULL },
+	{ "eroded", 42ULL, 0, 0, 0, 0x44cfc56dc8c20189ULL },
+	{ "eroded", 7ULL, 3, -1, -1, 0x736d7fcd57a3415dULL },
+	{ "eroded", 18446744073709551615ULL, 8, INT32_MAX, INT32_MIN, 0x7e1a0ac19aa0518eULL },

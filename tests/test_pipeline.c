@@ -20,6 +20,63 @@
 static struct preset **presets;
 static size_t n_presets;
 
+/*
+ * A small region cache for eroded presets, so the seam and nesting tests
+ * reuse regions across neighbours and LODs as the server does. Entries are
+ * never evicted during a run (the tests touch a few dozen regions).
+ */
+#define REGIONS_MAX 256
+
+static struct {
+	pthread_mutex_t lock;
+	int n;
+	struct {
+		const struct preset *p;
+		uint64_t seed;
+		int64_t rx, rz;
+		float *map;
+	} e[REGIONS_MAX];
+} regions = { PTHREAD_MUTEX_INITIALIZER, 0, { { 0 } } };
+
+static const float *region_acquire(void *ctx, const struct preset *p, uint64_t seed,
+				   int64_t rx, int64_t rz)
+{
+	size_t side = pipeline_region_side(p);
+	float *m = NULL;
+	int k;
+
+	(void)ctx;
+	pthread_mutex_lock(&regions.lock);
+	for (k = 0; k < regions.n && !m; k++)
+		if (regions.e[k].p == p && regions.e[k].seed == seed &&
+		    regions.e[k].rx == rx && regions.e[k].rz == rz)
+			m = regions.e[k].map;
+	pthread_mutex_unlock(&regions.lock);
+	if (m)
+		return m;
+	m = malloc(side * side * sizeof(float));
+	if (!m || pipeline_region(p, seed, rx, rz, m) != 0 || regions.n >= REGIONS_MAX) {
+		free(m);
+		return NULL;
+	}
+	pthread_mutex_lock(&regions.lock);
+	regions.e[regions.n].p = p;
+	regions.e[regions.n].seed = seed;
+	regions.e[regions.n].rx = rx;
+	regions.e[regions.n].rz = rz;
+	regions.e[regions.n++].map = m;
+	pthread_mutex_unlock(&regions.lock);
+	return m;
+}
+
+static void region_release(void *ctx, const float *map)
+{
+	(void)ctx;
+	(void)map;
+}
+
+static const struct region_source region_cache = { region_acquire, region_release, NULL };
+
 static const struct preset *find(const char *name)
 {
 	size_t i;
@@ -34,7 +91,8 @@ static const struct preset *find(const char *name)
 static void gen(const char *name, uint64_t seed, int lod, int32_t cx, int32_t cz,
 		struct tile *t)
 {
-	assert_int_equal(pipeline_generate(find(name), seed, lod, cx, cz, t), 0);
+	assert_int_equal(pipeline_generate_with(find(name), seed, lod, cx, cz, &region_cache, t),
+			 0);
 }
 
 /* XXH3 of the heights as little-endian int32: independent of the format. */
@@ -293,9 +351,45 @@ static int setup(void **state)
 	return preset_load_builtin(&presets, &n_presets);
 }
 
+static void test_eroded_tiles_do_not_depend_on_the_region_source(void **state)
+{
+	struct tile a, b;
+
+	(void)state;
+	assert_int_equal(pipeline_generate(find("eroded"), 8, 0, -1, 2, &a), 0);
+	gen("eroded", 8, 0, -1, 2, &b);
+	assert_memory_equal(a.h, b.h, (size_t)a.side * a.side * sizeof(int32_t));
+	tile_release(&a);
+	tile_release(&b);
+}
+
+static void test_hydraulic_erosion_changes_the_terrain(void **state)
+{
+	const struct preset *eroded = find("eroded");
+	struct tile a, b;
+	size_t i, n, changed = 0;
+
+	(void)state;
+	gen("default", 8, 0, 5, 5, &a);
+	gen("eroded", 8, 0, 5, 5, &b);
+	n = (size_t)a.side * a.side;
+	for (i = 0; i < n; i++)
+		changed += a.h[i] != b.h[i];
+	/* same base world, most samples moved, fingerprints differ */
+	assert_true(changed > n / 2);
+	assert_true(preset_is_eroded(eroded) && !preset_is_eroded(find("default")));
+	assert_true(a.fingerprint != b.fingerprint);
+	tile_release(&a);
+	tile_release(&b);
+}
+
 static int teardown(void **state)
 {
+	int k;
+
 	(void)state;
+	for (k = 0; k < regions.n; k++)
+		free(regions.e[k].map);
 	preset_destroy_all(presets, n_presets);
 	return 0;
 }
@@ -311,6 +405,8 @@ int main(void)
 		cmocka_unit_test(test_heights_stay_within_the_preset_range),
 		cmocka_unit_test(test_generate_rejects_bad_lod),
 		cmocka_unit_test(test_seeds_give_different_worlds),
+		cmocka_unit_test(test_eroded_tiles_do_not_depend_on_the_region_source),
+		cmocka_unit_test(test_hydraulic_erosion_changes_the_terrain),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
