@@ -162,7 +162,7 @@ int cli_parse(int argc, char **argv, const char *allowed,
 		if (!given[k] && listed(required, table[k].name,
 					strlen(table[k].name)))
 			return usage(argv[0], "missing", table[k].name);
-	if (o->gen && !world_name_ok(o->gen))
+	if (o->gen && !api_name_ok(o->gen))
 		return usage(argv[0], "bad --gen, expected [A-Za-z0-9_-]{1,64}:",
 			     o->gen);
 	return 0;
@@ -205,7 +205,7 @@ static int world_info(struct cli_session *s, const struct cli_opts *o,
 	char target[256], text[256], what[320];
 	int rc;
 
-	world_info_path(target, sizeof(target), seed, o->gen);
+	api_info_path(target, sizeof(target), seed, o->gen);
 	snprintf(what, sizeof(what), "GET %s%s", o->server, target);
 	if ((rc = hclient_get(s->hc, target, NULL, on_info, &w)) != 0)
 		return cli_fail(what, err_str(rc));
@@ -219,13 +219,13 @@ static int world_info(struct cli_session *s, const struct cli_opts *o,
 	} else if (w.status != 200) {
 		char msg[300];
 
-		world_error_text(w.body, w.len, text, sizeof(text));
+		api_error_text(w.body, w.len, text, sizeof(text));
 		snprintf(msg, sizeof(msg), "HTTP %d%s%s", w.status,
 			 text[0] ? ": " : "", text);
 		cli_fail(what, msg);
 	} else if (w.detail[0]) {
 		cli_fail(what, w.detail);
-	} else if (world_parse((const char *)w.body, w.len, &s->wi)) {
+	} else if (api_world_parse((const char *)w.body, w.len, &s->wi)) {
 		cli_fail(what, "not the world info JSON expected");
 	} else {
 		rc = 0;
@@ -244,7 +244,7 @@ int cli_open(struct cli_session *s, const struct cli_opts *o,
 
 	memset(s, 0, sizeof(*s));
 	signal(SIGPIPE, SIG_IGN);
-	if (!world_name_ok(seed) || seed_parse(seed, strlen(seed), &v))
+	if (!api_name_ok(seed) || seed_parse(seed, strlen(seed), &v))
 		return cli_fail(seed, "bad seed: expected a decimal u64 or "
 				"1..64 of [A-Za-z0-9_-]");
 	if ((rc = uv_loop_init(&s->loop)) < 0)

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "world.h"
+#include "api.h"
 
 #define CLI_PROG "terrain-client"
 #define CLI_EXIT_USAGE 2
@@ -65,7 +65,7 @@ int cli_fail(const char *what, const char *detail);
 struct cli_session {
 	uv_loop_t loop;
 	struct hclient *hc;
-	struct world_info wi;  /* of the seed given to cli_open() */
+	struct api_world wi;  /* of the seed given to cli_open() */
 	int open;
 };
 

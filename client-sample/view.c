@@ -19,11 +19,10 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "bundle.h"
 #include "err.h"
 #include "hclient.h"
 #include "tile.h"
-#include "world.h"
+#include "api.h"
 
 #define BATCH_MAX 64   /* tiles per batch request (the endpoint's limit) */
 
@@ -297,8 +296,8 @@ static long single(struct view *v, struct entry *e, int reval)
 		return ERR_NOMEM;
 	*q = (struct vreq){ v, e->cx, e->cz, e->cx, e->cz, (uint8_t)e->want,
 			    0, (uint8_t)reval };
-	if (world_tile_path(target, sizeof(target), v->p.seed, v->p.gen,
-			    e->want, e->cx, e->cz)) {
+	if (api_tile_path(target, sizeof(target), v->p.seed, v->p.gen,
+			  e->want, e->cx, e->cz)) {
 		free(q);
 		return ERR_INVAL;
 	}
@@ -328,8 +327,8 @@ static long batch(struct view *v, int lod, int32_t cz, int32_t cx0,
 	if (!q)
 		return ERR_NOMEM;
 	*q = (struct vreq){ v, cx0, cz, cx1, cz, (uint8_t)lod, 1, 0 };
-	if (world_batch_path(target, sizeof(target), v->p.seed, v->p.gen, lod,
-			     cx0, cz, cx1, cz)) {
+	if (api_batch_path(target, sizeof(target), v->p.seed, v->p.gen, lod,
+			   cx0, cz, cx1, cz)) {
 		free(q);
 		return ERR_INVAL;
 	}
@@ -405,7 +404,7 @@ static int answered(struct view *v, struct vreq *q, struct hclient_resp *r,
 	if (r->status == 404 && q->batch)
 		return 1;
 	if (r->status != 200) {
-		world_error_text(r->body, r->body_len, text, sizeof(text));
+		api_error_text(r->body, r->body_len, text, sizeof(text));
 		report(v, "%s: HTTP %d%s%s", what, r->status, text[0] ? ": " : "",
 		       text);
 		return 0;
@@ -457,10 +456,10 @@ static void batch_fallback(struct view *v, const struct vreq *q)
 static void unpack(struct view *v, const struct vreq *q, struct hclient_resp *r,
 		   const char *what)
 {
-	struct bundle_entry ent[BATCH_MAX];
+	struct api_bundle_entry ent[BATCH_MAX];
 	char seen[BATCH_MAX] = { 0 }, etag[40];
 	size_t n, want = (size_t)((int64_t)q->cx1 - q->cx0 + 1);
-	int rc = bundle_parse(r->body, r->body_len, ent, BATCH_MAX, &n);
+	int rc = api_bundle_parse(r->body, r->body_len, ent, BATCH_MAX, &n);
 
 	if (rc == ERR_MAGIC || rc == ERR_VERSION) {
 		batch_fallback(v, q);

@@ -126,7 +126,8 @@ EOF
 # started directly (no timeout wrapper) so that lib.sh's cleanup kills it
 python3 "$TMP/proxy.py" "127.0.0.1:$PORT" '/chunks/0/1/0($|\?)' \
 	"$TMP/proxy.port" >/dev/null 2>"$TMP/proxy.log" &
-SERVERS+=("$!")
+PROXY_PID=$!
+SERVERS+=("$PROXY_PID")
 for i in $(seq 1 100); do
 	[ -s "$TMP/proxy.port" ] && break
 	sleep 0.05
@@ -145,5 +146,7 @@ check "corrupt tile: no PNG written" test ! -e "$TMP/bad.png"
 check "corrupt tile: walk exits 1" not to /dev/null "$TMP/err" $T "$CLIENT" \
 	walk --server "$PROXY" --seed 42 --path 300,100 --speed 1 --radius 200
 check "corrupt tile: walk names it" has "$TMP/err" 'chunk 0/1/0 .*checksum mismatch'
+kill "$PROXY_PID"
+wait "$PROXY_PID" 2>/dev/null
 server_stop
 finish

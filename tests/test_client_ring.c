@@ -1,8 +1,7 @@
 /*
  * test_client_ring.c - tests of the client's pure parts: the LOD rule and
- * chunk sets (client-sample/ring.c), the bundle index
- * (client-sample/bundle.c) and the server's URLs and JSON
- * (client-sample/world.c).
+ * chunk sets (client-sample/ring.c), and the server API as the client sees
+ * it: URLs, JSON and bundle indexes (client-sample/api.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,9 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../client-sample/bundle.h"
 #include "../client-sample/ring.h"
-#include "../client-sample/world.h"
+#include "../client-sample/api.h"
 #include "err.h"
 
 static const struct ring_params defaults = {
@@ -147,8 +145,8 @@ static void put32(uint8_t *p, uint32_t v)
 static size_t make_bundle(uint8_t *b)
 {
 	memset(b, 0, 64);
-	memcpy(b, BUNDLE_MAGIC, 4);
-	b[4] = BUNDLE_VERSION;
+	memcpy(b, API_BUNDLE_MAGIC, 4);
+	b[4] = API_BUNDLE_VERSION;
 	put32(b + 8, 2);
 	put32(b + 16, 3);
 	put32(b + 20, (uint32_t)-1);
@@ -165,11 +163,11 @@ static size_t make_bundle(uint8_t *b)
 static void test_bundle_parse_reads_the_index(void **state)
 {
 	uint8_t b[64];
-	struct bundle_entry e[4];
+	struct api_bundle_entry e[4];
 	size_t n = make_bundle(b), count = 0;
 
 	(void)state;
-	assert_int_equal(bundle_parse(b, n, e, 4, &count), 0);
+	assert_int_equal(api_bundle_parse(b, n, e, 4, &count), 0);
 	assert_int_equal(count, 2);
 	assert_int_equal(e[0].cx, 3);
 	assert_int_equal(e[0].cz, -1);
@@ -182,23 +180,23 @@ static void test_bundle_parse_reads_the_index(void **state)
 static void test_bundle_parse_tells_foreign_bodies_from_broken_ones(void **state)
 {
 	uint8_t b[64];
-	struct bundle_entry e[4];
+	struct api_bundle_entry e[4];
 	size_t n = make_bundle(b), count;
 
 	(void)state;
-	assert_int_equal(bundle_parse((const uint8_t *)"TRRN....", 8, e, 4,
+	assert_int_equal(api_bundle_parse((const uint8_t *)"TRRN....", 8, e, 4,
 				      &count), ERR_MAGIC);
 	b[4] = 2;
-	assert_int_equal(bundle_parse(b, n, e, 4, &count), ERR_VERSION);
+	assert_int_equal(api_bundle_parse(b, n, e, 4, &count), ERR_VERSION);
 	b[4] = 1;
-	assert_int_equal(bundle_parse(b, n - 1, e, 4, &count), ERR_CORRUPT);
-	assert_int_equal(bundle_parse(b, 40, e, 4, &count), ERR_TRUNC);
-	assert_int_equal(bundle_parse(b, n, e, 1, &count), ERR_TOOBIG);
+	assert_int_equal(api_bundle_parse(b, n - 1, e, 4, &count), ERR_CORRUPT);
+	assert_int_equal(api_bundle_parse(b, 40, e, 4, &count), ERR_TRUNC);
+	assert_int_equal(api_bundle_parse(b, n, e, 1, &count), ERR_TOOBIG);
 	put32(b + 24, 20); /* a body inside the index */
-	assert_int_equal(bundle_parse(b, n, e, 4, &count), ERR_CORRUPT);
+	assert_int_equal(api_bundle_parse(b, n, e, 4, &count), ERR_CORRUPT);
 	put32(b + 24, 48);
 	put32(b + 28, 0xffffffffu); /* length past the end, no wrap */
-	assert_int_equal(bundle_parse(b, n, e, 4, &count), ERR_CORRUPT);
+	assert_int_equal(api_bundle_parse(b, n, e, 4, &count), ERR_CORRUPT);
 }
 
 /* ---- world ---- */
@@ -208,29 +206,29 @@ static void test_world_paths_carry_seed_gen_and_coordinates(void **state)
 	char buf[200];
 
 	(void)state;
-	assert_int_equal(world_tile_path(buf, sizeof(buf), "42", NULL, 3,
+	assert_int_equal(api_tile_path(buf, sizeof(buf), "42", NULL, 3,
 					 -7, 2147483647), 0);
 	assert_string_equal(buf, "/v1/worlds/42/chunks/3/-7/2147483647");
-	assert_int_equal(world_tile_path(buf, sizeof(buf), "my-world", "alpine",
+	assert_int_equal(api_tile_path(buf, sizeof(buf), "my-world", "alpine",
 					 0, 0, -1), 0);
 	assert_string_equal(buf, "/v1/worlds/my-world/chunks/0/0/-1?gen=alpine");
-	assert_int_equal(world_batch_path(buf, sizeof(buf), "42", "mesa", 2,
+	assert_int_equal(api_batch_path(buf, sizeof(buf), "42", "mesa", 2,
 					  -3, 4, 5, 4), 0);
 	assert_string_equal(buf, "/v1/worlds/42/chunks/2?cx0=-3&cz0=4&cx1=5"
 			    "&cz1=4&gen=mesa");
-	assert_int_equal(world_info_path(buf, 12, "123456789", NULL),
+	assert_int_equal(api_info_path(buf, 12, "123456789", NULL),
 			 ERR_TOOBIG);
 }
 
 static void test_world_name_ok_allows_the_seed_charset_only(void **state)
 {
 	(void)state;
-	assert_true(world_name_ok("my-world_2"));
-	assert_true(world_name_ok("18446744073709551615"));
-	assert_false(world_name_ok(""));
-	assert_false(world_name_ok("a b"));
-	assert_false(world_name_ok("a/../b"));
-	assert_false(world_name_ok("x?gen=y"));
+	assert_true(api_name_ok("my-world_2"));
+	assert_true(api_name_ok("18446744073709551615"));
+	assert_false(api_name_ok(""));
+	assert_false(api_name_ok("a b"));
+	assert_false(api_name_ok("a/../b"));
+	assert_false(api_name_ok("x?gen=y"));
 }
 
 static void test_world_parse_reads_the_info_fields(void **state)
@@ -238,19 +236,19 @@ static void test_world_parse_reads_the_info_fields(void **state)
 	const char *j = "{\"seed\":\"42\",\"fingerprint\":\"11560ef66eacfe9f\","
 			"\"chunk_size\":256,\"max_lod\":8,\"quantum_um\":10000,"
 			"\"edit_seq\":3}";
-	struct world_info wi;
+	struct api_world wi;
 
 	(void)state;
-	assert_int_equal(world_parse(j, strlen(j), &wi), 0);
+	assert_int_equal(api_world_parse(j, strlen(j), &wi), 0);
 	assert_int_equal(wi.chunk_log2, 8);
 	assert_int_equal(wi.max_lod, 8);
 	assert_true(wi.fingerprint == 0x11560ef66eacfe9full);
 	assert_int_equal(wi.quantum_um, 10000);
 	assert_int_equal(wi.edit_seq, 3);
-	assert_int_equal(world_parse("{\"chunk_size\":256}", 18, &wi), ERR_PARSE);
-	assert_int_equal(world_parse("nope", 4, &wi), ERR_PARSE);
+	assert_int_equal(api_world_parse("{\"chunk_size\":256}", 18, &wi), ERR_PARSE);
+	assert_int_equal(api_world_parse("nope", 4, &wi), ERR_PARSE);
 	j = "{\"fingerprint\":\"1\",\"chunk_size\":300,\"max_lod\":2}";
-	assert_int_equal(world_parse(j, strlen(j), &wi), ERR_RANGE);
+	assert_int_equal(api_world_parse(j, strlen(j), &wi), ERR_RANGE);
 }
 
 static void test_world_error_text_reads_error_and_detail(void **state)
@@ -259,11 +257,11 @@ static void test_world_error_text_reads_error_and_detail(void **state)
 	char out[64];
 
 	(void)state;
-	world_error_text((const uint8_t *)j, strlen(j), out, sizeof(out));
+	api_error_text((const uint8_t *)j, strlen(j), out, sizeof(out));
 	assert_string_equal(out, "not found: unknown generator");
-	world_error_text((const uint8_t *)"oops\n\x01!", 7, out, sizeof(out));
+	api_error_text((const uint8_t *)"oops\n\x01!", 7, out, sizeof(out));
 	assert_string_equal(out, "oops!");
-	world_error_text(NULL, 0, out, sizeof(out));
+	api_error_text(NULL, 0, out, sizeof(out));
 	assert_string_equal(out, "");
 }
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "../client-sample/bundle.h"
+#include "../client-sample/api.h"
 #include "../client-sample/hclient.h"
 #include "../client-sample/view.h"
 #include "err.h"
@@ -133,12 +133,12 @@ static void serve_batch(struct sconn *c, int lod, int32_t cx0, int32_t cz0,
 			int32_t cx1, int32_t cz1)
 {
 	size_t n = (size_t)(cx1 - cx0 + 1) * (size_t)(cz1 - cz0 + 1), k = 0;
-	size_t cap = BUNDLE_HEADER + n * BUNDLE_ENTRY, len = cap;
+	size_t cap = API_BUNDLE_HEADER + n * API_BUNDLE_ENTRY, len = cap;
 	uint8_t *b = calloc(1, cap);
 
 	c->s->batches++;
-	memcpy(b, BUNDLE_MAGIC, 4);
-	b[4] = BUNDLE_VERSION;
+	memcpy(b, API_BUNDLE_MAGIC, 4);
+	b[4] = API_BUNDLE_VERSION;
 	put32(b + 8, (uint32_t)n);
 	for (int32_t cz = cz0; cz <= cz1; cz++) {
 		for (int32_t cx = cx0; cx <= cx1; cx++, k++) {
@@ -147,7 +147,7 @@ static void serve_batch(struct sconn *c, int lod, int32_t cx0, int32_t cz0,
 			uint8_t *e;
 
 			b = realloc(b, len + tl);
-			e = b + BUNDLE_HEADER + k * BUNDLE_ENTRY;
+			e = b + API_BUNDLE_HEADER + k * API_BUNDLE_ENTRY;
 			put32(e, (uint32_t)cx);
 			put32(e + 4, (uint32_t)cz);
 			put32(e + 8, (uint32_t)len);
