@@ -33,7 +33,7 @@ check "unknown option exits 2" eq "$(status "$SERVER_BIN" serve --nope 1 2>/dev/
 for o in bind:TERRAIN_BIND port:TERRAIN_PORT cache-mb:TERRAIN_CACHE_MB workers:TERRAIN_WORKERS \
 	presets:TERRAIN_PRESETS data-dir:TERRAIN_DATA_DIR max-connections:TERRAIN_MAX_CONNECTIONS \
 	idle-timeout:TERRAIN_IDLE_TIMEOUT header-timeout:TERRAIN_HEADER_TIMEOUT \
-	access-log:TERRAIN_ACCESS_LOG max-age:TERRAIN_MAX_AGE; do
+	access-log:TERRAIN_ACCESS_LOG max-age:TERRAIN_MAX_AGE edit-token:TERRAIN_EDIT_TOKEN; do
 	check "--help documents --${o%%:*}" grep -q -- "--${o%%:*} " "$TMP/help"
 	check "--help names ${o#*:}" grep -q "env ${o#*:}, default" "$TMP/help"
 done
