@@ -485,8 +485,10 @@ static int grid_alloc(struct ctx *c, int k)
 }
 
 /* Buffers hold cap = side + 4 values: a grid row of a row of n samples at
- * step < g has (n - 1) * step / g + 4 <= n + 4 values. */
-static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t side)
+ * step < g has (n - 1) * step / g + 4 <= n + 4 values. metres is the
+ * longest row's length, for the gully cells. */
+static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t side,
+			      size_t metres)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	int k, bad = 0;
@@ -495,10 +497,8 @@ static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t side
 		return NULL;
 	c->cap = side + 4;
 	c->seed = seed;
-	/* 3 cell rows of cells >= 2 m over a row of at most max(chunk, cap)
-	 * metres (a tile row, or a 1 m region row), 2 floats per cell */
-	c->gcells_per_octave = 3 * ((((size_t)1 << p->chunk_log2) > c->cap ?
-				     ((size_t)1 << p->chunk_log2) : c->cap) / 2 + 4) * 2;
+	/* 3 cell rows of cells >= 2 m over a row of `metres`, 2 floats each */
+	c->gcells_per_octave = 3 * (metres / 2 + 4) * 2;
 	c->gcells = malloc(4 * c->gcells_per_octave * sizeof(float));
 	bad |= !c->gcells;
 	c->tmp = malloc(c->cap * sizeof(float));
@@ -572,7 +572,7 @@ int pipeline_region(const struct preset *p, uint64_t seed, int64_t rx, int64_t r
 
 	if (!p->eroded || !out)
 		return ERR_INVAL;
-	c = ctx_create(p, seed, side);
+	c = ctx_create(p, seed, side, side - 1);
 	if (!c)
 		return ERR_NOMEM;
 	pipeline_region_origin(p, rx, rz, &x0, &z0);
@@ -640,9 +640,9 @@ static void regions_put(struct region_set *rs, const struct region_source *src)
 	}
 }
 
-/* Acquire every region a tile at (x0.., z0..) spanning `extent` metres needs. */
+/* Acquire every region that samples in [x0, x1] x [z0, z1] need. */
 static int regions_get(struct region_set *rs, const struct preset *p, uint64_t seed,
-		       int64_t x0, int64_t z0, int64_t extent,
+		       int64_t x0, int64_t z0, int64_t x1, int64_t z1,
 		       const struct region_source *src)
 {
 	int64_t k[2], kx1, kz1;
@@ -651,11 +651,11 @@ static int regions_get(struct region_set *rs, const struct preset *p, uint64_t s
 
 	n = axis_regions(p, x0, k, w);
 	rs->kx0 = k[0];
-	n = axis_regions(p, x0 + extent, k, w);
+	n = axis_regions(p, x1, k, w);
 	kx1 = k[n - 1];
 	n = axis_regions(p, z0, k, w);
 	rs->kz0 = k[0];
-	n = axis_regions(p, z0 + extent, k, w);
+	n = axis_regions(p, z1, k, w);
 	kz1 = k[n - 1];
 	rs->nx = (int)(kx1 - rs->kx0 + 1);
 	rs->nz = (int)(kz1 - rs->kz0 + 1);
@@ -708,40 +708,66 @@ static double eroded_at(const struct preset *p, const struct region_set *rs, int
 	return h;
 }
 
-static int generate_eroded(const struct preset *p, uint64_t seed, const struct region_source *src,
-			   struct tile *out)
+static int heights_eroded(const struct preset *p, uint64_t seed, int64_t x0, int64_t z0,
+			  int64_t step, uint32_t w, uint32_t h,
+			  const struct region_source *src, int32_t *out)
 {
-	int64_t chunk = INT64_C(1) << p->chunk_log2, step = INT64_C(1) << out->lod;
-	int64_t x0 = (int64_t)out->cx * chunk, z0 = (int64_t)out->cz * chunk;
 	double inv_q = 1e6 / p->quantum_um;
 	struct region_set rs;
 	uint32_t i, j;
 	int rc;
 
-	rc = regions_get(&rs, p, seed, x0, z0, chunk, src);
+	rc = regions_get(&rs, p, seed, x0, z0, x0 + (int64_t)(w - 1) * step,
+			 z0 + (int64_t)(h - 1) * step, src);
 	if (rc)
 		return rc;
-	for (j = 0; j < out->side; j++)
-		for (i = 0; i < out->side; i++) {
-			double h = eroded_at(p, &rs, x0 + (int64_t)i * step, z0 + (int64_t)j * step);
+	for (j = 0; j < h; j++)
+		for (i = 0; i < w; i++) {
+			double v = eroded_at(p, &rs, x0 + (int64_t)i * step, z0 + (int64_t)j * step);
 
-			h = h < p->hmin ? p->hmin : h > p->hmax ? p->hmax : h;
-			out->h[(size_t)j * out->side + i] = (int32_t)floor(h * inv_q + 0.5);
+			v = v < p->hmin ? p->hmin : v > p->hmax ? p->hmax : v;
+			out[(size_t)j * w + i] = (int32_t)floor(v * inv_q + 0.5);
 		}
 	regions_put(&rs, src);
 	return 0;
 }
 
-/* ---------------------------------------------------------------- tiles */
+/* ---------------------------------------------------------------- grids */
+
+int pipeline_heights(const struct preset *p, uint64_t seed, int lod, int64_t x0,
+		     int64_t z0, uint32_t w, uint32_t h, const struct region_source *rs,
+		     int32_t *out)
+{
+	int64_t step;
+	struct ctx *c;
+	struct pos pos;
+	uint32_t j;
+
+	if (!p || !out || lod < 0 || lod > p->chunk_log2 || w < 1 || h < 1 ||
+	    w > 65536 || h > 65536)
+		return ERR_INVAL;
+	step = INT64_C(1) << lod;
+	if ((x0 & (step - 1)) || (z0 & (step - 1)))
+		return ERR_INVAL;
+	if (p->eroded)
+		return heights_eroded(p, seed, x0, z0, step, w, h, rs, out);
+	c = ctx_create(p, seed, w, (size_t)(w - 1) * (size_t)step);
+	if (!c)
+		return ERR_NOMEM;
+	pos = (struct pos){ x0, step, 0, NULL, NULL, w };
+	for (j = 0; j < h; j++) {
+		pos.z = z0 + (int64_t)j * step;
+		quantise(p, eval(c, p->root, &pos), w, out + (size_t)j * w);
+	}
+	ctx_release(c, p->n_nodes);
+	return 0;
+}
 
 int pipeline_generate_with(const struct preset *p, uint64_t seed, int lod,
 			   int32_t cx, int32_t cz, const struct region_source *rs,
 			   struct tile *out)
 {
-	struct ctx *c;
-	struct pos pos;
 	int64_t chunk;
-	uint32_t j;
 	int rc;
 
 	if (!p || !out || lod < 0 || lod > p->chunk_log2)
@@ -754,25 +780,12 @@ int pipeline_generate_with(const struct preset *p, uint64_t seed, int lod,
 	out->cx = cx;
 	out->cz = cz;
 	out->quantum_um = p->quantum_um;
-	if (p->eroded) {
-		rc = generate_eroded(p, seed, rs, out);
-		if (rc)
-			tile_release(out);
-		return rc;
-	}
-	c = ctx_create(p, seed, out->side);
-	if (!c) {
-		tile_release(out);
-		return ERR_NOMEM;
-	}
 	chunk = INT64_C(1) << p->chunk_log2;
-	pos = (struct pos){ (int64_t)cx * chunk, INT64_C(1) << lod, 0, NULL, NULL, out->side };
-	for (j = 0; j < out->side; j++) {
-		pos.z = (int64_t)cz * chunk + (int64_t)j * pos.step;
-		quantise(p, eval(c, p->root, &pos), out->side, out->h + (size_t)j * out->side);
-	}
-	ctx_release(c, p->n_nodes);
-	return 0;
+	rc = pipeline_heights(p, seed, lod, (int64_t)cx * chunk, (int64_t)cz * chunk,
+			      out->side, out->side, rs, out->h);
+	if (rc)
+		tile_release(out);
+	return rc;
 }
 
 int pipeline_generate(const struct preset *p, uint64_t seed, int lod,

@@ -100,6 +100,18 @@ struct region_source {
 };
 
 /*
+ * Heights (quanta) of any w x h block of the world's LOD-lod lattice:
+ * sample (i, j) at world x = x0 + i * 2^lod, z = z0 + j * 2^lod metres
+ * (x0, z0 multiples of 2^lod), row-major into out. A tile is the block of
+ * its chunk; a block one sample wider on each side gives the neighbours
+ * that slopes need. Exactly the values pipeline_generate() gives at the
+ * same positions. rs as below. Returns 0, ERR_INVAL or ERR_NOMEM.
+ */
+int pipeline_heights(const struct preset *p, uint64_t seed, int lod, int64_t x0,
+		     int64_t z0, uint32_t w, uint32_t h, const struct region_source *rs,
+		     int32_t *out);
+
+/*
  * pipeline_generate() taking eroded regions from rs (NULL: compute the
  * 1 to 4 regions a tile needs, uncached). Identical output either way.
  */

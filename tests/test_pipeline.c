@@ -351,6 +351,41 @@ static int setup(void **state)
 	return preset_load_builtin(&presets, &n_presets);
 }
 
+/* A block one sample wider than a tile holds the tile and its neighbours'
+ * edge samples: the same values, whatever block asks. */
+static void test_height_blocks_agree_with_tiles(void **state)
+{
+	size_t p;
+
+	(void)state;
+	for (p = 0; p < n_presets; p++) {
+		const char *name = preset_name(presets[p]);
+		int lod = 3;
+		struct tile t, w;
+		uint32_t n, i, j;
+		int32_t *blk;
+
+		gen(name, 4, lod, 2, -3, &t);
+		gen(name, 4, lod, 1, -3, &w);   /* west neighbour */
+		n = t.side + 2;
+		blk = malloc((size_t)n * n * sizeof(*blk));
+		assert_non_null(blk);
+		assert_int_equal(pipeline_heights(presets[p], 4, lod, 2 * 256 - 8, -3 * 256 - 8,
+						  n, n, &region_cache, blk), 0);
+		for (j = 0; j < t.side; j++) {
+			for (i = 0; i < t.side; i++)
+				assert_int_equal(blk[(j + 1) * n + i + 1], t.h[j * t.side + i]);
+			/* column 0 of the block is column side - 2 of the west tile */
+			assert_int_equal(blk[(j + 1) * n], w.h[j * w.side + w.side - 2]);
+		}
+		assert_int_equal(pipeline_heights(presets[p], 4, lod, 3, 0, 4, 4, NULL, blk),
+				 ERR_INVAL);   /* x0 off the LOD-3 lattice */
+		free(blk);
+		tile_release(&t);
+		tile_release(&w);
+	}
+}
+
 static void test_eroded_tiles_do_not_depend_on_the_region_source(void **state)
 {
 	struct tile a, b;
@@ -405,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_heights_stay_within_the_preset_range),
 		cmocka_unit_test(test_generate_rejects_bad_lod),
 		cmocka_unit_test(test_seeds_give_different_worlds),
+		cmocka_unit_test(test_height_blocks_agree_with_tiles),
 		cmocka_unit_test(test_eroded_tiles_do_not_depend_on_the_region_source),
 		cmocka_unit_test(test_hydraulic_erosion_changes_the_terrain),
 	};
