@@ -35,6 +35,7 @@ struct hreq {
 	hclient_cb cb;
 	void *arg;
 	uint64_t t0;        /* uv_hrtime() at submission */
+	uint64_t t_sent;    /* uv_hrtime() when last handed to a connection */
 	unsigned attempts;  /* failed tries so far */
 	/* the response while it is parsed */
 	int status;
@@ -426,9 +427,10 @@ static void flush(struct slot *s, size_t k)
 	}
 	wr->s = s;
 	len = 0;
-	for (; r; r = r->next) {
+	for (uint64_t now = uv_hrtime(); r; r = r->next) {
 		memcpy(wr->data + len, r->text, r->text_len);
 		len += r->text_len;
+		r->t_sent = now;
 	}
 	buf = uv_buf_init(wr->data, (unsigned)len);
 	s->c->st.bytes_tx += len;
@@ -628,6 +630,7 @@ static void deliver(struct slot *s)
 	}
 	c->st.bytes_decoded += resp.body_len;
 	resp.latency_ns = uv_hrtime() - r->t0;
+	resp.queued_ns = r->t_sent - r->t0;
 	r->cb(r->arg, &resp);
 	free(resp.body);
 	free(r);

@@ -62,6 +62,8 @@ struct hclient_resp {
 	size_t body_len;
 	size_t wire_len;      /* bytes of this response on the wire, head too */
 	uint64_t latency_ns;  /* from hclient_get() to this callback */
+	uint64_t queued_ns;   /* of which waiting for a connection, before
+				 the (last) write of the request */
 	unsigned attempts;    /* tries it took (1 when nothing failed) */
 };
 
