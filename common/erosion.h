@@ -137,8 +137,9 @@ int erosion_drop_list(int w, int h, int64_t x0, int64_t z0, uint64_t seed,
  * D8 flow accumulation over hm (w x h): every sample drains to its
  * steepest strictly lower neighbour of 8 (slope = drop / distance, the
  * diagonal distance sqrt 2; ties go to the first in the order (di, dj) =
- * (0,-1) (1,-1) (1,0) (1,1) (0,1) (-1,1) (-1,0) (-1,-1)), samples are visited from high to low (ties by lower
- * index first) and pass on their upstream area, themselves included.
+ * (0,-1) (1,-1) (1,0) (1,1) (0,1) (-1,1) (-1,0) (-1,-1)); samples are
+ * visited from high to low (ties by lower index first) and pass on their
+ * upstream area, themselves included.
  * Writes to *share the fraction of samples whose area >= threshold
  * samples. Returns 0, ERR_INVAL (NULL, w or h < 1, threshold 0), ERR_RANGE
  * (a height not finite, more than 2^31 samples) or ERR_NOMEM.
