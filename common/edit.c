@@ -381,21 +381,22 @@ static int32_t apply_one(const struct edit *e, int32_t h, double quantum, double
 	}
 }
 
-static void apply_edit(struct tile *t, const struct edit *e)
+/* Apply one edit to a block: sample (i, j) at world (x0 + i * step,
+ * z0 + j * step) metres. */
+static void apply_edit(const struct edit *e, int32_t *hm, int64_t x0, int64_t z0,
+		       int64_t step, uint32_t w, uint32_t hgt, double quantum)
 {
-	int64_t c = INT64_C(1) << t->chunk_log2, step = INT64_C(1) << t->lod;
 	int64_t r2 = e->radius_mm * e->radius_mm;
-	double quantum = (double)t->quantum_um;
 	uint32_t i, j;
 
-	for (j = 0; j < t->side; j++) {
-		int64_t dz = ((int64_t)t->cz * c + (int64_t)j * step) * 1000 - e->z_mm;
+	for (j = 0; j < hgt; j++) {
+		int64_t dz = (z0 + (int64_t)j * step) * 1000 - e->z_mm;
 
 		if (dz <= -e->radius_mm || dz >= e->radius_mm)
 			continue;
-		for (i = 0; i < t->side; i++) {
-			int64_t dx = ((int64_t)t->cx * c + (int64_t)i * step) * 1000 - e->x_mm;
-			int32_t *h = &t->h[(size_t)j * t->side + i];
+		for (i = 0; i < w; i++) {
+			int64_t dx = (x0 + (int64_t)i * step) * 1000 - e->x_mm;
+			int32_t *h = &hm[(size_t)j * w + i];
 
 			if (dx <= -e->radius_mm || dx >= e->radius_mm ||
 			    dx * dx + dz * dz >= r2)
@@ -405,11 +406,29 @@ static void apply_edit(struct tile *t, const struct edit *e)
 	}
 }
 
-void edit_apply(struct tile *t, const struct edit *edits, size_t n)
+void edit_apply_block(int32_t *h, int64_t x0, int64_t z0, int lod, uint32_t w,
+		      uint32_t hgt, uint32_t quantum_um, const struct edit *edits, size_t n)
 {
+	int64_t step = INT64_C(1) << lod;
+	int64_t x1 = (x0 + (int64_t)(w - 1) * step) * 1000;
+	int64_t z1 = (z0 + (int64_t)(hgt - 1) * step) * 1000;
 	size_t k;
 
-	for (k = 0; k < n; k++)
-		if (edit_touches(&edits[k], t->chunk_log2, t->cx, t->cz))
-			apply_edit(t, &edits[k]);
+	for (k = 0; k < n; k++) {
+		const struct edit *e = &edits[k];
+
+		/* skip brushes whose box misses the block's */
+		if (e->x_mm + e->radius_mm <= x0 * 1000 || e->x_mm - e->radius_mm >= x1 ||
+		    e->z_mm + e->radius_mm <= z0 * 1000 || e->z_mm - e->radius_mm >= z1)
+			continue;
+		apply_edit(e, h, x0, z0, step, w, hgt, (double)quantum_um);
+	}
+}
+
+void edit_apply(struct tile *t, const struct edit *edits, size_t n)
+{
+	int64_t c = INT64_C(1) << t->chunk_log2;
+
+	edit_apply_block(t->h, (int64_t)t->cx * c, (int64_t)t->cz * c, t->lod, t->side,
+			 t->side, t->quantum_um, edits, n);
 }

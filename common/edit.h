@@ -101,6 +101,14 @@ int edit_touches(const struct edit *e, int chunk_log2, int32_t cx, int32_t cz);
  */
 void edit_apply(struct tile *t, const struct edit *edits, size_t n);
 
+/*
+ * The same for any block of a LOD lattice (pipeline_heights()): sample
+ * (i, j) of the w x hgt block h is at world (x0 + i * 2^lod, z0 + j * 2^lod)
+ * metres. edit_apply() is this on a tile's block.
+ */
+void edit_apply_block(int32_t *h, int64_t x0, int64_t z0, int lod, uint32_t w,
+		      uint32_t hgt, uint32_t quantum_um, const struct edit *edits, size_t n);
+
 const char *edit_op_name(enum edit_op op);
 const char *edit_falloff_name(enum edit_falloff f);
 
