@@ -440,7 +440,10 @@ static void flush(struct slot *s, size_t k)
 		slot_fail(s, "write: %s", uv_strerror(rc));
 		return;
 	}
-	arm_timeout(s);
+	/* the clock runs from the oldest unanswered request: more writes
+	 * behind it do not extend it, only bytes read do */
+	if (!uv_is_active((uv_handle_t *)&s->timer))
+		arm_timeout(s);
 }
 
 /* ---- reading ---- */
