@@ -1247,6 +1247,8 @@ static int h_events(struct rctx *x)
 				      { NULL, 0 }, NULL, NULL, NULL };
 	const char *id = x->req->header[HTTP_H_LAST_EVENT_ID];
 	const char *bad = "last-event-id: not a decimal sequence number";
+	struct routes *rt = x->rt;
+	unsigned route = x->route;
 	uint64_t seed, since = 0;
 	int rc, pi, resume = id != NULL;
 
@@ -1258,13 +1260,14 @@ static int h_events(struct rctx *x)
 	}
 	if (!id && (rc = query_u64(x, "last_event_id", &since, &resume, bad)) != 0)
 		return rc;
-	if ((rc = world_map_get(x->rt->worlds, pi, seed, &x->world)) != 0)
+	if ((rc = world_map_get(rt->worlds, pi, seed, &x->world)) != 0)
 		return rc;
-	if ((rc = sse_subscribe(x->rt->sse, x->req, &head, x->world, resume, since)) != 0) {
+	/* x lives in the request's arena, which may go with the head */
+	if ((rc = sse_subscribe(rt->sse, x->req, &head, x->world, resume, since)) != 0) {
 		x->detail = "cannot open the event stream";
 		return ERR_BUSY;
 	}
-	metrics_request(x->rt->metrics, x->route, 200);
+	metrics_request(rt->metrics, route, 200);
 	return 0;
 }
 
