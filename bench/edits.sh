@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# bench/edits.sh BUILD_DIR - durable edits: acknowledged edits/s with group
+# commit, beside Redis with appendfsync always measured in the same run; the
+# cold latency of a tile with 1,000 edits on its chunk; and the start-up
+# time of a server replaying 1,000,000 logged edits. Prints one markdown
+# table (also BUILD_DIR/bench/edits-results.md); figures are never
+# asserted. Needs BUILD_DIR/terrain-server and curl; the Redis anchor needs
+# redis-server and redis-benchmark (skipped without them). About a minute.
+#
+# Env: EDITS_N (batches per load run, 20000), REPLAY_EDITS (1000000).
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+	echo "usage: bench/edits.sh BUILD_DIR   (after: make BUILD=BUILD_DIR all)" >&2
+	exit 2
+fi
+build="$(cd "$1" && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="$build/bench"
+bin="$build/terrain-server"
+n="${EDITS_N:-20000}"
+replay_edits="${REPLAY_EDITS:-1000000}"
+[ -x "$bin" ] || { echo "bench: $bin missing: make BUILD=$1 all" >&2; exit 1; }
+mkdir -p "$out"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/edits-bench.XXXXXX")"
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+say() { echo "bench: $*" >&2; }
+
+# ---------------------------------------------------------------- the loader
+# edit_load PORT CLIENTS BATCHES EDITS_PER_BATCH WORLD: CLIENTS threads, one
+# kept-alive connection each, post BATCHES batches in all and wait for each
+# answer before the next (so every edit counted was acknowledged, i.e. in
+# the fsync'd log). Prints "edits N ok N seconds S".
+cat >"$tmp/edit_load.c" <<'EOF'
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static int port, per_batch;
+static long batches, next_batch;
+static const char *world;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+struct stats { long ok, edits; };
+
+static int take(void)
+{
+	long b;
+
+	pthread_mutex_lock(&mu);
+	b = next_batch < batches ? next_batch++ : -1;
+	pthread_mutex_unlock(&mu);
+	return (int)b;
+}
+
+static void *client(void *arg)
+{
+	struct stats *st = arg;
+	static __thread char body[65536], buf[1 << 16];
+	struct sockaddr_in a = { 0 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, b;
+	unsigned long long x = (unsigned long long)(size_t)arg * 2654435761u + 1;
+	size_t have = 0;
+
+	a.sin_family = AF_INET;
+	a.sin_port = htons((unsigned short)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror("connect");
+		exit(1);
+	}
+	while ((b = take()) >= 0) {
+		char head[256], *end, *cl;
+		size_t len = 0, hl, need;
+		int k, status;
+
+		len += (size_t)sprintf(body, "{\"edits\":[");
+		for (k = 0; k < per_batch; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			len += (size_t)sprintf(body + len, "%s{\"op\":\"raise\",\"x\":%d.5,\"z\":%d,"
+					       "\"radius\":%d,\"strength\":0.25}", k ? "," : "",
+					       (int)(x % 100000) - 50000,
+					       (int)((x >> 20) % 100000) - 50000,
+					       1 + (int)((x >> 40) % 8));
+		}
+		len += (size_t)sprintf(body + len, "]}");
+		hl = (size_t)sprintf(head, "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: b\r\n"
+				     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+				     world, len);
+		if (send(fd, head, hl, MSG_MORE) < 0 || send(fd, body, len, 0) < 0) {
+			perror("send");
+			exit(1);
+		}
+		for (;;) { /* one response: head, then Content-Length bytes */
+			buf[have] = '\0';
+			end = strstr(buf, "\r\n\r\n");
+			if (end) {
+				cl = strcasestr(buf, "content-length: ");
+				need = (size_t)(end + 4 - buf) + (cl ? strtoul(cl + 16, NULL, 10) : 0);
+				if (have >= need)
+					break;
+			}
+			ssize_t got = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+			if (got <= 0) {
+				fprintf(stderr, "edit_load: connection closed\n");
+				exit(1);
+			}
+			have += (size_t)got;
+		}
+		status = atoi(buf + 9);
+		if (status == 200) {
+			st->ok++;
+			st->edits += per_batch;
+		}
+		memmove(buf, buf + need, have - need);
+		have -= need;
+	}
+	close(fd);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec t0, t1;
+	pthread_t th[256];
+	struct stats st[256];
+	long ok = 0, edits = 0;
+	int i, clients;
+
+	if (argc != 6)
+		return 2;
+	port = atoi(argv[1]);
+	clients = atoi(argv[2]);
+	batches = atol(argv[3]);
+	per_batch = atoi(argv[4]);
+	world = argv[5];
+	memset(st, 0, sizeof(st));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < clients; i++)
+		pthread_create(&th[i], NULL, client, &st[i]);
+	for (i = 0; i < clients; i++) {
+		pthread_join(th[i], NULL);
+		ok += st[i].ok;
+		edits += st[i].edits;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("edits %ld ok %ld seconds %.3f\n", edits, ok,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return 0;
+}
+EOF
+"${CC:-cc}" -O2 -D_GNU_SOURCE -pthread "$tmp/edit_load.c" -o "$out/edit_load"
+
+# ---------------------------------------------------------------- servers
+port=""
+start_server() { # DATA_DIR: starts; sets port, spid, slog and started_s (to listening)
+	local log="$tmp/server.$RANDOM.log" t0 i
+	t0=$(date +%s.%N)
+	"$bin" serve --bind 127.0.0.1 --port 0 --data-dir "$1" 2>"$log" &
+	spid=$!
+	pids+=("$spid")
+	slog=$log
+	for i in $(seq 1 6000); do
+		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
+		if [ -n "$port" ]; then
+			started_s=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
+			return 0
+		fi
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.01
+	done
+	say "server did not start:"; cat "$log" >&2; exit 1
+}
+stop_server() { kill -TERM "$spid"; wait "$spid" || true; }
+metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
+load() { # CLIENTS BATCHES PER_BATCH WORLD -> "edits/s fsyncs edits"
+	local c0 c1 r
+	c0=$(metric terrain_wal_commits_total)
+	r=$("$out/edit_load" "$port" "$@")
+	c1=$(metric terrain_wal_commits_total)
+	awk -v r="$r" -v c=$((c1 - c0)) 'BEGIN { split(r, f, " ");
+		printf "%.0f %d %d\n", f[2] / f[6], c, f[2] }'
+}
+
+say "edits/s: $n single-edit batches, 16 and 1 clients"
+start_server "$tmp/data"
+read -r eps16 fs16 e16 < <(load 16 "$n" 1 bench16)
+read -r eps1 fs1 e1 < <(load 1 $((n / 4)) 1 bench1)
+read -r epsb fsb eb < <(load 16 $((n / 8)) 16 benchb)
+
+# ---------------------------------------------------------------- a tile with 1,000 edits
+say "tile latency: a chunk with 1,000 edits"
+tile_ms() { curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$1" | awk '{ printf "%.2f", $1 * 1000 }'; }
+batch_on_chunk() { # N edits inside chunk (3, 3) of world dense
+	local i s="" x z
+	for i in $(seq 1 "$1"); do
+		x=$((768 + (i * 37) % 256)); z=$((768 + (i * 91) % 256))
+		s="$s{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":$((8 + i % 40)),\"strength\":0.5},"
+	done
+	curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
+		--data-binary "{\"edits\":[${s%,}]}" "http://127.0.0.1:$port/v1/worlds/dense/edits"
+}
+for i in 1 2 3 4; do batch_on_chunk 250; done
+edited=() plain=()
+for i in 1 2 3 4 5 6 7; do
+	batch_on_chunk 1 # a new version: the next fetch is cold
+	edited+=("$(tile_ms /v1/worlds/dense/chunks/0/3/3)")
+	plain+=("$(tile_ms /v1/worlds/plain$i/chunks/0/3/3)")
+done
+median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
+edits_on_chunk=$(curl -s "http://127.0.0.1:$port/v1/worlds/dense/hashes?cx0=3&cz0=3&cx1=3&cz1=3" |
+	sed -n 's/.*"version":\([0-9]*\).*/\1/p')
+stop_server
+
+# ---------------------------------------------------------------- replay of 1,000,000 edits
+say "replay: logging $replay_edits edits in batches of 256"
+start_server "$tmp/replay"
+"$out/edit_load" "$port" 4 $(( (replay_edits + 255) / 256 )) 256 replay >/dev/null
+logged=$(curl -s "http://127.0.0.1:$port/v1/worlds/replay" | sed -n 's/.*"edit_seq":\([0-9]*\).*/\1/p')
+log_mb=$(( $(stat -c %s "$tmp/replay/edits.log") / 1048576 ))
+stop_server
+start_server "$tmp/replay"
+replay_s=$started_s
+replay_line=$(sed -n 's/.*terrain-server: \(replayed .*\)/\1/p' "$slog")
+rss_mb=$(awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$spid/status")
+stop_server
+
+# ---------------------------------------------------------------- Redis, same machine, same run
+r16="n/a" r1="n/a"
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+	say "anchor: redis-server appendonly yes, appendfsync always"
+	rport=""
+	for p in $(shuf -i 20000-60000 -n 50); do
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then rport=$p; break; fi
+	done
+	mkdir -p "$tmp/redis"
+	redis-server --bind 127.0.0.1 --port "$rport" --dir "$tmp/redis" --appendonly yes \
+		--appendfsync always --save '' --daemonize no >"$tmp/redis.log" 2>&1 &
+	pids+=("$!")
+	for i in $(seq 1 200); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	rb() { redis-benchmark -h 127.0.0.1 -p "$rport" -t set -d 64 -n "$n" -q "$@" |
+		tr '\r' '\n' | sed -n 's/^SET: \([0-9.]*\) requests per second.*/\1/p' | tail -1; }
+	r16=$(rb -c 16)
+	r1=$(rb -c 1 -n $((n / 4)))
+	redis-cli -p "$rport" shutdown nosave >/dev/null 2>&1 || true
+fi
+
+{
+	echo "## Edits (bench/edits.sh, $(date -u +%Y-%m-%d), $(nproc) cores, data in ${TMPDIR:-/tmp})"
+	echo
+	echo "| what | figure |"
+	echo "| --- | --- |"
+	echo "| acknowledged edits/s, 16 clients, 1 edit per POST (group commit) | **$eps16** ($e16 edits, $fs16 fsyncs: $(awk -v e="$e16" -v f="$fs16" 'BEGIN { printf "%.1f", e / (f ? f : 1) }') edits per fsync) |"
+	echo "| anchor: Redis SET, appendfsync always, 16 clients, -d 64 | **${r16%.*}** |"
+	echo "| acknowledged edits/s, 1 client | $eps1 ($fs1 fsyncs) |"
+	echo "| anchor: Redis SET, appendfsync always, 1 client | ${r1%.*} |"
+	echo "| acknowledged edits/s, 16 clients, 16 edits per POST | $epsb ($fsb fsyncs) |"
+	echo "| cold LOD 0 tile of a chunk with $edits_on_chunk edits (median of 7) | $(median "${edited[@]}") ms |"
+	echo "| cold LOD 0 tile of an unedited chunk (median of 7) | $(median "${plain[@]}") ms |"
+	echo "| start-up replaying $logged logged edits (${log_mb} MiB log) to listening | ${replay_s} s; RSS ${rss_mb} MiB |"
+	echo "| the server's own line | $replay_line |"
+	echo
+	echo "Target: edits/s at 16 clients >= Redis's at 16 clients in the same run."
+} | tee "$out/edits-results.md"
