@@ -172,7 +172,8 @@ struct http_stream_cb {
 	/*
 	 * The stream is over: the client went away, a write failed, the
 	 * server drained or http_stream_close() was called. Runs once,
-	 * never from inside an http_* call; the stream is freed after it.
+	 * never from inside an http_stream_* call; the stream is freed
+	 * after it.
 	 */
 	void (*closed)(void *arg);
 	void *arg;

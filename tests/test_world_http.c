@@ -798,6 +798,52 @@ static void test_world_http_events_deliver_each_batch_once_in_order_and_resume(v
 	free(resumed.buf);
 }
 
+/* The value of metric name on the main server. */
+static double metric(const char *name)
+{
+	struct resp rp;
+	char pat[128];
+	const char *p;
+	double v;
+
+	request(main_srv.port, "GET", "/metrics", NULL, NULL, &rp);
+	snprintf(pat, sizeof(pat), "\n%s ", name);
+	p = strstr(rp.body, pat);
+	assert_non_null(p);
+	v = strtod(p + strlen(pat), NULL);
+	free(rp.body);
+	return v;
+}
+
+static void test_world_http_drops_a_reader_that_does_not_read(void **state)
+{
+	double dropped = metric("terrain_sse_dropped_total");
+	char body[4096], buf[65536];
+	struct reader r;
+	size_t len;
+	int k, e;
+
+	(void)state;
+	subscribe(&r, main_srv.port, "slow", NULL);
+	/* Batches of 17 brushes of 4096 m: events of about 140 kB each, 10 MB
+	 * in all, never read: more than the socket buffers and the bound. */
+	for (k = 0; k < 70 && metric("terrain_sse_dropped_total") == dropped; k++) {
+		len = (size_t)sprintf(body, "{\"edits\":[");
+		for (e = 0; e < 17; e++)
+			len += (size_t)sprintf(body + len, "%s{\"op\":\"raise\",\"x\":%d,\"z\":%d,"
+					       "\"radius\":4096,\"strength\":0.01}", e ? "," : "",
+					       (e % 5) * 20000, (e / 5) * 20000 + k);
+		strcpy(body + len, "]}");
+		cJSON_Delete(post(main_srv.port, "slow", body, 200));
+	}
+	assert_true(metric("terrain_sse_dropped_total") == dropped + 1);
+	assert_true(metric("terrain_sse_subscribers") == 0 || k < 70);
+	while (recv(r.fd, buf, sizeof(buf), 0) > 0)
+		; /* what was sent, then the end */
+	close(r.fd);
+	free(r.buf);
+}
+
 static void test_world_http_sigterm_closes_event_streams(void **state)
 {
 	struct server s = { 0 };
@@ -843,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_world_http_16_clients_get_contiguous_seqs_and_a_replayable_hash),
 		cmocka_unit_test(test_world_http_acknowledged_edits_survive_kill_9),
 		cmocka_unit_test(test_world_http_events_deliver_each_batch_once_in_order_and_resume),
+		cmocka_unit_test(test_world_http_drops_a_reader_that_does_not_read),
 		cmocka_unit_test(test_world_http_sigterm_closes_event_streams),
 	};
 
