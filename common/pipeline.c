@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edit.h"
 #include "err.h"
+#include "material.h"
 #include "node.h"
 #include "preset.h"
 #include "simd.h"
@@ -178,7 +180,8 @@ static void grid_eval(struct ctx *c, const struct node *nd, int which,
 	int64_t gz = floor_div(p->z, g);
 	float t = (float)(p->z - gz * g) / (float)g;   /* exact: g is 2^k <= 256 */
 	int64_t gx0 = floor_div(p->x0, g) - 1;
-	size_t m = (size_t)(((int64_t)p->n - 1) * p->step / g) + 4, i;
+	int64_t off0 = p->x0 - (gx0 + 1) * g;   /* 0 .. g - 1 */
+	size_t m = (size_t)((off0 + ((int64_t)p->n - 1) * p->step) / g) + 4, i;
 	const float *r[GRID_ROWS];
 	int k;
 
@@ -192,7 +195,7 @@ static void grid_eval(struct ctx *c, const struct node *nd, int which,
 		r[k] = grid_row(c, nd, which, gz - 1 + k, gz - 1, g);
 	for (i = 0; i < m; i++)
 		c->tmp[i] = cubic_at(cubic_of(r[0][i], r[1][i], r[2][i], r[3][i]), t);
-	along_row(c->tmp, p->x0 - (gx0 + 1) * g, p->step, nd->grid_log2, p->n, out);
+	along_row(c->tmp, off0, p->step, nd->grid_log2, p->n, out);
 }
 
 /* On a grid, unless every sample of the row is a grid point. */
@@ -792,4 +795,48 @@ int pipeline_generate(const struct preset *p, uint64_t seed, int lod,
 		      int32_t cx, int32_t cz, struct tile *out)
 {
 	return pipeline_generate_with(p, seed, lod, cx, cz, NULL, out);
+}
+
+/* ---------------------------------------------------------------- served tiles */
+
+int pipeline_tile(const struct preset *p, uint64_t seed, int lod, int32_t cx, int32_t cz,
+		  const struct region_source *rs, const struct edit *edits, size_t n_edits,
+		  uint64_t edit_seq, unsigned layers, struct tile *out)
+{
+	int64_t chunk, step, x0, z0;
+	uint32_t side, n, j;
+	int32_t *blk;
+	int rc;
+
+	rc = pipeline_generate_with(p, seed, lod, cx, cz, rs, out);
+	if (rc)
+		return rc;
+	out->edit_seq = edit_seq;
+	if (!(layers & PIPELINE_LAYER_MATERIAL)) {
+		edit_apply(out, edits, n_edits);
+		return 0;
+	}
+	/* materials need each sample's neighbours: the block one sample wider */
+	chunk = INT64_C(1) << p->chunk_log2;
+	step = INT64_C(1) << lod;
+	side = out->side;
+	n = side + 2;
+	x0 = (int64_t)cx * chunk - step;
+	z0 = (int64_t)cz * chunk - step;
+	blk = malloc((size_t)n * n * sizeof(*blk));
+	rc = blk ? pipeline_heights(p, seed, lod, x0, z0, n, n, rs, blk) : ERR_NOMEM;
+	if (!rc)
+		rc = tile_add_material(out);
+	if (!rc) {
+		edit_apply_block(blk, x0, z0, lod, n, n, p->quantum_um, edits, n_edits);
+		for (j = 0; j < side; j++)
+			memcpy(out->h + (size_t)j * side, blk + (size_t)(j + 1) * n + 1,
+			       side * sizeof(*blk));
+		rc = material_classify(p, seed, lod, x0 + step, z0 + step, side, side, blk,
+				       out->material);
+	}
+	free(blk);
+	if (rc)
+		tile_release(out);
+	return rc;
 }

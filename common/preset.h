@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct edit;
 struct preset;
 struct tile;
 
@@ -118,5 +119,20 @@ int pipeline_heights(const struct preset *p, uint64_t seed, int lod, int64_t x0,
 int pipeline_generate_with(const struct preset *p, uint64_t seed, int lod,
 			   int32_t cx, int32_t cz, const struct region_source *rs,
 			   struct tile *out);
+
+/* Layers a served tile may carry besides heights (pipeline_tile()). */
+#define PIPELINE_LAYER_MATERIAL 1u
+
+/*
+ * A tile as the server sends it: generated (regions from rs, may be NULL),
+ * the n_edits edits applied in order (those touching the chunk; others are
+ * skipped cheaply), edit_seq recorded in the header, and with
+ * PIPELINE_LAYER_MATERIAL in layers a material layer computed from the
+ * edited heights (so edits move materials too). Heights are the same with
+ * and without the layer. Returns 0, ERR_INVAL or ERR_NOMEM.
+ */
+int pipeline_tile(const struct preset *p, uint64_t seed, int lod, int32_t cx, int32_t cz,
+		  const struct region_source *rs, const struct edit *edits, size_t n_edits,
+		  uint64_t edit_seq, unsigned layers, struct tile *out);
 
 #endif

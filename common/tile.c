@@ -47,7 +47,14 @@ enum {
 struct hdr_extra {
 	unsigned planes;
 	uint32_t offset;
+	unsigned version;
 };
+
+/* Format 2 appends a layer section after the planes: u8 layer count,
+ * 3 zero bytes, then per layer u8 id, u8 encoding (0: raw bytes), u16 zero,
+ * u32 length, the bytes. The only layer defined is the material layer. */
+#define LAYERS_HEAD 4
+#define LAYER_HEAD 8
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -133,11 +140,21 @@ int tile_init(struct tile *t, int chunk_log2, int lod)
 	return 0;
 }
 
+int tile_add_material(struct tile *t)
+{
+	if (!t || !t->side)
+		return ERR_INVAL;
+	free(t->material);
+	t->material = calloc((size_t)t->side * t->side, 1);
+	return t->material ? 0 : ERR_NOMEM;
+}
+
 void tile_release(struct tile *t)
 {
 	if (!t)
 		return;
 	free(t->h);
+	free(t->material);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -152,7 +169,26 @@ size_t tile_encode_bound(const struct tile *t)
 {
 	size_t side = t->side;
 
-	return TILE_HEADER_SIZE + 4 * side * side;
+	return TILE_HEADER_SIZE + 4 * side * side +
+	       (t->material ? LAYERS_HEAD + LAYER_HEAD + side * side : 0);
+}
+
+static size_t layers_size(const struct tile *t)
+{
+	size_t n = (size_t)t->side * t->side;
+
+	return t->material ? LAYERS_HEAD + LAYER_HEAD + n : 0;
+}
+
+static void write_layers(const struct tile *t, uint8_t *out)
+{
+	size_t n = (size_t)t->side * t->side;
+
+	memset(out, 0, LAYERS_HEAD + LAYER_HEAD);
+	out[0] = 1;
+	out[LAYERS_HEAD] = TILE_LAYER_MATERIAL;
+	put32(out + LAYERS_HEAD + 4, (uint32_t)n);
+	memcpy(out + LAYERS_HEAD + LAYER_HEAD, t->material, n);
 }
 
 /* Is t a tile that can be encoded? */
@@ -280,7 +316,7 @@ static int checksum_of(const uint8_t *buf, size_t len, uint64_t *sum)
 static void write_header(const struct tile *t, unsigned planes, uint8_t *out)
 {
 	put32(out + OFF_MAGIC, TILE_MAGIC);
-	put16(out + OFF_VERSION, TILE_VERSION);
+	put16(out + OFF_VERSION, t->material ? TILE_VERSION_LAYERS : TILE_VERSION);
 	put16(out + OFF_HDRLEN, TILE_HEADER_SIZE);
 	put64(out + OFF_FINGERPRINT, t->fingerprint);
 	put64(out + OFF_SEED, t->seed);
@@ -312,13 +348,15 @@ int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len)
 	if (!z)
 		return ERR_NOMEM;
 	planes = planes_for(lz21_forward(t->h, t->side, z, z + n));
-	need = TILE_HEADER_SIZE + planes * n;
+	need = TILE_HEADER_SIZE + planes * n + layers_size(t);
 	if (cap < need) {
 		free(z);
 		return ERR_TOOBIG;
 	}
 	write_header(t, planes, out);
 	split_planes(z, n, planes, out + TILE_HEADER_SIZE);
+	if (t->material)
+		write_layers(t, out + TILE_HEADER_SIZE + planes * n);
 	free(z);
 	rc = checksum_of(out, need, &sum);
 	if (rc)
@@ -338,7 +376,8 @@ static int parse_header(const uint8_t *buf, size_t len, struct tile *t,
 		return ERR_TRUNC;
 	if (get32(buf + OFF_MAGIC) != TILE_MAGIC)
 		return ERR_MAGIC;
-	if (get16(buf + OFF_VERSION) != TILE_VERSION)
+	x->version = get16(buf + OFF_VERSION);
+	if (x->version != TILE_VERSION && x->version != TILE_VERSION_LAYERS)
 		return ERR_VERSION;
 	if (get16(buf + OFF_HDRLEN) != TILE_HEADER_SIZE ||
 	    buf[OFF_FILTER] != FILTER_LZ21 ||
@@ -495,6 +534,24 @@ static int decode_payload(const uint8_t *buf, const struct hdr_extra *x,
 	return 0;
 }
 
+/* The layer section of a version 2 tile that starts at `at`: exactly one
+ * material layer of n raw bytes, zero reserved bytes. ERR_TRUNC when it is
+ * cut short, ERR_VERSION for a layer this decoder does not know. */
+static int check_layers(const uint8_t *buf, size_t len, size_t at, size_t n)
+{
+	const uint8_t *l = buf + at;
+
+	if (len < at + LAYERS_HEAD + LAYER_HEAD)
+		return ERR_TRUNC;
+	if (l[0] != 1 || l[1] || l[2] || l[3])
+		return ERR_CORRUPT;
+	if (l[LAYERS_HEAD] != TILE_LAYER_MATERIAL || l[LAYERS_HEAD + 1] != 0)
+		return ERR_VERSION;
+	if (l[LAYERS_HEAD + 2] || l[LAYERS_HEAD + 3] || get32(l + LAYERS_HEAD + 4) != n)
+		return ERR_CORRUPT;
+	return 0;
+}
+
 int tile_decode(const uint8_t *buf, size_t len, struct tile *t)
 {
 	struct hdr_extra x;
@@ -511,7 +568,12 @@ int tile_decode(const uint8_t *buf, size_t len, struct tile *t)
 	if (rc)
 		goto fail;
 	need = TILE_HEADER_SIZE + (size_t)x.planes * t->side * t->side;
-	rc = len < need ? ERR_TRUNC : len > need ? ERR_TOOBIG : 0;
+	if (x.version == TILE_VERSION_LAYERS) {
+		rc = check_layers(buf, len, need, (size_t)t->side * t->side);
+		need += LAYERS_HEAD + LAYER_HEAD + (size_t)t->side * t->side;
+	}
+	if (!rc)
+		rc = len < need ? ERR_TRUNC : len > need ? ERR_TOOBIG : 0;
 	if (rc)
 		goto fail;
 	rc = checksum_of(buf, len, &sum);
@@ -519,6 +581,18 @@ int tile_decode(const uint8_t *buf, size_t len, struct tile *t)
 		rc = ERR_CHECKSUM;
 	if (!rc)
 		rc = decode_payload(buf, &x, t);
+	if (!rc && x.version == TILE_VERSION_LAYERS) {
+		size_t n = (size_t)t->side * t->side;
+		uint8_t *m = malloc(n);
+
+		if (!m) {
+			free(t->h);
+			rc = ERR_NOMEM;
+			goto fail;
+		}
+		memcpy(m, buf + need - n, n);
+		t->material = m;
+	}
 	if (!rc)
 		return 0;
 fail:

@@ -15,7 +15,9 @@
 #include <stdint.h>
 
 #define TILE_MAGIC          0x4e525254u /* "TRRN" as bytes in a file */
-#define TILE_VERSION        1
+#define TILE_VERSION        1           /* heights only */
+#define TILE_VERSION_LAYERS 2           /* heights + a layer section */
+#define TILE_LAYER_MATERIAL 1           /* one material id per sample */
 #define TILE_HEADER_SIZE    64
 #define TILE_MAX_LOD        8           /* with the default 256 m chunk */
 #define TILE_MIN_CHUNK_LOG2 4           /* 16 m */
@@ -32,6 +34,8 @@ struct tile {
 	uint32_t quantum_um;  /* height step in micrometres (10000 = 1 cm) */
 	uint64_t edit_seq;    /* last edit sequence touching this chunk, 0: none */
 	int32_t *h;           /* side * side heights in quanta, h[j * side + i] */
+	uint8_t *material;    /* side * side material ids (material.h), or NULL;
+				 when set, the tile encodes as format version 2 */
 };
 
 /*
@@ -41,7 +45,12 @@ struct tile {
  */
 int tile_init(struct tile *t, int chunk_log2, int lod);
 
-/* Free t->h and zero t. Safe on a zeroed or already released tile. */
+/* Allocate t->material (side * side zero bytes) for a material layer.
+ * Returns 0 or ERR_NOMEM. */
+int tile_add_material(struct tile *t);
+
+/* Free t->h and t->material and zero t. Safe on a zeroed or already
+ * released tile. */
 void tile_release(struct tile *t);
 
 /* Height of sample (i, j) in metres. */

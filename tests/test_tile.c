@@ -163,6 +163,9 @@ static void assert_tiles_equal(const struct tile *a, const struct tile *b)
 	assert_int_equal(a->quantum_um, b->quantum_um);
 	assert_int_equal(a->edit_seq, b->edit_seq);
 	assert_memory_equal(a->h, b->h, (size_t)a->side * a->side * 4);
+	assert_int_equal(a->material == NULL, b->material == NULL);
+	if (a->material)
+		assert_memory_equal(a->material, b->material, (size_t)a->side * a->side);
 }
 
 /* Encode, decode, compare, and check the re-encoding is identical. */
@@ -608,9 +611,82 @@ static void test_tile_decode_rejects_wrong_magic(void **state)
 static void test_tile_decode_rejects_unknown_version(void **state)
 {
 	(void)state;
-	expect_field_reject(4, 2, ERR_VERSION);
+	expect_field_reject(4, 3, ERR_VERSION);
 	expect_field_reject(4, 0, ERR_VERSION);
 	expect_field_reject(5, 1, ERR_VERSION);
+	/* a heights-only body relabelled as version 2 lacks its layer section */
+	expect_field_reject(4, 2, ERR_TRUNC);
+}
+
+/* A LOD-2 tile of smooth terrain with a material layer. */
+static uint8_t *material_encoding(struct tile *t, size_t *len)
+{
+	assert_int_equal(tile_init(t, 8, 2), 0);
+	fill_fbm(t, &smooth_fbm, 5);
+	t->quantum_um = TILE_DEFAULT_QUANTUM_UM;
+	assert_int_equal(tile_add_material(t), 0);
+	for (size_t k = 0; k < (size_t)t->side * t->side; k++)
+		t->material[k] = (uint8_t)(k % 7 == 0 ? 4 : 2);
+	return encode(t, len);
+}
+
+static void test_tile_material_layer_round_trips_as_version_2(void **state)
+{
+	size_t len, n;
+	struct tile t, d;
+	uint8_t *buf;
+
+	(void)state;
+	buf = material_encoding(&t, &len);
+	n = (size_t)t.side * t.side;
+	assert_int_equal(buf[4], TILE_VERSION_LAYERS);
+	assert_int_equal(len, 64 + (size_t)buf[35] * n + 4 + 8 + n);
+	assert_int_equal(tile_decode(buf, len, &d), 0);
+	assert_tiles_equal(&t, &d);
+	assert_non_null(d.material);
+	assert_memory_equal(d.material, t.material, n);
+	round_trip(&t);
+	tile_release(&d);
+	/* the same heights without the layer are a version 1 tile */
+	free(t.material);
+	t.material = NULL;
+	free(buf);
+	buf = encode(&t, &len);
+	assert_int_equal(buf[4], TILE_VERSION);
+	assert_int_equal(tile_decode(buf, len, &d), 0);
+	assert_null(d.material);
+	tile_release(&d);
+	tile_release(&t);
+	free(buf);
+}
+
+static void test_tile_rejects_unknown_or_broken_layers(void **state)
+{
+	size_t len, n, at;
+	struct tile t;
+	uint8_t *buf;
+
+	(void)state;
+	buf = material_encoding(&t, &len);
+	n = (size_t)t.side * t.side;
+	at = len - n - 8 - 4;
+	buf[at + 4] = 9;                  /* a layer id from the future */
+	reseal(buf, len);
+	expect_reject(buf, len, ERR_VERSION);
+	buf[at + 4] = TILE_LAYER_MATERIAL;
+	buf[at] = 2;                      /* two layers announced, one present */
+	reseal(buf, len);
+	expect_reject(buf, len, ERR_CORRUPT);
+	buf[at] = 1;
+	buf[at + 8] = (uint8_t)(n - 1);   /* wrong layer length */
+	reseal(buf, len);
+	expect_reject(buf, len, ERR_CORRUPT);
+	buf[at + 8] = (uint8_t)n;
+	reseal(buf, len);
+	expect_reject(buf, len - 1, ERR_TRUNC);
+	expect_reject(buf, at + 5, ERR_TRUNC);
+	free(buf);
+	tile_release(&t);
 }
 
 static void test_tile_decode_rejects_bad_header_length(void **state)
@@ -1140,6 +1216,8 @@ int main(void)
 		cmocka_unit_test(test_tile_decode_rejects_trailing_bytes),
 		cmocka_unit_test(test_tile_decode_rejects_wrong_magic),
 		cmocka_unit_test(test_tile_decode_rejects_unknown_version),
+		cmocka_unit_test(test_tile_material_layer_round_trips_as_version_2),
+		cmocka_unit_test(test_tile_rejects_unknown_or_broken_layers),
 		cmocka_unit_test(test_tile_decode_rejects_bad_header_length),
 		cmocka_unit_test(test_tile_decode_rejects_unknown_filter),
 		cmocka_unit_test(test_tile_decode_rejects_planes_out_of_range),
