@@ -1,0 +1,312 @@
+// tile.js - decoder of the terrain tile format, version 1 (docs/tile-format.md),
+// and XXH3-64 (seed 0) to verify its checksum. No dependencies; runs in a
+// page and in a worker.
+
+const KSECRET = new Uint8Array([
+	0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
+	0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb, 0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3, 0x67, 0x1f,
+	0xcb, 0x79, 0xe6, 0x4e, 0xcc, 0xc0, 0xe5, 0x78, 0x82, 0x5a, 0xd0, 0x7d, 0xcc, 0xff, 0x72, 0x21,
+	0xb8, 0x08, 0x46, 0x74, 0xf7, 0x43, 0x24, 0x8e, 0xe0, 0x35, 0x90, 0xe6, 0x81, 0x3a, 0x26, 0x4c,
+	0x3c, 0x28, 0x52, 0xbb, 0x91, 0xc3, 0x00, 0xcb, 0x88, 0xd0, 0x65, 0x8b, 0x1b, 0x53, 0x2e, 0xa3,
+	0x71, 0x64, 0x48, 0x97, 0xa2, 0x0d, 0xf9, 0x4e, 0x38, 0x19, 0xef, 0x46, 0xa9, 0xde, 0xac, 0xd8,
+	0xa8, 0xfa, 0x76, 0x3f, 0xe3, 0x9c, 0x34, 0x3f, 0xf9, 0xdc, 0xbb, 0xc7, 0xc7, 0x0b, 0x4f, 0x1d,
+	0x8a, 0x51, 0xe0, 0x4b, 0xcd, 0xb4, 0x59, 0x31, 0xc8, 0x9f, 0x7e, 0xc9, 0xd9, 0x78, 0x73, 0x64,
+	0xea, 0xc5, 0xac, 0x83, 0x34, 0xd3, 0xeb, 0xc3, 0xc5, 0x81, 0xa0, 0xff, 0xfa, 0x13, 0x63, 0xeb,
+	0x17, 0x0d, 0xdd, 0x51, 0xb7, 0xf0, 0xda, 0x49, 0xd3, 0x16, 0x55, 0x26, 0x29, 0xd4, 0x68, 0x9e,
+	0x2b, 0x16, 0xbe, 0x58, 0x7d, 0x47, 0xa1, 0xfc, 0x8f, 0xf8, 0xb8, 0xd1, 0x7a, 0xd0, 0x31, 0xce,
+	0x45, 0xcb, 0x3a, 0x8f, 0x95, 0x16, 0x04, 0x28, 0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,
+]);
+const SECRET = new DataView(KSECRET.buffer);
+const SECRET_SIZE = 192;
+
+const M64 = (1n << 64n) - 1n;
+const P32_1 = 0x9E3779B1, P32_2 = 0x85EBCA77, P32_3 = 0xC2B2AE3D;
+const P64_1 = 0x9E3779B185EBCA87n, P64_2 = 0xC2B2AE3D27D4EB4Fn, P64_3 = 0x165667B19E3779F9n;
+const P64_4 = 0x85EBCA77C2B2AE63n, P64_5 = 0x27D4EB2F165667C5n;
+
+// ---- 64-bit helpers on BigInt (the short paths and the final mixing) ----
+
+const s64 = (dv, off) => dv.getBigUint64(off, true);
+const s32 = (dv, off) => BigInt(dv.getUint32(off, true));
+const mul = (a, b) => (a * b) & M64;
+const add = (a, b) => (a + b) & M64;
+const rotl = (v, r) => ((v << BigInt(r)) | (v >> BigInt(64 - r))) & M64;
+const xorshift = (v, s) => v ^ (v >> BigInt(s));
+
+function fold(a, b) { // low 64 bits of a*b xor high 64 bits
+	const p = a * b;
+	return (p & M64) ^ (p >> 64n);
+}
+
+function avalanche(h) {
+	h = xorshift(h, 37);
+	h = mul(h, 0x165667919E3779F9n);
+	return xorshift(h, 32);
+}
+
+function avalanche64(h) {
+	h = mul(h ^ (h >> 33n), P64_2);
+	h = mul(h ^ (h >> 29n), P64_3);
+	return h ^ (h >> 32n);
+}
+
+function rrmxmx(h, len) {
+	h ^= rotl(h, 49) ^ rotl(h, 24);
+	h = mul(h, 0x9FB21C651E98DF25n);
+	h ^= add(h >> 35n, BigInt(len));
+	h = mul(h, 0x9FB21C651E98DF25n);
+	return xorshift(h, 28);
+}
+
+function bswap64(v) {
+	let r = 0n;
+	for (let i = 0; i < 8; i++) {
+		r = (r << 8n) | (v & 0xFFn);
+		v >>= 8n;
+	}
+	return r;
+}
+
+function mix16(dv, p, s) {
+	return fold(s64(dv, p) ^ s64(SECRET, s), s64(dv, p + 8) ^ s64(SECRET, s + 8));
+}
+
+function hash0to16(dv, len) {
+	if (len > 8) {
+		const lo = s64(dv, 0) ^ (s64(SECRET, 24) ^ s64(SECRET, 32));
+		const hi = s64(dv, len - 8) ^ (s64(SECRET, 40) ^ s64(SECRET, 48));
+		const acc = (BigInt(len) + bswap64(lo) + hi + fold(lo, hi)) & M64;
+		return avalanche(acc);
+	}
+	if (len >= 4) {
+		const in1 = s32(dv, 0), in2 = s32(dv, len - 4);
+		const bitflip = s64(SECRET, 8) ^ s64(SECRET, 16);
+		return rrmxmx((in2 + (in1 << 32n)) ^ bitflip, len);
+	}
+	if (len > 0) {
+		const c1 = dv.getUint8(0), c2 = dv.getUint8(len >> 1), c3 = dv.getUint8(len - 1);
+		const combined = BigInt(((c1 << 16) | (c2 << 24) | c3 | (len << 8)) >>> 0);
+		const bitflip = s32(SECRET, 0) ^ s32(SECRET, 4);
+		return avalanche64(combined ^ bitflip);
+	}
+	return avalanche64(s64(SECRET, 56) ^ s64(SECRET, 64));
+}
+
+function hash17to128(dv, len) {
+	let acc = mul(BigInt(len), P64_1);
+	if (len > 32) {
+		if (len > 64) {
+			if (len > 96) {
+				acc += mix16(dv, 48, 96);
+				acc += mix16(dv, len - 64, 112);
+			}
+			acc += mix16(dv, 32, 64);
+			acc += mix16(dv, len - 48, 80);
+		}
+		acc += mix16(dv, 16, 32);
+		acc += mix16(dv, len - 32, 48);
+	}
+	acc += mix16(dv, 0, 0);
+	acc += mix16(dv, len - 16, 16);
+	return avalanche(acc & M64);
+}
+
+function hash129to240(dv, len) {
+	let acc = mul(BigInt(len), P64_1);
+	const rounds = len >> 4;
+	for (let i = 0; i < 8; i++)
+		acc += mix16(dv, 16 * i, 16 * i);
+	acc = avalanche(acc & M64);
+	for (let i = 8; i < rounds; i++)
+		acc += mix16(dv, 16 * i, 16 * (i - 8) + 3);
+	acc += mix16(dv, len - 16, 136 - 17);
+	return avalanche(acc & M64);
+}
+
+// ---- the long path on 32-bit halves (the hot loop: no BigInt) ----
+
+// acc: Uint32Array(16), lane i is lo = acc[2i], hi = acc[2i+1].
+function accumulate512(acc, dv, p, s) {
+	for (let i = 0; i < 8; i++) {
+		const dlo = dv.getUint32(p + 8 * i, true), dhi = dv.getUint32(p + 8 * i + 4, true);
+		const klo = (dlo ^ SECRET.getUint32(s + 8 * i, true)) >>> 0;
+		const khi = (dhi ^ SECRET.getUint32(s + 8 * i + 4, true)) >>> 0;
+		// acc[i ^ 1] += data
+		const j = 2 * (i ^ 1);
+		let t = acc[j] + dlo;
+		acc[j] = t;
+		acc[j + 1] += dhi + (t > 0xFFFFFFFF ? 1 : 0);
+		// acc[i] += klo * khi (32 x 32 -> 64, exact in doubles by 16-bit parts)
+		const a0 = klo & 0xFFFF, a1 = klo >>> 16, b0 = khi & 0xFFFF, b1 = khi >>> 16;
+		const mid = a0 * b1 + a1 * b0;
+		const lo = a0 * b0 + (mid % 65536) * 65536;
+		const hi = a1 * b1 + Math.floor(mid / 65536) + Math.floor(lo / 4294967296);
+		t = acc[2 * i] + (lo % 4294967296);
+		acc[2 * i] = t;
+		acc[2 * i + 1] += hi + (t > 0xFFFFFFFF ? 1 : 0);
+	}
+}
+
+function scramble(acc, s) {
+	for (let i = 0; i < 8; i++) {
+		let lo = acc[2 * i], hi = acc[2 * i + 1];
+		lo = (lo ^ (hi >>> 15) ^ SECRET.getUint32(s + 8 * i, true)) >>> 0;
+		hi = (hi ^ SECRET.getUint32(s + 8 * i + 4, true)) >>> 0;
+		// (hi:lo) * P32_1 mod 2^64
+		const a0 = lo & 0xFFFF, a1 = lo >>> 16, b0 = P32_1 & 0xFFFF, b1 = P32_1 >>> 16;
+		const mid = a0 * b1 + a1 * b0;
+		const plo = a0 * b0 + (mid % 65536) * 65536;
+		const phi = a1 * b1 + Math.floor(mid / 65536) + Math.floor(plo / 4294967296);
+		acc[2 * i] = plo % 4294967296;
+		acc[2 * i + 1] = phi + Math.imul(hi, P32_1);
+	}
+}
+
+function hashLong(dv, len) {
+	const acc = new Uint32Array(16);
+	const init = [BigInt(P32_3), P64_1, P64_2, P64_3, P64_4, BigInt(P32_2), P64_5, BigInt(P32_1)];
+	for (let i = 0; i < 8; i++) {
+		acc[2 * i] = Number(init[i] & 0xFFFFFFFFn);
+		acc[2 * i + 1] = Number(init[i] >> 32n);
+	}
+	const stripesPerBlock = (SECRET_SIZE - 64) / 8; // 16
+	const blockLen = 64 * stripesPerBlock;
+	const blocks = Math.floor((len - 1) / blockLen);
+	for (let n = 0; n < blocks; n++) {
+		for (let k = 0; k < stripesPerBlock; k++)
+			accumulate512(acc, dv, n * blockLen + 64 * k, 8 * k);
+		scramble(acc, SECRET_SIZE - 64);
+	}
+	const stripes = Math.floor((len - 1 - blockLen * blocks) / 64);
+	for (let k = 0; k < stripes; k++)
+		accumulate512(acc, dv, blocks * blockLen + 64 * k, 8 * k);
+	accumulate512(acc, dv, len - 64, SECRET_SIZE - 64 - 7);
+	// merge
+	let result = mul(BigInt(len), P64_1);
+	const lane = (i) => (BigInt(acc[2 * i + 1]) << 32n) | BigInt(acc[2 * i]);
+	for (let i = 0; i < 4; i++)
+		result += fold(lane(2 * i) ^ s64(SECRET, 11 + 16 * i), lane(2 * i + 1) ^ s64(SECRET, 11 + 16 * i + 8));
+	return avalanche(result & M64);
+}
+
+/** XXH3-64 with seed 0 of bytes (Uint8Array), as a BigInt. */
+export function xxh3(bytes) {
+	const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+	const len = bytes.byteLength;
+	if (len <= 16) return hash0to16(dv, len);
+	if (len <= 128) return hash17to128(dv, len);
+	if (len <= 240) return hash129to240(dv, len);
+	return hashLong(dv, len);
+}
+
+/** The same as 16 lowercase hex digits. */
+export const xxh3Hex = (bytes) => xxh3(bytes).toString(16).padStart(16, '0');
+
+// ---- the tile format ----
+
+export const HEADER_LEN = 64;
+
+/** A decoding error; code is the reference decoder's name (ERR_TRUNC...). */
+export class TileError extends Error {
+	constructor(code, message) {
+		super(`${code}: ${message}`);
+		this.name = 'TileError';
+		this.code = code;
+	}
+}
+
+/**
+ * Check a tile's header (the checks of docs/tile-format.md, "Validation",
+ * in its order, up to the lengths when length is given) and return its
+ * fields. u8: the tile's bytes or at least its first 64.
+ */
+export function decodeHeader(u8, length = u8.byteLength) {
+	if (u8.byteLength < HEADER_LEN) throw new TileError('ERR_TRUNC', `${u8.byteLength} bytes, a header is 64`);
+	const dv = new DataView(u8.buffer, u8.byteOffset, HEADER_LEN);
+	if (u8[0] !== 0x54 || u8[1] !== 0x52 || u8[2] !== 0x52 || u8[3] !== 0x4E)
+		throw new TileError('ERR_MAGIC', 'not a terrain tile (magic is not TRRN)');
+	const h = {
+		magic: 'TRRN',
+		version: dv.getUint16(4, true),
+		headerLen: dv.getUint16(6, true),
+		fingerprint: dv.getBigUint64(8, true).toString(16).padStart(16, '0'),
+		seed: dv.getBigUint64(16, true).toString(),
+		cx: dv.getInt32(24, true),
+		cz: dv.getInt32(28, true),
+		lod: dv.getUint8(32),
+		chunkLog2: dv.getUint8(33),
+		filter: dv.getUint8(34),
+		planes: dv.getUint8(35),
+		side: dv.getUint32(36, true),
+		quantumUm: dv.getUint32(40, true),
+		offset: dv.getInt32(44, true),
+		editSeq: Number(dv.getBigUint64(48, true)),
+		checksum: dv.getBigUint64(56, true).toString(16).padStart(16, '0'),
+	};
+	if (h.version !== 1) throw new TileError('ERR_VERSION', `version ${h.version}, this decoder reads 1`);
+	if (h.headerLen !== HEADER_LEN) throw new TileError('ERR_CORRUPT', `header_len ${h.headerLen}`);
+	if (h.filter !== 1) throw new TileError('ERR_CORRUPT', `filter ${h.filter}`);
+	if (h.planes < 1 || h.planes > 4) throw new TileError('ERR_CORRUPT', `planes ${h.planes}`);
+	if (h.chunkLog2 < 4) throw new TileError('ERR_CORRUPT', `chunk_log2 ${h.chunkLog2}`);
+	if (h.chunkLog2 > 12) throw new TileError('ERR_TOOBIG', `chunk_log2 ${h.chunkLog2}`);
+	if (h.lod > h.chunkLog2) throw new TileError('ERR_CORRUPT', `lod ${h.lod} > chunk_log2 ${h.chunkLog2}`);
+	if (h.side !== 2 ** (h.chunkLog2 - h.lod) + 1) throw new TileError('ERR_CORRUPT', `side ${h.side}`);
+	if (h.quantumUm === 0) throw new TileError('ERR_CORRUPT', 'quantum_um is 0');
+	const want = HEADER_LEN + h.planes * h.side * h.side;
+	if (length < want) throw new TileError('ERR_TRUNC', `${length} bytes, the header says ${want}`);
+	if (length > want) throw new TileError('ERR_TOOBIG', `${length} bytes, the header says ${want}`);
+	return h;
+}
+
+/**
+ * Decode a whole tile (ArrayBuffer or Uint8Array). Returns { header,
+ * quanta: Int32Array of side*side heights in quanta (row z, then x),
+ * heights: Float64Array of the same in metres }. Throws TileError.
+ * verify: check the XXH3 checksum (default true).
+ */
+export function decodeTile(input, { verify = true, metres = true } = {}) {
+	const u8 = input instanceof Uint8Array ? input : new Uint8Array(input);
+	const h = decodeHeader(u8);
+	if (verify) {
+		const rest = new Uint8Array(u8.byteLength - 8);
+		rest.set(u8.subarray(0, 56), 0);
+		rest.set(u8.subarray(HEADER_LEN), 56);
+		const sum = xxh3Hex(rest);
+		if (sum !== h.checksum) throw new TileError('ERR_CHECKSUM', `checksum ${sum}, the header says ${h.checksum}`);
+	}
+	const W = h.side, N = W * W, P = h.planes, pay = u8.subarray(HEADER_LEN);
+	for (let p = 0; p < P; p++)
+		if (pay[p * N] !== 0) throw new TileError('ERR_CORRUPT', 'r[0][0] is not 0');
+	if (P > 1) {
+		let any = 0;
+		for (let k = 0; k < N && !any; k++) any = pay[k];
+		if (!any) throw new TileError('ERR_CORRUPT', 'planes not minimal');
+	}
+	// 1-2: gather the planes, unzigzag (int32 arithmetic wraps like u32)
+	const q = new Int32Array(N);
+	for (let k = 0; k < N; k++) {
+		let z = 0;
+		for (let p = 0; p < P; p++) z = (z << 8) | pay[p * N + k];
+		q[k] = (z >>> 1) ^ -(z & 1);
+	}
+	// 3: inverse row pass as two running sums; 5: offset on row 0 only,
+	// then 4: inverse column pass carries it down
+	for (let j = 0; j < W; j++) {
+		const b = j * W;
+		let e = q[b], f = 0;
+		for (let i = 1; i < W; i++) {
+			f = (f + q[b + i]) | 0;
+			e = (e + f) | 0;
+			q[b + i] = e;
+		}
+	}
+	for (let i = 0; i < W; i++) q[i] = (q[i] + h.offset) | 0;
+	for (let k = W; k < N; k++) q[k] = (q[k] + q[k - W]) | 0;
+	let heights = null;
+	if (metres) {
+		heights = new Float64Array(N);
+		const s = h.quantumUm / 1e6;
+		for (let k = 0; k < N; k++) heights[k] = q[k] * s;
+	}
+	return { header: h, quanta: q, heights };
+}
