@@ -198,11 +198,43 @@ load() { # CLIENTS BATCHES PER_BATCH WORLD -> "edits/s fsyncs edits"
 		printf "%.0f %d %d\n", f[2] / f[6], c, f[2] }'
 }
 
-say "edits/s: $n single-edit batches, 16 and 1 clients"
+# ---------------------------------------------------------------- Redis, same machine, same run
+have_redis=0
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+	have_redis=1
+	rport=""
+	for p in $(shuf -i 20000-60000 -n 50); do
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then rport=$p; break; fi
+	done
+	mkdir -p "$tmp/redis"
+	redis-server --bind 127.0.0.1 --port "$rport" --dir "$tmp/redis" --appendonly yes \
+		--appendfsync always --save '' --daemonize no >"$tmp/redis.log" 2>&1 &
+	pids+=("$!")
+	for i in $(seq 1 200); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.05; done
+fi
+rb() { redis-benchmark -h 127.0.0.1 -p "$rport" -t set -d 64 -q "$@" |
+	tr '\r' '\n' | sed -n 's/^SET: \([0-9.]*\) requests per second.*/\1/p' | tail -1 |
+	awk '{ printf "%.0f", $1 }'; }
+median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
+
+# Three rounds, ours and Redis's interleaved, so that both see the same
+# disk and the same neighbours; medians are reported.
+say "edits/s: $n single-edit batches at 16 clients, $((n / 4)) at 1, 3 rounds beside Redis"
 start_server "$tmp/data"
-read -r eps16 fs16 e16 < <(load 16 "$n" 1 bench16)
-read -r eps1 fs1 e1 < <(load 1 $((n / 4)) 1 bench1)
+ours16=() ours1=() red16=() red1=() per_fsync=()
+for round in 1 2 3; do
+	read -r eps fs e < <(load 16 "$n" 1 "bench16-$round")
+	ours16+=("$eps")
+	per_fsync+=("$(awk -v e="$e" -v f="$fs" 'BEGIN { printf "%.1f", e / (f ? f : 1) }')")
+	read -r eps fs e < <(load 1 $((n / 4)) 1 "bench1-$round")
+	ours1+=("$eps")
+	if [ "$have_redis" = 1 ]; then
+		red16+=("$(rb -c 16 -n "$n")")
+		red1+=("$(rb -c 1 -n $((n / 4)))")
+	fi
+done
 read -r epsb fsb eb < <(load 16 $((n / 8)) 16 benchb)
+[ "$have_redis" = 1 ] && redis-cli -p "$rport" shutdown nosave >/dev/null 2>&1 || true
 
 # ---------------------------------------------------------------- a tile with 1,000 edits
 say "tile latency: a chunk with 1,000 edits"
@@ -223,7 +255,6 @@ for i in 1 2 3 4 5 6 7; do
 	edited+=("$(tile_ms /v1/worlds/dense/chunks/0/3/3)")
 	plain+=("$(tile_ms /v1/worlds/plain$i/chunks/0/3/3)")
 done
-median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 edits_on_chunk=$(curl -s "http://127.0.0.1:$port/v1/worlds/dense/hashes?cx0=3&cz0=3&cx1=3&cz1=3" |
 	sed -n 's/.*"version":\([0-9]*\).*/\1/p')
 stop_server
@@ -241,35 +272,15 @@ replay_line=$(sed -n 's/.*terrain-server: \(replayed .*\)/\1/p' "$slog")
 rss_mb=$(awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$spid/status")
 stop_server
 
-# ---------------------------------------------------------------- Redis, same machine, same run
-r16="n/a" r1="n/a"
-if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
-	say "anchor: redis-server appendonly yes, appendfsync always"
-	rport=""
-	for p in $(shuf -i 20000-60000 -n 50); do
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then rport=$p; break; fi
-	done
-	mkdir -p "$tmp/redis"
-	redis-server --bind 127.0.0.1 --port "$rport" --dir "$tmp/redis" --appendonly yes \
-		--appendfsync always --save '' --daemonize no >"$tmp/redis.log" 2>&1 &
-	pids+=("$!")
-	for i in $(seq 1 200); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.05; done
-	rb() { redis-benchmark -h 127.0.0.1 -p "$rport" -t set -d 64 -n "$n" -q "$@" |
-		tr '\r' '\n' | sed -n 's/^SET: \([0-9.]*\) requests per second.*/\1/p' | tail -1; }
-	r16=$(rb -c 16)
-	r1=$(rb -c 1 -n $((n / 4)))
-	redis-cli -p "$rport" shutdown nosave >/dev/null 2>&1 || true
-fi
-
 {
 	echo "## Edits (bench/edits.sh, $(date -u +%Y-%m-%d), $(nproc) cores, data in ${TMPDIR:-/tmp})"
 	echo
 	echo "| what | figure |"
 	echo "| --- | --- |"
-	echo "| acknowledged edits/s, 16 clients, 1 edit per POST (group commit) | **$eps16** ($e16 edits, $fs16 fsyncs: $(awk -v e="$e16" -v f="$fs16" 'BEGIN { printf "%.1f", e / (f ? f : 1) }') edits per fsync) |"
-	echo "| anchor: Redis SET, appendfsync always, 16 clients, -d 64 | **${r16%.*}** |"
-	echo "| acknowledged edits/s, 1 client | $eps1 ($fs1 fsyncs) |"
-	echo "| anchor: Redis SET, appendfsync always, 1 client | ${r1%.*} |"
+	echo "| acknowledged edits/s, 16 clients, 1 edit per POST (group commit) | **$(median "${ours16[@]}")** (rounds: ${ours16[*]}; edits per fsync: ${per_fsync[*]}) |"
+	echo "| anchor: Redis SET, appendfsync always, 16 clients, -d 64 | **$(median "${red16[@]:-n/a}")** (rounds: ${red16[*]:-n/a}) |"
+	echo "| acknowledged edits/s, 1 client | $(median "${ours1[@]}") (rounds: ${ours1[*]}) |"
+	echo "| anchor: Redis SET, appendfsync always, 1 client | $(median "${red1[@]:-n/a}") (rounds: ${red1[*]:-n/a}) |"
 	echo "| acknowledged edits/s, 16 clients, 16 edits per POST | $epsb ($fsb fsyncs) |"
 	echo "| cold LOD 0 tile of a chunk with $edits_on_chunk edits (median of 7) | $(median "${edited[@]}") ms |"
 	echo "| cold LOD 0 tile of an unedited chunk (median of 7) | $(median "${plain[@]}") ms |"
