@@ -115,6 +115,13 @@ for t in $TILES; do
 	"$CLIENT" decode --heights "$f.bin" >"$f.heights" && "$CLIENT" decode "$f.bin" >"$f.header" ||
 		{ echo "FAIL: terrain-client decode $t"; exit 1; }
 done
+# a version 2 tile (heights and a material layer) made by the reference encoder
+if ${CC:-cc} -std=c11 -O1 -Icommon -o "$TMP/mkv2" "$BROWSER_DIR/mkv2.c" "$BUILD/libcommon.a" -lxxhash -lm 2>"$TMP/cc2.log" &&
+	"$TMP/mkv2" "$TMP/tile-5_-1_1.bin" "$TMP/tile-v2.bin"; then
+	"$CLIENT" decode --heights "$TMP/tile-v2.bin" >"$TMP/tile-v2.heights" || rm -f "$TMP/tile-v2.bin"
+else
+	echo "note: cannot build mkv2 ($(head -n 1 "$TMP/cc2.log")); format version 2 not tested"
+fi
 
 # ---- the browser test ------------------------------------------------------------
 BASE=$BASE WORK=$TMP TILES=$TILES EDITS=$EDITS EVENTS=$EVENTS CLIENT=$CLIENT \

@@ -27,7 +27,7 @@ const st = {
 	chunkSize: 256, chunkLog2: 8, maxLod: 8, style: { sea: 0, low: -250, high: 1350 },
 	x: 0, z: 0, ppm: 1, dpr: 1, cw: 0, ch: 0,
 	editSeq: 0, worldHash: '',
-	tilesDrawn: 0, eventsReceived: 0, errors: 0, bytes: 0, edits: 0,
+	tilesDrawn: 0, eventsReceived: 0, errors: 0, bytes: 0, edits: 0, aborted: 0,
 	brush: false, op: 'raise', cursor: null, lastEdit: null,
 };
 
@@ -185,6 +185,7 @@ async function loadTile(lod, cx, cz, key) {
 		failures.delete(key);
 		requestDraw();
 	} catch (e) {
+		if (e.name === 'AbortError') st.aborted++;
 		if (e.name === 'AbortError' || req.epoch !== st.epoch) return;
 		const f = failures.get(key) || { n: 0, until: 0 };
 		f.n++;
@@ -333,7 +334,7 @@ function updateStatus() {
 		$('v-scale').textContent = `1 px = ${fmtMetres(1 / st.ppm)}`;
 		const done = (st.visible || 0) - (st.pending || 0);
 		$('v-tiles').textContent = `${done}/${st.visible || 0} in view · ${inflight.size} loading${st.errors ? ` · ${st.errors} failed` : ''}`;
-		$('v-bytes').textContent = `${fmtBytes(st.bytes)} · ${cache.size} tiles cached`;
+		$('v-bytes').textContent = `${fmtBytes(st.bytes)}, ${cache.size} cached`;
 		const frac = st.visible ? done / st.visible : 1;
 		$('progress').classList.toggle('busy', frac < 1);
 		$('progress-bar').style.width = `${(frac * 100).toFixed(1)}%`;
@@ -391,6 +392,7 @@ function viewChanged() {
 	updateStatus();
 	updateReadout();
 	saveHash();
+	syncVersions();
 }
 
 function zoomAt(sx, sy, factor) {
@@ -656,7 +658,10 @@ function openEvents() {
 	clearTimeout(eventsTimer);
 	events?.close();
 	const world = worldKey();
-	const es = new EventSource(`/v1/worlds/${enc(st.seed)}/events?gen=${enc(st.gen)}`);
+	// replay every batch after the edit_seq the world info showed, so none
+	// falls between that answer and this stream (EventSource itself sends
+	// Last-Event-ID when it reconnects)
+	const es = new EventSource(`/v1/worlds/${enc(st.seed)}/events?gen=${enc(st.gen)}&last_event_id=${st.editSeq}`);
 	events = es;
 	setLive('connecting');
 	es.onopen = () => { eventsRetry = 0; setLive('on', 'live'); };
@@ -678,7 +683,41 @@ function openEvents() {
 		applyChange(d, 'event');
 	};
 	es.onmessage = onEvent;
-	for (const type of ['edit', 'edits', 'batch', 'change', 'chunks']) es.addEventListener(type, onEvent);
+	es.addEventListener('edits', onEvent);
+}
+
+// A tile in the browser's HTTP cache (max-age) may predate edits made while
+// this page was away: ask the server for the edit versions of the chunks in
+// view (GET /hashes, at most 64 x 64 chunks around the centre) and treat
+// older tiles as stale. Once per world and area, after the view settles.
+let versionsTimer = 0;
+const versionsAsked = new Set();
+function syncVersions() {
+	clearTimeout(versionsTimer);
+	versionsTimer = setTimeout(async () => {
+		if (!st.world) return;
+		const vis = visibleChunks(0);
+		if (!vis.length) return;
+		const c = vis[0], xs = vis.map((v) => v.cx), zs = vis.map((v) => v.cz);
+		const cx0 = Math.max(Math.min(...xs), c.cx - 31), cx1 = Math.min(Math.max(...xs), c.cx + 32);
+		const cz0 = Math.max(Math.min(...zs), c.cz - 31), cz1 = Math.min(Math.max(...zs), c.cz + 32);
+		const area = `${worldKey()}|${cx0 >> 4},${cz0 >> 4},${cx1 >> 4},${cz1 >> 4}`;
+		if (versionsAsked.has(area)) return;
+		versionsAsked.add(area);
+		const world = worldKey();
+		try {
+			const r = await fetch(`/v1/worlds/${enc(st.seed)}/hashes?gen=${enc(st.gen)}&cx0=${cx0}&cz0=${cz0}&cx1=${cx1}&cz1=${cz1}`, { cache: 'no-store' });
+			if (!r.ok) return; // an older server without /hashes
+			const d = await r.json();
+			if (world !== worldKey()) return;
+			let stale = 0;
+			for (const ch of d.chunks || []) {
+				const k = chunkKey(ch.cx, ch.cz);
+				if ((touched.get(k) || 0) < ch.version) { touched.set(k, ch.version); stale++; }
+			}
+			if (stale) schedule();
+		} catch { /* not important: edits then show after max-age */ }
+	}, 400);
 }
 
 // ---- worlds ------------------------------------------------------------------------
@@ -779,7 +818,7 @@ window.terrainViewer = {
 	get state() {
 		return { seed: st.seed, gen: st.gen, x: st.x, z: st.z, ppm: st.ppm, lod: currentLod(), chunkSize: st.chunkSize,
 			editSeq: st.editSeq, worldHash: st.worldHash, cached: cache.size, inflight: inflight.size,
-			errors: st.errors, bytes: st.bytes, brush: st.brush, op: st.op };
+			errors: st.errors, bytes: st.bytes, aborted: st.aborted, brush: st.brush, op: st.op };
 	},
 	setView(x, z, ppm) { st.x = x; st.z = z; if (ppm) st.ppm = ppm; viewChanged(); return idle(); },
 	/** Client (CSS px, page) coordinates of a world point, for clicking it. */

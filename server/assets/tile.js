@@ -1,6 +1,7 @@
-// tile.js - decoder of the terrain tile format, version 1 (docs/tile-format.md),
-// and XXH3-64 (seed 0) to verify its checksum. No dependencies; runs in a
-// page and in a worker.
+// tile.js - decoder of the terrain tile format, versions 1 and 2 (heights,
+// and in version 2 a material layer; docs/tile-format.md), and XXH3-64
+// (seed 0) to verify its checksum. No dependencies; runs in a page and in a
+// worker.
 
 const KSECRET = new Uint8Array([
 	0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
@@ -205,6 +206,17 @@ export const xxh3Hex = (bytes) => xxh3(bytes).toString(16).padStart(16, '0');
 // ---- the tile format ----
 
 export const HEADER_LEN = 64;
+const LAYERS_HEAD = 4, LAYER_HEAD = 8, LAYER_MATERIAL = 1;
+
+/** Material ids of the version 2 material layer, with their map colours. */
+export const MATERIALS = [
+	{ id: 0, name: 'water', colour: '#2a5d8f' },
+	{ id: 1, name: 'sand', colour: '#d8c78e' },
+	{ id: 2, name: 'grass', colour: '#6f9e4a' },
+	{ id: 3, name: 'forest', colour: '#3b6a35' },
+	{ id: 4, name: 'rock', colour: '#8a8580' },
+	{ id: 5, name: 'snow', colour: '#f2f4f7' },
+];
 
 /** A decoding error; code is the reference decoder's name (ERR_TRUNC...). */
 export class TileError extends Error {
@@ -217,10 +229,9 @@ export class TileError extends Error {
 
 /**
  * Check a tile's header (the checks of docs/tile-format.md, "Validation",
- * in its order, up to the lengths when length is given) and return its
- * fields. u8: the tile's bytes or at least its first 64.
+ * in its order, that need only the 64 header bytes) and return its fields.
  */
-export function decodeHeader(u8, length = u8.byteLength) {
+export function decodeHeader(u8) {
 	if (u8.byteLength < HEADER_LEN) throw new TileError('ERR_TRUNC', `${u8.byteLength} bytes, a header is 64`);
 	const dv = new DataView(u8.buffer, u8.byteOffset, HEADER_LEN);
 	if (u8[0] !== 0x54 || u8[1] !== 0x52 || u8[2] !== 0x52 || u8[3] !== 0x4E)
@@ -243,7 +254,7 @@ export function decodeHeader(u8, length = u8.byteLength) {
 		editSeq: Number(dv.getBigUint64(48, true)),
 		checksum: dv.getBigUint64(56, true).toString(16).padStart(16, '0'),
 	};
-	if (h.version !== 1) throw new TileError('ERR_VERSION', `version ${h.version}, this decoder reads 1`);
+	if (h.version !== 1 && h.version !== 2) throw new TileError('ERR_VERSION', `version ${h.version}, this decoder reads 1 and 2`);
 	if (h.headerLen !== HEADER_LEN) throw new TileError('ERR_CORRUPT', `header_len ${h.headerLen}`);
 	if (h.filter !== 1) throw new TileError('ERR_CORRUPT', `filter ${h.filter}`);
 	if (h.planes < 1 || h.planes > 4) throw new TileError('ERR_CORRUPT', `planes ${h.planes}`);
@@ -252,21 +263,41 @@ export function decodeHeader(u8, length = u8.byteLength) {
 	if (h.lod > h.chunkLog2) throw new TileError('ERR_CORRUPT', `lod ${h.lod} > chunk_log2 ${h.chunkLog2}`);
 	if (h.side !== 2 ** (h.chunkLog2 - h.lod) + 1) throw new TileError('ERR_CORRUPT', `side ${h.side}`);
 	if (h.quantumUm === 0) throw new TileError('ERR_CORRUPT', 'quantum_um is 0');
-	const want = HEADER_LEN + h.planes * h.side * h.side;
-	if (length < want) throw new TileError('ERR_TRUNC', `${length} bytes, the header says ${want}`);
-	if (length > want) throw new TileError('ERR_TOOBIG', `${length} bytes, the header says ${want}`);
 	return h;
+}
+
+/* The tile's expected length; in version 2 after checking the layer
+ * section's head (exactly one raw material layer of side*side bytes). */
+function expectedLength(u8, h) {
+	const n = h.side * h.side;
+	let need = HEADER_LEN + h.planes * n;
+	if (h.version === 2) {
+		const at = need, len = u8.byteLength;
+		if (len < at + LAYERS_HEAD + LAYER_HEAD) throw new TileError('ERR_TRUNC', 'the layer section is cut short');
+		if (u8[at] !== 1 || u8[at + 1] || u8[at + 2] || u8[at + 3]) throw new TileError('ERR_CORRUPT', 'layer count is not 1');
+		const l = at + LAYERS_HEAD;
+		if (u8[l] !== LAYER_MATERIAL || u8[l + 1] !== 0) throw new TileError('ERR_VERSION', `layer ${u8[l]} encoding ${u8[l + 1]}`);
+		const dv = new DataView(u8.buffer, u8.byteOffset + l, LAYER_HEAD);
+		if (u8[l + 2] || u8[l + 3] || dv.getUint32(4, true) !== n) throw new TileError('ERR_CORRUPT', 'bad material layer head');
+		need += LAYERS_HEAD + LAYER_HEAD + n;
+	}
+	return need;
 }
 
 /**
  * Decode a whole tile (ArrayBuffer or Uint8Array). Returns { header,
  * quanta: Int32Array of side*side heights in quanta (row z, then x),
- * heights: Float64Array of the same in metres }. Throws TileError.
+ * heights: Float64Array of the same in metres (null with metres: false),
+ * materials: Uint8Array of side*side material ids (version 2) or null }.
+ * Throws TileError with the reference decoder's code, checks in its order.
  * verify: check the XXH3 checksum (default true).
  */
 export function decodeTile(input, { verify = true, metres = true } = {}) {
 	const u8 = input instanceof Uint8Array ? input : new Uint8Array(input);
 	const h = decodeHeader(u8);
+	const want = expectedLength(u8, h), length = u8.byteLength;
+	if (length < want) throw new TileError('ERR_TRUNC', `${length} bytes, the header says ${want}`);
+	if (length > want) throw new TileError('ERR_TOOBIG', `${length} bytes, the header says ${want}`);
 	if (verify) {
 		const rest = new Uint8Array(u8.byteLength - 8);
 		rest.set(u8.subarray(0, 56), 0);
@@ -308,5 +339,6 @@ export function decodeTile(input, { verify = true, metres = true } = {}) {
 		const s = h.quantumUm / 1e6;
 		for (let k = 0; k < N; k++) heights[k] = q[k] * s;
 	}
-	return { header: h, quanta: q, heights };
+	const materials = h.version === 2 ? u8.slice(want - N, want) : null;
+	return { header: h, quanta: q, heights, materials };
 }

@@ -119,6 +119,23 @@ try {
 		if (fromPage.encoding) console.log(`  tile ${t} reached the page with Content-Encoding: ${fromPage.encoding} (undone by the browser)`);
 	}
 
+	// ---- format version 2: heights plus a material layer ----
+	if (existsSync(`${WORK}/tile-v2.bin`)) {
+		const ref = refHeights(`${WORK}/tile-v2.heights`);
+		const v2 = await page.evaluate((b64) => {
+			const bin = atob(b64), u8 = new Uint8Array(bin.length);
+			for (let k = 0; k < bin.length; k++) u8[k] = bin.charCodeAt(k);
+			const d = window.terrainViewer.decodeTile(u8.buffer);
+			return { version: d.header.version, side: d.header.side, heights: Array.from(d.heights), materials: Array.from(d.materials || []) };
+		}, readFileSync(`${WORK}/tile-v2.bin`).toString('base64'));
+		const worst = ref.reduce((m, v, k) => Math.max(m, Math.abs(v - v2.heights[k])), 0);
+		const badMat = v2.materials.filter((m, k) => m !== (k * 7 + Math.floor(k / v2.side)) % 6).length;
+		check(v2.version === 2 && v2.heights.length === ref.length && worst <= 0.005 &&
+			v2.materials.length === ref.length && badMat === 0,
+			'a version 2 tile (material layer) decodes: heights equal terrain-client, materials as encoded',
+			`version ${v2.version}, ${v2.materials.length} materials, ${badMat} wrong, largest height difference ${worst}`);
+	}
+
 	// ---- XXH3-64 in JavaScript equals libxxhash ----
 	if (existsSync(`${WORK}/xxh3.txt`)) {
 		const lines = readFileSync(`${WORK}/xxh3.txt`, 'utf8').trim().split('\n').map((l) => l.split(' '));
@@ -177,11 +194,25 @@ try {
 	await page.click('#zoom-out');
 	const out = await page.evaluate(() => window.terrainViewer.state);
 	check(out.ppm < zoomed.ppm / 3, 'the zoom-out button zooms out', `ppm ${zoomed.ppm} -> ${out.ppm}`);
+	await within(page.evaluate(() => window.terrainViewer.idle()), 60000, 'tiles after zooming out');
+	// jump far away and straight back: the far tiles' requests are cancelled
+	const cancel = await page.evaluate(async (v) => {
+		const tv = window.terrainViewer, before = tv.state.aborted;
+		tv.setView(1e6, -1e6, v.zoom);
+		await new Promise((r) => setTimeout(r, 0));
+		const started = tv.state.inflight;
+		const back = tv.setView(v.x, v.z, v.zoom);
+		await new Promise((r) => setTimeout(r, 50));
+		return { started, aborted: tv.state.aborted - before, back: await back };
+	}, VIEW);
+	check(cancel.started >= 1 && cancel.started <= 6 && cancel.aborted === cancel.started,
+		'requests are bounded (at most 6 in flight) and cancelled when their tiles leave the view',
+		JSON.stringify(cancel));
 	await within(page.evaluate((v) => window.terrainViewer.setView(v.x, v.z, v.zoom), VIEW), 60000, 'tiles back at the start view');
 
 	// ---- an edit through the brush ----
 	if (env.EDITS === '1') {
-		const P = { x: 128, z: 128 }, STRENGTH = 25, RADIUS = 40;
+		const P = { x: 128, z: 128 }, STRENGTH = 60, RADIUS = 150;
 		const sample = (lod) => ({ lod, i: P.x / 2 ** lod, j: P.z / 2 ** lod });
 		const heightOnServer = async (lod) => page.evaluate(async ({ lod, i, j }) => {
 			const v = window.terrainViewer;
@@ -234,7 +265,26 @@ try {
 				.then(() => page.evaluate(() => window.terrainViewer.eventsReceived)).catch(() => 0);
 			check(n >= 1, 'the event stream delivered the edit to the page', `${n} events`);
 		}
-		await page.mouse.move(pt.x + 40, pt.y - 30);
+		// a second edit with "set" and the height field: a flat terrace
+		const Q = { x: 700, z: -260 };
+		await page.click('#ops button[data-op="set"]');
+		await page.fill('#radius', '180');
+		await page.fill('#height', '250');
+		const qt = await page.evaluate((p) => window.terrainViewer.clientPoint(p.x, p.z), Q);
+		await page.mouse.click(qt.x, qt.y);
+		const second = await page.waitForFunction((seq) => {
+			const e = window.terrainViewer.lastEdit;
+			return e && (e.last_seq ?? e.seq) > seq && e;
+		}, Number(edit.last_seq ?? edit.seq), { timeout: 20000 }).then((h) => h.jsonValue()).catch(() => null);
+		const cq = { cx: Math.floor(Q.x / 256), cz: Math.floor(Q.z / 256) };
+		const setOk = second && await page.waitForFunction((c) => {
+			const t = window.terrainViewer.tile(2, c.cx, c.cz);
+			return t && t.fresh && t.editSeq >= 2;
+		}, cq, { timeout: 20000 }).then(() => true).catch(() => false);
+		const hq = await page.evaluate((p) => window.terrainViewer.heightAt(p.x, p.z), Q);
+		check(setOk && hq && Math.abs(hq.h - 250) < 0.3, 'a "set" edit with the height field levels the ground to 250 m',
+			`${JSON.stringify(second)} height ${JSON.stringify(hq)}`);
+		await page.mouse.move(qt.x + 160, qt.y + 40);
 	} else {
 		console.log('  (edits not tested: this server has no POST /v1/worlds/{seed}/edits yet)');
 	}
