@@ -130,4 +130,5 @@ BASE=$BASE WORK=$TMP TILES=$TILES EDITS=$EDITS EVENTS=$EVENTS CLIENT=$CLIENT \
 rc=$?
 [ $rc = 124 ] && echo "FAIL: the browser test timed out"
 [ $rc = 0 ] || FAILED=$((FAILED + 1))
+check "the server stops cleanly (SIGTERM, exit 0; sanitizers quiet)" server_stop
 finish
