@@ -46,11 +46,10 @@ const toWorld = (sx, sy) => ({ x: st.x + (sx - st.cw / 2) / st.ppm, z: st.z + (s
 
 function visibleChunks(margin = 0) {
 	const cs = st.chunkSize, a = toWorld(0, 0), b = toWorld(st.cw, st.ch);
-	const half = 2 ** currentLod() / 2; // images are shifted by half a sample
-	const cx0 = Math.max(I32_MIN, Math.floor((a.x + half) / cs) - margin);
-	const cx1 = Math.min(I32_MAX, Math.floor((b.x + half) / cs) + margin);
-	const cz0 = Math.max(I32_MIN, Math.floor((a.z + half) / cs) - margin);
-	const cz1 = Math.min(I32_MAX, Math.floor((b.z + half) / cs) + margin);
+	const cx0 = Math.max(I32_MIN, Math.floor(a.x / cs) - margin);
+	const cx1 = Math.min(I32_MAX, Math.floor(b.x / cs) + margin);
+	const cz0 = Math.max(I32_MIN, Math.floor(a.z / cs) - margin);
+	const cz1 = Math.min(I32_MAX, Math.floor(b.z / cs) + margin);
 	const fx = st.x / cs - 0.5, fz = st.z / cs - 0.5, out = [];
 	for (let cz = cz0; cz <= cz1; cz++)
 		for (let cx = cx0; cx <= cx1; cx++)
@@ -137,7 +136,7 @@ class Pool {
 			const { header, quanta } = decodeTile(buf, { metres: false });
 			const rgba = shadeTile(quanta, { side: header.side, lod: header.lod, quantumUm: header.quantumUm,
 				cx: header.cx, cz: header.cz, chunkSize: 2 ** header.chunkLog2, ...style });
-			return { ok: true, header, quanta, rgba, size: header.side - 1 };
+			return { ok: true, header, quanta, rgba, size: header.side };
 		} catch (e) {
 			return { ok: false, error: String(e.message || e), code: e.code };
 		}
@@ -268,12 +267,15 @@ function draw() {
 	for (const c of visibleChunks(0)) {
 		const e = bestTile(c.cx, c.cz, lod);
 		if (!e) continue;
-		// sample (i, j) is centred on its world position: the image of a
-		// chunk starts half a sample before the chunk's corner
-		const half = 2 ** e.lod / 2;
-		const x0 = Math.round(toScreenX(c.cx * cs - half) * dpr), x1 = Math.round(toScreenX(c.cx * cs + cs - half) * dpr);
-		const z0 = Math.round(toScreenZ(c.cz * cs - half) * dpr), z1 = Math.round(toScreenZ(c.cz * cs + cs - half) * dpr);
-		ctx.drawImage(e.bitmap, x0, z0, Math.max(1, x1 - x0), Math.max(1, z1 - z0));
+		// pixel (i, j) is sample (i, j), at its world position: the chunk
+		// spans from the centre of the first pixel to the centre of the last
+		// (the shared edge), so neighbours meet exactly and interpolate
+		// smoothly when zoomed in; edges are rounded to device pixels
+		// identically on both sides, so there are no gaps
+		const x0 = Math.round(toScreenX(c.cx * cs) * dpr), x1 = Math.round(toScreenX(c.cx * cs + cs) * dpr);
+		const z0 = Math.round(toScreenZ(c.cz * cs) * dpr), z1 = Math.round(toScreenZ(c.cz * cs + cs) * dpr);
+		const n = e.side - 1;
+		ctx.drawImage(e.bitmap, 0.5, 0.5, n, n, x0, z0, Math.max(1, x1 - x0), Math.max(1, z1 - z0));
 		if (!e.drawn && e.lod === lod) { e.drawn = true; st.tilesDrawn++; }
 	}
 	drawOverlay();

@@ -76,12 +76,13 @@ export function layerWeights(a, slope, n, climate, w) {
  * Colour a tile. q: Int32Array heights in quanta, side*side (row z then x);
  * info: { side, lod, quantumUm, cx, cz, chunkSize, sea, low, high, gen },
  * where low..high is the preset's height range in metres and gen its name
- * (for the climate). Returns a Uint8ClampedArray of (side-1)^2 RGBA pixels:
- * pixel (i, j) is sample (i, j), so the tile's shared last row and column
- * are left to the neighbour, and the image covers exactly one chunk.
+ * (for the climate). Returns a Uint8ClampedArray of side^2 RGBA pixels,
+ * pixel (i, j) for sample (i, j), shared edges included: drawn from the
+ * centre of pixel 0 to the centre of pixel side-1, the image covers exactly
+ * one chunk and interpolates smoothly into its neighbours' edges.
  */
 export function shadeTile(q, info) {
-	const W = info.side, P = W - 1, s = 2 ** info.lod, qm = info.quantumUm / 1e6;
+	const W = info.side, P = W, s = 2 ** info.lod, qm = info.quantumUm / 1e6;
 	const out = new Uint8ClampedArray(P * P * 4);
 	const cl = CLIMATES[info.gen] || TEMPERATE;
 	const L = [cl.sand, cl.grass, cl.forest, cl.rock, cl.snow];
@@ -95,10 +96,10 @@ export function shadeTile(q, info) {
 	const x0 = info.cx * info.chunkSize, z0 = info.cz * info.chunkSize;
 	const w = new Float64Array(5);
 	for (let j = 0; j < P; j++) {
-		const jm = j > 0 ? j - 1 : j, jp = j + 1, dz = (jp - jm) * s;
+		const jm = j > 0 ? j - 1 : j, jp = j < W - 1 ? j + 1 : j, dz = (jp - jm) * s;
 		for (let i = 0; i < P; i++) {
 			const h = q[j * W + i] * qm;
-			const im = i > 0 ? i - 1 : i, ip = i + 1;
+			const im = i > 0 ? i - 1 : i, ip = i < W - 1 ? i + 1 : i;
 			const gx = (q[j * W + ip] - q[j * W + im]) * qm / ((ip - im) * s);
 			const gz = (q[jp * W + i] - q[jm * W + i]) * qm / dz;
 			const slope = Math.sqrt(gx * gx + gz * gz);

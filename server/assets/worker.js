@@ -1,7 +1,8 @@
 // worker.js - decode and colour tiles off the main thread.
 // In: { id, buf: ArrayBuffer (transferred), style: { sea, low, high } }.
 // Out: { id, ok: true, header, quanta: Int32Array, rgba: Uint8ClampedArray,
-// size, ms } (buffers transferred) or { id, ok: false, error, code }.
+// size (pixels per side = samples per side), ms } (buffers transferred) or
+// { id, ok: false, error, code }.
 import { decodeTile } from './tile.js';
 import { shadeTile } from './shade.js';
 
@@ -14,7 +15,7 @@ self.onmessage = (ev) => {
 			side: header.side, lod: header.lod, quantumUm: header.quantumUm,
 			cx: header.cx, cz: header.cz, chunkSize: 2 ** header.chunkLog2, ...style,
 		});
-		self.postMessage({ id, ok: true, header, quanta, rgba, size: header.side - 1, ms: performance.now() - t0 },
+		self.postMessage({ id, ok: true, header, quanta, rgba, size: header.side, ms: performance.now() - t0 },
 			[quanta.buffer, rgba.buffer]);
 	} catch (e) {
 		self.postMessage({ id, ok: false, error: String(e.message || e), code: e.code || 'ERR' });

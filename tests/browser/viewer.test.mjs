@@ -290,7 +290,7 @@ try {
 	}
 
 	check(errors.length === 0, 'no script errors on the page', errors.slice(0, 5).join(' | '));
-	await page.waitForTimeout(200);
+	await page.waitForTimeout(1000); // let the edit pulses fade
 	await page.screenshot({ path: env.SCREENSHOT });
 	console.log(`  screenshot: ${env.SCREENSHOT}`);
 	exitCode = failed ? 1 : 0;
