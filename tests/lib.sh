@@ -19,7 +19,8 @@ FAILED=0
 cleanup() {
 	local p
 	for p in "${SERVERS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
+		# the server under timeout(1) first: killing timeout alone orphans it
+		kill -KILL $(pgrep -P "$p" 2>/dev/null) "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
 	rm -rf "$TMP"
