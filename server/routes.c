@@ -26,6 +26,7 @@
 #include "preset.h"
 #include "seed.h"
 #include "sse.h"
+#include "static.h"
 #include "store.h"
 #include "tile.h"
 #include "tilegen.h"
@@ -87,6 +88,7 @@ static int h_events(struct rctx *x);
 static int h_presets(struct rctx *x);
 static int h_health(struct rctx *x);
 static int h_metrics(struct rctx *x);
+static int h_static(struct rctx *x);
 
 static const struct route table[] = {
 	{ "tile", { "v1", "worlds", NULL, "chunks", NULL, NULL, NULL }, 7, READ, h_tile },
@@ -97,6 +99,8 @@ static const struct route table[] = {
 	{ "presets", { "v1", "presets" }, 2, READ, h_presets },
 	{ "healthz", { "healthz" }, 1, READ, h_health },
 	{ "metrics", { "metrics" }, 1, READ, h_metrics },
+	{ "viewer", { "" }, 1, READ, h_static },
+	{ "assets", { "assets", NULL }, 2, READ, h_static },
 };
 #define NROUTES (sizeof(table) / sizeof(table[0]))
 #define LABEL_NONE NROUTES        /* no route matched */
@@ -108,6 +112,7 @@ struct routes {
 	const struct catalog *cat;
 	struct cache *cache;
 	struct metrics *metrics;
+	struct static_files *files;
 	const struct http_server *server;
 	int zstd_level;
 	unsigned generating;             /* generations queued or running */
@@ -1316,6 +1321,23 @@ static int h_metrics(struct rctx *x)
 	return 0;
 }
 
+/* GET / and GET /assets/NAME: the viewer's files (static.h). */
+static int h_static(struct rctx *x)
+{
+	const struct static_file *f = static_find(x->rt->files, x->req->path,
+						  x->req->path_len);
+
+	if (!f) {
+		x->detail = "no such file";
+		return 404;
+	}
+	if (etag_matches(x->req->header[HTTP_H_IF_NONE_MATCH], f->etag))
+		send_response(x, 304, f->head_304, f->head_304_len, NULL, 0, NULL, NULL);
+	else
+		send_response(x, 200, f->head, f->head_len, f->data, f->len, NULL, NULL);
+	return 0;
+}
+
 static void preflight(struct rctx *x, const struct route *r)
 {
 	char headers[512];
@@ -1466,7 +1488,8 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	else if ((rc = metrics_create(rt->labels, NROUTES + 2, &rt->metrics)) != 0 ||
 		 (rc = cache_create(cfg->cache_bytes, 0, free_value, &rt->cache)) != 0 ||
 		 (rc = world_map_create(cat, &rt->worlds)) != 0 ||
-		 (rc = sse_create(loop, 0, 0, &rt->sse)) != 0)
+		 (rc = sse_create(loop, 0, 0, &rt->sse)) != 0 ||
+		 (rc = static_create(NULL, CORS, &rt->files)) != 0)
 		;
 	else
 		rc = presets_body(rt);
@@ -1483,6 +1506,7 @@ void route_destroy(struct routes *rt)
 	if (!rt)
 		return;
 	cache_destroy(rt->cache);
+	static_destroy(rt->files);
 	metrics_destroy(rt->metrics);
 	sse_destroy(rt->sse);
 	world_map_destroy(rt->worlds);

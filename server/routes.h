@@ -65,6 +65,10 @@
  *   GET|HEAD /v1/presets      every generator preset with its parameters
  *   GET|HEAD /healthz         {"status":"ok"} while serving
  *   GET|HEAD /metrics         Prometheus text (metrics.h)
+ *   GET|HEAD /                the map viewer page (index.html)
+ *   GET|HEAD /assets/NAME     its files, compiled in from server/assets/
+ *	(static.h): Content-Type by extension, strong ETag from XXH3-64 of
+ *	the bytes (If-None-Match gives 304), Cache-Control: no-cache.
  *   OPTIONS on any route      CORS preflight: 204 with Allow-Methods/Headers
  *
  * Errors: 400 bad seed, lod, cx or cz, bad percent-encoding or NUL in the
