@@ -386,7 +386,12 @@ static int32_t apply_one(const struct edit *e, int32_t h, double quantum, double
 static void apply_edit(const struct edit *e, int32_t *hm, int64_t x0, int64_t z0,
 		       int64_t step, uint32_t w, uint32_t hgt, double quantum)
 {
-	int64_t r2 = e->radius_mm * e->radius_mm;
+	int64_t r2 = e->radius_mm * e->radius_mm, smm = step * 1000;
+	/* only the columns the brush's box reaches; the test below is exact */
+	int64_t lo = floor_div(e->x_mm - e->radius_mm - x0 * 1000, smm);
+	int64_t hi = floor_div(e->x_mm + e->radius_mm - x0 * 1000, smm) + 1;
+	uint32_t i0 = lo < 0 ? 0 : lo > (int64_t)w ? w : (uint32_t)lo;
+	uint32_t i1 = hi < 0 ? 0 : hi > (int64_t)w ? w : (uint32_t)hi;
 	uint32_t i, j;
 
 	for (j = 0; j < hgt; j++) {
@@ -394,7 +399,7 @@ static void apply_edit(const struct edit *e, int32_t *hm, int64_t x0, int64_t z0
 
 		if (dz <= -e->radius_mm || dz >= e->radius_mm)
 			continue;
-		for (i = 0; i < w; i++) {
+		for (i = i0; i < i1; i++) {
 			int64_t dx = (x0 + (int64_t)i * step) * 1000 - e->x_mm;
 			int32_t *h = &hm[(size_t)j * w + i];
 
