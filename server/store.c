@@ -525,6 +525,30 @@ static void commit(struct store *s)
 	s->flight.len = 0;
 }
 
+/*
+ * Group commit delay, as PostgreSQL's commit_delay: when fewer appends wait
+ * than the last commit covered, the clients that commit just answered are
+ * probably about to send their next edit; wait up to COMMIT_DELAY_NS for
+ * them, so that one fsync covers everyone instead of alternating halves.
+ * A lone client never waits (its queue is never below the last batch).
+ */
+#ifndef COMMIT_DELAY_NS
+#define COMMIT_DELAY_NS 1000000   /* 1 ms */
+#endif
+
+static void linger(struct store *s)
+{
+	uint64_t deadline = uv_hrtime() + COMMIT_DELAY_NS;
+
+	while (!s->stop && s->queued.n < s->stats.last_batch) {
+		uint64_t now = uv_hrtime();
+
+		if (now >= deadline ||
+		    uv_cond_timedwait(&s->wake, &s->mu, deadline - now) == UV_ETIMEDOUT)
+			break;
+	}
+}
+
 static void writer_main(void *arg)
 {
 	struct store *s = arg;
@@ -535,6 +559,7 @@ static void writer_main(void *arg)
 			uv_cond_wait(&s->wake, &s->mu);
 		if (!s->queue.len)
 			break;
+		linger(s);
 		commit(s);
 		uv_async_send(&s->hub->async);
 	}
