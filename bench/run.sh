@@ -11,12 +11,13 @@
 #                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
 #   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode
 #   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS
+#   6. edits     bench/edits.sh: durable edits/s vs Redis appendfsync always, replay
 # and a summary of the targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 3-5 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5"), TILEBENCH_ARGS (the harness
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6"), TILEBENCH_ARGS (the harness
 # options, default below).
 set -euo pipefail
 
@@ -33,7 +34,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -266,6 +267,7 @@ for s in $sections; do
 	3) size ;;
 	4) decode ;;
 	5) bash "$here/http.sh" "$build" | emit || say "section 5: bench/http.sh failed (exit $?)" ;;
+	6) bash "$here/edits.sh" "$build" | emit || say "section 6: bench/edits.sh failed (exit $?)" ;;
 	*) say "unknown section $s" ;;
 	esac
 done
