@@ -12,12 +12,13 @@
 #   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode
 #   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS
 #   6. edits     bench/edits.sh: durable edits/s vs Redis appendfsync always, replay
+#   7. erosion   ms per eroded region and tile (cold, warm), canyons; channel measures
 # and a summary of the targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 3-5 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6"), TILEBENCH_ARGS (the harness
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7"), TILEBENCH_ARGS (the harness
 # options, default below).
 set -euo pipefail
 
@@ -34,7 +35,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -54,6 +55,8 @@ libs=("$build/libcommon.a" -lzstd -lcjson -lxxhash -lpng -lm)
 
 say "compiling into $out"
 "$cc" "${cflags[@]}" -c bench/bench.c -o "$out/bench.o"
+"$cc" "${cflags[@]}" -Iserver bench/erosion_bench.c server/regions.c "$out/bench.o" \
+	"${libs[@]}" -lpthread -o "$out/erosion_bench"
 for p in noise_bench preset_bench size_bench decode_bench; do
 	"$cc" "${cflags[@]}" "bench/$p.c" "$out/bench.o" "${libs[@]}" -o "$out/$p"
 done
@@ -268,6 +271,9 @@ for s in $sections; do
 	4) decode ;;
 	5) bash "$here/http.sh" "$build" | emit || say "section 5: bench/http.sh failed (exit $?)" ;;
 	6) bash "$here/edits.sh" "$build" | emit || say "section 6: bench/edits.sh failed (exit $?)" ;;
+	7) section "7. Erosion: cost and effect, single-threaded"
+	   say "section 7: erosion"
+	   run "$out/erosion_bench" | table | emit ;;
 	*) say "unknown section $s" ;;
 	esac
 done

@@ -484,7 +484,7 @@ static int parse_hydraulic(struct parser *ps, const cJSON *h)
 #undef F
 	};
 	struct preset *p = ps->p;
-	double region, band, apron, v;
+	double region = 0, band = 0, apron = 0, v = 0;
 	const char *why;
 	size_t k;
 
