@@ -13,12 +13,13 @@
 #   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS
 #   6. edits     bench/edits.sh: durable edits/s vs Redis appendfsync always, replay
 #   7. erosion   ms per eroded region and tile (cold, warm), canyons; channel measures
+#   8. swarm     bench/swarm.sh: 50 and 500 simulated players, beside wrk
 # and a summary of the targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 3-5 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7"), TILEBENCH_ARGS (the harness
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8"), TILEBENCH_ARGS (the harness
 # options, default below).
 set -euo pipefail
 
@@ -35,7 +36,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -274,6 +275,7 @@ for s in $sections; do
 	7) section "7. Erosion: cost and effect, single-threaded"
 	   say "section 7: erosion"
 	   run "$out/erosion_bench" | table | emit ;;
+	8) bash "$here/swarm.sh" "$build" | emit || say "section 8: bench/swarm.sh failed (exit $?)" ;;
 	*) say "unknown section $s" ;;
 	esac
 done

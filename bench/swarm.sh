@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench/swarm.sh BUILD_DIR - the realistic load test (make bench, section 8):
+# terrain-client swarm with 50 and with 500 simulated players walking in 10
+# worlds against a fresh server, each for SWARM_S seconds (default 10),
+# beside wrk's figure for the same server on one hot cached tile (the
+# ceiling a request loop sees). Figures are printed, never asserted.
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: bench/swarm.sh BUILD_DIR" >&2; exit 2; }
+build="$(cd "$1" && pwd)"
+dur="${SWARM_S:-10}"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/swarm-bench.XXXXXX")"
+pid=
+cleanup() {
+	[ -z "$pid" ] || { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+start() {
+	"$build/terrain-server" serve --port 0 --data-dir "$tmp/data" 2>"$tmp/server.log" &
+	pid=$!
+	for _ in $(seq 200); do
+		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/server.log")
+		[ -n "$port" ] && return 0
+		sleep 0.05
+	done
+	echo "swarm: server did not start" >&2
+	exit 1
+}
+stop() { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=; }
+
+echo "## 8. Swarm: simulated players (terrain-client swarm), ${dur} s each"
+echo
+for players in 50 500; do
+	start
+	echo "### $players players, 10 worlds, 16 connections, fresh server"
+	echo
+	echo '```'
+	"$build/terrain-client" swarm --server "http://127.0.0.1:$port" --players "$players" \
+		--duration "$dur" 2>&1 | tail -n 12
+	echo '```'
+	echo
+	stop
+done
+if command -v wrk >/dev/null; then
+	start
+	curl -s -o /dev/null -H 'Accept-Encoding: zstd' "http://127.0.0.1:$port/v1/worlds/42/chunks/0/0/0"
+	echo "### wrk on one hot cached tile (64 connections, keep-alive, 5 s)"
+	echo
+	echo '```'
+	wrk -t1 -c64 -d5 --latency -H 'Accept-Encoding: zstd' \
+		"http://127.0.0.1:$port/v1/worlds/42/chunks/0/0/0" 2>&1 | grep -E "Requests/sec|Transfer|50%|99%"
+	echo '```'
+	stop
+fi
+echo
+echo "- the swarm's players each keep the ring of chunks around them loaded (nearest first, LOD by"
+echo "  distance), so most requests of a fresh server are cold generations: the swarm measures"
+echo "  generation throughput and queueing, wrk the cache-hit ceiling"
