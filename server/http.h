@@ -36,6 +36,7 @@ struct http_stream;
 
 /* Request headers the server keeps (others are counted, then dropped). */
 #define HTTP_HEADER_MAP(XX)                                  \
+	XX(ACCEPT,          "accept")                        \
 	XX(ACCEPT_ENCODING, "accept-encoding")               \
 	XX(IF_NONE_MATCH,   "if-none-match")                 \
 	XX(CONTENT_TYPE,    "content-type")                  \

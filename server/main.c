@@ -37,6 +37,7 @@ struct config {
 	const char *bind;
 	unsigned port;
 	unsigned cache_mb;
+	unsigned region_cache_mb;
 	unsigned workers;
 	const char *presets;
 	const char *data_dir;
@@ -67,6 +68,8 @@ static const struct option options[] = {
 	    "TCP port; 0 picks a free one (printed on stderr)"),
 	OPT("cache-mb", "TERRAIN_CACHE_MB", "MB", "256", T_UINT, cache_mb, 1 << 20,
 	    "tile cache bound in MiB, overhead included"),
+	OPT("region-cache-mb", "TERRAIN_REGION_CACHE_MB", "MB", "256", T_UINT,
+	    region_cache_mb, 1 << 20, "eroded region cache bound in MiB (eroded presets)"),
 	OPT("workers", "TERRAIN_WORKERS", "N", "cores", T_UINT, workers, 1024,
 	    "generation threads"),
 	OPT("presets", "TERRAIN_PRESETS", "DIR", "", T_STR, presets, 0,
@@ -96,7 +99,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: terrain-server [serve] [options]\n"
 		"       terrain-server generate --seed S --lod L --cx X --cz Z"
-		" [--gen NAME] [--presets DIR] [-o FILE]\n"
+		" [--gen NAME] [--layers LIST]\n"
+		"                               [--presets DIR] [-o FILE]\n"
 		"       terrain-server repair-log --data-dir DIR --truncate-at OFFSET\n\n"
 		"serve options (flag, environment variable, default):\n");
 	for (i = 0; i < NOPTIONS; i++) {
@@ -111,8 +115,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"generate writes one uncompressed tile body (docs/tile-format.md) of the\n"
 		"unedited world, byte-identical to the identity body of\n"
-		"GET /v1/worlds/S/chunks/L/X/Z?gen=NAME while that chunk has no edits,\n"
-		"to FILE or stdout. NAME defaults to \"default\".\n\n"
+		"GET /v1/worlds/S/chunks/L/X/Z?gen=NAME&layers=LIST while that chunk has\n"
+		"no edits, to FILE or stdout. NAME defaults to \"default\", LIST to\n"
+		"\"height\" (\"height,material\" adds the material layer: format version 2).\n\n"
 		"repair-log cuts DIR/edits.log at OFFSET (the end of the last good record,\n"
 		"as the refusal to start reported), saving the bytes cut beside it; see\n"
 		"docs/edits.md. Never while a server runs on DIR.\n");
@@ -297,6 +302,7 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 {
 	struct loop_config lc = { c->bind, (int)c->port, 4096, c->workers, 10000 };
 	struct route_config rc = { .cache_bytes = (size_t)c->cache_mb << 20,
+				   .region_bytes = (size_t)c->region_cache_mb << 20,
 				   .max_age = c->max_age,
 				   .zstd_level = TILEGEN_ZSTD_LEVEL,
 				   .max_generations = 1024 };
@@ -331,8 +337,8 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 	}
 	route_set_server(rt, hs);
 	fprintf(stderr, "terrain-server: %zu presets, %u workers, cache %u MiB, "
-		"max %u connections\n", catalog_count(cat), c->workers, c->cache_mb,
-		c->max_connections);
+		"region cache %u MiB, max %u connections\n", catalog_count(cat),
+		c->workers, c->cache_mb, c->region_cache_mb, c->max_connections);
 	rv = loop_run(lp, hs);
 	if (rv == 1) {
 		/* Cut at the drain limit: workers may still use the presets. */
@@ -389,14 +395,14 @@ static int serve(int argc, char **argv)
 /* ---- generate ------------------------------------------------------------- */
 
 struct gen_args {
-	const char *seed, *lod, *cx, *cz, *gen, *presets, *out;
+	const char *seed, *lod, *cx, *cz, *gen, *layers, *presets, *out;
 };
 
 static int gen_usage(const char *msg, const char *arg)
 {
 	fprintf(stderr, "terrain-server generate: %s%s\n", msg, arg ? arg : "");
 	fprintf(stderr, "usage: terrain-server generate --seed S --lod L --cx X --cz Z"
-		" [--gen NAME] [--presets DIR] [-o FILE]\n");
+		" [--gen NAME] [--layers LIST] [--presets DIR] [-o FILE]\n");
 	return 2;
 }
 
@@ -411,6 +417,7 @@ static int gen_parse(struct gen_args *g, int argc, char **argv)
 		{ "--cx", offsetof(struct gen_args, cx) },
 		{ "--cz", offsetof(struct gen_args, cz) },
 		{ "--gen", offsetof(struct gen_args, gen) },
+		{ "--layers", offsetof(struct gen_args, layers) },
 		{ "--presets", offsetof(struct gen_args, presets) },
 		{ "-o", offsetof(struct gen_args, out) },
 		{ "--output", offsetof(struct gen_args, out) },
@@ -450,13 +457,16 @@ static int write_all(const char *path, const uint8_t *buf, size_t len)
 	return ok ? 0 : 1;
 }
 
-/* Check every argument, then generate; 2 for bad arguments. */
+/* Check every argument, then generate (the server's code path, with the
+ * regions an eroded tile needs computed for it alone); 2 for bad
+ * arguments. */
 static int generate_with(const struct gen_args *g, const struct catalog *cat)
 {
 	const char *name = g->gen ? g->gen : "default";
 	const struct preset *p;
 	uint64_t seed;
 	int32_t cx, cz;
+	unsigned layers = 0;
 	uint8_t *raw;
 	size_t len;
 	int lod, i, rc;
@@ -473,7 +483,9 @@ static int generate_with(const struct gen_args *g, const struct catalog *cat)
 		return gen_usage("cx is not an int32: ", g->cx);
 	if (tilegen_parse_i32(g->cz, strlen(g->cz), &cz))
 		return gen_usage("cz is not an int32: ", g->cz);
-	rc = tilegen_encode(p, seed, lod, cx, cz, NULL, 0, 0, &raw, &len);
+	if (g->layers && tilegen_parse_layers(g->layers, strlen(g->layers), &layers))
+		return gen_usage("unknown layer list (height or height,material): ", g->layers);
+	rc = tilegen_encode(p, seed, lod, cx, cz, NULL, NULL, 0, 0, layers, &raw, &len);
 	if (rc) {
 		fprintf(stderr, "terrain-server generate: %s\n", err_str(rc));
 		return 1;

@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "err.h"
 #include "http.h"
+#include "regions.h"
 
 static const int statuses[] = {
 #define XX(code, text) code,
@@ -178,7 +179,7 @@ static void render_histogram(struct out *o, const struct metrics *m)
 	size_t i;
 
 	family(o, "terrain_generation_seconds", "histogram",
-	       "Time to generate, encode and compress one tile.");
+	       "Time to generate, encode and compress one tile or object list.");
 	for (i = 0; i < NBUCKET; i++) {
 		cum += m->gen_bucket[i];
 		put(o, "terrain_generation_seconds_bucket{le=\"%g\"} %llu\n",
@@ -232,9 +233,33 @@ static void render_edits(struct out *o, const struct metrics *m,
 	       "Worlds with edit state in memory.", es->worlds);
 }
 
+static void render_regions(struct out *o, const struct regions_stats *rs)
+{
+	scalar(o, "terrain_region_cache_hits_total", "counter",
+	       "Eroded region lookups that found the region ready.", rs->hits);
+	scalar(o, "terrain_region_cache_misses_total", "counter",
+	       "Eroded region lookups that computed the region.", rs->misses);
+	scalar(o, "terrain_region_cache_waits_total", "counter",
+	       "Eroded region lookups that waited for another's computation.", rs->waits);
+	scalar(o, "terrain_region_cache_evictions_total", "counter",
+	       "Eroded regions evicted to keep the cache within its byte bound.",
+	       rs->evictions);
+	scalar(o, "terrain_region_cache_failures_total", "counter",
+	       "Eroded region computations that failed.", rs->failures);
+	scalar(o, "terrain_region_cache_entries", "gauge",
+	       "Eroded regions in the cache.", rs->entries);
+	scalar(o, "terrain_region_cache_bytes", "gauge",
+	       "Bytes held by the region cache.", rs->bytes);
+	scalar(o, "terrain_region_cache_capacity_bytes", "gauge",
+	       "The region cache's byte bound.", rs->capacity);
+	family(o, "terrain_region_compute_seconds_total", "counter",
+	       "Time spent computing eroded regions.");
+	put(o, "terrain_region_compute_seconds_total %.6f\n", rs->compute_ms / 1000.0);
+}
+
 int metrics_render(const struct metrics *m, const struct cache_stats *cs,
-		   const struct http_stats *hs, const struct metrics_edit_stats *es,
-		   char **out, size_t *len)
+		   const struct http_stats *hs, const struct regions_stats *rs,
+		   const struct metrics_edit_stats *es, char **out, size_t *len)
 {
 	struct out o = { malloc(4096), 0, 4096, 0 };
 
@@ -253,9 +278,9 @@ int metrics_render(const struct metrics *m, const struct cache_stats *cs,
 	       "Requests refused by the HTTP layer (malformed, too large, timed out).",
 	       hs->protocol_errors);
 	scalar(&o, "terrain_cache_hits_total", "counter",
-	       "Tile lookups answered from the cache.", cs->hits);
+	       "Tile and object lookups answered from the cache.", cs->hits);
 	scalar(&o, "terrain_cache_misses_total", "counter",
-	       "Tile lookups not in the cache (including coalesced ones).", cs->misses);
+	       "Tile and object lookups not in the cache (coalesced ones included).", cs->misses);
 	scalar(&o, "terrain_cache_coalesced_total", "counter",
 	       "Misses that waited for a generation already running.", cs->waits);
 	scalar(&o, "terrain_cache_evictions_total", "counter",
@@ -266,12 +291,13 @@ int metrics_render(const struct metrics *m, const struct cache_stats *cs,
 	       "Bytes held by the cache, overhead included.", cs->bytes);
 	scalar(&o, "terrain_cache_capacity_bytes", "gauge",
 	       "The cache's byte bound.", cs->capacity);
+	render_regions(&o, rs);
 	scalar(&o, "terrain_generations_in_flight", "gauge",
-	       "Tile generations running or queued.", m->gen_in_flight);
+	       "Generations (tiles, object lists) running or queued.", m->gen_in_flight);
 	scalar(&o, "terrain_generations_total", "counter",
-	       "Tile generations finished.", m->gen_total);
+	       "Generations (tiles, object lists) finished.", m->gen_total);
 	scalar(&o, "terrain_generation_errors_total", "counter",
-	       "Tile generations that failed.", m->gen_errors);
+	       "Generations that failed.", m->gen_errors);
 	render_histogram(&o, m);
 	render_edits(&o, m, es);
 	if (o.failed) {

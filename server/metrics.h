@@ -4,9 +4,10 @@
  *
  * Request counts are kept per route label and status; generation counts,
  * a latency histogram and the edit counters come from routes.c; the
- * connection, cache, log and event figures are read from their modules
- * (struct http_stats, struct cache_stats, struct metrics_edit_stats) at
- * render time. Loop thread only: plain counters, no locks.
+ * connection, cache, region cache, log and event figures are read from
+ * their modules (struct http_stats, struct cache_stats, struct
+ * regions_stats, struct metrics_edit_stats) at render time. Loop thread
+ * only: plain counters, no locks.
  */
 #ifndef METRICS_H
 #define METRICS_H
@@ -17,6 +18,7 @@
 struct metrics;
 struct cache_stats;
 struct http_stats;
+struct regions_stats;
 
 /* Gauges and counters of other modules, gathered by routes.c. */
 struct metrics_edit_stats {
@@ -45,7 +47,8 @@ void metrics_destroy(struct metrics *m);
 /* Count one response of route (an index into labels) with status. */
 void metrics_request(struct metrics *m, unsigned route, int status);
 
-/* A generation started / ended after seconds (ok: 0 or an ERR_* code). */
+/* A generation (a tile or a chunk's objects) started / ended after
+ * seconds (err: 0 or an ERR_* code). */
 void metrics_generation_start(struct metrics *m);
 void metrics_generation_end(struct metrics *m, double seconds, int err);
 
@@ -60,7 +63,7 @@ void metrics_edit_rejected(struct metrics *m, int status);
  * (NUL-terminated, caller frees) of *len bytes. Returns 0 or ERR_NOMEM.
  */
 int metrics_render(const struct metrics *m, const struct cache_stats *cs,
-		   const struct http_stats *hs, const struct metrics_edit_stats *es,
-		   char **out, size_t *len);
+		   const struct http_stats *hs, const struct regions_stats *rs,
+		   const struct metrics_edit_stats *es, char **out, size_t *len);
 
 #endif

@@ -16,14 +16,18 @@
 #include <cjson/cJSON.h>
 #include <llhttp.h>
 #include <uv.h>
+#include <xxhash.h>
 
+#include "bundle.h"
 #include "cache.h"
 #include "catalog.h"
 #include "edit.h"
 #include "err.h"
 #include "http.h"
 #include "metrics.h"
+#include "objects.h"
 #include "preset.h"
+#include "regions.h"
 #include "seed.h"
 #include "sse.h"
 #include "static.h"
@@ -89,6 +93,8 @@ static int h_presets(struct rctx *x);
 static int h_health(struct rctx *x);
 static int h_metrics(struct rctx *x);
 static int h_static(struct rctx *x);
+static int h_batch(struct rctx *x);
+static int h_objects(struct rctx *x);
 
 static const struct route table[] = {
 	{ "tile", { "v1", "worlds", NULL, "chunks", NULL, NULL, NULL }, 7, READ, h_tile },
@@ -101,6 +107,8 @@ static const struct route table[] = {
 	{ "metrics", { "metrics" }, 1, READ, h_metrics },
 	{ "viewer", { "" }, 1, READ, h_static },
 	{ "assets", { "assets", NULL }, 2, READ, h_static },
+	{ "batch", { "v1", "worlds", NULL, "chunks", NULL }, 5, READ, h_batch },
+	{ "objects", { "v1", "worlds", NULL, "objects", NULL, NULL }, 6, READ, h_objects },
 };
 #define NROUTES (sizeof(table) / sizeof(table[0]))
 #define LABEL_NONE NROUTES        /* no route matched */
@@ -111,6 +119,7 @@ struct routes {
 	uv_loop_t *loop;
 	const struct catalog *cat;
 	struct cache *cache;
+	struct regions *regions;         /* eroded regions, shared by workers */
 	struct metrics *metrics;
 	struct static_files *files;
 	const struct http_server *server;
@@ -133,20 +142,40 @@ struct routes {
 	uint8_t record[STORE_BATCH_MAX];
 };
 
-/* The cache key of a tile: the chunk's edit version makes an edit stale
- * exactly the tiles of the chunks it touched, at every LOD. */
+/* What a cached value is: a tile or a chunk's objects in one form. */
+enum value_kind {
+	KIND_TILE,
+	KIND_OBJECTS_JSON,
+	KIND_OBJECTS_BINARY,
+};
+
+/* Content-Type and Vary of each kind. */
+static const struct {
+	const char *type, *vary;
+} kinds[] = {
+	[KIND_TILE] = { ROUTE_TILE_TYPE, "Accept-Encoding" },
+	[KIND_OBJECTS_JSON] = { OBJECTS_JSON_TYPE, "Accept, Accept-Encoding" },
+	[KIND_OBJECTS_BINARY] = { OBJECTS_BINARY_TYPE, "Accept, Accept-Encoding" },
+};
+
+/* The cache key of a tile or of a chunk's objects: the chunk's edit
+ * version makes an edit stale exactly the values of the chunks it
+ * touched, at every LOD, with every layer, in every form. */
 struct tile_key {
 	uint64_t seed;
 	uint64_t version;
 	int32_t cx, cz;
 	uint32_t preset;
-	uint32_t lod;
+	uint16_t lod;                    /* 0 for objects */
+	uint8_t kind;                    /* enum value_kind */
+	uint8_t layers;                  /* PIPELINE_LAYER_* bits of a tile */
 };
 _Static_assert(sizeof(struct tile_key) == 32, "tile_key has no padding");
 
-/* A cached tile: both prebuilt response heads and the zstd body, in one
+/* A cached value: both prebuilt response heads and the zstd body, in one
  * allocation (data holds the bytes they point to). */
 struct tile_value {
+	uint64_t sum;                    /* content hash of the identity body */
 	size_t raw_len;
 	struct http_buf head_z, head_id, body_z;
 	char etag_z[24], etag_id[24];
@@ -162,7 +191,7 @@ struct rctx {
 	const char *seg[MAX_SEGS];
 	size_t seglen[MAX_SEGS];
 	int nseg;
-	/* tiles */
+	/* tiles and objects */
 	struct tile_key key;
 	int zstd;
 	const char *xcache;
@@ -185,12 +214,10 @@ struct gen_job {
 	struct routes *rt;
 	struct cache_entry *flight;
 	const struct preset *p;
-	uint64_t seed;
-	int32_t cx, cz;
-	int lod;
+	const struct region_source *rs;
+	struct tile_key key;
 	struct edit *edits;              /* a private copy: those touching */
 	size_t nedits;                   /* the chunk, in sequence order */
-	uint64_t version;
 	struct tile_value *value;
 	size_t bytes;
 	int err;
@@ -533,38 +560,55 @@ static int element_q(const char *p, const char *end)
 	return 1000;
 }
 
-/* Whether Accept-Encoding ae lets us send zstd (see routes.h). */
-static int accepts_zstd(const char *ae)
+/* The q (thousandths) that an Accept or Accept-Encoding list gives name
+ * (any case; the last valid mention wins), or -1 when it is not listed. */
+static int list_q(const char *list, const char *name)
 {
-	int qz = -1, qstar = -1, qid = -1;
+	size_t len = strlen(name);
+	int found = -1;
 
-	if (!ae)
-		return 0;
-	while (*ae) {
-		const char *end = strchr(ae, ','), *tok, *tend;
+	while (*list) {
+		const char *end = strchr(list, ','), *tok, *tend;
 		int q;
 
 		if (!end)
-			end = ae + strlen(ae);
-		tok = skip_ows(ae);
+			end = list + strlen(list);
+		tok = skip_ows(list);
 		for (tend = tok; tend < end && *tend != ';' && *tend != ' ' && *tend != '\t'; tend++)
 			;
 		q = element_q(tend, end);
-		if (q >= 0) {
-			size_t n = (size_t)(tend - tok);
-
-			if (n == 4 && !strncasecmp(tok, "zstd", 4))
-				qz = q;
-			else if (n == 1 && *tok == '*')
-				qstar = q;
-			else if (n == 8 && !strncasecmp(tok, "identity", 8))
-				qid = q;
-		}
-		ae = *end ? end + 1 : end;
+		if (q >= 0 && (size_t)(tend - tok) == len && !strncasecmp(tok, name, len))
+			found = q;
+		list = *end ? end + 1 : end;
 	}
+	return found;
+}
+
+/* Whether Accept-Encoding ae lets us send zstd (see routes.h). */
+static int accepts_zstd(const char *ae)
+{
+	int qz, qstar, qid;
+
+	if (!ae)
+		return 0;
+	qz = list_q(ae, "zstd");
+	qstar = list_q(ae, "*");
+	qid = list_q(ae, "identity");
 	if (qz < 0)
 		qz = qstar > 0 ? qstar : 0;
 	return qz > 0 && (qid < 0 || qz >= qid);
+}
+
+/* Whether Accept asks for the binary objects form: named with a q above
+ * 0 and not below JSON's (see routes.h). */
+static int wants_binary(const char *accept)
+{
+	int qb;
+
+	if (!accept)
+		return 0;
+	qb = list_q(accept, OBJECTS_BINARY_TYPE);
+	return qb > 0 && qb >= list_q(accept, OBJECTS_JSON_TYPE);
 }
 
 /* Whether If-None-Match inm matches etag (weak comparison). */
@@ -594,7 +638,7 @@ static int etag_matches(const char *inm, const char *etag)
 	}
 }
 
-/* ---- tiles ----------------------------------------------------------------------- */
+/* ---- tiles and objects ---------------------------------------------------------- */
 
 static void release_entry(void *arg)
 {
@@ -611,17 +655,17 @@ static void release_raw(void *arg)
 	cache_release(x->rt->cache, x->entry);
 }
 
-static int not_modified(struct rctx *x, const char *etag)
+/* Answer 304 for etag. */
+static int not_modified(struct rctx *x, const char *etag, const char *vary)
 {
 	char *head = http_req_alloc(x->req, 512);
 	int n;
 
-	cache_release(x->rt->cache, x->entry);
 	if (!head)
 		return ERR_NOMEM;
 	n = snprintf(head, 512, "%sETag: %s\r\nCache-Control: %s\r\n"
-		     "Vary: Accept-Encoding\r\n" CORS EXPOSE,
-		     http_status_line(304), etag, x->rt->cache_control);
+		     "Vary: %s\r\n" CORS EXPOSE,
+		     http_status_line(304), etag, x->rt->cache_control, vary);
 	send_response(x, 304, head, (size_t)n, NULL, 0, NULL, NULL);
 	return 0;
 }
@@ -658,8 +702,10 @@ static int tile_send(struct rctx *x, struct cache_entry *e)
 	int rc;
 
 	x->entry = e;
-	if (etag_matches(x->req->header[HTTP_H_IF_NONE_MATCH], etag))
-		return not_modified(x, etag);
+	if (etag_matches(x->req->header[HTTP_H_IF_NONE_MATCH], etag)) {
+		cache_release(x->rt->cache, e);
+		return not_modified(x, etag, kinds[x->key.kind].vary);
+	}
 	if (x->zstd)
 		send_response(x, 200, v->head_z.base, v->head_z.len,
 			      v->body_z.base, v->body_z.len, release_entry, x);
@@ -675,6 +721,13 @@ static int tile_send(struct rctx *x, struct cache_entry *e)
 	return 0;
 }
 
+/* The detail of a failed generation. */
+static const char *gen_detail(int err)
+{
+	return err == ERR_BUSY ? "too many tiles being generated, retry later" :
+	       "tile generation failed";
+}
+
 /* Single flight finished: answer from e, or with err. */
 static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
 {
@@ -682,8 +735,7 @@ static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
 	int rc = err;
 
 	if (err)
-		x->detail = err == ERR_BUSY ? "too many tiles being generated, retry later" :
-			    "tile generation failed";
+		x->detail = gen_detail(err);
 	else
 		rc = tile_send(x, e);
 	if (rc)
@@ -691,38 +743,48 @@ static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
 }
 
 static int format_head(char *buf, size_t cap, const struct routes *rt,
-		       size_t len, const char *etag, int zstd)
+		       const char *type, const char *vary, size_t len,
+		       const char *etag, int zstd)
 {
 	return snprintf(buf, cap,
-			"%sContent-Type: " ROUTE_TILE_TYPE "\r\n"
+			"%sContent-Type: %s\r\n"
 			"Content-Length: %zu\r\n%s"
 			"ETag: %s\r\nCache-Control: %s\r\n"
-			"Vary: Accept-Encoding\r\n" CORS EXPOSE,
-			http_status_line(200), len,
+			"Vary: %s\r\n" CORS EXPOSE,
+			http_status_line(200), type, len,
 			zstd ? "Content-Encoding: zstd\r\n" : "", etag,
-			rt->cache_control);
+			rt->cache_control, vary);
 }
 
-/* Build the cached value from a tile's raw and zstd bodies. */
-static int value_build(const struct routes *rt, const uint8_t *raw,
-		       size_t len, const uint8_t *z, size_t zlen,
-		       struct tile_value **out, size_t *bytes)
+/* The strong tags of content hash sum: "<hex>" and "<hex>-z". */
+static void etags(uint64_t sum, char id[24], char z[24])
+{
+	snprintf(id, 24, "\"%016llx\"", (unsigned long long)sum);
+	snprintf(z, 24, "\"%016llx-z\"", (unsigned long long)sum);
+}
+
+/* Build the cached value of a kind from its identity length, content hash
+ * and zstd body. */
+static int value_build(const struct routes *rt, int kind, uint64_t sum, size_t len,
+		       const uint8_t *z, size_t zlen, struct tile_value **out,
+		       size_t *bytes)
 {
 	char hz[512], hid[512], etag_z[24], etag_id[24];
-	unsigned long long sum = tile_checksum(raw);
 	struct tile_value *v;
 	int nz, nid;
 
-	snprintf(etag_id, sizeof(etag_id), "\"%016llx\"", sum);
-	snprintf(etag_z, sizeof(etag_z), "\"%016llx-z\"", sum);
-	nz = format_head(hz, sizeof(hz), rt, zlen, etag_z, 1);
-	nid = format_head(hid, sizeof(hid), rt, len, etag_id, 0);
+	etags(sum, etag_id, etag_z);
+	nz = format_head(hz, sizeof(hz), rt, kinds[kind].type, kinds[kind].vary, zlen,
+			 etag_z, 1);
+	nid = format_head(hid, sizeof(hid), rt, kinds[kind].type, kinds[kind].vary, len,
+			  etag_id, 0);
 	if (nz < 0 || nid < 0 || (size_t)nz >= sizeof(hz) || (size_t)nid >= sizeof(hid))
 		return ERR_INVAL;
 	*bytes = sizeof(*v) + (size_t)nz + (size_t)nid + zlen;
 	v = malloc(*bytes);
 	if (!v)
 		return ERR_NOMEM;
+	v->sum = sum;
 	v->raw_len = len;
 	memcpy(v->etag_z, etag_z, sizeof(etag_z));
 	memcpy(v->etag_id, etag_id, sizeof(etag_id));
@@ -736,20 +798,35 @@ static int value_build(const struct routes *rt, const uint8_t *raw,
 	return 0;
 }
 
+/* The identity body of j's key: a tile, or the chunk's objects. */
+static int gen_body(const struct gen_job *j, uint8_t **raw, size_t *len)
+{
+	const struct tile_key *k = &j->key;
+
+	if (k->kind == KIND_TILE)
+		return tilegen_encode(j->p, k->seed, k->lod, k->cx, k->cz, j->rs, j->edits,
+				      j->nedits, k->version, k->layers, raw, len);
+	return objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, j->edits, j->nedits,
+			      k->version, k->kind == KIND_OBJECTS_BINARY ?
+			      OBJECTS_BINARY : OBJECTS_JSON, raw, len);
+}
+
 /* Worker thread: generate, encode, compress, build the value. */
 static void gen_work(uv_work_t *w)
 {
 	struct gen_job *j = container_of(w, struct gen_job, work);
-	uint64_t t0 = uv_hrtime();
+	uint64_t t0 = uv_hrtime(), sum;
 	uint8_t *raw = NULL, *z = NULL;
 	size_t len, zlen;
 
-	j->err = tilegen_encode(j->p, j->seed, j->lod, j->cx, j->cz, j->edits,
-				j->nedits, j->version, &raw, &len);
+	j->err = gen_body(j, &raw, &len);
 	if (!j->err)
 		j->err = tilegen_compress(raw, len, j->rt->zstd_level, &z, &zlen);
-	if (!j->err)
-		j->err = value_build(j->rt, raw, len, z, zlen, &j->value, &j->bytes);
+	if (!j->err) {
+		sum = j->key.kind == KIND_TILE ? tile_checksum(raw) : XXH3_64bits(raw, len);
+		j->err = value_build(j->rt, j->key.kind, sum, len, z, zlen, &j->value,
+				     &j->bytes);
+	}
 	free(raw);
 	free(z);
 	j->ns = uv_hrtime() - t0;
@@ -773,73 +850,62 @@ static void gen_done(uv_work_t *w, int status)
 	free(j);
 }
 
-/* Queue the generation of x's tile for the flight; a full queue fails it
- * with ERR_BUSY (503), which bounds the memory waiting requests hold. */
-static void generate(struct rctx *x, struct cache_entry *flight,
-		     const struct preset *p)
+/* Queue the generation of key's value (world w's edits, w may be NULL)
+ * for the flight; a full queue fails it with ERR_BUSY (503), which bounds
+ * the memory waiting requests hold. */
+static void generate(struct routes *rt, const struct tile_key *key,
+		     const struct preset *p, const struct world *w,
+		     struct cache_entry *flight)
 {
 	struct gen_job *j;
 
-	if (x->rt->generating >= x->rt->max_generations) {
-		cache_abort(x->rt->cache, flight, ERR_BUSY);
+	if (rt->generating >= rt->max_generations) {
+		cache_abort(rt->cache, flight, ERR_BUSY);
 		return;
 	}
 	j = calloc(1, sizeof(*j));
 	if (!j) {
-		cache_abort(x->rt->cache, flight, ERR_NOMEM);
+		cache_abort(rt->cache, flight, ERR_NOMEM);
 		return;
 	}
-	*j = (struct gen_job){ .rt = x->rt, .flight = flight, .p = p,
-			       .seed = x->key.seed, .cx = x->key.cx,
-			       .cz = x->key.cz, .lod = (int)x->key.lod,
-			       .version = x->key.version };
-	if (x->world && world_chunk_edits(x->world, x->key.cx, x->key.cz,
-					  &j->edits, &j->nedits)) {
+	*j = (struct gen_job){ .rt = rt, .flight = flight, .p = p,
+			       .rs = regions_source(rt->regions), .key = *key };
+	if (w && world_chunk_edits(w, key->cx, key->cz, &j->edits, &j->nedits)) {
 		free(j);
-		cache_abort(x->rt->cache, flight, ERR_NOMEM);
+		cache_abort(rt->cache, flight, ERR_NOMEM);
 		return;
 	}
-	if (uv_queue_work(x->rt->loop, &j->work, gen_work, gen_done) < 0) {
+	if (uv_queue_work(rt->loop, &j->work, gen_work, gen_done) < 0) {
 		free(j->edits);
 		free(j);
-		cache_abort(x->rt->cache, flight, ERR_BUSY);
+		cache_abort(rt->cache, flight, ERR_BUSY);
 		return;
 	}
-	x->rt->generating++;
-	metrics_generation_start(x->rt->metrics);
+	rt->generating++;
+	metrics_generation_start(rt->metrics);
 }
 
-static int parse_coord(struct rctx *x, int i, int32_t *v)
-{
-	int rc = tilegen_parse_i32(x->seg[i], x->seglen[i], v);
-
-	if (rc)
-		x->detail = i == 5 ? "cx: not a decimal int32" : "cz: not a decimal int32";
-	return rc;
-}
-
-static int h_tile(struct rctx *x)
+/* The key of a value of chunk (cx, cz) of world (pi, seed), whose edit
+ * state is w (NULL: unedited). */
+static struct tile_key key_of(const struct world *w, uint64_t seed, int pi,
+			      int32_t cx, int32_t cz, int lod, int kind,
+			      unsigned layers)
 {
 	struct world_chunk ch = { 0, 0, 0 };
-	const struct preset *p;
-	struct cache_entry *e;
-	uint64_t seed;
-	int32_t cx, cz;
-	int rc, pi, lod;
 
-	if ((rc = world_of(x, &seed, &pi)) != 0)
-		return rc;
-	p = catalog_at(x->rt->cat, (size_t)pi);
-	if ((rc = tilegen_parse_lod(p, x->seg[4], x->seglen[4], &lod)) != 0) {
-		x->detail = "lod: not a decimal in 0..max_lod of the generator";
-		return rc;
-	}
-	if ((rc = parse_coord(x, 5, &cx)) != 0 || (rc = parse_coord(x, 6, &cz)) != 0)
-		return rc;
-	x->world = world_map_find(x->rt->worlds, pi, seed);
-	if (x->world)
-		world_chunk(x->world, cx, cz, &ch);
-	x->key = (struct tile_key){ seed, ch.version, cx, cz, (uint32_t)pi, (uint32_t)lod };
+	if (w)
+		world_chunk(w, cx, cz, &ch);
+	return (struct tile_key){ seed, ch.version, cx, cz, (uint32_t)pi, (uint16_t)lod,
+				  (uint8_t)kind, (uint8_t)layers };
+}
+
+/* Answer x with the value of x->key: from the cache, after the flight
+ * already running, or after generating it. */
+static int serve_value(struct rctx *x, const struct preset *p)
+{
+	struct cache_entry *e;
+	int rc;
+
 	x->zstd = accepts_zstd(x->req->header[HTTP_H_ACCEPT_ENCODING]);
 	x->w.done = tile_ready;
 	rc = cache_fetch(x->rt->cache, &x->key, sizeof(x->key),
@@ -848,8 +914,322 @@ static int h_tile(struct rctx *x)
 	if (rc == CACHE_HIT)
 		return tile_send(x, e);
 	if (rc == CACHE_MISS)
-		generate(x, e, p);
+		generate(x->rt, &x->key, p, x->world, e);
 	return rc < 0 ? rc : 0;
+}
+
+/* Path segment i as an int32 coordinate; detail names it. */
+static int parse_coord(struct rctx *x, int i, const char *name, int32_t *v)
+{
+	int rc = tilegen_parse_i32(x->seg[i], x->seglen[i], v);
+
+	if (rc)
+		x->detail = !strcmp(name, "cx") ? "cx: not a decimal int32" :
+			    "cz: not a decimal int32";
+	return rc;
+}
+
+/* The LOD (segment 4) for preset p. */
+static int parse_lod(struct rctx *x, const struct preset *p, int *lod)
+{
+	int rc = tilegen_parse_lod(p, x->seg[4], x->seglen[4], lod);
+
+	if (rc)
+		x->detail = "lod: not a decimal in 0..max_lod of the generator";
+	return rc;
+}
+
+/* ?layers= (default "height") into PIPELINE_LAYER_* bits. */
+static int parse_layers(struct rctx *x, unsigned *layers)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = query_param(x, "layers", &len, &rc);
+	char *msg;
+
+	*layers = 0;
+	if (rc || !s || tilegen_parse_layers(s, len, layers) == 0)
+		return rc;
+	if (!(msg = http_req_alloc(x->req, 160)))
+		return ERR_NOMEM;
+	snprintf(msg, 160, "layers: unknown layer list \"%.64s\"; use height or "
+		 "height,material", s);
+	x->detail = msg;
+	return ERR_INVAL;
+}
+
+static int h_tile(struct rctx *x)
+{
+	const struct preset *p;
+	uint64_t seed;
+	int32_t cx, cz;
+	unsigned layers;
+	int rc, pi, lod;
+
+	if ((rc = world_of(x, &seed, &pi)) != 0)
+		return rc;
+	p = catalog_at(x->rt->cat, (size_t)pi);
+	if ((rc = parse_lod(x, p, &lod)) != 0 || (rc = parse_coord(x, 5, "cx", &cx)) != 0 ||
+	    (rc = parse_coord(x, 6, "cz", &cz)) != 0 || (rc = parse_layers(x, &layers)) != 0)
+		return rc;
+	x->world = world_map_find(x->rt->worlds, pi, seed);
+	x->key = key_of(x->world, seed, pi, cx, cz, lod, KIND_TILE, layers);
+	return serve_value(x, p);
+}
+
+/* GET objects/{cx}/{cz}: the chunk's objects, JSON or binary by Accept. */
+static int h_objects(struct rctx *x)
+{
+	uint64_t seed;
+	int32_t cx, cz;
+	int rc, pi, kind;
+
+	if ((rc = world_of(x, &seed, &pi)) != 0 || (rc = parse_coord(x, 4, "cx", &cx)) != 0 ||
+	    (rc = parse_coord(x, 5, "cz", &cz)) != 0)
+		return rc;
+	kind = wants_binary(x->req->header[HTTP_H_ACCEPT]) ? KIND_OBJECTS_BINARY :
+	       KIND_OBJECTS_JSON;
+	x->world = world_map_find(x->rt->worlds, pi, seed);
+	x->key = key_of(x->world, seed, pi, cx, cz, 0, kind, 0);
+	return serve_value(x, catalog_at(x->rt->cat, (size_t)pi));
+}
+
+/* ---- batches --------------------------------------------------------------------- */
+
+static int query_i32(struct rctx *x, const char *name, int32_t *v);
+
+/* One tile of a batch. */
+struct member {
+	struct cache_waiter w;
+	struct batch *b;
+	struct tile_key key;
+	struct cache_entry *e;           /* referenced once ready */
+};
+
+/* A batch request, in its arena: its tiles are fetched like single tiles
+ * (single flight, generated in parallel on the workers); once all are
+ * ready, a worker assembles the bundle and compresses it when accepted. */
+struct batch {
+	struct rctx *x;
+	uv_work_t work;
+	size_t n, pending;               /* members; fetches not settled */
+	size_t hits;
+	int err;
+	struct bundle_entry *ent;        /* the index, laid out */
+	size_t len;                      /* the bundle's size */
+	uint8_t *body;                   /* the response body, malloc'd */
+	size_t body_len;
+	char etag[24];
+	struct member m[];
+};
+
+static void batch_release(struct batch *b)
+{
+	size_t k;
+
+	for (k = 0; k < b->n; k++)
+		cache_release(b->x->rt->cache, b->m[k].e);
+}
+
+static void release_body(void *arg)
+{
+	struct batch *b = arg;
+
+	free(b->body);
+}
+
+/* Worker: the identity bundle, then its zstd frame when accepted. */
+static void bundle_work(uv_work_t *w)
+{
+	struct batch *b = container_of(w, struct batch, work);
+	uint8_t *raw = malloc(b->len);
+	size_t k;
+	int rc = raw ? 0 : ERR_NOMEM;
+
+	if (raw)
+		bundle_write_index(b->ent, b->n, raw);
+	for (k = 0; !rc && k < b->n; k++) {
+		const struct tile_value *v = cache_value(b->m[k].e);
+
+		rc = tilegen_decompress_to(v->body_z.base, v->body_z.len,
+					   raw + b->ent[k].offset, v->raw_len);
+	}
+	if (!rc && b->x->zstd) {
+		rc = tilegen_compress(raw, b->len, b->x->rt->zstd_level, &b->body,
+				      &b->body_len);
+		free(raw);
+		raw = NULL;
+	} else if (!rc) {
+		b->body = raw;
+		b->body_len = b->len;
+		raw = NULL;
+	}
+	free(raw);
+	b->x->err = rc;
+}
+
+static void bundle_done(uv_work_t *w, int status)
+{
+	struct batch *b = container_of(w, struct batch, work);
+	struct rctx *x = b->x;
+	char *head;
+	int n;
+
+	batch_release(b);
+	if (status < 0 || x->err) {
+		free(b->body);
+		respond_error(x, 500, "bundle assembly failed");
+		return;
+	}
+	if (!(head = http_req_alloc(x->req, 512))) {
+		free(b->body);
+		respond_oom(x->rt, x->req, x->route);
+		return;
+	}
+	n = format_head(head, 512, x->rt, ROUTE_BUNDLE_TYPE, "Accept-Encoding",
+			b->body_len, b->etag, x->zstd);
+	send_response(x, 200, head, (size_t)n, b->body, b->body_len, release_body, b);
+}
+
+/* Every member is ready or failed: answer 304, or assemble the bundle. */
+static void batch_ready(struct batch *b)
+{
+	struct rctx *x = b->x;
+	uint8_t sums[8 * ROUTE_BATCH_MAX];
+	char id[24], z[24];
+	size_t k;
+	int rc;
+
+	x->xcache = b->hits == b->n ? "X-Cache: hit\r\n" : "X-Cache: miss\r\n";
+	if (b->err) {
+		batch_release(b);
+		respond_error(x, err_to_status(b->err), gen_detail(b->err));
+		return;
+	}
+	for (k = 0; k < b->n; k++) {
+		const struct tile_value *v = cache_value(b->m[k].e);
+		int i;
+
+		b->ent[k] = (struct bundle_entry){ b->m[k].key.cx, b->m[k].key.cz, 0,
+						   (uint32_t)v->raw_len };
+		for (i = 0; i < 8; i++)
+			sums[8 * k + (size_t)i] = (uint8_t)(v->sum >> (8 * i));
+	}
+	etags(XXH3_64bits(sums, 8 * b->n), id, z);
+	memcpy(b->etag, x->zstd ? z : id, sizeof(b->etag));
+	if (etag_matches(x->req->header[HTTP_H_IF_NONE_MATCH], b->etag)) {
+		batch_release(b);
+		if ((rc = not_modified(x, b->etag, "Accept-Encoding")) != 0)
+			respond_oom(x->rt, x->req, x->route);
+		return;
+	}
+	rc = bundle_layout(b->ent, b->n, &b->len);
+	if (!rc && uv_queue_work(x->rt->loop, &b->work, bundle_work, bundle_done) < 0)
+		rc = ERR_BUSY;
+	if (rc) {
+		batch_release(b);
+		respond_error(x, err_to_status(rc), "cannot assemble the bundle");
+	}
+}
+
+/* One fetch of the batch has settled (err: why it failed). */
+static void batch_settle(struct batch *b, int err)
+{
+	if (err && !b->err)
+		b->err = err;
+	if (--b->pending == 0)
+		batch_ready(b);
+}
+
+static void member_ready(struct cache_waiter *w, struct cache_entry *e, int err)
+{
+	struct member *m = container_of(w, struct member, w);
+
+	m->e = e;
+	batch_settle(m->b, err);
+}
+
+static void member_fetch(struct batch *b, struct member *m, const struct preset *p)
+{
+	struct routes *rt = b->x->rt;
+	struct cache_entry *e;
+	int rc;
+
+	m->b = b;
+	m->w.done = member_ready;
+	b->pending++;
+	rc = cache_fetch(rt->cache, &m->key, sizeof(m->key), uv_now(rt->loop), &m->w, &e);
+	if (rc == CACHE_HIT) {
+		m->e = e;
+		b->hits++;
+		batch_settle(b, 0);
+	} else if (rc == CACHE_MISS) {
+		generate(rt, &m->key, p, b->x->world, e);
+	} else if (rc < 0) {
+		batch_settle(b, rc);
+	}
+}
+
+/* The rectangle ?cx0=&cz0=&cx1=&cz1= of a batch, at most ROUTE_BATCH_MAX
+ * tiles; *n is its tile count. */
+static int parse_rect(struct rctx *x, int32_t r[4], size_t *n)
+{
+	static const char *const names[4] = { "cx0", "cz0", "cx1", "cz1" };
+	int64_t w, h;
+	int i, rc;
+
+	for (i = 0; i < 4; i++)
+		if ((rc = query_i32(x, names[i], &r[i])) != 0)
+			return rc;
+	w = (int64_t)r[2] - r[0] + 1;
+	h = (int64_t)r[3] - r[1] + 1;
+	if (w < 1 || h < 1 || w > ROUTE_BATCH_MAX || h > ROUTE_BATCH_MAX ||
+	    w * h > ROUTE_BATCH_MAX) {
+		x->detail = w < 1 || h < 1 ? "rectangle: need cx0 <= cx1 and cz0 <= cz1" :
+			    "rectangle: at most 64 tiles (cx0..cx1 x cz0..cz1, inclusive)";
+		return ERR_INVAL;
+	}
+	*n = (size_t)(w * h);
+	return 0;
+}
+
+/* GET chunks/{lod}?cx0=&cz0=&cx1=&cz1=: a bundle of the rectangle's tiles. */
+static int h_batch(struct rctx *x)
+{
+	const struct preset *p;
+	struct batch *b;
+	uint64_t seed;
+	int32_t r[4];
+	int64_t cx, cz;
+	unsigned layers;
+	size_t n, k = 0;
+	int rc, pi, lod;
+
+	if ((rc = world_of(x, &seed, &pi)) != 0)
+		return rc;
+	p = catalog_at(x->rt->cat, (size_t)pi);
+	if ((rc = parse_lod(x, p, &lod)) != 0 || (rc = parse_layers(x, &layers)) != 0 ||
+	    (rc = parse_rect(x, r, &n)) != 0)
+		return rc;
+	b = http_req_alloc(x->req, sizeof(*b) + n * sizeof(b->m[0]));
+	if (!b)
+		return ERR_NOMEM;
+	memset(b, 0, sizeof(*b) + n * sizeof(b->m[0]));
+	if (!(b->ent = http_req_alloc(x->req, n * sizeof(*b->ent))))
+		return ERR_NOMEM;
+	b->x = x;
+	b->n = n;
+	b->pending = 1; /* held until every fetch is started */
+	x->zstd = accepts_zstd(x->req->header[HTTP_H_ACCEPT_ENCODING]);
+	x->world = world_map_find(x->rt->worlds, pi, seed);
+	for (cz = r[1]; cz <= r[3]; cz++)
+		for (cx = r[0]; cx <= r[2]; cx++, k++) {
+			b->m[k].key = key_of(x->world, seed, pi, (int32_t)cx, (int32_t)cz, lod,
+					     KIND_TILE, layers);
+			member_fetch(b, &b->m[k], p);
+		}
+	batch_settle(b, 0);
+	return 0;
 }
 
 /* ---- the other handlers --------------------------------------------------------- */
@@ -1297,6 +1677,7 @@ static int h_metrics(struct rctx *x)
 	struct cache_stats cs;
 	struct http_stats hs = { 0 };
 	struct metrics_edit_stats es;
+	struct regions_stats rs;
 	struct store_stats ss;
 	struct sse_stats sst;
 	char *text;
@@ -1304,6 +1685,7 @@ static int h_metrics(struct rctx *x)
 	int rc;
 
 	cache_stats(x->rt->cache, &cs);
+	regions_stats(x->rt->regions, &rs);
 	if (x->rt->server)
 		http_server_stats(x->rt->server, &hs);
 	store_stats(x->rt->store, &ss);
@@ -1312,7 +1694,7 @@ static int h_metrics(struct rctx *x)
 					  ss.failed || x->rt->store_failed, sst.subscribers,
 					  sst.events, sst.dropped,
 					  world_map_count(x->rt->worlds) };
-	rc = metrics_render(x->rt->metrics, &cs, &hs, &es, &text, &len);
+	rc = metrics_render(x->rt->metrics, &cs, &hs, &rs, &es, &text, &len);
 	if (rc)
 		return rc;
 	respond_copy(x, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -1487,6 +1869,7 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 		rc = ERR_NOMEM;
 	else if ((rc = metrics_create(rt->labels, NROUTES + 2, &rt->metrics)) != 0 ||
 		 (rc = cache_create(cfg->cache_bytes, 0, free_value, &rt->cache)) != 0 ||
+		 (rc = regions_create(cfg->region_bytes, &rt->regions)) != 0 ||
 		 (rc = world_map_create(cat, &rt->worlds)) != 0 ||
 		 (rc = sse_create(loop, 0, 0, &rt->sse)) != 0 ||
 		 (rc = static_create(NULL, CORS, &rt->files)) != 0)
@@ -1506,6 +1889,7 @@ void route_destroy(struct routes *rt)
 	if (!rt)
 		return;
 	cache_destroy(rt->cache);
+	regions_destroy(rt->regions);
 	static_destroy(rt->files);
 	metrics_destroy(rt->metrics);
 	sse_destroy(rt->sse);

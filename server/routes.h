@@ -4,19 +4,25 @@
  * One static table maps method + path to a handler; this is also the only
  * place where ERR_* codes become HTTP statuses, and where error bodies are
  * made: JSON {"error": "<token>", "detail": "<text>"}. The HTTP mechanics
- * (parsing, ordering, limits) are http.c's; generation is tilegen.c's, run
- * on the libuv worker pool; tiles are kept in cache.c.
+ * (parsing, ordering, limits) are http.c's; generation is tilegen.c's
+ * (objects.c's for object lists), run on the libuv worker pool with the
+ * eroded regions of regions.c; tiles are kept in cache.c; bundle.c lays
+ * out batch bodies.
  *
  * API (every response has Access-Control-Allow-Origin: *):
  *
- *   GET|HEAD /v1/worlds/{seed}/chunks/{lod}/{cx}/{cz}[?gen=NAME]
+ *   GET|HEAD /v1/worlds/{seed}/chunks/{lod}/{cx}/{cz}[?gen=NAME][&layers=L]
  *	One tile, Content-Type application/vnd.terrain.tile (a vendor type
  *	in the style of IANA's vnd. tree; the format is docs/tile-format.md),
- *	with every acknowledged edit touching the chunk applied and its edit
- *	version in the header. The cache key holds the edit version, so an
- *	edit makes exactly the touched chunks' tiles stale, at every LOD.
- *	Until the chunk has edits, the identity body is byte-identical to
- *	`terrain-server generate`.
+ *	made by pipeline_tile() with the eroded regions of the shared region
+ *	cache (--region-cache-mb), with every acknowledged edit touching the
+ *	chunk applied and its edit version in the header. layers=height (the
+ *	default) gives a version-1 tile; layers=height,material a version-2
+ *	tile with the material layer (the same heights); another name is a
+ *	400 that quotes the list. The cache key holds the edit version and the
+ *	layers, so an edit makes exactly the touched chunks' tiles stale, at
+ *	every LOD. Until the chunk has edits, the identity body is
+ *	byte-identical to `terrain-server generate [--layers L]`.
  *	Content-Encoding: zstd when Accept-Encoding allows it: q-values are
  *	honoured, "zstd;q=0" forbids it, "*" counts for zstd, and an explicit
  *	identity q above zstd's wins; otherwise identity. Vary:
@@ -30,6 +36,28 @@
  *	trade-off is only about edits: a CDN or client may serve a tile up to
  *	max-age seconds after an edit changed it. Larger values offload more
  *	to CDNs; revalidation is cheap (304 by ETag) either way.
+ *   GET|HEAD /v1/worlds/{seed}/chunks/{lod}?cx0=&cz0=&cx1=&cz1=[&gen=][&layers=]
+ *	Batch fetch: the tiles of the inclusive rectangle (at most
+ *	ROUTE_BATCH_MAX, else 400) as one bundle (bundle.h,
+ *	application/vnd.terrain.bundle) in row order, z then x. Each member
+ *	is the exact identity body of the single tile, taken from and put
+ *	into the same cache with the same single flight (missing tiles are
+ *	generated in parallel on the workers). The whole bundle is one zstd
+ *	frame when Accept-Encoding allows it, so tiles share context;
+ *	identity otherwise. ETag: XXH3-64 of the members' checksums in order,
+ *	"-z" for zstd; If-None-Match gives 304. Cache-Control and Vary as
+ *	tiles; X-Cache: hit when every member was cached. Bundles themselves
+ *	are not cached: a batch of cached tiles costs their decompression
+ *	and, for zstd, one compression of the bundle on a worker.
+ *   GET|HEAD /v1/worlds/{seed}/objects/{cx}/{cz}[?gen=NAME]
+ *	The trees and rocks of a chunk (docs/objects.md): scatter_chunk()
+ *	with the chunk's edits and the region cache, generated on the
+ *	worker pool. JSON (application/json) by default; the binary form
+ *	(application/vnd.terrain.objects) when Accept names it with a q
+ *	above 0 and not below application/json's. Cached like tiles, in
+ *	zstd form, under a key with the chunk's edit version and the form;
+ *	content coding, ETag (XXH3-64 of the identity body), 304,
+ *	Cache-Control and CORS as tiles; Vary: Accept, Accept-Encoding.
  *   GET|HEAD /v1/worlds/{seed}[?gen=NAME]
  *	World info in the spirit of TileJSON: generator name, description and
  *	fingerprint (16 hex digits), algorithm and tile format versions,
@@ -71,12 +99,12 @@
  *	the bytes (If-None-Match gives 304), Cache-Control: no-cache.
  *   OPTIONS on any route      CORS preflight: 204 with Allow-Methods/Headers
  *
- * Errors: 400 bad seed, lod, cx or cz, bad percent-encoding or NUL in the
- * path; 404 unknown route or generator; 405 with Allow; 408, 413, 414,
+ * Errors: 400 bad seed, lod, cx, cz, layers or rectangle, bad
+ * percent-encoding or NUL in the path; 404 unknown route or generator; 405 with Allow; 408, 413, 414,
  * 431 from the HTTP layer; 503 with Retry-After when overloaded (at the
  * connection limit, or max_generations tiles already being generated).
  *
- * Tiles are cached in their zstd form with both prebuilt response heads, so
+ * Tiles (and object lists) are cached in their zstd form with both prebuilt response heads, so
  * a zstd hit is one write of stored bytes. An identity GET decompresses the
  * cached frame on the worker pool (about 0.2 ms for a LOD 0 tile, against
  * 5-10 ms to generate it) rather than keeping the identity body too, which
@@ -96,12 +124,16 @@ struct http_server;
 struct uv_loop_s;
 
 #define ROUTE_TILE_TYPE "application/vnd.terrain.tile"
+#define ROUTE_BUNDLE_TYPE "application/vnd.terrain.bundle"
+#define ROUTE_BATCH_MAX 64 /* tiles per batch request */
 
 /* The largest request body of any route (POST edits); the HTTP limit. */
 #define ROUTE_MAX_BODY (64 * 1024)
 
 struct route_config {
 	size_t cache_bytes;  /* tile cache bound (--cache-mb; 256 MiB) */
+	size_t region_bytes; /* eroded region cache bound (--region-cache-mb;
+				256 MiB) */
 	unsigned max_age;    /* tile Cache-Control max-age, seconds (60) */
 	int zstd_level;      /* TILEGEN_ZSTD_LEVEL */
 	unsigned max_generations; /* queued or running; more get 503 (1024) */

@@ -4,16 +4,26 @@
 #include "tilegen.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <zstd.h>
 
-#include "edit.h"
 #include "err.h"
 #include "preset.h"
 #include "tile.h"
 
+/* The layer names of ?layers= and their PIPELINE_LAYER_* bits. */
+static const struct {
+	const char *name;
+	unsigned bit;
+} layer_names[] = {
+	{ "height", 0 },
+	{ "material", PIPELINE_LAYER_MATERIAL },
+};
+
 int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
-		   int32_t cx, int32_t cz, const struct edit *edits, size_t n,
-		   uint64_t edit_seq, uint8_t **out, size_t *len)
+		   int32_t cx, int32_t cz, const struct region_source *rs,
+		   const struct edit *edits, size_t n, uint64_t edit_seq,
+		   unsigned layers, uint8_t **out, size_t *len)
 {
 	struct tile t = { 0 };
 	uint8_t *buf;
@@ -22,11 +32,9 @@ int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
 
 	if (!p || !out || !len || (n && !edits))
 		return ERR_INVAL;
-	rc = pipeline_generate(p, seed, lod, cx, cz, &t);
+	rc = pipeline_tile(p, seed, lod, cx, cz, rs, edits, n, edit_seq, layers, &t);
 	if (rc)
 		return rc;
-	edit_apply(&t, edits, n);
-	t.edit_seq = edit_seq;
 	cap = tile_encode_bound(&t);
 	buf = malloc(cap);
 	if (!buf) {
@@ -62,16 +70,21 @@ int tilegen_compress(const uint8_t *raw, size_t len, int level,
 	return 0;
 }
 
+int tilegen_decompress_to(const uint8_t *z, size_t zlen, uint8_t *out, size_t len)
+{
+	size_t n = ZSTD_decompress(out, len, z, zlen);
+
+	return ZSTD_isError(n) || n != len ? ERR_ZSTD : 0;
+}
+
 int tilegen_decompress(const uint8_t *z, size_t zlen, size_t len,
 		       uint8_t **out)
 {
 	uint8_t *raw = malloc(len ? len : 1);
-	size_t n;
 
 	if (!raw)
 		return ERR_NOMEM;
-	n = ZSTD_decompress(raw, len, z, zlen);
-	if (ZSTD_isError(n) || n != len) {
+	if (tilegen_decompress_to(z, zlen, raw, len)) {
 		free(raw);
 		return ERR_ZSTD;
 	}
@@ -121,6 +134,32 @@ int tilegen_parse_i32(const char *s, size_t len, int32_t *out)
 	if (v > (uint64_t)INT32_MAX + (uint64_t)neg)
 		return ERR_RANGE;
 	*out = neg ? (int32_t)(-(int64_t)v) : (int32_t)v;
+	return 0;
+}
+
+int tilegen_parse_layers(const char *s, size_t len, unsigned *out)
+{
+	const char *end = s + len;
+	unsigned bits = 0;
+	size_t i;
+
+	if (!s || !out || len == 0)
+		return ERR_INVAL;
+	for (;;) {
+		const char *comma = memchr(s, ',', (size_t)(end - s));
+		size_t n = (size_t)((comma ? comma : end) - s);
+
+		for (i = 0; i < sizeof(layer_names) / sizeof(layer_names[0]); i++)
+			if (strlen(layer_names[i].name) == n && !memcmp(layer_names[i].name, s, n))
+				break;
+		if (i == sizeof(layer_names) / sizeof(layer_names[0]))
+			return ERR_INVAL;
+		bits |= layer_names[i].bit;
+		if (!comma)
+			break;
+		s = comma + 1;
+	}
+	*out = bits;
 	return 0;
 }
 
