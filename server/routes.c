@@ -1057,8 +1057,6 @@ static void bundle_work(uv_work_t *w)
 	if (!rc && b->x->zstd) {
 		rc = tilegen_compress(raw, b->len, b->x->rt->zstd_level, &b->body,
 				      &b->body_len);
-		free(raw);
-		raw = NULL;
 	} else if (!rc) {
 		b->body = raw;
 		b->body_len = b->len;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # http_curl.sh - the HTTP API seen through curl: bodies equal the CLI's
-# tiles (identity and zstd), 304 round trips, HEAD, the JSON endpoints,
-# metrics, CORS, and SIGTERM during a load (exit 0, no response cut).
+# tiles (identity and zstd; eroded presets and the material layer too),
+# 304 round trips, HEAD, the JSON endpoints, metrics, CORS, and SIGTERM
+# during a load (exit 0, no response cut).
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 
@@ -21,6 +22,18 @@ for t in "42 0 0 0 default" "42 3 -5 7 default" "my-world 1 2147483647 -21474836
 	check "zstd body decodes to generate ($t)" cmp -s "$TMP/cli" "$TMP/z"
 	check "zstd negotiated by --compressed ($t)" has "$TMP/h_z" '^content-encoding: zstd'
 	check "identity without Accept-Encoding ($t)" not has "$TMP/h_id" '^content-encoding'
+done
+# eroded presets (regions from the server's cache, computed alone by generate)
+# and the material layer (format version 2)
+for t in "42 0 1 1 eroded height" "42 2 -3 5 eroded height,material" \
+	"9 0 2 -1 default height,material" "my-world 4 7 7 canyons material,height"; do
+	set -- $t
+	"$SERVER_BIN" generate --seed "$1" --lod "$2" --cx "$3" --cz "$4" --gen "$5" \
+		--layers "$6" -o "$TMP/cli"
+	"${CURL[@]}" -o "$TMP/id" "$BASE/v1/worlds/$1/chunks/$2/$3/$4?gen=$5&layers=$6"
+	check "identity body equals generate --layers ($t)" cmp -s "$TMP/cli" "$TMP/id"
+	v=$([ "$6" = height ] && echo 1 || echo 2)
+	check "format version $v ($t)" eq "$(od -An -tu2 -j4 -N2 "$TMP/id" | tr -d ' ')" "$v"
 done
 check "tile content type" has "$TMP/h_id" '^content-type: application/vnd\.terrain\.tile'
 check "Vary: Accept-Encoding" has "$TMP/h_id" '^vary: accept-encoding'
@@ -87,7 +100,9 @@ for k in terrain_requests_total terrain_response_bytes_total terrain_connections
 	terrain_cache_hits_total terrain_cache_misses_total terrain_cache_evictions_total \
 	terrain_cache_entries terrain_cache_bytes terrain_generations_in_flight \
 	terrain_generations_total 'terrain_generation_seconds_bucket{le="+Inf"}' \
-	terrain_generation_seconds_count; do
+	terrain_generation_seconds_count terrain_region_cache_hits_total \
+	terrain_region_cache_misses_total terrain_region_cache_evictions_total \
+	terrain_region_cache_bytes terrain_region_compute_seconds_total; do
 	check "metrics has $k" contains "$m" "$k"
 done
 check "metrics count by route and status" contains "$m" 'terrain_requests_total{route="tile",status="304"}'

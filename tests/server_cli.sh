@@ -11,6 +11,11 @@ check "generate writes a tile" eq "$(status gen --seed 42 --lod 2 --cx 1 --cz 2)
 check "tile has the TRRN magic" eq "$(head -c 4 "$TMP/out")" TRRN
 check "generate to stdout equals -o" cmp -s "$TMP/out" \
 	<("$SERVER_BIN" generate --seed 42 --lod 2 --cx 1 --cz 2)
+check "generate --layers height is the default" cmp -s "$TMP/out" \
+	<("$SERVER_BIN" generate --seed 42 --lod 2 --cx 1 --cz 2 --layers height)
+check "generate --layers height,material writes format version 2" \
+	eq "$(gen --seed 42 --lod 2 --cx 1 --cz 2 --layers height,material &&
+		od -An -tu2 -j4 -N2 "$TMP/out" | tr -d ' ')" 2
 for bad in "--seed 18446744073709551616 --lod 0 --cx 0 --cz 0" \
 	"--seed bad.seed --lod 0 --cx 0 --cz 0" \
 	"--seed 42 --lod 9 --cx 0 --cz 0" \
@@ -20,7 +25,9 @@ for bad in "--seed 18446744073709551616 --lod 0 --cx 0 --cz 0" \
 	"--seed 42 --lod 0 --cx 1e3 --cz 0" \
 	"--seed 42 --lod 0 --cx 0 --cz 0 --gen nope" \
 	"--seed 42 --lod 0 --cx 0" \
-	"--seed 42 --lod 0 --cx 0 --cz 0 --bogus 1"; do
+	"--seed 42 --lod 0 --cx 0 --cz 0 --bogus 1" \
+	"--seed 42 --lod 0 --cx 0 --cz 0 --layers height,bogus" \
+	"--seed 42 --lod 0 --cx 0 --cz 0 --layers"; do
 	# shellcheck disable=SC2086
 	check "generate $bad exits 2" eq "$(status gen $bad)" 2
 	check "generate $bad says why" test -s "$TMP/err"
@@ -33,7 +40,8 @@ check "unknown option exits 2" eq "$(status "$SERVER_BIN" serve --nope 1 2>/dev/
 for o in bind:TERRAIN_BIND port:TERRAIN_PORT cache-mb:TERRAIN_CACHE_MB workers:TERRAIN_WORKERS \
 	presets:TERRAIN_PRESETS data-dir:TERRAIN_DATA_DIR max-connections:TERRAIN_MAX_CONNECTIONS \
 	idle-timeout:TERRAIN_IDLE_TIMEOUT header-timeout:TERRAIN_HEADER_TIMEOUT \
-	access-log:TERRAIN_ACCESS_LOG max-age:TERRAIN_MAX_AGE edit-token:TERRAIN_EDIT_TOKEN; do
+	access-log:TERRAIN_ACCESS_LOG max-age:TERRAIN_MAX_AGE edit-token:TERRAIN_EDIT_TOKEN \
+	region-cache-mb:TERRAIN_REGION_CACHE_MB; do
 	check "--help documents --${o%%:*}" grep -q -- "--${o%%:*} " "$TMP/help"
 	check "--help names ${o#*:}" grep -q "env ${o#*:}, default" "$TMP/help"
 done
