@@ -158,9 +158,12 @@ static const struct {
 	[KIND_OBJECTS_BINARY] = { OBJECTS_BINARY_TYPE, "Accept, Accept-Encoding" },
 };
 
-/* The cache key of a tile or of a chunk's objects: the chunk's edit
- * version makes an edit stale exactly the values of the chunks it
- * touched, at every LOD, with every layer, in every form. */
+/* The cache key of a tile or of a chunk's objects. version is the
+ * chunk's edit version for a tile of heights, so an edit makes stale
+ * exactly the tiles of the chunks it touched, at every LOD; for a tile
+ * with the material layer and for objects, which also read samples just
+ * beyond the chunk, it is the largest edit version of the chunk and its
+ * 8 neighbours (world_around_version()). */
 struct tile_key {
 	uint64_t seed;
 	uint64_t version;
@@ -216,8 +219,10 @@ struct gen_job {
 	const struct preset *p;
 	const struct region_source *rs;
 	struct tile_key key;
+	uint64_t edit_seq;               /* the chunk's own edit version */
 	struct edit *edits;              /* a private copy: those touching */
-	size_t nedits;                   /* the chunk, in sequence order */
+	size_t nedits;                   /* the chunk (or its neighbours,
+					    needs_around()), in order */
 	struct tile_value *value;
 	size_t bytes;
 	int err;
@@ -805,9 +810,9 @@ static int gen_body(const struct gen_job *j, uint8_t **raw, size_t *len)
 
 	if (k->kind == KIND_TILE)
 		return tilegen_encode(j->p, k->seed, k->lod, k->cx, k->cz, j->rs, j->edits,
-				      j->nedits, k->version, k->layers, raw, len);
+				      j->nedits, j->edit_seq, k->layers, raw, len);
 	return objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, j->edits, j->nedits,
-			      k->version, k->kind == KIND_OBJECTS_BINARY ?
+			      j->edit_seq, k->kind == KIND_OBJECTS_BINARY ?
 			      OBJECTS_BINARY : OBJECTS_JSON, raw, len);
 }
 
@@ -850,6 +855,27 @@ static void gen_done(uv_work_t *w, int status)
 	free(j);
 }
 
+/* Whether key's value reads the heights beyond its chunk (materials need
+ * each sample's neighbours), so that its neighbours' edits matter too. */
+static int needs_around(const struct tile_key *key)
+{
+	return key->kind != KIND_TILE || key->layers != 0;
+}
+
+/* Copy the edits key's value depends on into j (w may be NULL). */
+static int job_edits(struct gen_job *j, const struct world *w)
+{
+	const struct tile_key *k = &j->key;
+	struct world_chunk ch;
+
+	if (!w)
+		return 0;
+	world_chunk(w, k->cx, k->cz, &ch);
+	j->edit_seq = ch.version;
+	return needs_around(k) ? world_around_edits(w, k->cx, k->cz, &j->edits, &j->nedits) :
+	       world_chunk_edits(w, k->cx, k->cz, &j->edits, &j->nedits);
+}
+
 /* Queue the generation of key's value (world w's edits, w may be NULL)
  * for the flight; a full queue fails it with ERR_BUSY (503), which bounds
  * the memory waiting requests hold. */
@@ -870,7 +896,7 @@ static void generate(struct routes *rt, const struct tile_key *key,
 	}
 	*j = (struct gen_job){ .rt = rt, .flight = flight, .p = p,
 			       .rs = regions_source(rt->regions), .key = *key };
-	if (w && world_chunk_edits(w, key->cx, key->cz, &j->edits, &j->nedits)) {
+	if (job_edits(j, w)) {
 		free(j);
 		cache_abort(rt->cache, flight, ERR_NOMEM);
 		return;
@@ -891,12 +917,17 @@ static struct tile_key key_of(const struct world *w, uint64_t seed, int pi,
 			      int32_t cx, int32_t cz, int lod, int kind,
 			      unsigned layers)
 {
-	struct world_chunk ch = { 0, 0, 0 };
+	struct tile_key k = { seed, 0, cx, cz, (uint32_t)pi, (uint16_t)lod, (uint8_t)kind,
+			      (uint8_t)layers };
+	struct world_chunk ch;
 
-	if (w)
+	if (w && needs_around(&k)) {
+		k.version = world_around_version(w, cx, cz);
+	} else if (w) {
 		world_chunk(w, cx, cz, &ch);
-	return (struct tile_key){ seed, ch.version, cx, cz, (uint32_t)pi, (uint16_t)lod,
-				  (uint8_t)kind, (uint8_t)layers };
+		k.version = ch.version;
+	}
+	return k;
 }
 
 /* Answer x with the value of x->key: from the cache, after the flight

@@ -21,7 +21,12 @@
  *	tile with the material layer (the same heights); another name is a
  *	400 that quotes the list. The cache key holds the edit version and the
  *	layers, so an edit makes exactly the touched chunks' tiles stale, at
- *	every LOD. Until the chunk has edits, the identity body is
+ *	every LOD. Materials take slopes from the samples one LOD step beyond
+ *	the chunk, so a material tile is made with the edits of the chunk and
+ *	its 8 neighbours and keyed by their largest edit version: an edit
+ *	beside a chunk changes its border materials as it does the
+ *	neighbour's, and they agree at the seam (the header's edit_seq stays
+ *	the chunk's own). Until the chunk has edits, the identity body is
  *	byte-identical to `terrain-server generate [--layers L]`.
  *	Content-Encoding: zstd when Accept-Encoding allows it: q-values are
  *	honoured, "zstd;q=0" forbids it, "*" counts for zstd, and an explicit
@@ -55,7 +60,8 @@
  *	worker pool. JSON (application/json) by default; the binary form
  *	(application/vnd.terrain.objects) when Accept names it with a q
  *	above 0 and not below application/json's. Cached like tiles, in
- *	zstd form, under a key with the chunk's edit version and the form;
+ *	zstd form, under a key with the form and, as for material tiles, the
+ *	largest edit version of the chunk and its neighbours;
  *	content coding, ETag (XXH3-64 of the identity body), 304,
  *	Cache-Control and CORS as tiles; Vary: Accept, Accept-Encoding.
  *   GET|HEAD /v1/worlds/{seed}[?gen=NAME]

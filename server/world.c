@@ -407,6 +407,74 @@ int world_chunk_edits(const struct world *w, int32_t cx, int32_t cz,
 	return 0;
 }
 
+/* The chunks of the 3 x 3 block around (cx, cz) that exist and have
+ * edits, into c (9); returns their count. */
+static size_t around(const struct world *w, int32_t cx, int32_t cz,
+		     const struct chunk *c[9])
+{
+	size_t k = 0;
+	int64_t x, z;
+
+	for (z = (int64_t)cz - 1; z <= (int64_t)cz + 1; z++)
+		for (x = (int64_t)cx - 1; x <= (int64_t)cx + 1; x++)
+			if (x >= INT32_MIN && x <= INT32_MAX && z >= INT32_MIN &&
+			    z <= INT32_MAX && (c[k] = chunk_get(w, (int32_t)x, (int32_t)z)))
+				k++;
+	return k;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int world_around_edits(const struct world *w, int32_t cx, int32_t cz,
+		       struct edit **out, size_t *n)
+{
+	const struct chunk *c[9];
+	size_t nc = around(w, cx, cz, c), total = 0, i, k = 0, m = 0;
+	uint32_t *idx, nd;
+
+	*out = NULL;
+	*n = 0;
+	for (i = 0; i < nc; i++)
+		total += c[i]->nedits;
+	if (!total)
+		return 0;
+	idx = malloc(total * sizeof(*idx));
+	*out = malloc(total * sizeof(**out));
+	if (!idx || !*out) {
+		free(idx);
+		free(*out);
+		*out = NULL;
+		return ERR_NOMEM;
+	}
+	for (i = 0; i < nc; i++)
+		for (nd = c[i]->head; nd != NONE; nd = w->nodes[nd].next)
+			idx[k++] = w->nodes[nd].edit;
+	qsort(idx, total, sizeof(*idx), cmp_u32);
+	for (k = 0; k < total; k++)
+		if (k == 0 || idx[k] != idx[k - 1])
+			(*out)[m++] = w->edits[idx[k]];
+	free(idx);
+	*n = m;
+	return 0;
+}
+
+uint64_t world_around_version(const struct world *w, int32_t cx, int32_t cz)
+{
+	const struct chunk *c[9];
+	size_t nc = around(w, cx, cz, c), i;
+	uint64_t v = 0;
+
+	for (i = 0; i < nc; i++)
+		if (c[i]->version > v)
+			v = c[i]->version;
+	return v;
+}
+
 size_t world_batches(const struct world *w)
 {
 	return w->nbatches;

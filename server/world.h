@@ -117,6 +117,21 @@ void world_chunk(const struct world *w, int32_t cx, int32_t cz,
 int world_chunk_edits(const struct world *w, int32_t cx, int32_t cz,
 		      struct edit **out, size_t *n);
 
+/*
+ * The edits that chunk (cx, cz)'s material layer and objects depend on:
+ * those touching the chunk or one of its 8 neighbours, each once, in
+ * sequence order, copied into a new array *out (free() it; NULL when
+ * none) of *n. Those read the heights up to one LOD step (at most a
+ * chunk) beyond the chunk's square, which lie in the neighbours' squares,
+ * so no other edit changes them. Returns 0 or ERR_NOMEM.
+ */
+int world_around_edits(const struct world *w, int32_t cx, int32_t cz,
+		       struct edit **out, size_t *n);
+
+/* The largest edit version of chunk (cx, cz) and its 8 neighbours: the
+ * version of what world_around_edits() returns (0: no edit). */
+uint64_t world_around_version(const struct world *w, int32_t cx, int32_t cz);
+
 /* Batches recorded so far, and batch i of them (i < world_batches()). */
 size_t world_batches(const struct world *w);
 void world_batch(const struct world *w, size_t i, struct world_batch *out);

@@ -345,6 +345,52 @@ static void test_http_tiles_material_layer_is_v2_with_the_same_heights(void **st
 	free(a.body);
 }
 
+static void post_edit(const char *seed, const char *json);
+
+static void get_tile(const char *path, struct tile *t, char *etag, size_t cap)
+{
+	struct resp rp;
+
+	get_ok(path, "", &rp);
+	assert_int_equal(tile_decode(rp.body, rp.body_len, t), 0);
+	header(&rp, "ETag", etag, cap);
+	free(rp.body);
+}
+
+static void test_http_tiles_materials_follow_an_edit_just_beside_the_chunk(void **state)
+{
+	const char *east = "/v1/worlds/seam/chunks/0/0/0?layers=height,material";
+	const char *west = "/v1/worlds/seam/chunks/0/-1/0?layers=height,material";
+	struct tile before, a, b;
+	char e0[64], e1[64], ew[64];
+	uint32_t j, s;
+
+	(void)state;
+	get_tile(east, &before, e0, sizeof(e0));
+	/* set to -2000 m, radius 1 m, 1.6 m west of chunk 0's square: it moves
+	 * sample x = -1 of chunk -1 (0.6 m away), not chunk 0, whose samples
+	 * at x = 0 take their slope from x = -1 */
+	post_edit("seam", "{\"edits\":[{\"op\":\"set\",\"x\":-1.6,\"z\":100,"
+		  "\"radius\":1,\"height\":-2000,\"falloff\":\"linear\"}]}");
+	get_tile(east, &a, e1, sizeof(e1));
+	get_tile(west, &b, ew, sizeof(ew));
+	s = a.side;
+	assert_int_equal(a.edit_seq, 0); /* chunk 0 itself has no edit */
+	assert_int_equal(b.edit_seq, 1);
+	assert_memory_equal(a.h, before.h, (size_t)s * s * sizeof(*a.h));
+	for (j = 0; j < s; j++) {
+		assert_int_equal(a.h[j * s], b.h[j * s + s - 1]);
+		assert_int_equal(a.material[j * s], b.material[j * s + s - 1]);
+	}
+	printf("seam at x = 0, z = 100: material %d before the edit, %d after\n",
+	       before.material[100 * s], a.material[100 * s]);
+	assert_int_not_equal(a.material[100 * s], before.material[100 * s]);
+	assert_string_not_equal(e0, e1); /* not the stale tile from the cache */
+	tile_release(&before);
+	tile_release(&a);
+	tile_release(&b);
+}
+
 /* ---- objects ------------------------------------------------------------------------ */
 
 struct obj {
@@ -849,6 +895,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_tiles_material_layer_is_v2_with_the_same_heights),
+		cmocka_unit_test(test_http_tiles_materials_follow_an_edit_just_beside_the_chunk),
 		cmocka_unit_test(test_http_tiles_objects_json_and_binary_agree_and_repeat),
 		cmocka_unit_test(test_http_tiles_objects_of_a_2x2_block_have_no_duplicates),
 		cmocka_unit_test(test_http_tiles_sinking_the_ground_removes_objects_and_changes_the_etag),
