@@ -54,6 +54,20 @@ int api_batch_path(char *buf, size_t cap, const char *seed,
 			    gen ? gen : ""));
 }
 
+int api_add_layers(char *buf, size_t cap, const char *layers)
+{
+	size_t n = strlen(buf);
+	int rc;
+
+	if (n >= cap)
+		return ERR_TOOBIG;
+	rc = put(cap - n, snprintf(buf + n, cap - n, "%slayers=%s",
+				   strchr(buf, '?') ? "&" : "?", layers));
+	if (rc)
+		buf[n] = 0;
+	return rc;
+}
+
 static int get_num(const cJSON *o, const char *name, double *v)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);

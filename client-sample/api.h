@@ -59,6 +59,14 @@ int api_batch_path(char *buf, size_t cap, const char *seed,
 		   int32_t cx1, int32_t cz1);
 
 /*
+ * Append the layers query parameter to a target made by api_tile_path()
+ * or api_batch_path(): "?layers=LIST" when buf has no query yet, else
+ * "&layers=LIST" (LIST as the server takes it, "height,material"). Returns
+ * 0, or ERR_TOOBIG (buf unchanged) when buf is short.
+ */
+int api_add_layers(char *buf, size_t cap, const char *layers);
+
+/*
  * Parse a world info body (JSON, len bytes) into wi. Returns 0, or
  * ERR_PARSE when it is not JSON or lacks a field, ERR_RANGE when
  * chunk_size is not a power of two in 16..4096 or max_lod is out of range.

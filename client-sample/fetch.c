@@ -12,6 +12,9 @@
  * width = height = floor(2R / spacing) pixels; coarser tiles are upsampled
  * bilinearly, so the image has no seams. Pixel (c, r) is world
  * (X - R + c * spacing, Z - R + r * spacing): north (z decreasing) up.
+ * Tiles come with their material layer (layers=height,material): pixels
+ * take the materials' map colours, blended bilinearly between samples,
+ * times the hillshade; a tile without the layer is coloured by height.
  */
 #include "fetch.h"
 
@@ -61,27 +64,60 @@ static unsigned count_rings(const struct view_params *p, double x, double z)
 	return rings;
 }
 
+/* Base colour of the pixel at world (x, z), height h: the materials of
+ * the four samples around it blended bilinearly, or the height ramp when
+ * its tile has no material layer. */
+static void colour(const struct view *v, double x, double z, double h,
+		   uint8_t rgb[3])
+{
+	uint8_t id[4], c[3];
+	double w[4], sum[3] = { 0, 0, 0 };
+
+	if (view_materials(v, x, z, id, w)) {
+		png_ramp(h, rgb);
+		return;
+	}
+	for (int k = 0; k < 4; k++) {
+		png_material(id[k], h, c);
+		for (int ch = 0; ch < 3; ch++)
+			sum[ch] += w[k] * c[ch];
+	}
+	for (int ch = 0; ch < 3; ch++)
+		rgb[ch] = (uint8_t)(sum[ch] + 0.5);
+}
+
 /* Sample the view into a w x w image and write it. */
 static int draw(struct fetch *f, const struct cli_opts *o, double spacing,
 		uint32_t w)
 {
 	double *hm = malloc((size_t)w * w * sizeof(*hm));
+	uint8_t *rgb = malloc((size_t)w * w * 3);
 	double x0 = o->x - o->radius, z0 = o->z - o->radius;
 	char msg[128];
 	int rc = 0;
 
-	if (!hm)
+	if (!hm || !rgb) {
+		free(hm);
+		free(rgb);
 		return cli_fail(o->out, err_str(ERR_NOMEM));
+	}
 	for (uint32_t r = 0; r < w && !rc; r++)
-		for (uint32_t c = 0; c < w && !rc; c++)
-			rc = view_height(f->v, x0 + c * spacing, z0 + r * spacing,
-					 &hm[(size_t)r * w + c]);
+		for (uint32_t c = 0; c < w && !rc; c++) {
+			double x = x0 + c * spacing, z = z0 + r * spacing;
+			size_t k = (size_t)r * w + c;
+
+			if (!(rc = view_height(f->v, x, z, &hm[k])))
+				colour(f->v, x, z, hm[k], rgb + 3 * k);
+		}
 	if (rc) {
 		free(hm);
+		free(rgb);
 		return cli_fail(o->out, "a pixel has no tile (internal error)");
 	}
-	rc = png_write_heights(o->out, hm, w, w, spacing);
+	png_shade_colours(hm, w, w, spacing, rgb);
+	rc = png_write_rgb(o->out, rgb, w, w);
 	free(hm);
+	free(rgb);
 	if (rc) {
 		snprintf(msg, sizeof(msg), "cannot write the PNG: %s",
 			 err_str(rc));
@@ -119,6 +155,8 @@ static void report(struct fetch *f, const struct cli_opts *o,
 	printf("fetch: %" PRIu64 " bytes on the wire, %" PRIu64
 	       " bytes decoded, %.3f s\n", hs.bytes_rx, st->bytes_decoded,
 	       (double)ns / 1e9);
+	printf("fetch: coloured by material on %" PRIu64 " of %" PRIu64
+	       " tiles (the rest by height)\n", st->material_tiles, st->tiles);
 	printf("fetch: wrote %s: %" PRIu32 " x %" PRIu32 " px, %g m per px "
 	       "(width = 2R / spacing), %.3f s\n", o->out, w, w, spacing,
 	       (double)draw_ns / 1e9);
@@ -184,6 +222,7 @@ int fetch_main(int argc, char **argv)
 	rc = cli_view_params(&o, &f.s, o.seed, &p);
 	if (!rc) {
 		p.keep_heights = 1;
+		p.materials = 1; /* colour by the material layer */
 		rc = run(&f, &o, &p);
 	}
 	cli_close(&f.s); /* cancels what is still outstanding */

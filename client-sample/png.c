@@ -1,9 +1,10 @@
 /*
  * png.c - shaded-relief previews of heightmaps (png.h).
  *
- * Colour by height from two small tables (under water, on land), times a
- * Lambertian hillshade; written with libpng's simplified API, which reports
- * errors by return value instead of longjmp.
+ * Colour by height from two small tables (under water, on land), or by
+ * material id from the tile format's table, times a Lambertian hillshade;
+ * written with libpng's simplified API, which reports errors by return
+ * value instead of longjmp.
  */
 #include "png.h"  /* ours: found first, next to this file */
 
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "material.h"
 
 struct stop {
 	double m;          /* height in metres */
@@ -76,6 +78,22 @@ void png_ramp(double h_m, uint8_t rgb[3])
 		ramp(land, COUNT(land), h_m, rgb);
 }
 
+void png_material(int id, double h_m, uint8_t rgb[3])
+{
+	static const uint8_t deep[3] = { 12, 34, 72 };
+	uint32_t c = material_rgb(id);
+	double t;
+
+	rgb[0] = (uint8_t)(c >> 16);
+	rgb[1] = (uint8_t)(c >> 8);
+	rgb[2] = (uint8_t)c;
+	if (id != MATERIAL_WATER || !(h_m < 0))
+		return;
+	t = 1 - exp(h_m / 80); /* 0 at the surface, 0.5 at 55 m down */
+	for (int k = 0; k < 3; k++)
+		rgb[k] = mix(rgb[k], deep[k], t);
+}
+
 /* Slope along one axis at index i of n samples step apart (stride). */
 static double slope(const double *p, uint32_t i, uint32_t n, size_t stride,
 		    double spacing)
@@ -92,18 +110,32 @@ static double slope(const double *p, uint32_t i, uint32_t n, size_t stride,
 /*
  * Brightness of a surface with slopes dx (along x, east) and dz (along z,
  * south), relative to flat ground: light from the north-west (-x, -z),
- * 45 degrees up, so the light vector is (-1/2, -1/2, 1/sqrt 2).
+ * 45 degrees up, so the light vector is (-1/2, -1/2, 1/sqrt 2). Steep
+ * ground is lit as if gentler (the slope divided by 1 + 0.5 * slope, as
+ * the viewer does), so cliffs keep their colour instead of going black.
  */
 static double hillshade(double dx, double dz)
 {
 	const double up = 0.70710678118654752;
-	double lit = (0.5 * dx + 0.5 * dz + up) / sqrt(1 + dx * dx + dz * dz);
+	double k = 1 / (1 + 0.5 * sqrt(dx * dx + dz * dz)), lit;
+
+	dx *= k;
+	dz *= k;
+	lit = (0.5 * dx + 0.5 * dz + up) / sqrt(1 + dx * dx + dz * dz);
 
 	return (lit > 0 ? lit : 0) / up;
 }
 
 void png_shade(const double *h_m, uint32_t w, uint32_t hgt, double spacing_m,
 	       uint8_t *rgb)
+{
+	for (size_t k = 0; k < (size_t)w * hgt; k++)
+		png_ramp(h_m[k], rgb + 3 * k);
+	png_shade_colours(h_m, w, hgt, spacing_m, rgb);
+}
+
+void png_shade_colours(const double *h_m, uint32_t w, uint32_t hgt,
+		       double spacing_m, uint8_t *rgb)
 {
 	for (uint32_t r = 0; r < hgt; r++) {
 		for (uint32_t c = 0; c < w; c++) {
@@ -113,9 +145,9 @@ void png_shade(const double *h_m, uint32_t w, uint32_t hgt, double spacing_m,
 			double b = hillshade(dx, dz);
 			uint8_t *px = rgb + 3 * k;
 
-			/* 1 on flat ground, 0.35 in full shadow */
-			b = h_m[k] < 0 ? 0.85 + 0.15 * b : 0.35 + 0.65 * b;
-			png_ramp(h_m[k], px);
+			/* 1 on flat ground, 0.45 in full shadow, at most 1.275 */
+			b = b < 1.5 ? b : 1.5;
+			b = h_m[k] < 0 ? 0.85 + 0.15 * b : 0.45 + 0.55 * b;
 			for (int ch = 0; ch < 3; ch++) {
 				double v = px[ch] * b;
 

@@ -23,6 +23,14 @@
 void png_ramp(double h_m, uint8_t rgb[3]);
 
 /*
+ * Map colour of material id (material.h) for ground at h_m metres: the
+ * table's colour (docs/tile-format.md), grey for an id the table does not
+ * know. Water darkens with depth below 0 m (the presets' sea level), from
+ * the table's blue at the surface towards a deep navy. Writes rgb[0..2].
+ */
+void png_material(int id, double h_m, uint8_t rgb[3]);
+
+/*
  * Shade w x hgt heights (h_m[r * w + c], metres, samples spacing_m metres
  * apart) into rgb (3 * w * hgt bytes, caller-owned): the colour ramp times
  * a hillshade lit from the north-west, 45 degrees up, with slopes from
@@ -31,6 +39,14 @@ void png_ramp(double h_m, uint8_t rgb[3]);
  */
 void png_shade(const double *h_m, uint32_t w, uint32_t hgt, double spacing_m,
 	       uint8_t *rgb);
+
+/*
+ * The same hillshade on colours the caller chose (png_material(), blended,
+ * or png_ramp()): rgb holds w x hgt base colours on entry and the shaded
+ * image on return. Ground below 0 m is shaded only faintly, as water.
+ */
+void png_shade_colours(const double *h_m, uint32_t w, uint32_t hgt,
+		       double spacing_m, uint8_t *rgb);
 
 /*
  * Write rgb (w x hgt, 3 bytes per pixel, row-major) as an 8-bit RGB PNG to

@@ -236,6 +236,7 @@ static void accept_tile(struct view *v, int32_t cx, int32_t cz, int lod,
 		return;
 	}
 	v->st.tiles++;
+	v->st.material_tiles += t.material != NULL;
 	v->st.bytes_decoded += len;
 	e = find(v, cx, cz);
 	if (!e || e->want != lod) {
@@ -264,6 +265,14 @@ static void accept_tile(struct view *v, int32_t cx, int32_t cz, int lod,
 }
 
 /* ---- requests ---- */
+
+/* The layers a view asks for: the material layer with the heights when
+ * p.materials (a version-2 tile; heights identical to the version-1 one). */
+static int add_layers(const struct view *v, char *target, size_t cap)
+{
+	return v->p.materials ? api_add_layers(target, cap, "height,material")
+			      : 0;
+}
 
 static void on_tile(void *arg, struct hclient_resp *r);
 static void on_batch(void *arg, struct hclient_resp *r);
@@ -297,7 +306,8 @@ static long single(struct view *v, struct entry *e, int reval)
 	*q = (struct vreq){ v, e->cx, e->cz, e->cx, e->cz, (uint8_t)e->want,
 			    0, (uint8_t)reval };
 	if (api_tile_path(target, sizeof(target), v->p.seed, v->p.gen,
-			  e->want, e->cx, e->cz)) {
+			  e->want, e->cx, e->cz) ||
+	    add_layers(v, target, sizeof(target))) {
 		free(q);
 		return ERR_INVAL;
 	}
@@ -328,7 +338,8 @@ static long batch(struct view *v, int lod, int32_t cz, int32_t cx0,
 		return ERR_NOMEM;
 	*q = (struct vreq){ v, cx0, cz, cx1, cz, (uint8_t)lod, 1, 0 };
 	if (api_batch_path(target, sizeof(target), v->p.seed, v->p.gen, lod,
-			   cx0, cz, cx1, cz)) {
+			   cx0, cz, cx1, cz) ||
+	    add_layers(v, target, sizeof(target))) {
 		free(q);
 		return ERR_INVAL;
 	}
@@ -623,32 +634,72 @@ int view_finest_lod(const struct view *v)
 	return best;
 }
 
-int view_height(const struct view *v, double x, double z, double *h_m)
+/*
+ * The kept tile holding world (x, z), the sample (*i, *j) at the north-west
+ * corner of the cell around the point (i, j <= side - 2) and the point's
+ * offsets (*u, *w) inside that cell, 0..1 (a little beyond at the far
+ * border). NULL when the chunk holds no kept tile.
+ */
+static const struct tile *cell(const struct view *v, double x, double z,
+			       uint32_t *i, uint32_t *j, double *u, double *w)
 {
 	double size = (double)(1u << v->p.ring.chunk_log2);
-	double fx = floor(x / size), fz = floor(z / size), u, w, a, b;
+	double fx = floor(x / size), fz = floor(z / size);
 	const struct entry *e;
 	const struct tile *t;
-	uint32_t i, j, s;
+	uint32_t s;
 
 	if (!(fx >= INT32_MIN && fx <= INT32_MAX && fz >= INT32_MIN &&
 	      fz <= INT32_MAX))
-		return ERR_NOTFOUND;
+		return NULL;
 	e = find(v, (int64_t)fx, (int64_t)fz);
 	if (!e || e->lod < 0 || !e->t.h)
-		return ERR_NOTFOUND;
+		return NULL;
 	t = &e->t;
 	s = t->side;
-	u = (x - fx * size) / (double)(1u << t->lod);
-	w = (z - fz * size) / (double)(1u << t->lod);
-	i = u <= 0 ? 0 : u >= s - 1 ? s - 2 : (uint32_t)u;
-	j = w <= 0 ? 0 : w >= s - 1 ? s - 2 : (uint32_t)w;
-	u -= i;
-	w -= j;
+	*u = (x - fx * size) / (double)(1u << t->lod);
+	*w = (z - fz * size) / (double)(1u << t->lod);
+	*i = *u <= 0 ? 0 : *u >= s - 1 ? s - 2 : (uint32_t)*u;
+	*j = *w <= 0 ? 0 : *w >= s - 1 ? s - 2 : (uint32_t)*w;
+	*u -= *i;
+	*w -= *j;
+	return t;
+}
+
+int view_height(const struct view *v, double x, double z, double *h_m)
+{
+	const struct tile *t;
+	uint32_t i, j;
+	double u, w, a, b;
+
+	if (!(t = cell(v, x, z, &i, &j, &u, &w)))
+		return ERR_NOTFOUND;
 	a = tile_height_m(t, i, j) * (1 - u) + tile_height_m(t, i + 1, j) * u;
 	b = tile_height_m(t, i, j + 1) * (1 - u) +
 	    tile_height_m(t, i + 1, j + 1) * u;
 	*h_m = a * (1 - w) + b * w;
+	return 0;
+}
+
+int view_materials(const struct view *v, double x, double z, uint8_t id[4],
+		   double wt[4])
+{
+	const struct tile *t;
+	uint32_t i, j;
+	double u, w;
+	size_t k;
+
+	if (!(t = cell(v, x, z, &i, &j, &u, &w)) || !t->material)
+		return ERR_NOTFOUND;
+	k = (size_t)j * t->side + i;
+	id[0] = t->material[k];
+	id[1] = t->material[k + 1];
+	id[2] = t->material[k + t->side];
+	id[3] = t->material[k + t->side + 1];
+	wt[0] = (1 - u) * (1 - w);
+	wt[1] = u * (1 - w);
+	wt[2] = (1 - u) * w;
+	wt[3] = u * w;
 	return 0;
 }
 

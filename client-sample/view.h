@@ -41,6 +41,8 @@ struct view_params {
 	uint64_t fingerprint;   /* generator fingerprint tiles must carry */
 	int batch_lod;          /* batch chunks at LOD >= this; -1: never */
 	int keep_heights;       /* keep decoded tiles (view_height) */
+	int materials;          /* ask for layers=height,material; with
+				   keep_heights, view_materials() reads them */
 	long revalidate_ms;     /* tile lifetime; -1: the response's max-age */
 };
 
@@ -70,6 +72,7 @@ struct view_stats {
 	uint64_t seams;         /* shared edges compared */
 	uint64_t dropped;       /* loaded chunks unloaded */
 	uint64_t batch_fallbacks; /* batches answered by single tiles */
+	uint64_t material_tiles; /* verified tiles with a material layer */
 };
 
 /*
@@ -109,5 +112,17 @@ int view_finest_lod(const struct view *v);
  * when that chunk holds no tile.
  */
 int view_height(const struct view *v, double x, double z, double *h_m);
+
+/*
+ * Material ids (material.h; any byte, a later table may add ids) of the
+ * four samples around world (x, z) in the loaded tile of its chunk -
+ * the samples view_height() interpolates - and their bilinear weights
+ * (summing to 1), so a caller can blend the materials' colours smoothly
+ * across upsampled coarse tiles. Needs keep_heights and materials.
+ * Returns 0, or ERR_NOTFOUND when that chunk holds no tile or its tile
+ * has no material layer (a server without layers: colour by height).
+ */
+int view_materials(const struct view *v, double x, double z, uint8_t id[4],
+		   double w[4]);
 
 #endif

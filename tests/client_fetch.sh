@@ -1,6 +1,8 @@
 #!/bin/bash
 # client_fetch.sh - terrain-client's network commands against the real
 # server on 127.0.0.1: fetch writes a non-uniform PNG sized 2R / spacing,
+# coloured by the tiles' material layer (several materials' map colours
+# show in it) and by height when the tiles come without the layer,
 # walk and swarm run briefly with zero errors and print their reports, a
 # tile corrupted by a fault-injecting proxy is caught and named, and a
 # server that is down or answers an error status gives a clear message and
@@ -29,6 +31,86 @@ check "map.png is 2R / 1 m = 1024 px wide" has "$TMP/stat" '^width: 1024$'
 check "map.png is square" has "$TMP/stat" '^height: 1024$'
 colours=$(sed -n 's/^colours: //p' "$TMP/stat")
 check "map.png is not uniform ($colours colours)" test "${colours:-0}" -gt 100
+check "fetch asked for the material layer and coloured every tile by it" \
+	has "$out" '^fetch: coloured by material on ([0-9]+) of \1 tiles'
+
+# Which materials' map colours does a PNG show? A pixel is a material's
+# colour times the hillshade, so it keeps the colour's chromaticity:
+# count the pixels near each table colour's (docs/tile-format.md; rock and
+# snow, both grey, told apart by brightness). Reads the PNG with zlib only.
+cat >"$TMP/pngmat.py" <<'EOF'
+import struct, sys, zlib
+TABLE = {"water": 0x2a5d8f, "sand": 0xd8c78e, "grass": 0x6f9e4a,
+         "forest": 0x3b6a35, "rock": 0x8a8580, "snow": 0xf2f4f7}
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat = 8, []
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, ctype, _, _, lace = struct.unpack(">IIBBBBB", body)
+        assert depth == 8 and ctype == 2 and lace == 0, "not 8-bit RGB"
+    elif kind == b"IDAT":
+        idat.append(body)
+    pos += 12 + n
+raw, stride = zlib.decompress(b"".join(idat)), 3 * w
+prev, rows = bytearray(stride), []
+for r in range(h):
+    f = raw[r * (stride + 1)]
+    line = bytearray(raw[r * (stride + 1) + 1:(r + 1) * (stride + 1)])
+    for i in range(stride) if f else ():
+        a = line[i - 3] if i >= 3 else 0
+        b, c = prev[i], prev[i - 3] if i >= 3 else 0
+        if f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            a = a if pa <= pb and pa <= pc else b if pb <= pc else c
+        line[i] = (line[i] + (a if f in (1, 4) else b if f == 2 else (a + b) // 2)) & 255
+    rows.append(line)
+    prev = line
+def chroma(r, g, b):
+    return r / (r + g + b), g / (r + g + b)
+ref = {k: chroma(v >> 16, (v >> 8) & 255, v & 255) for k, v in TABLE.items()}
+count = dict.fromkeys(TABLE, 0)
+for line in rows:
+    for i in range(0, stride, 3):
+        r, g, b = line[i], line[i + 1], line[i + 2]
+        if r + g + b < 90:
+            continue
+        x, y = chroma(r, g, b)
+        name, d = min(((k, (x - c[0]) ** 2 + (y - c[1]) ** 2)
+                       for k, c in ref.items()), key=lambda t: t[1])
+        if d > 0.012 ** 2:
+            continue
+        if name in ("rock", "snow"):
+            name = "snow" if max(r, g, b) > 190 else "rock"
+        count[name] += 1
+for k, n in sorted(count.items(), key=lambda t: -t[1]):
+    print(f"{k} {n / (w * h):.4f}")
+EOF
+# materials PNG: print the shares, and in PNG.n how many table colours
+# cover at least 0.5% of the pixels
+materials() {
+	python3 "$TMP/pngmat.py" "$1" >"$1.mat" && cat "$1.mat" &&
+		awk '$2 >= 0.005 { n++ } END { print n + 0 }' "$1.mat" >"$1.n"
+}
+
+# a lake below a snowy range (seed 42), 4 m per px
+check "fetch of a lake below a range exits 0" to "$TMP/lake.out" \
+	"$TMP/lake.err" $T "$CLIENT" fetch --server "$BASE" --seed 42 \
+	--x 4608 --z -4608 --radius 1024 --d0 32 -o "$TMP/lake.png"
+cat "$TMP/lake.out" "$TMP/lake.err"
+if command -v python3 >/dev/null; then
+	materials "$TMP/lake.png"
+	check "the PNG shows at least 5 materials' map colours" \
+		test "$(cat "$TMP/lake.png.n")" -ge 5
+	check "water, grass, forest and rock among them" eq "$(awk \
+		'$2 >= 0.005 && /^(water|grass|forest|rock) / { n++ } END { print n + 0 }' \
+		"$TMP/lake.png.mat")" 4
+else
+	echo "skip: the PNG's material colours need python3"
+fi
 
 # a coarser image: a small d0 makes the player's chunk LOD 1, 2 m per px
 check "fetch with --d0 32 --gen alpine and a text seed" to "$TMP/coarse.out" \
@@ -94,9 +176,19 @@ fi
 server_start
 cat >"$TMP/proxy.py" <<'EOF'
 # Forward GETs to the upstream server (identity coding), flipping one byte
-# of the body of the tiles whose path matches CORRUPT (a regex).
+# of the body of the tiles whose path matches CORRUPT (a regex); with a
+# fourth argument "strip-layers", drop the layers parameter from every
+# query, as a server without layers would ignore it.
 import http.client, http.server, re, sys
 upstream, pattern, portfile = sys.argv[1], re.compile(sys.argv[2]), sys.argv[3]
+strip = sys.argv[4:] == ["strip-layers"]
+
+def forward(path):
+    if not strip or "?" not in path:
+        return path
+    base, query = path.split("?", 1)
+    q = [kv for kv in query.split("&") if kv and not kv.startswith("layers=")]
+    return base + ("?" + "&".join(q) if q else "")
 
 class Proxy(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -105,7 +197,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         if not hasattr(self, "up"):
             self.up = http.client.HTTPConnection(upstream, timeout=60)
-        self.up.request("GET", self.path)
+        self.up.request("GET", forward(self.path))
         r = self.up.getresponse()
         body = bytearray(r.read())
         if r.status == 200 and pattern.search(self.path) and len(body) > 100:
@@ -146,6 +238,34 @@ check "corrupt tile: no PNG written" test ! -e "$TMP/bad.png"
 check "corrupt tile: walk exits 1" not to /dev/null "$TMP/err" $T "$CLIENT" \
 	walk --server "$PROXY" --seed 42 --path 300,100 --speed 1 --radius 200
 check "corrupt tile: walk names it" has "$TMP/err" 'chunk 0/1/0 .*checksum mismatch'
+kill "$PROXY_PID"
+wait "$PROXY_PID" 2>/dev/null
+
+# ---- tiles without a material layer: coloured by height ----
+rm -f "$TMP/proxy.port"
+python3 "$TMP/proxy.py" "127.0.0.1:$PORT" '^$' "$TMP/proxy.port" \
+	strip-layers >/dev/null 2>"$TMP/proxy.log" &
+PROXY_PID=$!
+SERVERS+=("$PROXY_PID")
+for i in $(seq 1 100); do
+	[ -s "$TMP/proxy.port" ] && break
+	sleep 0.05
+done
+PROXY="http://127.0.0.1:$(cat "$TMP/proxy.port")"
+check "tiles without the layer: fetch exits 0" to "$TMP/plain.out" \
+	"$TMP/plain.err" $T "$CLIENT" fetch --server "$PROXY" --seed 42 \
+	--x 4608 --z -4608 --radius 1024 --d0 32 -o "$TMP/plain.png"
+cat "$TMP/plain.out" "$TMP/plain.err"
+check "tiles without the layer: coloured by height" has "$TMP/plain.out" \
+	'^fetch: coloured by material on 0 of [1-9][0-9]* tiles'
+"$CLIENT" pngstat "$TMP/plain.png" >"$TMP/pstat" 2>&1
+check "tiles without the layer: the PNG is not uniform" \
+	test "$(sed -n 's/^colours: //p' "$TMP/pstat")" -gt 100
+check "tiles without the layer: the PNG differs from the material one" \
+	not cmp -s "$TMP/plain.png" "$TMP/lake.png"
+materials "$TMP/plain.png"
+check "tiles without the layer: the height ramp shows fewer table colours" \
+	test "$(cat "$TMP/plain.png.n")" -lt "$(cat "$TMP/lake.png.n")"
 kill "$PROXY_PID"
 wait "$PROXY_PID" 2>/dev/null
 server_stop

@@ -2,9 +2,13 @@
 # viewer_browser.sh - the map viewer (GET /) in headless Chromium against the
 # real server: the map draws and is not blank, the page's JavaScript tile
 # decoder gives the same heights as `terrain-client decode --heights` for the
-# same tiles, its XXH3-64 equals libxxhash's, corrupt tiles are rejected, pan
-# and zoom work, and (when the server has the edit endpoint) an edit made
-# with the page's brush changes the terrain. Saves $BUILD/viewer.png.
+# same tiles (heights only, and with the material layer), the material ids
+# the page colours with equal those of the same tile fetched with curl, the
+# map shows the materials' colours and the colour toggle switches to the
+# height ramp and back, its XXH3-64 equals libxxhash's, corrupt tiles are
+# rejected, pan and zoom work, and (when the server has the edit endpoint)
+# an edit made with the page's brush changes the terrain. Saves
+# $BUILD/viewer.png.
 #
 # Needs Debian's chromium (installed with apt-get when missing and running as
 # root), Node.js 20+ and npm, and playwright-core from npm (installed into
@@ -107,13 +111,17 @@ if [ "$have" != "$want" ]; then
 fi
 
 # ---- reference files: tiles fetched by curl, decoded by terrain-client ----------
+# each tile twice: heights only (version 1) and with the material layer
+# (version 2, -v2 files), as the page asks for it
 TILES="2/0/0 0/3/-2 5/-1/1 8/7/7"
 for t in $TILES; do
-	f=$TMP/tile-${t//\//_}
-	curl -sf --compressed -o "$f.bin" "$BASE/v1/worlds/42/chunks/$t?gen=default" ||
-		{ echo "FAIL: curl tile $t"; exit 1; }
-	"$CLIENT" decode --heights "$f.bin" >"$f.heights" && "$CLIENT" decode "$f.bin" >"$f.header" ||
-		{ echo "FAIL: terrain-client decode $t"; exit 1; }
+	for layers in "" "&layers=height,material"; do
+		f=$TMP/tile-${t//\//_}${layers:+-v2}
+		curl -sf --compressed -o "$f.bin" "$BASE/v1/worlds/42/chunks/$t?gen=default$layers" ||
+			{ echo "FAIL: curl tile $t$layers"; exit 1; }
+		"$CLIENT" decode --heights "$f.bin" >"$f.heights" && "$CLIENT" decode "$f.bin" >"$f.header" ||
+			{ echo "FAIL: terrain-client decode $t$layers"; exit 1; }
+	done
 done
 # a version 2 tile (heights and a material layer) made by the reference encoder
 if ${CC:-cc} -std=c11 -O1 -Icommon -o "$TMP/mkv2" "$BROWSER_DIR/mkv2.c" "$BUILD/libcommon.a" -lxxhash -lm 2>"$TMP/cc2.log" &&

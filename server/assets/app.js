@@ -1,10 +1,13 @@
 // app.js - the map viewer: a 2D hillshaded, coloured map of one world of
 // the terrain server, with pan and zoom, a LOD per zoom, seed and preset
 // pickers, world info, a click-to-edit brush and live updates from the event
-// stream. Tiles are decoded from the binary format (tile.js) and coloured
-// (shade.js) in workers, requested nearest-first with a bounded number in
-// flight, drawn as each arrives, and cancelled when they leave the view.
-import { decodeTile, xxh3Hex } from './tile.js';
+// stream. Tiles are requested with their material layer
+// (layers=height,material), decoded from the binary format (tile.js) and
+// coloured (shade.js) in workers - by material, or by the height ramp (a
+// toggle; also for tiles without the layer) - requested nearest-first with a
+// bounded number in flight, drawn as each arrives, and cancelled when they
+// leave the view.
+import { decodeTile, xxh3Hex, MATERIALS } from './tile.js';
 import { shadeTile } from './shade.js';
 
 // ---- tuning ----------------------------------------------------------------
@@ -14,6 +17,8 @@ const MAX_PPM = 24;               // CSS pixels per metre when zoomed all the wa
 const CACHE_BYTES = 160 << 20;    // decoded tiles kept (bitmaps and heights)
 const PREFETCH_RING = 1;          // chunks beyond the view fetched once the view is complete
 const RETRIES = 4;
+const LAYERS = 'height,material'; // what tiles are requested with
+const COLOURS = ['materials', 'ramp']; // colour by material id, or by the height ramp
 
 const $ = (id) => document.getElementById(id);
 const enc = encodeURIComponent;
@@ -28,7 +33,7 @@ const st = {
 	x: 0, z: 0, ppm: 1, dpr: 1, cw: 0, ch: 0,
 	editSeq: 0, worldHash: '',
 	tilesDrawn: 0, eventsReceived: 0, errors: 0, bytes: 0, edits: 0, aborted: 0,
-	brush: false, op: 'raise', cursor: null, lastEdit: null,
+	brush: false, op: 'raise', cursor: null, lastEdit: null, colour: 'materials',
 };
 
 const canvas = $('tiles'), overlay = $('overlay'), mapEl = $('map');
@@ -58,13 +63,13 @@ function visibleChunks(margin = 0) {
 	return out;
 }
 
-// ---- tile cache: (seed, gen, lod, cx, cz) -> decoded tile with its edit version ----
+// ---- tile cache: (colouring, seed, gen, lod, cx, cz) -> decoded tile with its edit version ----
 const cache = new Map();   // insertion order is the LRU order
 let cacheBytes = 0;
 const touched = new Map(); // "seed|gen|cx|cz" -> first edit seq known to touch the chunk
 
 const worldKey = () => `${st.seed}|${st.gen}`;
-const tileKey = (lod, cx, cz) => `${st.seed}|${st.gen}|${lod}|${cx}|${cz}`;
+const tileKey = (lod, cx, cz, colour = st.colour) => `${colour}|${st.seed}|${st.gen}|${lod}|${cx}|${cz}`;
 const chunkKey = (cx, cz) => `${st.seed}|${st.gen}|${cx}|${cz}`;
 const fresh = (e) => e.editSeq >= (touched.get(chunkKey(e.cx, e.cz)) || 0);
 
@@ -85,10 +90,15 @@ function cachePut(key, e) {
 		v.bitmap.close?.();
 	}
 }
-/** The tile to show for a chunk: this LOD, else the nearest LOD cached. */
+/** The tile to show for a chunk: this LOD, else the same LOD in the other
+ * colouring (just after the toggle), else the nearest LOD cached. */
 function bestTile(cx, cz, lod) {
 	const e = cache.get(tileKey(lod, cx, cz));
 	if (e) return e;
+	for (const c of COLOURS) {
+		const other = c !== st.colour && cache.get(tileKey(lod, cx, cz, c));
+		if (other) return other;
+	}
 	for (let d = 1; d <= st.maxLod; d++) {
 		const up = lod + d <= st.maxLod && cache.get(tileKey(lod + d, cx, cz));
 		if (up) return up;
@@ -133,10 +143,10 @@ class Pool {
 	}
 	inline(buf, style) {
 		try {
-			const { header, quanta } = decodeTile(buf, { metres: false });
+			const { header, quanta, materials } = decodeTile(buf, { metres: false });
 			const rgba = shadeTile(quanta, { side: header.side, lod: header.lod, quantumUm: header.quantumUm,
-				cx: header.cx, cz: header.cz, chunkSize: 2 ** header.chunkLog2, ...style });
-			return { ok: true, header, quanta, rgba, size: header.side };
+				cx: header.cx, cz: header.cz, chunkSize: 2 ** header.chunkLog2, ...style }, materials);
+			return { ok: true, header, quanta, materials, rgba, size: header.side };
 		} catch (e) {
 			return { ok: false, error: String(e.message || e), code: e.code };
 		}
@@ -148,12 +158,13 @@ const pool = new Pool(clamp((navigator.hardwareConcurrency || 2) - 1, 1, 4));
 const inflight = new Map();  // tile key -> { ctrl, lod, cx, cz }
 const failures = new Map();  // tile key -> { n, until }
 
-const tileUrl = (lod, cx, cz, seed = st.seed, gen = st.gen) =>
-	`/v1/worlds/${enc(seed)}/chunks/${lod}/${cx}/${cz}?gen=${enc(gen)}`;
+// Both colourings use the same URL: toggling finds the tiles in the HTTP cache.
+const tileUrl = (lod, cx, cz, seed = st.seed, gen = st.gen, layers = LAYERS) =>
+	`/v1/worlds/${enc(seed)}/chunks/${lod}/${cx}/${cz}?gen=${enc(gen)}${layers ? `&layers=${layers}` : ''}`;
 
 async function loadTile(lod, cx, cz, key) {
 	const ctrl = new AbortController();
-	const req = { ctrl, lod, cx, cz, epoch: st.epoch };
+	const req = { ctrl, lod, cx, cz, epoch: st.epoch, colour: st.colour };
 	inflight.set(key, req);
 	const t0 = performance.now();
 	try {
@@ -168,7 +179,7 @@ async function loadTile(lod, cx, cz, key) {
 		}
 		const buf = await res.arrayBuffer();
 		st.bytes += buf.byteLength;
-		const r = await pool.run(buf, st.style);
+		const r = await pool.run(buf, { ...st.style, colour: req.colour });
 		if (!r.ok) throw Object.assign(new Error(`tile ${lod}/${cx}/${cz}: ${r.error}`), { permanent: true });
 		if (req.epoch !== st.epoch) return;
 		const h = r.header;
@@ -177,8 +188,9 @@ async function loadTile(lod, cx, cz, key) {
 		const bitmap = await createImageBitmap(new ImageData(r.rgba, r.size, r.size));
 		if (req.epoch !== st.epoch) { bitmap.close?.(); return; }
 		cachePut(key, {
-			bitmap, quanta: r.quanta, side: h.side, lod, cx, cz, editSeq: h.editSeq,
-			quantumUm: h.quantumUm, bytes: r.size * r.size * 4 + r.quanta.byteLength + 200,
+			bitmap, quanta: r.quanta, materials: r.materials, side: h.side, lod, cx, cz, editSeq: h.editSeq,
+			quantumUm: h.quantumUm, colour: req.colour,
+			bytes: r.size * r.size * 4 + r.quanta.byteLength + (r.materials ? r.materials.byteLength : 0) + 200,
 			drawn: false, ms: performance.now() - t0,
 		});
 		failures.delete(key);
@@ -359,7 +371,8 @@ function heightAt(wx, wz) {
 	if (!e) return null;
 	const s = 2 ** e.lod;
 	const i = clamp(Math.round((wx - cx * cs) / s), 0, e.side - 1), j = clamp(Math.round((wz - cz * cs) / s), 0, e.side - 1);
-	return { h: e.quanta[j * e.side + i] * e.quantumUm / 1e6, lod: e.lod, editSeq: e.editSeq };
+	const m = e.materials ? e.materials[j * e.side + i] : -1;
+	return { h: e.quanta[j * e.side + i] * e.quantumUm / 1e6, lod: e.lod, editSeq: e.editSeq, material: m };
 }
 
 function updateReadout() {
@@ -369,6 +382,7 @@ function updateReadout() {
 	const cs = st.chunkSize;
 	$('readout').textContent = `x ${w.x.toFixed(1)}  z ${w.z.toFixed(1)}  ` +
 		(h ? `h ${h.h.toFixed(2)} m` : 'h –') +
+		(h && h.material >= 0 ? `  ${MATERIALS[h.material]?.name ?? `material ${h.material}`}` : '') +
 		`  chunk ${Math.floor(w.x / cs)},${Math.floor(w.z / cs)}` + (h && h.editSeq ? `  edit ${h.editSeq}` : '');
 }
 
@@ -421,14 +435,16 @@ let hashTimer = 0;
 function saveHash() {
 	clearTimeout(hashTimer);
 	hashTimer = setTimeout(() => {
-		const h = `#seed=${enc(st.seed)}&gen=${enc(st.gen)}&x=${st.x.toFixed(1)}&z=${st.z.toFixed(1)}&zoom=${+st.ppm.toPrecision(4)}`;
+		const h = `#seed=${enc(st.seed)}&gen=${enc(st.gen)}&x=${st.x.toFixed(1)}&z=${st.z.toFixed(1)}&zoom=${+st.ppm.toPrecision(4)}` +
+			(st.colour !== 'materials' ? `&colour=${st.colour}` : '');
 		if (location.hash !== h) history.replaceState(null, '', h);
 	}, 250);
 }
 function readHash() {
 	const p = new URLSearchParams(location.hash.slice(1) || location.search.slice(1));
 	const n = (k, d) => (p.has(k) && Number.isFinite(+p.get(k)) ? +p.get(k) : d);
-	return { seed: p.get('seed') || '42', gen: p.get('gen') || 'default', x: n('x', 0), z: n('z', 0), ppm: n('zoom', 0) };
+	return { seed: p.get('seed') || '42', gen: p.get('gen') || 'default', x: n('x', 0), z: n('z', 0), ppm: n('zoom', 0),
+		colour: COLOURS.includes(p.get('colour')) ? p.get('colour') : 'materials' };
 }
 
 // ---- input ----------------------------------------------------------------------
@@ -495,12 +511,15 @@ function setupInput() {
 			'+': () => zoomAt(st.cw / 2, st.ch / 2, 2), '=': () => zoomAt(st.cw / 2, st.ch / 2, 2),
 			'-': () => zoomAt(st.cw / 2, st.ch / 2, 0.5), '0': () => { st.x = 0; st.z = 0; viewChanged(); },
 			b: () => setBrush(!st.brush), B: () => setBrush(!st.brush),
+			c: () => setColour(st.colour === 'materials' ? 'ramp' : 'materials'),
+			C: () => setColour(st.colour === 'materials' ? 'ramp' : 'materials'),
 		};
 		if (keys[ev.key]) { ev.preventDefault(); keys[ev.key](); }
 	});
 	new ResizeObserver(resize).observe(mapEl);
 	window.addEventListener('hashchange', () => {
 		const h = readHash();
+		if (h.colour !== st.colour) setColour(h.colour);
 		if (h.seed !== st.seed || h.gen !== st.gen) {
 			$('seed').value = h.seed;
 			$('gen').value = h.gen;
@@ -516,6 +535,18 @@ function setupInput() {
 	$('world-form').addEventListener('submit', (ev) => { ev.preventDefault(); pickWorld(); });
 	$('seed').addEventListener('change', pickWorld);
 	$('gen').addEventListener('change', pickWorld);
+
+	// colouring
+	for (const b of document.querySelectorAll('#colour button'))
+		b.addEventListener('click', () => setColour(b.dataset.colour));
+	const legend = $('legend');
+	for (const m of MATERIALS) {
+		const li = document.createElement('li'), sw = document.createElement('span');
+		sw.className = 'swatch';
+		sw.style.background = m.colour;
+		li.append(sw, m.name);
+		legend.append(li);
+	}
 
 	// brush
 	$('brush-on').addEventListener('click', () => setBrush(!st.brush));
@@ -543,6 +574,15 @@ function pickWorld() {
 	}
 	$('seed').setCustomValidity('');
 	if (seed !== st.seed || gen !== st.gen) loadWorld(seed, gen);
+}
+
+/** Colour the map by material id ('materials') or by the height ramp ('ramp'). */
+function setColour(colour) {
+	if (!COLOURS.includes(colour)) return;
+	st.colour = colour;
+	for (const b of document.querySelectorAll('#colour button')) b.setAttribute('aria-checked', String(b.dataset.colour === colour));
+	$('legend').hidden = colour !== 'materials';
+	viewChanged();
 }
 
 // ---- brush and edits ---------------------------------------------------------------
@@ -783,6 +823,7 @@ async function start() {
 	const h = readHash();
 	st.x = h.x;
 	st.z = h.z;
+	setColour(h.colour);
 	$('seed').value = h.seed;
 	try {
 		st.presets = (await getJSON('/v1/presets')).presets || [];
@@ -820,7 +861,7 @@ window.terrainViewer = {
 	get state() {
 		return { seed: st.seed, gen: st.gen, x: st.x, z: st.z, ppm: st.ppm, lod: currentLod(), chunkSize: st.chunkSize,
 			editSeq: st.editSeq, worldHash: st.worldHash, cached: cache.size, inflight: inflight.size,
-			errors: st.errors, bytes: st.bytes, aborted: st.aborted, brush: st.brush, op: st.op };
+			errors: st.errors, bytes: st.bytes, aborted: st.aborted, brush: st.brush, op: st.op, colour: st.colour };
 	},
 	setView(x, z, ppm) { st.x = x; st.z = z; if (ppm) st.ppm = ppm; viewChanged(); return idle(); },
 	/** Client (CSS px, page) coordinates of a world point, for clicking it. */
@@ -830,6 +871,13 @@ window.terrainViewer = {
 	},
 	tileUrl,
 	heightAt,
+	/** Colour by 'materials' or 'ramp'; resolves once the view is drawn. */
+	setColour(colour) { setColour(colour); return idle(); },
+	/** The material ids the page holds (and coloured with) for a tile, or null. */
+	tileMaterials(lod, cx, cz) {
+		const e = cache.get(tileKey(lod, cx, cz));
+		return e && e.materials ? Array.from(e.materials) : null;
+	},
 	/** The cached tile of (lod, cx, cz) in this world, if any. */
 	tile(lod, cx, cz) {
 		const e = cache.get(tileKey(lod, cx, cz));

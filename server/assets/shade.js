@@ -1,8 +1,14 @@
-// shade.js - colour a decoded tile: terrain layers (sand, grass, forest,
-// rock, snow) blended by weights that are functions of height and slope, as
-// terrain texturing blends its layers, under water where the ground is below
-// sea level, times a hillshade. Pure functions of the heights and the world
-// position, so tiles match across their borders and across LODs.
+// shade.js - colour a decoded tile, times a hillshade, in one of two ways:
+// - 'materials' (a version 2 tile): each sample by its material id, with the
+//   map colours of docs/tile-format.md (unknown ids grey), water darker with
+//   depth, softened by a small blur of the colours between samples;
+// - 'ramp' (any tile): terrain layers (sand, grass, forest, rock, snow)
+//   blended by weights that are functions of height and slope, as terrain
+//   texturing blends its layers, under water where the ground is below sea
+//   level.
+// Pure functions of the tile and the world position, so tiles match across
+// their borders.
+import { MATERIALS } from './tile.js';
 
 // Layer colours by climate; a preset picks one by name (unknown: temperate).
 const TEMPERATE = {
@@ -72,18 +78,79 @@ export function layerWeights(a, slope, n, climate, w) {
 	return w;
 }
 
+const hex = (c) => [1, 3, 5].map((k) => parseInt(c.slice(k, k + 2), 16));
+/** RGB of material id k (the table of docs/tile-format.md), for ids 0..255. */
+export const MATERIAL_RGB = Array.from({ length: 256 }, (_, k) => (MATERIALS[k] ? hex(MATERIALS[k].colour) : [128, 128, 128]));
+const WATER = 0, DEEP = [12, 34, 72];
+
+/*
+ * Base colours of a material tile into rgb (Float32Array, 3 per sample):
+ * the material's map colour, water darkened with depth below sea level;
+ * then softened: inner samples take a 3x3 blend of their neighbours'
+ * colours (weights 4 centre, 2 side, 1 corner), edge samples a 1-2-1 blend
+ * along their edge only, corners none, so the two tiles sharing an edge
+ * give its samples the same colour and no seam shows.
+ */
+function materialColours(q, mats, W, qm, sea) {
+	const N = W * W, base = new Float32Array(N * 3), rgb = new Float32Array(N * 3);
+	for (let k = 0; k < N; k++) {
+		const id = mats[k], c = MATERIAL_RGB[id];
+		let r = c[0], g = c[1], b = c[2];
+		const depth = sea - q[k] * qm;
+		if (id === WATER && depth > 0) {
+			const t = 1 - Math.exp(-depth / 80);
+			r += (DEEP[0] - r) * t; g += (DEEP[1] - g) * t; b += (DEEP[2] - b) * t;
+		}
+		base[3 * k] = r; base[3 * k + 1] = g; base[3 * k + 2] = b;
+	}
+	const L = W - 1;
+	for (let j = 0; j < W; j++) {
+		for (let i = 0; i < W; i++) {
+			const k = j * W + i, o = 3 * k;
+			const ei = i === 0 || i === L, ej = j === 0 || j === L;
+			if (ei && ej) { // a corner: shared by four tiles
+				rgb[o] = base[o]; rgb[o + 1] = base[o + 1]; rgb[o + 2] = base[o + 2];
+				continue;
+			}
+			let taps;
+			if (ej) taps = [[k - 1, 1], [k, 2], [k + 1, 1]];          // north or south edge
+			else if (ei) taps = [[k - W, 1], [k, 2], [k + W, 1]];     // west or east edge
+			else taps = null;
+			if (taps) {
+				for (let c = 0; c < 3; c++) {
+					let v = 0;
+					for (const [t, w] of taps) v += w * base[3 * t + c];
+					rgb[o + c] = v / 4;
+				}
+				continue;
+			}
+			for (let c = 0; c < 3; c++) {
+				const a = base[o + c] * 4 +
+					(base[o - 3 + c] + base[o + 3 + c] + base[o - 3 * W + c] + base[o + 3 * W + c]) * 2 +
+					base[o - 3 * W - 3 + c] + base[o - 3 * W + 3 + c] + base[o + 3 * W - 3 + c] + base[o + 3 * W + 3 + c];
+				rgb[o + c] = a / 16;
+			}
+		}
+	}
+	return rgb;
+}
+
 /**
  * Colour a tile. q: Int32Array heights in quanta, side*side (row z then x);
- * info: { side, lod, quantumUm, cx, cz, chunkSize, sea, low, high, gen },
- * where low..high is the preset's height range in metres and gen its name
- * (for the climate). Returns a Uint8ClampedArray of side^2 RGBA pixels,
- * pixel (i, j) for sample (i, j), shared edges included: drawn from the
- * centre of pixel 0 to the centre of pixel side-1, the image covers exactly
- * one chunk and interpolates smoothly into its neighbours' edges.
+ * info: { side, lod, quantumUm, cx, cz, chunkSize, sea, low, high, gen,
+ * colour }, where low..high is the preset's height range in metres, gen its
+ * name (for the climate) and colour 'materials' (the default) or 'ramp';
+ * mats: the tile's material ids (Uint8Array, side*side) or null. Colours by
+ * material when asked to and mats is there, else by the height ramp.
+ * Returns a Uint8ClampedArray of side^2 RGBA pixels, pixel (i, j) for
+ * sample (i, j), shared edges included: drawn from the centre of pixel 0 to
+ * the centre of pixel side-1, the image covers exactly one chunk and
+ * interpolates smoothly into its neighbours' edges.
  */
-export function shadeTile(q, info) {
+export function shadeTile(q, info, mats = null) {
 	const W = info.side, P = W, s = 2 ** info.lod, qm = info.quantumUm / 1e6;
 	const out = new Uint8ClampedArray(P * P * 4);
+	const mc = mats && info.colour !== 'ramp' ? materialColours(q, mats, W, qm, info.sea ?? 0) : null;
 	const cl = CLIMATES[info.gen] || TEMPERATE;
 	const L = [cl.sand, cl.grass, cl.forest, cl.rock, cl.snow];
 	const sea = info.sea ?? 0;
@@ -107,7 +174,12 @@ export function shadeTile(q, info) {
 			const k = ex / (1 + 0.3 * slope), ax = gx * k, az = gz * k;
 			const light = (ax * c + az * c + sn) / Math.sqrt(1 + ax * ax + az * az) / sn; // 1 on flat ground
 			let r, g, b, lit;
-			if (h < sea) {
+			if (mc) {
+				const o = 3 * (j * W + i);
+				r = mc[o]; g = mc[o + 1]; b = mc[o + 2];
+				lit = mats[j * W + i] === WATER ? 0.86 + 0.14 * Math.min(1.3, Math.max(0, light))
+					: 0.45 + 0.6 * Math.min(1.45, Math.max(0, light));
+			} else if (h < sea) {
 				const t = 1 - Math.exp(-(sea - h) / 80);
 				r = cl.shallow[0] + (cl.deep[0] - cl.shallow[0]) * t;
 				g = cl.shallow[1] + (cl.deep[1] - cl.shallow[1]) * t;

@@ -6,6 +6,8 @@
 //   WORK        scratch folder holding the reference files:
 //                 tile-L_X_Z.bin, .heights (terrain-client decode --heights),
 //                 .header (terrain-client decode) for every TILES entry,
+//                 and the same as tile-L_X_Z-v2.* for the tile fetched with
+//                 layers=height,material (format version 2),
 //                 xxh3.txt ("n hex" lines from xxh3_ref, optional)
 //   TILES       "L/X/Z ..." tiles of seed 42, preset default
 //   EDITS       1 when POST /v1/worlds/{seed}/edits exists
@@ -31,6 +33,48 @@ const VIEW = { x: 256, z: 0, zoom: 0.25 };
 const tileFile = (t) => `${WORK}/tile-${t.replaceAll('/', '_')}`;
 const refHeights = (file) => readFileSync(file, 'utf8').trim().split(/\s+/).map(Number);
 const header = (file) => Object.fromEntries(readFileSync(file, 'utf8').trim().split('\n').map((l) => l.split(': ')));
+
+// The material ids of a version 2 tile, read by hand from its bytes
+// (docs/tile-format.md, "Layers"): after the 64-byte header and planes x N
+// bytes of heights, a section of one raw layer of N ids.
+function materialsByHand(bytes) {
+	const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+	const version = dv.getUint16(4, true), planes = bytes[35], side = dv.getUint32(36, true), n = side * side;
+	const at = 64 + planes * n;
+	if (version !== 2 || bytes[at] !== 1 || bytes[at + 4] !== 1 || bytes[at + 5] !== 0 ||
+		dv.getUint32(at + 8, true) !== n || bytes.byteLength !== at + 12 + n)
+		throw new Error(`not a version 2 tile with one raw material layer (version ${version})`);
+	return Array.from(bytes.subarray(at + 12, at + 12 + n));
+}
+
+// Map colours of the material ids (docs/tile-format.md). A pixel coloured by
+// material is its colour times the hillshade, so it keeps the colour's
+// chromaticity: count the canvas pixels near each (rock and snow, both
+// grey, told apart by brightness). Runs in the page.
+const TABLE = { water: 0x2a5d8f, sand: 0xd8c78e, grass: 0x6f9e4a, forest: 0x3b6a35, rock: 0x8a8580, snow: 0xf2f4f7 };
+const canvasMaterials = (table) => {
+	const c = document.getElementById('tiles');
+	const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+	const ref = Object.entries(table).map(([k, v]) => {
+		const r = v >> 16, g = (v >> 8) & 255, b = v & 255;
+		return [k, r / (r + g + b), g / (r + g + b)];
+	});
+	const count = Object.fromEntries(ref.map(([k]) => [k, 0]));
+	for (let p = 0; p < d.length; p += 4) {
+		const r = d[p], g = d[p + 1], b = d[p + 2], s = r + g + b;
+		if (s < 90) continue;
+		let best = null, bd = 0.012 ** 2;
+		for (const [k, x, y] of ref) {
+			const e = (r / s - x) ** 2 + (g / s - y) ** 2;
+			if (e < bd) { bd = e; best = k; }
+		}
+		if (best === 'rock' || best === 'snow') best = Math.max(r, g, b) > 190 ? 'snow' : 'rock';
+		if (best) count[best]++;
+	}
+	const n = d.length / 4;
+	return Object.fromEntries(Object.entries(count).map(([k, v]) => [k, v / n]));
+};
+const shown = (shares) => Object.entries(shares).filter(([, v]) => v >= 0.005).map(([k]) => k);
 
 const browser = await chromium.launch({
 	executablePath: '/usr/bin/chromium',
@@ -84,27 +128,41 @@ try {
 	check(px.background < px.pixels * 0.001, 'the canvas is covered by tiles', `${px.background} of ${px.pixels} background pixels`);
 
 	// ---- the JavaScript decoder equals terrain-client decode --heights ----
+	const decodeB64 = (b64) => {
+		const bin = atob(b64), u8 = new Uint8Array(bin.length);
+		for (let k = 0; k < bin.length; k++) u8[k] = bin.charCodeAt(k);
+		const d = window.terrainViewer.decodeTile(u8.buffer);
+		return { header: d.header, heights: Array.from(d.heights), materials: d.materials && Array.from(d.materials) };
+	};
 	for (const t of TILES) {
 		const file = tileFile(t);
-		const ref = refHeights(`${file}.heights`), hdr = header(`${file}.header`);
-		const bytes = readFileSync(`${file}.bin`);
+		const ref1 = refHeights(`${file}.heights`), hdr1 = header(`${file}.header`);
+		const ref2 = refHeights(`${file}-v2.heights`), hdr2 = header(`${file}-v2.header`);
+		const bytes = readFileSync(`${file}.bin`), bytes2 = readFileSync(`${file}-v2.bin`);
 		const [lod, cx, cz] = t.split('/').map(Number);
-		const quantum = Number(hdr.quantum_m);
-		// the page fetches the same tile itself (browser content decoding)
+		const quantum = Number(hdr1.quantum_m);
+		// the page fetches the same tile itself (browser content decoding),
+		// as it does for the map (with the material layer)
 		const fromPage = await page.evaluate(async ([lod, cx, cz]) => {
 			const v = window.terrainViewer;
 			const r = await fetch(v.tileUrl(lod, cx, cz, '42', 'default'));
 			const d = v.decodeTile(await r.arrayBuffer());
-			return { header: d.header, heights: Array.from(d.heights), encoding: r.headers.get('content-encoding') };
+			return { header: d.header, heights: Array.from(d.heights), materials: d.materials && Array.from(d.materials),
+				encoding: r.headers.get('content-encoding') };
 		}, [lod, cx, cz]);
-		// and decodes the bytes curl fetched
-		const fromCurl = await page.evaluate((b64) => {
-			const bin = atob(b64), u8 = new Uint8Array(bin.length);
-			for (let k = 0; k < bin.length; k++) u8[k] = bin.charCodeAt(k);
-			const d = window.terrainViewer.decodeTile(u8.buffer);
-			return { header: d.header, heights: Array.from(d.heights) };
-		}, bytes.toString('base64'));
-		for (const [name, got] of [['page fetch', fromPage], ['curl bytes', fromCurl]]) {
+		// and decodes the bytes curl fetched, heights only and with materials
+		const fromCurl = await page.evaluate(`(${decodeB64})(${JSON.stringify(bytes.toString('base64'))})`);
+		const fromCurl2 = await page.evaluate(`(${decodeB64})(${JSON.stringify(bytes2.toString('base64'))})`);
+		check(ref2.length === ref1.length && ref2.every((v, k) => v === ref1[k]) && hdr2.version === '2' && hdr1.version === '1',
+			`tile ${t}: with layers=height,material the server sends version 2 with the heights of version 1`);
+		const mats = materialsByHand(bytes2);
+		for (const [name, got] of [['page fetch', fromPage], ['curl bytes, materials', fromCurl2]])
+			check(got.materials && got.materials.length === mats.length && got.materials.every((m, k) => m === mats[k]),
+				`tile ${t} (${name}): the decoder's material ids equal the layer read by hand from curl's bytes`,
+				got.materials ? `${got.materials.filter((m, k) => m !== mats[k]).length} differ` : 'no materials');
+		check(fromCurl.materials === null, `tile ${t} (curl bytes): a heights-only tile has no materials`);
+		for (const [name, got, ref, hdr] of [['page fetch', fromPage, ref2, hdr2], ['curl bytes', fromCurl, ref1, hdr1],
+			['curl bytes, materials', fromCurl2, ref2, hdr2]]) {
 			let worst = 0;
 			for (let k = 0; k < ref.length; k++) worst = Math.max(worst, Math.abs(ref[k] - got.heights[k]));
 			const h = got.header;
@@ -117,6 +175,40 @@ try {
 				`tile ${t} (${name}): header fields equal terrain-client decode`);
 		}
 		if (fromPage.encoding) console.log(`  tile ${t} reached the page with Content-Encoding: ${fromPage.encoding} (undone by the browser)`);
+	}
+
+	// ---- the map is coloured by the material layer ----
+	{
+		// the ids the page holds for a tile of the view, and coloured it with,
+		// equal those of the same tile fetched with curl
+		const mats = materialsByHand(readFileSync(`${tileFile('2/0/0')}-v2.bin`));
+		const held = await page.evaluate(() => window.terrainViewer.tileMaterials(2, 0, 0));
+		check(held && held.length === mats.length && held.every((m, k) => m === mats[k]),
+			'the material ids the page coloured tile 2/0/0 with equal the curl-fetched tile\'s',
+			held ? `${held.filter((m, k) => m !== mats[k]).length} of ${held.length} differ` : 'the page holds no materials for it');
+		const kinds = new Set(mats);
+		console.log(`  tile 2/0/0 holds materials ${[...kinds].sort().join(', ')}`);
+		const onCanvas = await page.evaluate(canvasMaterials, TABLE);
+		console.log(`  canvas by material colour: ${JSON.stringify(onCanvas, (k, v) => (typeof v === 'number' ? +v.toFixed(4) : v))}`);
+		check(shown(onCanvas).length >= 3, 'the map shows at least 3 materials\' map colours', shown(onCanvas).join(', '));
+		const legend = await page.$$eval('#legend li', (li) => li.map((x) => x.textContent));
+		check(legend.join(',') === 'water,sand,grass,forest,rock,snow', 'the legend lists the materials', legend.join(','));
+		// the toggle: height ramp, then back
+		await page.click('#colour button[data-colour="ramp"]');
+		await within(page.evaluate(() => window.terrainViewer.idle()), 60000, 'tiles in the height ramp');
+		const ramp = await page.evaluate(canvasMaterials, TABLE);
+		console.log(`  canvas in the height ramp: ${JSON.stringify(ramp, (k, v) => (typeof v === 'number' ? +v.toFixed(4) : v))}`);
+		const rampState = await page.evaluate(() => [window.terrainViewer.state.colour, location.hash,
+			document.getElementById('legend').hidden]);
+		check(rampState[0] === 'ramp' && shown(ramp).length < shown(onCanvas).length && rampState[2],
+			'the colour toggle switches to the height ramp (fewer table colours, legend hidden)',
+			`${JSON.stringify(rampState)} ${shown(ramp).join(', ')}`);
+		await page.keyboard.press('c');
+		await within(page.evaluate(() => window.terrainViewer.idle()), 60000, 'tiles by material again');
+		const back = await page.evaluate(canvasMaterials, TABLE);
+		check(await page.evaluate(() => window.terrainViewer.state.colour) === 'materials' &&
+			shown(back).join() === shown(onCanvas).join(),
+			'the C key switches back to materials', shown(back).join(', '));
 	}
 
 	// ---- format version 2: heights plus a material layer ----
