@@ -12,6 +12,12 @@
  * on_message_complete pauses the parser, so each response is delivered
  * with the exact number of wire bytes it took, and parsing resumes after
  * the callback has run.
+ *
+ * A streaming request (on_data) is "exclusive": dispatch hands it only to
+ * an open connection with nothing in flight and puts nothing beside it.
+ * Its body pieces collect in r->body during llhttp_execute() and go to
+ * on_data after each call returns (stream_flush()), never from inside the
+ * parser, so on_data may close the client.
  */
 #include "hclient.h"
 
@@ -33,7 +39,12 @@
 struct hreq {
 	struct hreq *next;
 	hclient_cb cb;
+	hclient_data_cb on_data; /* streaming request, or NULL */
 	void *arg;
+	uint64_t idle_ms;   /* stream: silence allowed once the head came */
+	unsigned once : 1;  /* never written twice */
+	unsigned streaming : 1;    /* a 2xx head came: body goes to on_data */
+	unsigned head_pending : 1; /* on_data not yet told of the head */
 	uint64_t t0;        /* uv_hrtime() at submission */
 	uint64_t t_sent;    /* uv_hrtime() when last handed to a connection */
 	unsigned attempts;  /* failed tries so far */
@@ -159,6 +170,7 @@ static void resp_reset(struct hreq *r)
 	r->body = NULL;
 	r->body_len = r->body_cap = 0;
 	r->status = r->zstd = r->has_etag = 0;
+	r->streaming = r->head_pending = 0;
 	r->xcache = HCLIENT_XCACHE_NONE;
 	r->max_age = -1;
 }
@@ -295,10 +307,21 @@ static void slot_close(struct slot *s)
 	uv_close((uv_handle_t *)&s->tcp, on_tcp_closed);
 }
 
+/* The silence allowed now: a stream whose head has come may wait its
+ * idle_ms; everything else timeout_ms. */
+static uint64_t slot_timeout(const struct slot *s)
+{
+	const struct hreq *r = s->inflight.head;
+
+	if (s->state == S_OPEN && r && r->streaming && r->idle_ms)
+		return r->idle_ms;
+	return s->c->o.timeout_ms;
+}
+
 static void arm_timeout(struct slot *s)
 {
 	if (s->state == S_CONNECTING || s->inflight.n)
-		uv_timer_start(&s->timer, on_timer, s->c->o.timeout_ms, 0);
+		uv_timer_start(&s->timer, on_timer, slot_timeout(s), 0);
 	else
 		uv_timer_stop(&s->timer);
 }
@@ -335,7 +358,8 @@ static void after_failure(struct slot *s)
 	while ((r = q_pop(&s->inflight)) != NULL) {
 		resp_reset(r);
 		r->attempts++;
-		q_push(r->attempts >= c->o.attempts ? &dead : &retry, r);
+		q_push(r->once || r->attempts >= c->o.attempts ? &dead : &retry,
+		       r);
 	}
 	c->st.resent += retry.n;
 	q_prepend(&c->pending, &retry);
@@ -370,13 +394,18 @@ static void on_tcp_closed(uv_handle_t *h)
 	if (s->failed) {
 		after_failure(s);
 	} else {
-		/* closed in good order: what is left was never answered */
+		/* closed in good order: what is left was never answered; it
+		 * goes again, unless it may not be written twice */
+		struct queue again = { 0 }, dead = { 0 };
 		struct hreq *r;
 
-		for (r = s->inflight.head; r; r = r->next)
+		while ((r = q_pop(&s->inflight)) != NULL) {
 			resp_reset(r);
-		q_prepend(&c->pending, &s->inflight);
+			q_push(r->once ? &dead : &again, r);
+		}
+		q_prepend(&c->pending, &again);
 		s->state = S_IDLE;
+		fail_all(c, &dead, "connection closed before the answer");
 	}
 	if (!c->closing)
 		dispatch(c);
@@ -392,7 +421,7 @@ static void on_timer(uv_timer_t *t)
 		dispatch(s->c);
 		return;
 	}
-	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)s->c->o.timeout_ms);
+	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)slot_timeout(s));
 	slot_fail(s, s->state == S_CONNECTING ? "connect: timeout after %s ms" :
 		  "timeout: no response in %s ms", ms);
 }
@@ -539,6 +568,14 @@ static int on_headers_complete(llhttp_t *p)
 
 	r->status = p->status_code;
 	s->hint = 0;
+	if (r->on_data && r->status >= 200 && r->status < 300) {
+		if (r->zstd) {
+			llhttp_set_error_reason(p, "content-coded stream");
+			return HPE_USER;
+		}
+		r->streaming = r->head_pending = 1;
+		return 0; /* pieces are flushed as they come: no bound here */
+	}
 	if (p->flags & F_CONTENT_LENGTH) {
 		if (p->content_length > s->c->o.max_body) {
 			llhttp_set_error_reason(p, "body too large");
@@ -666,6 +703,45 @@ static void on_eof(struct slot *s)
 		slot_close(s);
 }
 
+/*
+ * Hand a streaming request its head and the body bytes parsed so far.
+ * Returns 0 when on_data closed the client or this connection (r may be
+ * gone then), 1 to go on.
+ */
+static int stream_flush(struct slot *s)
+{
+	struct hclient *c = s->c;
+	struct hreq *r = s->inflight.head;
+	uint8_t *b;
+	size_t n, cap;
+
+	if (!r || !r->streaming)
+		return 1;
+	if (r->head_pending) {
+		r->head_pending = 0;
+		r->on_data(r->arg, r->status, NULL, 0);
+		if (c->closing || s->state != S_OPEN)
+			return 0;
+	}
+	if (!r->body_len)
+		return 1;
+	/* the buffer leaves r during the call: closing frees r, not it */
+	b = r->body;
+	n = r->body_len;
+	cap = r->body_cap;
+	r->body = NULL;
+	r->body_len = r->body_cap = 0;
+	c->st.bytes_decoded += n;
+	r->on_data(r->arg, r->status, b, n);
+	if (c->closing || s->state != S_OPEN) {
+		free(b);
+		return 0;
+	}
+	r->body = b; /* keep it for the next pieces */
+	r->body_cap = cap;
+	return 1;
+}
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
 	struct slot *s = st->data;
@@ -689,6 +765,8 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
 		if (e == HPE_OK) {
 			s->msg_wire += left;
+			if (!stream_flush(s))
+				return;
 			break;
 		}
 		if (e != HPE_PAUSED) {
@@ -701,6 +779,8 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		left -= (size_t)(pos - at);
 		at = pos;
 		llhttp_resume(&s->parser);
+		if (!stream_flush(s))
+			return;
 		deliver(s);
 		if (c->closing || s->state != S_OPEN)
 			return;
@@ -758,6 +838,12 @@ static void start_connect(struct slot *s)
 
 /* ---- dispatch ---- */
 
+/* s carries a streaming request: nothing else goes on it. */
+static int exclusive(const struct slot *s)
+{
+	return s->inflight.head && s->inflight.head->on_data;
+}
+
 static struct slot *least_busy(struct hclient *c)
 {
 	struct slot *best = NULL;
@@ -765,7 +851,8 @@ static struct slot *least_busy(struct hclient *c)
 	for (unsigned k = 0; k < c->o.connections; k++) {
 		struct slot *s = &c->slots[k];
 
-		if (s->state != S_OPEN || s->inflight.n >= c->o.pipeline)
+		if (s->state != S_OPEN || s->inflight.n >= c->o.pipeline ||
+		    exclusive(s))
 			continue;
 		if (!best || s->inflight.n < best->inflight.n)
 			best = s;
@@ -781,10 +868,21 @@ static struct slot *idle_slot(struct hclient *c)
 	return NULL;
 }
 
+static struct slot *free_slot(struct hclient *c)
+{
+	for (unsigned k = 0; k < c->o.connections; k++)
+		if (c->slots[k].state == S_OPEN && !c->slots[k].inflight.n)
+			return &c->slots[k];
+	return NULL;
+}
+
 /*
  * Hand queued requests to connections: an idle open connection first; when
  * all are busy, open another while the queue exceeds what the connections
- * being opened will take; else pipeline on the least busy one.
+ * being opened will take; else pipeline on the least busy one. A streaming
+ * request at the head of the queue waits for an open connection with
+ * nothing in flight (opening one when none is being opened); the requests
+ * behind it wait with it, so the order of submission holds.
  */
 static void dispatch(struct hclient *c)
 {
@@ -797,8 +895,21 @@ static void dispatch(struct hclient *c)
 	if (!added)
 		return; /* retried at the next event */
 	while (c->pending.n) {
-		struct slot *best = least_busy(c), *idle;
-		int free_conn = best && best->inflight.n == 0;
+		struct slot *best, *idle;
+		int free_conn;
+
+		if (c->pending.head->on_data) {
+			if (!(best = free_slot(c))) {
+				if (!c->nconnecting && (idle = idle_slot(c)))
+					start_connect(idle);
+				break;
+			}
+			q_push(&best->inflight, q_pop(&c->pending));
+			added[best - c->slots]++;
+			continue;
+		}
+		best = least_busy(c);
+		free_conn = best && best->inflight.n == 0;
 
 		if (!free_conn &&
 		    (size_t)c->nconnecting * c->o.pipeline < c->pending.n &&
@@ -817,42 +928,88 @@ static void dispatch(struct hclient *c)
 	free(added);
 }
 
-int hclient_get(struct hclient *c, const char *target,
-		const char *if_none_match, hclient_cb cb, void *arg)
+/* A method: 1..16 of A-Z, not HEAD (whose answer has no body to parse). */
+static int method_ok(const char *m)
 {
+	size_t n = strlen(m);
+
+	return n >= 1 && n <= 16 && strspn(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == n &&
+	       strcmp(m, "HEAD") != 0;
+}
+
+/* Extra header lines: "Name: value\r\n" each, no other CR or LF. */
+static int headers_ok(const char *h)
+{
+	while (*h) {
+		size_t n = strcspn(h, "\r\n");
+
+		if (n == 0 || !memchr(h, ':', n) || h[n] != '\r' || h[n + 1] != '\n')
+			return 0;
+		h += n + 2;
+	}
+	return 1;
+}
+
+int hclient_request(struct hclient *c, const struct hclient_req *q,
+		    hclient_cb cb, void *arg)
+{
+	const char *method = q && q->method ? q->method : "GET";
+	const char *inm = q ? q->if_none_match : NULL;
+	const char *extra = q && q->headers ? q->headers : "";
+	int get = strcmp(method, "GET") == 0, n;
+	char clen[48] = "";
 	size_t cap;
 	struct hreq *r;
-	int n;
 
-	if (!c || !target || target[0] != '/' || !cb || c->closing ||
-	    strpbrk(target, " \r\n\t") ||
-	    (if_none_match && strpbrk(if_none_match, "\r\n")))
+	if (!c || !q || !q->target || q->target[0] != '/' || !cb ||
+	    c->closing || strpbrk(q->target, " \r\n\t") || !method_ok(method) ||
+	    (inm && strpbrk(inm, "\r\n")) || !headers_ok(extra) ||
+	    (q->body_len && !q->body))
 		return ERR_INVAL;
-	cap = strlen(c->prefix) + strlen(target) + strlen(c->authority) + 160 +
-	      (if_none_match ? strlen(if_none_match) : 0);
-	if (!(r = calloc(1, sizeof(*r) + cap)))
-		return ERR_NOMEM;
+	if (!get || q->body_len)
+		snprintf(clen, sizeof(clen), "Content-Length: %zu\r\n",
+			 q->body_len);
+	cap = strlen(method) + strlen(c->prefix) + strlen(q->target) +
+	      strlen(c->authority) + strlen(extra) + strlen(clen) + 160 +
+	      (inm ? strlen(inm) : 0);
+	if (q->body_len > c->o.max_body || !(r = calloc(1, sizeof(*r) + cap +
+							  q->body_len)))
+		return q->body_len > c->o.max_body ? ERR_INVAL : ERR_NOMEM;
+	/* streams ask for no coding: they are read piece by piece */
 	n = snprintf(r->text, cap,
-		     "GET %s%s HTTP/1.1\r\nHost: %s\r\n"
-		     "Accept-Encoding: zstd\r\nUser-Agent: terrain-client\r\n"
-		     "%s%s%s\r\n",
-		     c->prefix, target, c->authority,
-		     if_none_match ? "If-None-Match: " : "",
-		     if_none_match ? if_none_match : "",
-		     if_none_match ? "\r\n" : "");
+		     "%s %s%s HTTP/1.1\r\nHost: %s\r\n"
+		     "%sUser-Agent: terrain-client\r\n%s%s%s%s%s\r\n",
+		     method, c->prefix, q->target, c->authority,
+		     q->on_data ? "" : "Accept-Encoding: zstd\r\n",
+		     inm ? "If-None-Match: " : "", inm ? inm : "",
+		     inm ? "\r\n" : "", extra, clen);
 	if (n < 0 || (size_t)n >= cap) {
 		free(r);
 		return ERR_INVAL;
 	}
-	r->text_len = (size_t)n;
+	if (q->body_len)
+		memcpy(r->text + n, q->body, q->body_len);
+	r->text_len = (size_t)n + q->body_len;
 	r->cb = cb;
+	r->on_data = q->on_data;
 	r->arg = arg;
+	r->once = q->once || q->on_data;
+	r->idle_ms = q->idle_ms;
 	r->t0 = uv_hrtime();
 	r->max_age = -1;
 	q_push(&c->pending, r);
 	c->st.requests++;
 	dispatch(c);
 	return 0;
+}
+
+int hclient_get(struct hclient *c, const char *target,
+		const char *if_none_match, hclient_cb cb, void *arg)
+{
+	struct hclient_req q = { .target = target,
+				 .if_none_match = if_none_match };
+
+	return hclient_request(c, &q, cb, arg);
 }
 
 /* ---- set-up and teardown ---- */

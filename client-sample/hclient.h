@@ -17,6 +17,14 @@
  * given up the queued requests fail with the last error. HTTP error
  * statuses are answers, not failures: they reach the callback as they are.
  *
+ * Beyond GET: hclient_request() sends any method with extra headers and a
+ * body (POST), can forbid re-sending (`once`: a request that may not be
+ * repeated fails instead when its connection fails after it was written),
+ * and can stream: a 2xx body reaches on_data in pieces as they arrive, for
+ * responses that may never end (Server-Sent Events). A streaming request
+ * gets a connection of its own (nothing is pipelined beside it), asks for
+ * no content coding, is never re-sent, and may wait idle_ms between bytes.
+ *
  * Everything runs on the loop's thread. What to request and what a body
  * means is the caller's business (view.c).
  */
@@ -106,6 +114,44 @@ int hclient_create(struct uv_loop_s *loop, const char *url,
  */
 int hclient_get(struct hclient *c, const char *target,
 		const char *if_none_match, hclient_cb cb, void *arg);
+
+/*
+ * Pieces of a streaming 2xx body, in order, on the loop thread: first once
+ * with data NULL and n 0 when the head has come (status is known), then
+ * once per piece read. data is valid during the call only. The callback
+ * may submit requests or close the client (the request's own callback then
+ * runs with "cancelled"). When the stream ends, cb runs with the status
+ * and an empty body; when it fails, cb gets ERR_IO as for any request.
+ * A non-2xx answer is not streamed: it reaches cb whole.
+ */
+typedef void (*hclient_data_cb)(void *arg, int status, const uint8_t *data,
+				size_t n);
+
+struct hclient_req {
+	const char *method;        /* NULL: GET; a token of A-Z (not HEAD) */
+	const char *target;        /* starts with '/'; no spaces, CR or LF */
+	const char *if_none_match; /* If-None-Match value, or NULL */
+	const char *headers;       /* more header lines, each "Name: value\r\n",
+				      or NULL */
+	const void *body;          /* sent with Content-Length (any method
+				      but GET sends one, 0 when no body) */
+	size_t body_len;
+	int once;                  /* never write it twice (not idempotent):
+				      fail when its connection fails after
+				      the write, or closes before the answer */
+	hclient_data_cb on_data;   /* non-NULL: stream the body (see above) */
+	uint64_t idle_ms;          /* stream: longest silence once the head
+				      has come; 0: timeout_ms */
+};
+
+/*
+ * Queue the request q (copied: its strings and body need not outlive the
+ * call). cb(arg, resp) runs later, exactly once. Returns 0, ERR_INVAL for
+ * a bad method, target or header text or a closing client (cb will not
+ * run), ERR_NOMEM. hclient_get() is this with method GET.
+ */
+int hclient_request(struct hclient *c, const struct hclient_req *q,
+		    hclient_cb cb, void *arg);
 
 /* Take the body out of r: the caller frees it; r->body becomes NULL. */
 uint8_t *hclient_resp_detach(struct hclient_resp *r, size_t *len);
