@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,28 @@ int api_add_layers(char *buf, size_t cap, const char *layers)
 	return rc;
 }
 
+int api_edits_path(char *buf, size_t cap, const char *seed, const char *gen)
+{
+	return put(cap, snprintf(buf, cap, "/v1/worlds/%s/edits%s%s", seed,
+				      gen ? "?gen=" : "", gen ? gen : ""));
+}
+
+int api_log_path(char *buf, size_t cap, const char *seed, const char *gen,
+		 uint64_t since, unsigned limit)
+{
+	return put(cap, snprintf(buf, cap,
+				 "/v1/worlds/%s/edits?since=%" PRIu64
+				 "&limit=%u%s%s", seed, since, limit,
+				 gen ? "&gen=" : "", gen ? gen : ""));
+}
+
+int api_events_path(char *buf, size_t cap, const char *seed,
+		    const char *gen)
+{
+	return put(cap, snprintf(buf, cap, "/v1/worlds/%s/events%s%s", seed,
+				      gen ? "?gen=" : "", gen ? gen : ""));
+}
+
 static int get_num(const cJSON *o, const char *name, double *v)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -102,6 +125,7 @@ int api_world_parse(const char *json, size_t len, struct api_world *wi)
 		goto out;
 	get_num(o, "quantum_um", &q);
 	get_num(o, "edit_seq", &seq);
+	wi->has_world_hash = get_hex(o, "world_hash", &wi->world_hash) == 0;
 	while (log2 < 13 && (double)(1u << log2) < size)
 		log2++;
 	rc = ERR_RANGE;
@@ -117,6 +141,78 @@ int api_world_parse(const char *json, size_t len, struct api_world *wi)
 out:
 	cJSON_Delete(o);
 	return rc;
+}
+
+/* An integer in [lo, 2^53]. */
+static int get_seq(const cJSON *o, const char *name, uint64_t lo,
+		   uint64_t *v)
+{
+	double d;
+
+	if (get_num(o, name, &d) || !(d >= (double)lo) ||
+	    !(d <= 9007199254740992.0) || d != floor(d))
+		return ERR_PARSE;
+	*v = (uint64_t)d;
+	return 0;
+}
+
+static int get_i32(const cJSON *it, int32_t *v)
+{
+	double d = cJSON_IsNumber(it) ? it->valuedouble : 0.5;
+
+	if (!(d >= INT32_MIN && d <= INT32_MAX) || d != floor(d))
+		return ERR_PARSE;
+	*v = (int32_t)d;
+	return 0;
+}
+
+int api_batch_parse(const char *json, size_t len, struct api_batch *b)
+{
+	cJSON *o = cJSON_ParseWithLength(json, len);
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "chunks"), *c;
+	const cJSON *hash = cJSON_GetObjectItemCaseSensitive(o, "world_hash");
+	size_t n = 0;
+	int rc = ERR_PARSE;
+
+	memset(b, 0, sizeof(*b));
+	if (!cJSON_IsObject(o) || !cJSON_IsArray(arr) ||
+	    get_seq(o, "first_seq", 1, &b->first_seq) ||
+	    get_seq(o, "last_seq", b->first_seq, &b->last_seq) ||
+	    !cJSON_IsString(hash) || strlen(hash->valuestring) != 16 ||
+	    strspn(hash->valuestring, "0123456789abcdef") != 16)
+		goto out;
+	b->world_hash = strtoull(hash->valuestring, NULL, 16);
+	b->seq = b->last_seq;
+	if (cJSON_GetObjectItemCaseSensitive(o, "seq") &&
+	    get_seq(o, "seq", b->last_seq, &b->seq))
+		goto out;
+	n = (size_t)cJSON_GetArraySize(arr);
+	if (n && !(b->chunks = malloc(2 * n * sizeof(*b->chunks)))) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	b->nchunks = 0;
+	cJSON_ArrayForEach(c, arr) {
+		int32_t *p = b->chunks + 2 * b->nchunks;
+
+		if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) != 2 ||
+		    get_i32(cJSON_GetArrayItem(c, 0), p) ||
+		    get_i32(cJSON_GetArrayItem(c, 1), p + 1))
+			goto out;
+		b->nchunks++;
+	}
+	rc = 0;
+out:
+	if (rc)
+		api_batch_free(b);
+	cJSON_Delete(o);
+	return rc;
+}
+
+void api_batch_free(struct api_batch *b)
+{
+	free(b->chunks);
+	memset(b, 0, sizeof(*b));
 }
 
 static void printable(const uint8_t *b, size_t len, char *out, size_t cap)

@@ -38,6 +38,21 @@ struct api_world {
 	int max_lod;          /* largest LOD the generator serves */
 	uint32_t quantum_um;  /* height step */
 	uint64_t edit_seq;    /* edits applied so far */
+	uint64_t world_hash;  /* world hash at edit_seq (docs/edits.md) */
+	int has_world_hash;   /* the server said one */
+};
+
+/*
+ * A batch of edits as the server reports it: the answer of
+ * POST /v1/worlds/{seed}/edits and the data of an "edits" event:
+ * {"first_seq", "last_seq", ["seq",] "world_hash", "chunks": [[cx, cz]...]}.
+ */
+struct api_batch {
+	uint64_t first_seq, last_seq;
+	uint64_t seq;         /* the world's last seq ("seq", else last_seq) */
+	uint64_t world_hash;  /* after last_seq */
+	int32_t *chunks;      /* pairs cx, cz (malloc'd; api_batch_free()) */
+	size_t nchunks;
 };
 
 /* 1 when s is a usable seed or generator name in a path: 1..64 characters
@@ -65,6 +80,27 @@ int api_batch_path(char *buf, size_t cap, const char *seed,
  * 0, or ERR_TOOBIG (buf unchanged) when buf is short.
  */
 int api_add_layers(char *buf, size_t cap, const char *layers);
+
+/*
+ *   api_edits_path: /v1/worlds/{seed}/edits (POST)
+ *   api_log_path:   /v1/worlds/{seed}/edits?since=SEQ&limit=N
+ *   api_events_path: /v1/worlds/{seed}/events
+ */
+int api_edits_path(char *buf, size_t cap, const char *seed, const char *gen);
+int api_log_path(char *buf, size_t cap, const char *seed, const char *gen,
+		 uint64_t since, unsigned limit);
+int api_events_path(char *buf, size_t cap, const char *seed,
+		    const char *gen);
+
+/*
+ * Parse a batch (JSON, len bytes) into b. Sequence numbers are integers in
+ * [1, 2^53], first_seq <= last_seq, world_hash 16 hex digits, chunks pairs
+ * of int32. Returns 0, ERR_PARSE, or ERR_NOMEM; b holds nothing to free
+ * on failure.
+ */
+int api_batch_parse(const char *json, size_t len, struct api_batch *b);
+
+void api_batch_free(struct api_batch *b);
 
 /*
  * Parse a world info body (JSON, len bytes) into wi. Returns 0, or

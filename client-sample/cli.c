@@ -34,9 +34,14 @@ static const struct opt table[] = {
 	{ "--gen", K_STR, O(gen), 0, 0 },
 	{ "-o", K_STR, O(out), 0, 0 },
 	{ "--path", K_STR, O(path), 0, 0 },
+	{ "--op", K_STR, O(op), 0, 0 },
+	{ "--falloff", K_STR, O(falloff), 0, 0 },
+	{ "--token", K_STR, O(token), 0, 0 },
 	{ "--x", K_DBL, O(x), -1e15, 1e15 },
 	{ "--z", K_DBL, O(z), -1e15, 1e15 },
-	{ "--radius", K_DBL, O(radius), 1, 1e6 },
+	{ "--radius", K_DBL, O(radius), 1e-3, 1e6 }, /* and radius_min */
+	{ "--strength", K_DBL, O(strength), -1e15, 1e15 },
+	{ "--height", K_DBL, O(height), -1e15, 1e15 },
 	{ "--d0", K_DBL, O(d0), 1e-3, 1e9 },
 	{ "--speed", K_DBL, O(speed), 1e-3, 1e6 },
 	{ "--duration", K_DBL, O(duration), 1e-3, 86400 },
@@ -49,13 +54,15 @@ static const struct opt table[] = {
 	{ "--step-ms", K_LONG, O(step_ms), 1, 3600000 },
 	{ "--batch-lod", K_LONG, O(batch_lod), -1, 12 },
 	{ "--timeout-ms", K_LONG, O(timeout_ms), 1, 3600000 },
+	{ "--lod", K_LONG, O(lod), 0, 12 },
 	{ "--seed-base", K_U64, O(seed_base), 0, 0 },
 	{ "--quiet", K_FLAG, O(quiet), 0, 0 },
 };
 
 void cli_defaults(struct cli_opts *o)
 {
-	*o = (struct cli_opts){ .radius = 1024, .d0 = 256, .speed = 10,
+	*o = (struct cli_opts){ .radius = 1024, .radius_min = 1,
+				.strength = NAN, .height = NAN, .d0 = 256, .speed = 10,
 				.duration = 5, .revalidate = -1, .lmax = 6,
 				.connections = 4, .pipeline = 8, .players = 10,
 				.worlds = 10, .step_ms = 500, .batch_lod = 2,
@@ -151,7 +158,8 @@ int cli_parse(int argc, char **argv, const char *allowed,
 		} else {
 			return usage(argv[0], "missing value for", a);
 		}
-		if (!set_value(d, val, o)) {
+		if (!set_value(d, val, o) ||
+		    (d->off == O(radius) && o->radius < o->radius_min)) {
 			fprintf(stderr, CLI_PROG " %s: bad value for %.*s: '%s'\n",
 				argv[0], (int)n, a, val);
 			return CLI_EXIT_USAGE;
@@ -234,19 +242,14 @@ static int world_info(struct cli_session *s, const struct cli_opts *o,
 	return rc;
 }
 
-int cli_open(struct cli_session *s, const struct cli_opts *o,
-	     const char *seed)
+int cli_connect(struct cli_session *s, const struct cli_opts *o)
 {
 	struct hclient_opts ho;
 	const char *detail;
-	uint64_t v;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	signal(SIGPIPE, SIG_IGN);
-	if (!api_name_ok(seed) || seed_parse(seed, strlen(seed), &v))
-		return cli_fail(seed, "bad seed: expected a decimal u64 or "
-				"1..64 of [A-Za-z0-9_-]");
 	if ((rc = uv_loop_init(&s->loop)) < 0)
 		return cli_fail("uv_loop_init", uv_strerror(rc));
 	s->open = 1;
@@ -254,11 +257,27 @@ int cli_open(struct cli_session *s, const struct cli_opts *o,
 	ho.connections = (unsigned)o->connections;
 	ho.pipeline = (unsigned)o->pipeline;
 	ho.timeout_ms = (uint64_t)o->timeout_ms;
+	if (o->attempts)
+		ho.attempts = o->attempts;
 	if ((rc = hclient_create(&s->loop, o->server, &ho, &s->hc, &detail))) {
 		cli_fail(o->server, detail ? detail : err_str(rc));
 		cli_close(s);
 		return EXIT_FAILURE;
 	}
+	return 0;
+}
+
+int cli_open(struct cli_session *s, const struct cli_opts *o,
+	     const char *seed)
+{
+	uint64_t v;
+
+	memset(s, 0, sizeof(*s));
+	if (!api_name_ok(seed) || seed_parse(seed, strlen(seed), &v))
+		return cli_fail(seed, "bad seed: expected a decimal u64 or "
+				"1..64 of [A-Za-z0-9_-]");
+	if (cli_connect(s, o))
+		return EXIT_FAILURE;
 	if (world_info(s, o, seed)) {
 		cli_close(s);
 		return EXIT_FAILURE;

@@ -1,5 +1,6 @@
 /*
- * cli.h - what the network commands (fetch, walk, swarm) share: one
+ * cli.h - what the network commands (fetch, walk, swarm, edit, follow)
+ * share: one
  * option table, the libuv loop and HTTP client, the world info request,
  * the view parameters from options, and error messages.
  *
@@ -30,8 +31,14 @@ struct cli_opts {
 	const char *gen;      /* --gen, NULL: the server's default */
 	const char *out;      /* -o PNG path */
 	const char *path;     /* --path x0,z0:x1,z1:... */
+	const char *op;       /* --op raise|lower|flatten|set (edit) */
+	const char *falloff;  /* --falloff linear|smooth (edit), NULL: unsaid */
+	const char *token;    /* --token (edit), NULL: none */
 	double x, z;          /* --x --z (0, 0) */
 	double radius;        /* --radius in m (per command) */
+	double radius_min;    /* smallest --radius accepted (1; edit: 0.001) */
+	double strength;      /* --strength (edit), NAN: not given */
+	double height;        /* --height (edit), NAN: not given */
 	double d0;            /* --d0 (256) */
 	double speed;         /* --speed m/s (walk 10; swarm: the fastest, 40) */
 	double duration;      /* --duration s (5) */
@@ -44,6 +51,8 @@ struct cli_opts {
 	long step_ms;         /* --step-ms (walk 500; swarm 250) */
 	long batch_lod;       /* --batch-lod: far rings from this LOD (2); -1 off */
 	long timeout_ms;      /* --timeout-ms (10000) */
+	long lod;             /* --lod (follow: 0) */
+	unsigned attempts;    /* no flag: hclient attempts, 0 its default */
 	uint64_t seed_base;   /* --seed-base (1) */
 	int quiet;            /* --quiet: totals only */
 };
@@ -76,6 +85,12 @@ struct cli_session {
  */
 int cli_open(struct cli_session *s, const struct cli_opts *o,
 	     const char *seed);
+
+/*
+ * cli_open() without the world info: ignore SIGPIPE, start a loop and a
+ * client for o->server. Returns 0, or EXIT_FAILURE after saying why.
+ */
+int cli_connect(struct cli_session *s, const struct cli_opts *o);
 
 /* Close the client, let the loop finish, close the loop. */
 void cli_close(struct cli_session *s);

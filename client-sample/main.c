@@ -7,6 +7,8 @@
  *   terrain-client pngstat FILE              PNG size and distinct colours
  *   terrain-client fetch|walk|swarm ...      HTTP clients of the server
  *                                            (fetch.c, walk.c, swarm.c)
+ *   terrain-client edit|follow ...           post an edit, follow a world's
+ *                                            edits (editcmd.c, follow.c)
  *
  * FILE "-" is standard input. Subcommands live in one table (commands[]
  * below); each is a function taking its own argv, returning an exit code:
@@ -20,8 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "editcmd.h"
 #include "err.h"
 #include "fetch.h"
+#include "follow.h"
 #include "png.h"
 #include "swarm.h"
 #include "tile.h"
@@ -360,6 +364,22 @@ static const struct command commands[] = {
 	  "N players in K worlds (seeds B.., 10) walking at once over C\n"
 	  "      connections (16), R 512 m; report requests/s, tiles/s, MB/s,\n"
 	  "      X-Cache hit share and latency percentiles" },
+	{ "edit", editcmd_main,
+	  "--server URL --seed S [--gen G] --op raise|lower|flatten|set\n"
+	  "      --x X --z Z --radius R [--strength V] [--height H]\n"
+	  "      [--falloff linear|smooth] [--token T] [--timeout-ms T]",
+	  "post one brush edit (raise, lower: --strength m; flatten:\n"
+	  "      --strength 0..1 and --height m; set: --height m); print\n"
+	  "      first_seq, last_seq, world_hash and the touched chunks. The\n"
+	  "      token may come from TERRAIN_EDIT_TOKEN instead" },
+	{ "follow", follow_main,
+	  "--server URL --seed S [--gen G] [--duration SEC] [--lod L]\n"
+	  "      [--connections N] [--timeout-ms T]",
+	  "follow the world's edit events: keep a copy of the edit log,\n"
+	  "      check the world hash against the event's and the server's,\n"
+	  "      refetch the changed chunks at LOD L (0) and check their\n"
+	  "      edit_seq; one line per batch; resume with Last-Event-ID after\n"
+	  "      a drop; run SEC seconds (default: until SIGINT)" },
 };
 
 static void usage(FILE *out)
