@@ -196,7 +196,11 @@ try {
 		// the toggle: height ramp, then back
 		await page.click('#colour button[data-colour="ramp"]');
 		await within(page.evaluate(() => window.terrainViewer.idle()), 60000, 'tiles in the height ramp');
-		const ramp = await page.evaluate(canvasMaterials, TABLE);
+		let ramp = await page.evaluate(canvasMaterials, TABLE);
+		for (let t = 0; t < 75 && shown(ramp).length >= shown(onCanvas).length; t++) {
+			await new Promise((r) => setTimeout(r, 200));   /* workers still recolouring */
+			ramp = await page.evaluate(canvasMaterials, TABLE);
+		}
 		console.log(`  canvas in the height ramp: ${JSON.stringify(ramp, (k, v) => (typeof v === 'number' ? +v.toFixed(4) : v))}`);
 		const rampState = await page.evaluate(() => [window.terrainViewer.state.colour, location.hash,
 			document.getElementById('legend').hidden]);
@@ -205,7 +209,13 @@ try {
 			`${JSON.stringify(rampState)} ${shown(ramp).join(', ')}`);
 		await page.keyboard.press('c');
 		await within(page.evaluate(() => window.terrainViewer.idle()), 60000, 'tiles by material again');
-		const back = await page.evaluate(canvasMaterials, TABLE);
+		// recolouring cached tiles runs in the workers after idle() may have
+		// resolved: poll the canvas (up to 15 s) until it settles
+		let back = await page.evaluate(canvasMaterials, TABLE);
+		for (let t = 0; t < 75 && shown(back).join() !== shown(onCanvas).join(); t++) {
+			await new Promise((r) => setTimeout(r, 200));
+			back = await page.evaluate(canvasMaterials, TABLE);
+		}
 		check(await page.evaluate(() => window.terrainViewer.state.colour) === 'materials' &&
 			shown(back).join() === shown(onCanvas).join(),
 			'the C key switches back to materials', shown(back).join(', '));
