@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "le.h"
 
 int api_name_ok(const char *s)
 {
@@ -243,12 +244,6 @@ void api_error_text(const uint8_t *body, size_t len, char *out, size_t cap)
 
 /* ---- bundles ---- */
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 int api_bundle_parse(const uint8_t *b, size_t n, struct api_bundle_entry *out,
 		 size_t cap, size_t *count)
 {
@@ -258,9 +253,9 @@ int api_bundle_parse(const uint8_t *b, size_t n, struct api_bundle_entry *out,
 		return ERR_MAGIC;
 	if (n < API_BUNDLE_HEADER)
 		return ERR_TRUNC;
-	if ((b[4] | b[5] << 8) != API_BUNDLE_VERSION)
+	if (le_get16(b + 4) != API_BUNDLE_VERSION)
 		return ERR_VERSION;
-	m = le32(b + 8);
+	m = le_get32(b + 8);
 	if (m == 0 || m > API_BUNDLE_MAX_TILES)
 		return ERR_CORRUPT;
 	if (m > cap)
@@ -270,12 +265,12 @@ int api_bundle_parse(const uint8_t *b, size_t n, struct api_bundle_entry *out,
 		return ERR_TRUNC;
 	for (k = 0; k < m; k++) {
 		const uint8_t *e = b + API_BUNDLE_HEADER + k * API_BUNDLE_ENTRY;
-		size_t off = le32(e + 8), len = le32(e + 12);
+		size_t off = le_get32(e + 8), len = le_get32(e + 12);
 
 		if (off < index_end || off > n || len > n - off)
 			return ERR_CORRUPT;
-		out[k].cx = (int32_t)le32(e);
-		out[k].cz = (int32_t)le32(e + 4);
+		out[k].cx = (int32_t)le_get32(e);
+		out[k].cz = (int32_t)le_get32(e + 4);
 		out[k].tile = b + off;
 		out[k].len = len;
 	}

@@ -26,6 +26,7 @@
 #include "err.h"
 #include "fetch.h"
 #include "follow.h"
+#include "le.h"
 #include "png.h"
 #include "swarm.h"
 #include "tile.h"
@@ -169,12 +170,6 @@ static int format_m(int32_t h, uint32_t quantum_um, unsigned dec, char *out)
 
 /* ---- decode ---- */
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 static void print_header(const struct tile *t, const uint8_t *raw,
 			 size_t len)
 {
@@ -191,7 +186,7 @@ static void print_header(const struct tile *t, const uint8_t *raw,
 	format_m(lo, t->quantum_um, dec, a);
 	format_m(hi, t->quantum_um, dec, b);
 	printf("magic: %.4s\n", (const char *)raw);
-	printf("version: %u\n", (unsigned)(raw[4] | raw[5] << 8));
+	printf("version: %u\n", (unsigned)le_get16(raw + 4));
 	printf("fingerprint: %016" PRIx64 "\n", t->fingerprint);
 	printf("seed: %" PRIu64 "\n", t->seed);
 	printf("cx: %" PRId32 "\ncz: %" PRId32 "\n", t->cx, t->cz);
@@ -199,7 +194,7 @@ static void print_header(const struct tile *t, const uint8_t *raw,
 	printf("chunk_size: %lu\n", 1ul << t->chunk_log2);
 	printf("side: %" PRIu32 "\n", t->side);
 	printf("quantum_m: %s\n", q);
-	printf("offset: %" PRId32 "\n", (int32_t)le32(raw + 44));
+	printf("offset: %" PRId32 "\n", (int32_t)le_get32(raw + 44));
 	printf("edit_seq: %" PRIu64 "\n", t->edit_seq);
 	printf("checksum: %016" PRIx64 "\n", tile_checksum(raw));
 	printf("min_height_m: %s\nmax_height_m: %s\n", a, b);

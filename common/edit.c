@@ -19,6 +19,7 @@
 #include <xxhash.h>
 
 #include "err.h"
+#include "le.h"
 #include "tile.h"
 
 static const char *const op_names[EDIT_OP_COUNT] = { "raise", "lower", "flatten", "set" };
@@ -229,34 +230,17 @@ int edit_to_json(const struct edit *e, uint64_t seq, void *arr)
 
 /* ---------------------------------------------------------------- bytes */
 
-static void put64(uint8_t *p, int64_t v)
-{
-	uint64_t u = (uint64_t)v;
-	int i;
 
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(u >> (8 * i));
-}
-
-static int64_t get64(const uint8_t *p)
-{
-	uint64_t u = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		u = (u << 8) | p[i];
-	return (int64_t)u;
-}
 
 void edit_encode(const struct edit *e, uint8_t out[EDIT_WIRE_SIZE])
 {
 	out[0] = e->op;
 	out[1] = e->falloff;
-	put64(out + 2, e->x_mm);
-	put64(out + 10, e->z_mm);
-	put64(out + 18, e->radius_mm);
-	put64(out + 26, e->strength);
-	put64(out + 34, e->height_um);
+	le_put64(out + 2, e->x_mm);
+	le_put64(out + 10, e->z_mm);
+	le_put64(out + 18, e->radius_mm);
+	le_put64(out + 26, e->strength);
+	le_put64(out + 34, e->height_um);
 }
 
 int edit_decode(const uint8_t *in, size_t len, struct edit *e)
@@ -267,11 +251,11 @@ int edit_decode(const uint8_t *in, size_t len, struct edit *e)
 		return ERR_CORRUPT;
 	e->op = in[0];
 	e->falloff = in[1];
-	e->x_mm = get64(in + 2);
-	e->z_mm = get64(in + 10);
-	e->radius_mm = get64(in + 18);
-	e->strength = get64(in + 26);
-	e->height_um = get64(in + 34);
+	e->x_mm = le_get64(in + 2);
+	e->z_mm = le_get64(in + 10);
+	e->radius_mm = le_get64(in + 18);
+	e->strength = le_get64(in + 26);
+	e->height_um = le_get64(in + 34);
 	return edit_check(e, &why) ? ERR_CORRUPT : 0;
 }
 
@@ -279,8 +263,8 @@ uint64_t edit_hash_start(uint64_t fingerprint, uint64_t seed)
 {
 	uint8_t b[16];
 
-	put64(b, (int64_t)fingerprint);
-	put64(b + 8, (int64_t)seed);
+	le_put64(b, (int64_t)fingerprint);
+	le_put64(b + 8, (int64_t)seed);
 	return XXH3_64bits(b, sizeof(b));
 }
 
@@ -288,8 +272,8 @@ uint64_t edit_hash_next(uint64_t prev, uint64_t seq, const struct edit *e)
 {
 	uint8_t b[16 + EDIT_WIRE_SIZE];
 
-	put64(b, (int64_t)prev);
-	put64(b + 8, (int64_t)seq);
+	le_put64(b, (int64_t)prev);
+	le_put64(b + 8, (int64_t)seq);
 	edit_encode(e, b + 16);
 	return XXH3_64bits(b, sizeof(b));
 }

@@ -18,6 +18,7 @@
 #include "edit.h"
 #include "err.h"
 #include "fbm.h"
+#include "le.h"
 #include "material.h"
 #include "node.h"
 #include "preset.h"
@@ -206,23 +207,13 @@ int scatter_chunk(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 			    out, count);
 }
 
-static void put64(uint8_t *b, int64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		b[i] = (uint8_t)((uint64_t)v >> (8 * i));
-}
-
 void scatter_encode(const struct scatter_object *o, uint8_t out[SCATTER_WIRE_SIZE])
 {
 	memset(out, 0, SCATTER_WIRE_SIZE);
 	out[0] = o->type;
-	out[2] = (uint8_t)o->rotation;
-	out[3] = (uint8_t)(o->rotation >> 8);
-	out[4] = (uint8_t)o->scale;
-	out[5] = (uint8_t)(o->scale >> 8);
-	put64(out + 8, o->x_mm);
-	put64(out + 16, o->z_mm);
-	put64(out + 24, o->y_um);
+	le_put16(out + 2, o->rotation);
+	le_put16(out + 4, o->scale);
+	le_put64(out + 8, o->x_mm);
+	le_put64(out + 16, o->z_mm);
+	le_put64(out + 24, o->y_um);
 }

@@ -20,6 +20,7 @@
 #include <xxhash.h>
 
 #include "err.h"
+#include "le.h"
 
 #define FILTER_LZ21 1
 
@@ -56,38 +57,11 @@ struct hdr_extra {
 #define LAYERS_HEAD 4
 #define LAYER_HEAD 8
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | (unsigned)p[1] << 8);
-}
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16;
-}
 
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 /* Two's-complement reinterpretation without implementation-defined casts. */
 static int32_t u32_to_i32(uint32_t v)
@@ -187,7 +161,7 @@ static void write_layers(const struct tile *t, uint8_t *out)
 	memset(out, 0, LAYERS_HEAD + LAYER_HEAD);
 	out[0] = 1;
 	out[LAYERS_HEAD] = TILE_LAYER_MATERIAL;
-	put32(out + LAYERS_HEAD + 4, (uint32_t)n);
+	le_put32(out + LAYERS_HEAD + 4, (uint32_t)n);
 	memcpy(out + LAYERS_HEAD + LAYER_HEAD, t->material, n);
 }
 
@@ -315,22 +289,22 @@ static int checksum_of(const uint8_t *buf, size_t len, uint64_t *sum)
 
 static void write_header(const struct tile *t, unsigned planes, uint8_t *out)
 {
-	put32(out + OFF_MAGIC, TILE_MAGIC);
-	put16(out + OFF_VERSION, t->material ? TILE_VERSION_LAYERS : TILE_VERSION);
-	put16(out + OFF_HDRLEN, TILE_HEADER_SIZE);
-	put64(out + OFF_FINGERPRINT, t->fingerprint);
-	put64(out + OFF_SEED, t->seed);
-	put32(out + OFF_CX, (uint32_t)t->cx);
-	put32(out + OFF_CZ, (uint32_t)t->cz);
+	le_put32(out + OFF_MAGIC, TILE_MAGIC);
+	le_put16(out + OFF_VERSION, t->material ? TILE_VERSION_LAYERS : TILE_VERSION);
+	le_put16(out + OFF_HDRLEN, TILE_HEADER_SIZE);
+	le_put64(out + OFF_FINGERPRINT, t->fingerprint);
+	le_put64(out + OFF_SEED, t->seed);
+	le_put32(out + OFF_CX, (uint32_t)t->cx);
+	le_put32(out + OFF_CZ, (uint32_t)t->cz);
 	out[OFF_LOD] = t->lod;
 	out[OFF_CHUNK_LOG2] = t->chunk_log2;
 	out[OFF_FILTER] = FILTER_LZ21;
 	out[OFF_PLANES] = (uint8_t)planes;
-	put32(out + OFF_SIDE, t->side);
-	put32(out + OFF_QUANTUM, t->quantum_um);
-	put32(out + OFF_OFFSET, (uint32_t)t->h[0]);
-	put64(out + OFF_EDIT_SEQ, t->edit_seq);
-	put64(out + OFF_CHECKSUM, 0);
+	le_put32(out + OFF_SIDE, t->side);
+	le_put32(out + OFF_QUANTUM, t->quantum_um);
+	le_put32(out + OFF_OFFSET, (uint32_t)t->h[0]);
+	le_put64(out + OFF_EDIT_SEQ, t->edit_seq);
+	le_put64(out + OFF_CHECKSUM, 0);
 }
 
 int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len)
@@ -361,7 +335,7 @@ int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len)
 	rc = checksum_of(out, need, &sum);
 	if (rc)
 		return rc;
-	put64(out + OFF_CHECKSUM, sum);
+	le_put64(out + OFF_CHECKSUM, sum);
 	*len = need;
 	return 0;
 }
@@ -374,12 +348,12 @@ static int parse_header(const uint8_t *buf, size_t len, struct tile *t,
 
 	if (len < TILE_HEADER_SIZE)
 		return ERR_TRUNC;
-	if (get32(buf + OFF_MAGIC) != TILE_MAGIC)
+	if (le_get32(buf + OFF_MAGIC) != TILE_MAGIC)
 		return ERR_MAGIC;
-	x->version = get16(buf + OFF_VERSION);
+	x->version = le_get16(buf + OFF_VERSION);
 	if (x->version != TILE_VERSION && x->version != TILE_VERSION_LAYERS)
 		return ERR_VERSION;
-	if (get16(buf + OFF_HDRLEN) != TILE_HEADER_SIZE ||
+	if (le_get16(buf + OFF_HDRLEN) != TILE_HEADER_SIZE ||
 	    buf[OFF_FILTER] != FILTER_LZ21 ||
 	    buf[OFF_PLANES] < 1 || buf[OFF_PLANES] > 4)
 		return ERR_CORRUPT;
@@ -389,22 +363,22 @@ static int parse_header(const uint8_t *buf, size_t len, struct tile *t,
 		return ERR_CORRUPT;
 	if (clog2 > TILE_MAX_CHUNK_LOG2)
 		return ERR_TOOBIG;
-	if (lod > clog2 || get32(buf + OFF_SIDE) != side_for(clog2, lod) ||
-	    get32(buf + OFF_QUANTUM) == 0)
+	if (lod > clog2 || le_get32(buf + OFF_SIDE) != side_for(clog2, lod) ||
+	    le_get32(buf + OFF_QUANTUM) == 0)
 		return ERR_CORRUPT;
 
-	t->fingerprint = get64(buf + OFF_FINGERPRINT);
-	t->seed = get64(buf + OFF_SEED);
-	t->cx = u32_to_i32(get32(buf + OFF_CX));
-	t->cz = u32_to_i32(get32(buf + OFF_CZ));
+	t->fingerprint = le_get64(buf + OFF_FINGERPRINT);
+	t->seed = le_get64(buf + OFF_SEED);
+	t->cx = u32_to_i32(le_get32(buf + OFF_CX));
+	t->cz = u32_to_i32(le_get32(buf + OFF_CZ));
 	t->lod = (uint8_t)lod;
 	t->chunk_log2 = (uint8_t)clog2;
 	t->side = side_for(clog2, lod);
-	t->quantum_um = get32(buf + OFF_QUANTUM);
-	t->edit_seq = get64(buf + OFF_EDIT_SEQ);
+	t->quantum_um = le_get32(buf + OFF_QUANTUM);
+	t->edit_seq = le_get64(buf + OFF_EDIT_SEQ);
 	t->h = NULL;
 	x->planes = buf[OFF_PLANES];
-	x->offset = get32(buf + OFF_OFFSET);
+	x->offset = le_get32(buf + OFF_OFFSET);
 	return 0;
 }
 
@@ -547,7 +521,7 @@ static int check_layers(const uint8_t *buf, size_t len, size_t at, size_t n)
 		return ERR_CORRUPT;
 	if (l[LAYERS_HEAD] != TILE_LAYER_MATERIAL || l[LAYERS_HEAD + 1] != 0)
 		return ERR_VERSION;
-	if (l[LAYERS_HEAD + 2] || l[LAYERS_HEAD + 3] || get32(l + LAYERS_HEAD + 4) != n)
+	if (l[LAYERS_HEAD + 2] || l[LAYERS_HEAD + 3] || le_get32(l + LAYERS_HEAD + 4) != n)
 		return ERR_CORRUPT;
 	return 0;
 }
@@ -577,7 +551,7 @@ int tile_decode(const uint8_t *buf, size_t len, struct tile *t)
 	if (rc)
 		goto fail;
 	rc = checksum_of(buf, len, &sum);
-	if (!rc && sum != get64(buf + OFF_CHECKSUM))
+	if (!rc && sum != le_get64(buf + OFF_CHECKSUM))
 		rc = ERR_CHECKSUM;
 	if (!rc)
 		rc = decode_payload(buf, &x, t);
@@ -602,5 +576,5 @@ fail:
 
 uint64_t tile_checksum(const uint8_t *buf)
 {
-	return get64(buf + OFF_CHECKSUM);
+	return le_get64(buf + OFF_CHECKSUM);
 }

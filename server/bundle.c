@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "le.h"
 
 int bundle_layout(struct bundle_entry *e, size_t n, size_t *total)
 {
@@ -24,13 +25,6 @@ int bundle_layout(struct bundle_entry *e, size_t n, size_t *total)
 	return 0;
 }
 
-static void put32(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)v;
-	b[1] = (uint8_t)(v >> 8);
-	b[2] = (uint8_t)(v >> 16);
-	b[3] = (uint8_t)(v >> 24);
-}
 
 void bundle_write_index(const struct bundle_entry *e, size_t n, uint8_t *out)
 {
@@ -39,13 +33,13 @@ void bundle_write_index(const struct bundle_entry *e, size_t n, uint8_t *out)
 	memset(out, 0, BUNDLE_HEADER);
 	memcpy(out, BUNDLE_MAGIC, 4);
 	out[4] = BUNDLE_VERSION;
-	put32(out + 8, (uint32_t)n);
+	le_put32(out + 8, (uint32_t)n);
 	for (k = 0; k < n; k++) {
 		uint8_t *p = out + BUNDLE_HEADER + k * BUNDLE_ENTRY;
 
-		put32(p, (uint32_t)e[k].cx);
-		put32(p + 4, (uint32_t)e[k].cz);
-		put32(p + 8, e[k].offset);
-		put32(p + 12, e[k].length);
+		le_put32(p, (uint32_t)e[k].cx);
+		le_put32(p + 4, (uint32_t)e[k].cz);
+		le_put32(p + 8, e[k].offset);
+		le_put32(p + 12, e[k].length);
 	}
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "le.h"
 #include "scatter.h"
 
 #define JSON_HEAD_MAX   128  /* {"cx":...,"objects":[ */
@@ -64,13 +65,6 @@ static int write_json(const struct scatter_object *v, size_t count, int32_t cx,
 	return 0;
 }
 
-static void put32(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)v;
-	b[1] = (uint8_t)(v >> 8);
-	b[2] = (uint8_t)(v >> 16);
-	b[3] = (uint8_t)(v >> 24);
-}
 
 static int write_binary(const struct scatter_object *v, size_t count,
 			uint8_t **out, size_t *len)
@@ -82,7 +76,7 @@ static int write_binary(const struct scatter_object *v, size_t count,
 		return ERR_NOMEM;
 	memcpy(buf, OBJECTS_MAGIC, 4);
 	buf[4] = OBJECTS_VERSION;
-	put32(buf + 8, (uint32_t)count);
+	le_put32(buf + 8, (uint32_t)count);
 	for (k = 0; k < count; k++)
 		scatter_encode(&v[k], buf + OBJECTS_HEADER + k * SCATTER_WIRE_SIZE);
 	*out = buf;

@@ -32,6 +32,7 @@
 
 #include "edit.h"
 #include "err.h"
+#include "le.h"
 
 _Static_assert(STORE_BATCH_EDIT == EDIT_WIRE_SIZE, "batch edit size");
 _Static_assert(STORE_BATCH_MAX >= 2 + 255 + 20 + EDIT_BATCH_MAX * EDIT_WIRE_SIZE,
@@ -106,28 +107,9 @@ struct store {
 
 /* ---- small helpers ---- */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
 
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 __attribute__((format(printf, 4, 5)))
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -252,28 +234,28 @@ static int make_dirs(const char *dir, char *err, size_t errlen)
 static void file_header(uint8_t h[STORE_FILE_HEADER])
 {
 	memset(h, 0, STORE_FILE_HEADER);
-	put32(h, STORE_FILE_MAGIC);
-	put32(h + 4, STORE_FILE_VERSION);
-	put64(h + 24, XXH3_64bits(h, 24));
+	le_put32(h, STORE_FILE_MAGIC);
+	le_put32(h + 4, STORE_FILE_VERSION);
+	le_put64(h + 24, XXH3_64bits(h, 24));
 }
 
 /* Magic first, then version (a newer layout may move the checksum). */
 static int check_file_header(const uint8_t h[STORE_FILE_HEADER], const char *path,
 			     char *err, size_t errlen)
 {
-	if (get32(h) != STORE_FILE_MAGIC)
+	if (le_get32(h) != STORE_FILE_MAGIC)
 		return fail(err, errlen, ERR_MAGIC,
-			    "%s: not a terrain edit log (bad magic 0x%08x)", path, get32(h));
-	if (get32(h + 4) != STORE_FILE_VERSION)
+			    "%s: not a terrain edit log (bad magic 0x%08x)", path, le_get32(h));
+	if (le_get32(h + 4) != STORE_FILE_VERSION)
 		return fail(err, errlen, ERR_VERSION,
 			    "%s: log format version %u, this server reads version %d",
-			    path, get32(h + 4), STORE_FILE_VERSION);
-	if (get64(h + 24) != XXH3_64bits(h, 24))
+			    path, le_get32(h + 4), STORE_FILE_VERSION);
+	if (le_get64(h + 24) != XXH3_64bits(h, 24))
 		return fail(err, errlen, ERR_CORRUPT, "%s: file header checksum mismatch",
 			    path);
-	if (get64(h + 16) != 0)
+	if (le_get64(h + 16) != 0)
 		return fail(err, errlen, ERR_VERSION, "%s: unknown header flags 0x%llx",
-			    path, (ull)get64(h + 16));
+			    path, (ull)le_get64(h + 16));
 	return 0;
 }
 
@@ -386,9 +368,9 @@ static int rec_check(struct reader *r, uint64_t off, const uint8_t **payload,
 	*why = "short record header";
 	if (!h)
 		return r->err ? REC_IO : REC_SHORT;
-	word = get32(h);
-	sum = get64(h + 4);
-	n = get32(h + 12);
+	word = le_get32(h);
+	sum = le_get64(h + 4);
+	n = le_get32(h + 12);
 	*why = "bad record magic";
 	if (word != STORE_REC_MAGIC)
 		return (word & REC_MAGIC_MASK) == (STORE_REC_MAGIC & REC_MAGIC_MASK) ?
@@ -417,7 +399,7 @@ static int find_valid(struct reader *r, uint64_t from, uint64_t *at)
 	uint8_t m[4];
 	uint64_t p = from;
 
-	put32(m, STORE_REC_MAGIC);
+	le_put32(m, STORE_REC_MAGIC);
 	while (p + STORE_REC_HEADER <= r->size) {
 		const uint8_t *b, *hit;
 		const uint8_t *payload;
@@ -686,10 +668,10 @@ int store_append(struct store *s, const void *payload, size_t len,
 		rc = ERR_BUSY;
 	} else if (!(rc = reserve(&s->queue, need, s->max_queued))) {
 		h = s->queue.p + s->queue.len;
-		put32(h, STORE_REC_MAGIC);
-		put32(h + 12, (uint32_t)len);
+		le_put32(h, STORE_REC_MAGIC);
+		le_put32(h + 12, (uint32_t)len);
 		memcpy(h + STORE_REC_HEADER, payload, len);
-		put64(h + 4, rec_sum(h + 12, (uint32_t)len));
+		le_put64(h + 4, rec_sum(h + 12, (uint32_t)len));
 		s->queue.len += need;
 		s->stats.queued_bytes = s->queue.len;
 		s->stats.appends++;
@@ -1135,9 +1117,9 @@ int store_batch_encode(const struct store_batch *b, uint8_t *out, size_t cap,
 	out[1] = (uint8_t)b->gen_len;
 	memcpy(out + 2, b->gen, b->gen_len);
 	out += 2 + b->gen_len;
-	put64(out, b->seed);
-	put64(out + 8, b->first_seq);
-	put32(out + 16, b->count);
+	le_put64(out, b->seed);
+	le_put64(out + 8, b->first_seq);
+	le_put32(out + 16, b->count);
 	memcpy(out + 20, b->edits, (size_t)b->count * STORE_BATCH_EDIT);
 	*len = n;
 	return 0;
@@ -1156,9 +1138,9 @@ int store_batch_decode(const uint8_t *p, size_t len, struct store_batch *b)
 	b->gen = (const char *)p + 2;
 	b->gen_len = p[1];
 	q = p + 2 + b->gen_len;
-	b->seed = get64(q);
-	b->first_seq = get64(q + 8);
-	b->count = get32(q + 16);
+	b->seed = le_get64(q);
+	b->first_seq = le_get64(q + 8);
+	b->count = le_get32(q + 16);
 	b->edits = q + 20;
 	if (b->count == 0 || b->count > EDIT_BATCH_MAX ||
 	    len != store_batch_size(b))
