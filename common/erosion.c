@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "fbm.h"
 
 #define FRAC_BITS 24
 #define ONE ((int64_t)1 << FRAC_BITS)
@@ -65,16 +66,6 @@ struct droplet {
 	uint64_t hash;
 };
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
 static int64_t floor_div(int64_t a, int64_t b)
 {
 	int64_t q = a / b;
@@ -84,11 +75,11 @@ static int64_t floor_div(int64_t a, int64_t b)
 
 static uint64_t drop_hash(uint64_t seed, int64_t cx, int64_t cz, int k)
 {
-	uint64_t h = mix64(seed ^ 0x65726f73696f6e31ULL);   /* "erosion1" */
+	uint64_t h = fbm_mix64(seed ^ 0x65726f73696f6e31ULL);   /* "erosion1" */
 
-	h = mix64(h ^ (uint64_t)cx);
-	h = mix64((h + GOLDEN) ^ (uint64_t)cz);
-	return mix64(h + (uint64_t)k * GOLDEN);
+	h = fbm_mix64(h ^ (uint64_t)cx);
+	h = fbm_mix64((h + GOLDEN) ^ (uint64_t)cz);
+	return fbm_mix64(h + (uint64_t)k * GOLDEN);
 }
 
 /* Offset of a start within its cell, Q24 metres in [0, cell * 2^24). */
@@ -313,7 +304,7 @@ static void steer(const struct erosion_params *p, struct droplet *d,
 		d->dx = dx / len;
 		d->dz = dz / len;
 	} else {
-		uint64_t r = mix64(d->hash + (uint64_t)(step + 1) * GOLDEN);
+		uint64_t r = fbm_mix64(d->hash + (uint64_t)(step + 1) * GOLDEN);
 
 		d->dx = rand_dir[r & 15][0];
 		d->dz = rand_dir[r & 15][1];
