@@ -257,25 +257,23 @@ static void eval_blend(struct ctx *c, const struct node *nd, const struct pos *p
 {
 	const float *t = eval(c, nd->in[2], p), *a = NULL, *b = NULL;
 	float lo = (float)nd->a, inv = (float)(1.0 / (nd->b - nd->a));
-	float *s = c->tmp;
 	int any_a = 0, any_b = 0;
 	size_t i;
 
+	/* s goes into out first: no child writes this node's row */
 	for (i = 0; i < p->n; i++) {
-		s[i] = smooth01((t[i] - lo) * inv);
-		any_a |= s[i] < 1.0f;
-		any_b |= s[i] > 0.0f;
+		out[i] = smooth01((t[i] - lo) * inv);
+		any_a |= out[i] < 1.0f;
+		any_b |= out[i] > 0.0f;
 	}
 	if (any_a)
 		a = eval(c, nd->in[0], p);
 	if (any_b)
 		b = eval(c, nd->in[1], p);
-	s = c->tmp;   /* children may have used tmp: recompute */
-	for (i = 0; i < p->n; i++)
-		s[i] = smooth01((t[i] - lo) * inv);
 	for (i = 0; i < p->n; i++) {
-		float va = a ? (1.0f - s[i]) * a[i] : 0.0f;
-		float vb = b ? s[i] * b[i] : 0.0f;
+		float s = out[i];
+		float va = a ? (1.0f - s) * a[i] : 0.0f;
+		float vb = b ? s * b[i] : 0.0f;
 
 		out[i] = a && b ? va + vb : a ? va : vb;
 	}
