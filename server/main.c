@@ -12,6 +12,7 @@
  * arguments print a message on stderr and exit with status 2.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,6 +375,14 @@ static int serve(int argc, char **argv)
 		return rv > 0 ? 0 : 2;
 	}
 	fit_descriptors(&c);
+	/*
+	 * A generation's temporaries (heights, encoded tile, zstd bound: 64
+	 * to 300 KiB each) get their own mappings, returned when freed,
+	 * instead of glibc's default of moving them into the workers' heaps
+	 * after the first free, where they interleave with the cached values
+	 * that outlive them and leave holes that keep RSS above the cache.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 	if (catalog_load(c.presets[0] ? c.presets : NULL, &cat, err, sizeof(err)) < 0) {
 		fprintf(stderr, "terrain-server: %s\n", err);
 		return 2;
