@@ -6,7 +6,7 @@
 # taskset when it can), and prints one markdown table per section, with the
 # anchors measured in the same run:
 #   1. noise     ns/sample of a 6-octave fBm per noise kind; stb_perlin, libnoise
-#   2. presets   ms per tile: generate, + encode, + zstd3; LOD 0, 2, 4
+#   2. presets   ms per tile: generate, + encode, + zstd (zparams.h); LOD 0, 2, 4
 #   3. size      bytes per LOD-0 tile: encoded, zstd 3/19, 16-bit PNG; then the
 #                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
 #   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode
@@ -51,7 +51,7 @@ say() { echo "bench: $*" >&2; }
 # ---------------------------------------------------------------- build
 
 cflags=(-O3 -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototypes
-	-Wmissing-prototypes -D_POSIX_C_SOURCE=200809L -Icommon)
+	-Wmissing-prototypes -D_POSIX_C_SOURCE=200809L -Icommon -Iserver)
 libs=("$build/libcommon.a" -lzstd -lcjson -lxxhash -lpng -lm)
 
 say "compiling into $out"
@@ -236,8 +236,8 @@ summary() {
 		print "target\tgoal\tthis run\tmet"
 		row("perlin fBm: stb_perlin time / ours", ">= 5x", p && s ? s / p : "", "%.2fx", p && s / p >= 5)
 		row("perlin fBm ns/sample (aim)", "<= 10 ns", p, "%.1f ns", p <= 10)
-		row("default: generate + encode + zstd3, LOD 0", "< 2 ms", g, "%.2f ms", g < 2)
-		row("default: zstd3 / PNG16 (libpng default)", "<= 0.4", z, "%.3f", z <= 0.4)
+		row("default: generate + encode + zstd, LOD 0", "< 2 ms", g, "%.2f ms", g < 2)
+		row("default: zstd / PNG16 (libpng default)", "<= 0.4", z, "%.3f", z <= 0.4)
 		row("default: tile_decode", "> 500 MB/s", d, "%.0f MB/s", d > 500)
 	}' | table | emit
 }

@@ -2,8 +2,9 @@
  * size_bench.c - section 3: bytes per LOD-0 tile, ours beside 16-bit PNG.
  *
  * For each built-in preset, the 16 LOD-0 tiles of bench_chunk()'s chunks
- * (seed 42): the tile_encode() output, that body compressed by zstd at
- * levels 3 and 19 (what HTTP sends with Content-Encoding: zstd), and the
+ * (seed 42): the tile_encode() output, that body compressed by zstd as the
+ * server sends it with Content-Encoding: zstd (zparams.h) and at level 19
+ * for reference, and the
  * anchor: the same heights minus the tile's minimum as a 16-bit grayscale
  * PNG (one sample per quantum, 1 cm for every shipped preset) written by
  * libpng with its defaults, and again at maximum compression (zlib level 9,
@@ -13,7 +14,7 @@
  * is lossy, which flatters PNG.
  *
  * Every column is the median over the 16 tiles; the ratios are ratios of
- * medians (lower is better for us; the target is zstd3 / PNG16 <= 0.4).
+ * medians (lower is better for us; the target is zstd / PNG16 <= 0.4).
  * The terrain columns (median tile range, rms slope of forward
  * differences) let the sizes be compared with other data sets.
  */
@@ -31,10 +32,11 @@
 #include "err.h"
 #include "preset.h"
 #include "tile.h"
+#include "zparams.h"
 
 #define SEED 42u
 
-enum col { ENC, Z3, Z19, PNG_DEF, PNG_MAX, RANGE_M, SLOPE, NCOL };
+enum col { ENC, ZS, Z19, PNG_DEF, PNG_MAX, RANGE_M, SLOPE, NCOL };
 
 /* A growing byte buffer that libpng writes into. */
 struct mem {
@@ -140,10 +142,17 @@ static double rms_slope(const struct tile *t)
 	return sqrt(s / ((double)(n - 1) * (n - 1))) * q;
 }
 
+/* zstd at level, or with the server's parameters (zparams.h) for level 0. */
 static size_t zstd(ZSTD_CCtx *c, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
 		   int level)
 {
-	size_t z = ZSTD_compressCCtx(c, dst, cap, src, len, level);
+	size_t z;
+
+	ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+	z = level ? ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level)
+		  : tile_zstd_params(c);
+	if (!ZSTD_isError(z))
+		z = ZSTD_compress2(c, dst, cap, src, len);
 
 	if (ZSTD_isError(z))
 		bench_die(ZSTD_getErrorName(z), ERR_ZSTD);
@@ -178,7 +187,7 @@ static int measure(const struct preset *p, struct bufs *b, double x[NCOL][BENCH_
 		if (rc)
 			bench_die(preset_name(p), rc);
 		x[ENC][k] = (double)len;
-		x[Z3][k] = (double)zstd(b->cctx, b->z, b->z_cap, b->enc, len, 3);
+		x[ZS][k] = (double)zstd(b->cctx, b->z, b->z_cap, b->enc, len, 0);
 		x[Z19][k] = (double)zstd(b->cctx, b->z, b->z_cap, b->enc, len, 19);
 		wide += to_u16(&t, b->v, &x[RANGE_M][k]) > 1;
 		x[PNG_DEF][k] = (double)png16(b->v, t.side, 0, &b->png);
@@ -201,9 +210,9 @@ static void report(const struct preset *p, struct bufs *b)
 	for (c = 0; c < NCOL; c++)
 		m[c] = bench_median(x[c], BENCH_CHUNKS);
 	printf("%s\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%d/%d%s\t%.3f\t%.3f\n",
-	       preset_name(p), m[RANGE_M], m[SLOPE], m[ENC], m[Z3],
-	       m[Z3] * 8.0 / (257.0 * 257.0), m[Z19], m[PNG_DEF], m[PNG_MAX], wide,
-	       BENCH_CHUNKS, wide ? " *" : "", m[Z3] / m[PNG_DEF], m[Z3] / m[PNG_MAX]);
+	       preset_name(p), m[RANGE_M], m[SLOPE], m[ENC], m[ZS],
+	       m[ZS] * 8.0 / (257.0 * 257.0), m[Z19], m[PNG_DEF], m[PNG_MAX], wide,
+	       BENCH_CHUNKS, wide ? " *" : "", m[ZS] / m[PNG_DEF], m[ZS] / m[PNG_MAX]);
 	if (quantum != 10000)
 		printf("note: %s: quantum is %.2f cm: its PNG holds one sample per quantum\n",
 		       preset_name(p), quantum * 1e-4);
@@ -233,13 +242,13 @@ int main(void)
 	if (!b.enc || !b.z || !b.v || !b.cctx)
 		bench_die("out of memory", ERR_NOMEM);
 
-	printf("preset\ttile range m\trms slope m/m\tencoded B\tzstd3 B\tzstd3 bits/sample\t"
+	printf("preset\ttile range m\trms slope m/m\tencoded B\tzstd B\tzstd bits/sample\t"
 	       "zstd19 B\tPNG16 default B\tPNG16 max B\tPNG16 tiles at 2 cm\t"
-	       "zstd3 / PNG16 default\tzstd3 / PNG16 max\n");
+	       "zstd / PNG16 default\tzstd / PNG16 max\n");
 	for (i = 0; i < n; i++)
 		if (preset_chunk_log2(v[i]) == 8)
 			report(v[i], &b);
-	printf("note: medians over %d LOD-0 tiles (257 x 257, 1 cm); target: zstd3 / PNG16 "
+	printf("note: medians over %d LOD-0 tiles (257 x 257, 1 cm); target: zstd / PNG16 "
 	       "<= 0.4\n", BENCH_CHUNKS);
 	printf("note: * tiles spanning more than 65535 cm: their PNG16 uses a 2 cm step (lossy), "
 	       "which flatters PNG\n");

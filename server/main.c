@@ -305,7 +305,6 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 	struct route_config rc = { .cache_bytes = (size_t)c->cache_mb << 20,
 				   .region_bytes = (size_t)c->region_cache_mb << 20,
 				   .max_age = c->max_age,
-				   .zstd_level = TILEGEN_ZSTD_LEVEL,
 				   .max_generations = 1024 };
 	struct http_server *hs = NULL;
 	struct http_handler h;

@@ -123,7 +123,6 @@ struct routes {
 	struct metrics *metrics;
 	struct static_files *files;
 	const struct http_server *server;
-	int zstd_level;
 	unsigned generating;             /* generations queued or running */
 	unsigned max_generations;
 	char cache_control[48];
@@ -826,7 +825,7 @@ static void gen_work(uv_work_t *w)
 
 	j->err = gen_body(j, &raw, &len);
 	if (!j->err)
-		j->err = tilegen_compress(raw, len, j->rt->zstd_level, &z, &zlen);
+		j->err = tilegen_compress(raw, len, &z, &zlen);
 	if (!j->err) {
 		sum = j->key.kind == KIND_TILE ? tile_checksum(raw) : XXH3_64bits(raw, len);
 		j->err = value_build(j->rt, j->key.kind, sum, len, z, zlen, &j->value,
@@ -1086,7 +1085,7 @@ static void bundle_work(uv_work_t *w)
 					   raw + b->ent[k].offset, v->raw_len);
 	}
 	if (!rc && b->x->zstd) {
-		rc = tilegen_compress(raw, b->len, b->x->rt->zstd_level, &b->body,
+		rc = tilegen_compress(raw, b->len, &b->body,
 				      &b->body_len);
 	} else if (!rc) {
 		b->body = raw;
@@ -1879,7 +1878,6 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 		return ERR_NOMEM;
 	rt->loop = loop;
 	rt->cat = cat;
-	rt->zstd_level = cfg->zstd_level;
 	rt->max_generations = cfg->max_generations ? cfg->max_generations : 1024;
 	if (cfg->max_age)
 		snprintf(rt->cache_control, sizeof(rt->cache_control),

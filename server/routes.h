@@ -141,7 +141,6 @@ struct route_config {
 	size_t region_bytes; /* eroded region cache bound (--region-cache-mb;
 				256 MiB) */
 	unsigned max_age;    /* tile Cache-Control max-age, seconds (60) */
-	int zstd_level;      /* TILEGEN_ZSTD_LEVEL */
 	unsigned max_generations; /* queued or running; more get 503 (1024) */
 	struct store *store;     /* the edit log (outlives rt); NULL: 503 */
 	const char *edit_token;  /* bearer token for edits; NULL or "":

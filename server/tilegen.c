@@ -10,6 +10,7 @@
 #include "err.h"
 #include "preset.h"
 #include "tile.h"
+#include "zparams.h"
 
 /* The layer names of ?layers= and their PIPELINE_LAYER_* bits. */
 static const struct {
@@ -51,15 +52,21 @@ int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
 	return 0;
 }
 
-int tilegen_compress(const uint8_t *raw, size_t len, int level,
-		     uint8_t **out, size_t *zlen)
+int tilegen_compress(const uint8_t *raw, size_t len, uint8_t **out, size_t *zlen)
 {
 	size_t cap = ZSTD_compressBound(len), n;
+	ZSTD_CCtx *c = ZSTD_createCCtx();
 	uint8_t *z = malloc(cap), *fit;
 
-	if (!z)
+	if (!z || !c) {
+		free(z);
+		ZSTD_freeCCtx(c);
 		return ERR_NOMEM;
-	n = ZSTD_compress(z, cap, raw, len, level);
+	}
+	n = tile_zstd_params(c);
+	if (!n)
+		n = ZSTD_compress2(c, z, cap, raw, len);
+	ZSTD_freeCCtx(c);
 	if (ZSTD_isError(n)) {
 		free(z);
 		return ERR_ZSTD;

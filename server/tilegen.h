@@ -21,17 +21,6 @@ struct preset;
 struct region_source;
 
 /*
- * zstd level for tile bodies. Measured on 28 tiles of the four built-in
- * presets (LOD 0-2, 2.6 MB raw): level 1 gives 673 kB, 3 gives 703 kB,
- * 6 gives 670 kB at twice the time of 1, 19 gives 643 kB at about 100 ms
- * per LOD 0 tile. Level 1 is the fastest and as small as any below 19:
- * the byte-plane filter leaves little for the slower matchers to find.
- */
-#ifndef TILEGEN_ZSTD_LEVEL
-#define TILEGEN_ZSTD_LEVEL 1
-#endif
-
-/*
  * pipeline_tile() of chunk (cx, cz) at lod of world (p, seed): eroded
  * regions from rs (NULL: computed for this tile alone), the n edits that
  * touch the chunk applied in sequence order (edits may be NULL when n is
@@ -46,10 +35,10 @@ int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
 		   const struct edit *edits, size_t n, uint64_t edit_seq,
 		   unsigned layers, uint8_t **out, size_t *len);
 
-/* Compress raw (len bytes) as one zstd frame with its content size into a
- * new malloc'd *out of *zlen bytes. Returns 0, ERR_ZSTD or ERR_NOMEM. */
-int tilegen_compress(const uint8_t *raw, size_t len, int level,
-		     uint8_t **out, size_t *zlen);
+/* Compress raw (len bytes) as one zstd frame with its content size, with
+ * the parameters of zparams.h, into a new malloc'd *out of *zlen bytes.
+ * Returns 0, ERR_ZSTD or ERR_NOMEM. */
+int tilegen_compress(const uint8_t *raw, size_t len, uint8_t **out, size_t *zlen);
 
 /* Decompress a frame that must hold exactly len bytes into a new malloc'd
  * *out. Returns 0, ERR_ZSTD (corrupt or wrong size) or ERR_NOMEM. */
