@@ -877,6 +877,77 @@ static void test_http_tiles_eroded_tile_is_the_same_cold_and_after_its_neighbour
 	assert_int_equal(server_stop(&second_srv), 0);
 }
 
+/*
+ * Cache hits go out with one writev() straight from the cached bytes. A
+ * client with a tiny receive window pipelines 200 requests for a LOD-0
+ * tile (6.6 MB of answers, more than the largest loopback send buffer, 4
+ * MiB by default) and reads only later, so the socket fills mid-body and
+ * the rest of the answers go through the queued-write path while the
+ * entry must stay alive: every body must arrive whole and in order.
+ */
+static void test_http_tiles_pipelined_hits_survive_a_full_socket(void **state)
+{
+	const char *path = "/v1/worlds/fullsocket/chunks/0/2/-3";
+	const int n = 200;
+	struct resp want;
+	size_t cap = 1 << 24, len = 0, off = 0;
+	uint8_t *buf = malloc(cap);
+	char req[256];
+	int fd, rcv = 4096, i;
+	struct sockaddr_in a = { 0 };
+	struct timeval tv = { IO_TIMEOUT_S, 0 };
+
+	(void)state;
+	assert_non_null(buf);
+	get_ok(path, "Accept-Encoding: zstd\r\n", &want);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)); /* before connect */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)main_srv.port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	for (i = 0; i < n; i++) {
+		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: t\r\nAccept-Encoding: zstd\r\n"
+			 "%s\r\n", path, i == n - 1 ? "Connection: close\r\n" : "");
+		send_str(fd, req);
+	}
+	sleep_ms(300); /* let the server fill the socket and queue the rest */
+	for (;;) {
+		ssize_t got = recv(fd, buf + len, cap - len, 0);
+
+		assert_true(got >= 0);
+		if (got == 0)
+			break;
+		len += (size_t)got;
+		assert_true(len < cap);
+	}
+	close(fd);
+	for (i = 0; i < n; i++) {
+		const char *end, *cl;
+		size_t body;
+
+		buf[len] = '\0';
+		assert_true(off < len);
+		assert_int_equal(memcmp(buf + off, "HTTP/1.1 200 ", 13), 0);
+		end = strstr((char *)buf + off, "\r\n\r\n");
+		cl = strstr((char *)buf + off, "\r\nContent-Length: ");
+		assert_non_null(end);
+		assert_non_null(cl);
+		assert_true(cl < end);
+		body = strtoul(cl + 18, NULL, 10);
+		assert_int_equal(body, want.body_len);
+		off = (size_t)(end + 4 - (char *)buf);
+		assert_true(off + body <= len);
+		assert_memory_equal(buf + off, want.body, body);
+		off += body;
+	}
+	assert_int_equal(off, len);
+	free(want.body);
+	free(buf);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -904,6 +975,7 @@ int main(void)
 		cmocka_unit_test(test_http_tiles_a_cold_batch_generates_each_tile_once),
 		cmocka_unit_test(test_http_tiles_a_batch_mixes_cached_and_uncached_tiles),
 		cmocka_unit_test(test_http_tiles_eroded_tile_is_the_same_cold_and_after_its_neighbours),
+		cmocka_unit_test(test_http_tiles_pipelined_hits_survive_a_full_socket),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
