@@ -164,15 +164,20 @@ static void axis(int64_t w, uint64_t q, int64_t off, int64_t dq, const float *d,
 
 	*base = (int64_t)(p >> 32);   /* arithmetic shift on gcc and clang */
 	if (d) {
-		for (i = 0; i < n; i++) {
-			int64_t v = bf + (int64_t)i * dq + round_q32((double)d[i] * qd);
+		/* the progression as an induction variable (vector adds, where
+		 * i * dq would be an emulated 64-bit multiply), the bounds as
+		 * reductions of the same loop */
+		int64_t at = bf;
 
-			k[i] = cell_of(v);
-			f[i] = (uint32_t)v;
-		}
 		for (i = 0; i < n; i++) {
-			a = k[i] < a ? k[i] : a;
-			b = k[i] > b ? k[i] : b;
+			int64_t v = at + round_q32((double)d[i] * qd);
+			int32_t c = cell_of(v);
+
+			k[i] = c;
+			f[i] = (uint32_t)v;
+			a = c < a ? c : a;
+			b = c > b ? c : b;
+			at += dq;
 		}
 	} else {
 		for (i = 0; i < n; i++) {
