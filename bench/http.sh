@@ -374,7 +374,7 @@ cold() {
 			"latency = curl time_total per request; generations = terrain_generations_total delta (expected $cold_n; coalesced $co)"
 		if [ -f "$out/presets.tsv" ]; then
 			awk -F '\t' -v c="$ncpu" '$1 == "default" && $5 > 0 { printf "note: bench/run.sh section 2 (this build): default LOD 0" \
-				" generate + encode + zstd3 = %.2f ms on one core, i.e. at most ~%.0f tiles/s on %d cores\n", $5, c * 1000 / $5, c }' "$out/presets.tsv"
+				" generate + encode + zstd = %.2f ms on one core, i.e. at most ~%.0f tiles/s on %d cores\n", $5, c * 1000 / $5, c }' "$out/presets.tsv"
 		fi
 	} | table | emit
 	[ "$g1" = n/a ] || [ $((g1 - g0)) = "$cold_n" ] ||
