@@ -248,34 +248,63 @@ static void eval_mix(struct ctx *c, const struct node *nd, const struct pos *p,
 	}
 }
 
+/* Samples i0 .. i0 + n - 1 of row p, or n 0 (nothing) when from > to. */
+static struct pos span(const struct pos *p, size_t from, size_t to)
+{
+	struct pos q = *p;
+
+	if (from > to) {
+		q.n = 0;
+		return q;
+	}
+	q.x0 = p->x0 + (int64_t)from * p->step;
+	q.dx = p->dx ? p->dx + from : NULL;
+	q.dz = p->dz ? p->dz + from : NULL;
+	q.n = to - from + 1;
+	return q;
+}
+
 /*
- * (1 - s) a + s b, s = smoothstep(lo, hi, control). A row that lies wholly
- * on one side skips the other input: (1 - 0) a + 0 b is a, 0 a + 1 b is b.
+ * (1 - s) a + s b, s = smoothstep(lo, hi, control): exactly a where s is
+ * 0 and exactly b where s is 1. Each input is evaluated only over the span
+ * of the row from its first to its last sample of nonzero weight (the
+ * control field is slow, so a row crosses the band once or twice at
+ * most); a sample is a function of its position alone, so a span gives
+ * the same values as the whole row.
  */
 static void eval_blend(struct ctx *c, const struct node *nd, const struct pos *p,
 		       float *out)
 {
 	const float *t = eval(c, nd->in[2], p), *a = NULL, *b = NULL;
 	float lo = (float)nd->a, inv = (float)(1.0 / (nd->b - nd->a));
-	int any_a = 0, any_b = 0;
-	size_t i;
+	size_t a0 = p->n, a1 = 0, b0 = p->n, b1 = 0, i;
+	struct pos qa, qb;
 
 	/* s goes into out first: no child writes this node's row */
 	for (i = 0; i < p->n; i++) {
-		out[i] = smooth01((t[i] - lo) * inv);
-		any_a |= out[i] < 1.0f;
-		any_b |= out[i] > 0.0f;
+		float s = smooth01((t[i] - lo) * inv);
+
+		out[i] = s;
+		if (s < 1.0f) {
+			a0 = i < a0 ? i : a0;
+			a1 = i;
+		}
+		if (s > 0.0f) {
+			b0 = i < b0 ? i : b0;
+			b1 = i;
+		}
 	}
-	if (any_a)
-		a = eval(c, nd->in[0], p);
-	if (any_b)
-		b = eval(c, nd->in[1], p);
+	qa = span(p, a0, a1);
+	qb = span(p, b0, b1);
+	if (qa.n)
+		a = eval(c, nd->in[0], &qa);   /* a[i - a0]: sample i of the row */
+	if (qb.n)
+		b = eval(c, nd->in[1], &qb);
 	for (i = 0; i < p->n; i++) {
 		float s = out[i];
-		float va = a ? (1.0f - s) * a[i] : 0.0f;
-		float vb = b ? s * b[i] : 0.0f;
 
-		out[i] = a && b ? va + vb : a ? va : vb;
+		out[i] = s <= 0.0f ? a[i - a0] : s >= 1.0f ? b[i - b0] :
+			 (1.0f - s) * a[i - a0] + s * b[i - b0];
 	}
 }
 
