@@ -41,6 +41,7 @@
 #include "../client-sample/api.h"
 #include "../server/objects.h"
 #include "../server/routes.h"
+#include "material.h"
 #include "scatter.h"
 #include "tile.h"
 
@@ -362,16 +363,24 @@ static void test_http_tiles_materials_follow_an_edit_just_beside_the_chunk(void 
 	const char *east = "/v1/worlds/seam/chunks/0/0/0?layers=height,material";
 	const char *west = "/v1/worlds/seam/chunks/0/-1/0?layers=height,material";
 	struct tile before, a, b;
-	char e0[64], e1[64], ew[64];
-	uint32_t j, s;
+	char e0[64], e1[64], ew[64], edit[256];
+	uint32_t j, s, z = 0;
 
 	(void)state;
 	get_tile(east, &before, e0, sizeof(e0));
+	/* a sample on the seam that is grass, forest or sand: a cliff beside
+	 * it must make it rock */
+	for (j = 8; j + 8 < before.side && !z; j++)
+		if (before.material[j * before.side] >= MATERIAL_SAND &&
+		    before.material[j * before.side] <= MATERIAL_FOREST)
+			z = j;
+	assert_true(z > 0);
 	/* set to -2000 m, radius 1 m, 1.6 m west of chunk 0's square: it moves
 	 * sample x = -1 of chunk -1 (0.6 m away), not chunk 0, whose samples
 	 * at x = 0 take their slope from x = -1 */
-	post_edit("seam", "{\"edits\":[{\"op\":\"set\",\"x\":-1.6,\"z\":100,"
-		  "\"radius\":1,\"height\":-2000,\"falloff\":\"linear\"}]}");
+	snprintf(edit, sizeof(edit), "{\"edits\":[{\"op\":\"set\",\"x\":-1.6,\"z\":%u,"
+		 "\"radius\":1,\"height\":-2000,\"falloff\":\"linear\"}]}", z);
+	post_edit("seam", edit);
 	get_tile(east, &a, e1, sizeof(e1));
 	get_tile(west, &b, ew, sizeof(ew));
 	s = a.side;
@@ -382,9 +391,10 @@ static void test_http_tiles_materials_follow_an_edit_just_beside_the_chunk(void 
 		assert_int_equal(a.h[j * s], b.h[j * s + s - 1]);
 		assert_int_equal(a.material[j * s], b.material[j * s + s - 1]);
 	}
-	printf("seam at x = 0, z = 100: material %d before the edit, %d after\n",
-	       before.material[100 * s], a.material[100 * s]);
-	assert_int_not_equal(a.material[100 * s], before.material[100 * s]);
+	printf("seam at x = 0, z = %u: material %d before the edit, %d after\n", z,
+	       before.material[z * s], a.material[z * s]);
+	assert_int_equal(a.material[z * s], MATERIAL_ROCK);
+	assert_int_not_equal(a.material[z * s], before.material[z * s]);
 	assert_string_not_equal(e0, e1); /* not the stale tile from the cache */
 	tile_release(&before);
 	tile_release(&a);
