@@ -142,13 +142,17 @@ static int server_stop(struct server *s)
 
 /* ---- requests and responses ------------------------------------------------------ */
 
-static int connect_to(int port)
+/* A connection to 127.0.0.1:port; rcvbuf > 0 sets its receive buffer
+ * (before connecting, so that it bounds the window). */
+static int connect_window(int port, int rcvbuf)
 {
 	struct sockaddr_in a = { 0 };
 	struct timeval tv = { IO_TIMEOUT_S, 0 };
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	assert_true(fd >= 0);
+	if (rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	a.sin_family = AF_INET;
 	a.sin_port = htons((uint16_t)port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -156,6 +160,11 @@ static int connect_to(int port)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	return fd;
+}
+
+static int connect_to(int port)
+{
+	return connect_window(port, 0);
 }
 
 static void send_str(int fd, const char *s)
@@ -903,21 +912,12 @@ static void test_http_tiles_pipelined_hits_survive_a_full_socket(void **state)
 	size_t cap = 1 << 24, len = 0, off = 0;
 	uint8_t *buf = malloc(cap);
 	char req[256];
-	int fd, rcv = 4096, i;
-	struct sockaddr_in a = { 0 };
-	struct timeval tv = { IO_TIMEOUT_S, 0 };
+	int fd, i;
 
 	(void)state;
 	assert_non_null(buf);
 	get_ok(path, "Accept-Encoding: zstd\r\n", &want);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(fd >= 0);
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)); /* before connect */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)main_srv.port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	fd = connect_window(main_srv.port, 4096);
 	for (i = 0; i < n; i++) {
 		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: t\r\nAccept-Encoding: zstd\r\n"
 			 "%s\r\n", path, i == n - 1 ? "Connection: close\r\n" : "");
