@@ -23,8 +23,11 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 endif
 
 # Determinism: no fast-math, no FMA contraction (see docs/design.md).
+# -fno-trapping-math only says no code reads floating-point exception flags
+# (clang's default): gcc may then compute both sides of a float select, so
+# clamps and blends vectorise. Values are unchanged.
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g -ffp-contract=off -fno-fast-math -fno-math-errno \
+CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g -ffp-contract=off -fno-fast-math -fno-math-errno -fno-trapping-math \
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \
 	$(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL := -Wl,--as-needed $(SANFLAGS) $(LDFLAGS)

@@ -149,11 +149,12 @@ static inline float perlin_k(struct corners c, uint32_t fx, uint32_t fz)
 /* The gradient vector grad() dots with: (+-1, +-1/2) or (+-1/2, +-1). */
 static inline void grad_vec(uint32_t h, float *gx, float *gz)
 {
-	float a = (h & 0x40000000U) ? -1.0f : 1.0f;
-	float b = (h & 0x20000000U) ? -0.5f : 0.5f;
+	uint32_t a = fbits(1.0f) | ((h << 1) & 0x80000000U);   /* +-1 */
+	uint32_t b = fbits(0.5f) | ((h << 2) & 0x80000000U);   /* +-1/2 */
+	uint32_t m = 0U - (h >> 31);
 
-	*gx = (h & 0x80000000U) ? a : b;
-	*gz = (h & 0x80000000U) ? b : a;
+	*gx = bitsf((a & m) | (b & ~m));
+	*gz = bitsf((b & m) | (a & ~m));
 }
 
 /* Perlin with its analytic derivatives in lattice units; the value is
@@ -419,7 +420,6 @@ static inline struct corners corners_fast(uint32_t s, uint32_t xb, uint32_t zb,
 		}                                                                \
 	}
 
-FAST_ROW(perlin_fast, perlin_k(c, fx[i], fz[i]))
 FAST_ROW(value3_fast, value_k(c, fx[i], fz[i], 0))
 FAST_ROW(value5_fast, value_k(c, fx[i], fz[i], 1))
 FAST_ROW(simplex_fast, simplex_k(c, fx[i], fz[i]))
@@ -454,19 +454,110 @@ static inline void worley_fast_k(uint32_t s, uint32_t xb, uint32_t zb, int32_t k
 WORLEY_ROW(worley1_fast, 0)
 WORLEY_ROW(worley21_fast, 1)
 
-/* Perlin on a row at one z cell (an unwarped row): z hashes hoisted. */
-CLONES
-static void perlin_fast_z(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
-			  float *out)
-{
-	struct corners c = corners_fast(s, xb, zb, 0, r->zlo);
-	size_t i;
+/*
+ * Perlin over a cell whose four gradients are known: grad(h, x, z) equals
+ * gx * x + gz * z exactly (the products are exact, IEEE addition
+ * commutes), so this gives perlin_k()'s bits without hashing.
+ */
+struct cell_grads {
+	float x00, z00, x10, z10, x01, z01, x11, z11;
+};
 
-	for (i = 0; i < r->n; i++) {
-		c.ax0 = xb + (uint32_t)r->kx[i];
-		c.ax1 = c.ax0 + 1;
-		out[i] = perlin_k(c, r->fx[i], r->fz[i]);
+static inline struct cell_grads cell_grads(struct corners c)
+{
+	struct cell_grads g;
+
+	grad_vec(mix(c.ax0 ^ c.hz0), &g.x00, &g.z00);
+	grad_vec(mix(c.ax1 ^ c.hz0), &g.x10, &g.z10);
+	grad_vec(mix(c.ax0 ^ c.hz1), &g.x01, &g.z01);
+	grad_vec(mix(c.ax1 ^ c.hz1), &g.x11, &g.z11);
+	return g;
+}
+
+static inline float perlin_g(const struct cell_grads *g, uint32_t fx, uint32_t fz)
+{
+	float x = frac24(fx), z = frac24(fz), x1 = x - 1.0f, z1 = z - 1.0f;
+	float n00 = g->x00 * x + g->z00 * z, n10 = g->x10 * x1 + g->z10 * z;
+	float n01 = g->x01 * x + g->z01 * z1, n11 = g->x11 * x1 + g->z11 * z1;
+	float u = fade5(x), v = fade5(z);
+
+	return lerp(lerp(n00, n10, u), lerp(n01, n11, u), v) * PERLIN_SCALE;
+}
+
+/*
+ * Perlin along a row, BLK samples at a time. Where a block's samples all
+ * lie in one cell (most blocks of the octaves coarser than a few samples)
+ * the cell's gradients are hashed once and the block only interpolates;
+ * other blocks hash each sample's corners. one_z: every sample is in cell
+ * row r->zlo, whose hashes are hoisted.
+ */
+#define BLK 8
+
+CLONE_INLINE void perlin_blocks(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
+				float *out, const int one_z)
+{
+	const int32_t *kx = r->kx, *kz = r->kz;
+	const uint32_t *fx = r->fx, *fz = r->fz;
+	struct corners cz = corners_fast(s, xb, zb, 0, r->zlo);
+	struct cell_grads g = { 0 };
+	int32_t gx = 0, gz = 0;
+	int have = 0, up = 1;
+	size_t i, j;
+
+	/* cells that never decrease along x (a warp gentler than the row's
+	 * step) make a block one cell wide when its ends are */
+	for (i = 1; i < r->n; i++)
+		up &= kx[i] >= kx[i - 1];
+	for (i = 0; i + BLK <= r->n; i += BLK) {
+		uint32_t diff = 0;
+
+		if (up && one_z) {
+			diff = (uint32_t)(kx[i + BLK - 1] ^ kx[i]);
+		} else {
+			for (j = 0; j < BLK; j++)
+				diff |= (uint32_t)(kx[i + j] ^ kx[i]) |
+					(one_z ? 0 : (uint32_t)(kz[i + j] ^ kz[i]));
+		}
+		if (!diff) {
+			if (!have || kx[i] != gx || (!one_z && kz[i] != gz)) {
+				gx = kx[i];
+				gz = one_z ? r->zlo : kz[i];
+				g = cell_grads(corners_fast(s, xb, zb, gx, gz));
+				have = 1;
+			}
+			for (j = 0; j < BLK; j++)
+				out[i + j] = perlin_g(&g, fx[i + j], fz[i + j]);
+			continue;
+		}
+		for (j = 0; j < BLK; j++) {
+			struct corners c = cz;
+
+			if (one_z) {
+				c.ax0 = xb + (uint32_t)kx[i + j];
+				c.ax1 = c.ax0 + 1;
+			} else {
+				c = corners_fast(s, xb, zb, kx[i + j], kz[i + j]);
+			}
+			out[i + j] = perlin_k(c, fx[i + j], fz[i + j]);
+		}
 	}
+	for (; i < r->n; i++)
+		out[i] = perlin_k(corners_fast(s, xb, zb, kx[i], one_z ? r->zlo : kz[i]),
+				  fx[i], fz[i]);
+}
+
+CLONES
+static void perlin_row(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
+		       float *out)
+{
+	perlin_blocks(s, xb, zb, r, out, 0);
+}
+
+CLONES
+static void perlin_row_z(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
+			 float *out)
+{
+	perlin_blocks(s, xb, zb, r, out, 1);
 }
 
 /*
@@ -566,9 +657,9 @@ void noise_row(enum noise_kind k, uint64_t seed, const struct lat_row *r, float 
 	else if (k == NOISE_WORLEY_F2F1)
 		worley21_fast(s, xb, zb, r, out);
 	else if (k == NOISE_PERLIN && r->zlo == r->zhi)
-		perlin_fast_z(s, xb, zb, r, out);
+		perlin_row_z(s, xb, zb, r, out);
 	else if (k == NOISE_PERLIN)
-		perlin_fast(s, xb, zb, r->kx, r->kz, r->fx, r->fz, r->n, out);
+		perlin_row(s, xb, zb, r, out);
 	else if (k == NOISE_VALUE_QUINTIC)
 		value5_fast(s, xb, zb, r->kx, r->kz, r->fx, r->fz, r->n, out);
 	else

@@ -61,14 +61,18 @@ struct pos {
 	size_t n;
 };
 
-static float clamp1(float v)
+/* Clamps written one bound at a time, the forms x86 min/max compute, so
+ * loops that call them vectorise. */
+static inline float clamp1(float v)
 {
-	return v < -1.0f ? -1.0f : v > 1.0f ? 1.0f : v;
+	v = v > 1.0f ? 1.0f : v;
+	return v < -1.0f ? -1.0f : v;
 }
 
-static float smooth01(float t)
+static inline float smooth01(float t)
 {
-	t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+	t = t > 1.0f ? 1.0f : t;
+	t = t < 0.0f ? 0.0f : t;
 	return t * t * (3.0f - 2.0f * t);
 }
 
@@ -158,14 +162,16 @@ static void along_row(const float *v, int64_t off0, int64_t step, int gl, size_t
 		int64_t off = off0 + (int64_t)i * step;
 		size_t col = (size_t)(off >> gl) + 1;
 		int64_t left = (((int64_t)col) << gl) - off;   /* metres to next cell */
+		int32_t in = (int32_t)(off & mask), st = (int32_t)step;
 		struct cubic cu = cubic_of(v[col - 1], v[col], v[col + 1], v[col + 2]);
 
 		end = i + (size_t)((left + step - 1) / step);
 		end = end < n ? end : n;
-		for (k = i; k < end; k++) {
-			float u = (float)(int32_t)((off0 + (int64_t)k * step) & mask) * inv;
+		/* within the cell the offset grows by step and never wraps */
+		for (k = 0; k < end - i; k++) {
+			float u = (float)(in + (int32_t)k * st) * inv;
 
-			out[k] = clamp1(cubic_at(cu, u));
+			out[i + k] = clamp1(cubic_at(cu, u));
 		}
 		i = end;
 	}
@@ -204,6 +210,21 @@ static int gridded(const struct node *nd, const struct pos *p)
 	return nd->grid_log2 > 0 && (p->step & ((INT64_C(1) << nd->grid_log2) - 1)) != 0;
 }
 
+/* w = d + amp * w, d NULL meaning zeros (0 + x, which turns -0 into +0). */
+CLONES
+static void warp_offsets(const float *d, float amp, size_t n, float *w)
+{
+	size_t i;
+
+	if (d) {
+		for (i = 0; i < n; i++)
+			w[i] = d[i] + amp * w[i];
+	} else {
+		for (i = 0; i < n; i++)
+			w[i] = 0.0f + amp * w[i];
+	}
+}
+
 static void eval_warp(struct ctx *c, const struct node *nd, const struct pos *p,
 		      float *out)
 {
@@ -211,7 +232,6 @@ static void eval_warp(struct ctx *c, const struct node *nd, const struct pos *p,
 	float amp = (float)nd->amplitude;
 	struct pos q = { p->x0, p->step, p->z, wx, wz, p->n };
 	const float *src;
-	size_t i;
 
 	if (gridded(nd, p)) {
 		grid_eval(c, nd, 0, p, wx);
@@ -220,10 +240,8 @@ static void eval_warp(struct ctx *c, const struct node *nd, const struct pos *p,
 		fbm_row(&c->fa[nd->index], p->x0, p->step, p->z, p->dx, p->dz, p->n, wx, &c->s);
 		fbm_row(&c->fb[nd->index], p->x0, p->step, p->z, p->dx, p->dz, p->n, wz, &c->s);
 	}
-	for (i = 0; i < p->n; i++) {
-		wx[i] = (p->dx ? p->dx[i] : 0.0f) + amp * wx[i];
-		wz[i] = (p->dz ? p->dz[i] : 0.0f) + amp * wz[i];
-	}
+	warp_offsets(p->dx, amp, p->n, wx);
+	warp_offsets(p->dz, amp, p->n, wz);
 	src = eval(c, nd->in[0], &q);
 	memcpy(out, src, p->n * sizeof(*out));
 }
@@ -248,20 +266,39 @@ static void eval_mix(struct ctx *c, const struct node *nd, const struct pos *p,
 	}
 }
 
-/* Samples i0 .. i0 + n - 1 of row p, or n 0 (nothing) when from > to. */
+/* Samples from .. to - 1 of row p. */
 static struct pos span(const struct pos *p, size_t from, size_t to)
 {
 	struct pos q = *p;
 
-	if (from > to) {
-		q.n = 0;
-		return q;
-	}
 	q.x0 = p->x0 + (int64_t)from * p->step;
 	q.dx = p->dx ? p->dx + from : NULL;
 	q.dz = p->dz ? p->dz + from : NULL;
-	q.n = to - from + 1;
+	q.n = to - from;
 	return q;
+}
+
+CLONES
+static void blend_weights(const float *t, float lo, float inv, size_t n, float *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		s[i] = smooth01((t[i] - lo) * inv);
+}
+
+/* out = (1 - s) a + s b, exactly a where s <= 0 and b where s >= 1; s and
+ * out may be the same array. */
+CLONES
+static void blend_rows(const float *s, const float *a, const float *b, size_t n, float *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		float w = s[i], m = (1.0f - w) * a[i] + w * b[i];
+
+		out[i] = w <= 0.0f ? a[i] : w >= 1.0f ? b[i] : m;
+	}
 }
 
 /*
@@ -270,42 +307,48 @@ static struct pos span(const struct pos *p, size_t from, size_t to)
  * of the row from its first to its last sample of nonzero weight (the
  * control field is slow, so a row crosses the band once or twice at
  * most); a sample is a function of its position alone, so a span gives
- * the same values as the whole row.
+ * the same values as the whole row. Every sample lies in one span or
+ * both, so one span starts the row and one ends it; outside their overlap
+ * a sample is a copy from the span it lies in.
  */
 static void eval_blend(struct ctx *c, const struct node *nd, const struct pos *p,
 		       float *out)
 {
-	const float *t = eval(c, nd->in[2], p), *a = NULL, *b = NULL;
-	float lo = (float)nd->a, inv = (float)(1.0 / (nd->b - nd->a));
-	size_t a0 = p->n, a1 = 0, b0 = p->n, b1 = 0, i;
+	const float *t = eval(c, nd->in[2], p), *a, *b;
+	size_t n = p->n, a0 = 0, a1 = n, b0 = 0, b1 = n, lo, hi;
 	struct pos qa, qb;
 
 	/* s goes into out first: no child writes this node's row */
-	for (i = 0; i < p->n; i++) {
-		float s = smooth01((t[i] - lo) * inv);
-
-		out[i] = s;
-		if (s < 1.0f) {
-			a0 = i < a0 ? i : a0;
-			a1 = i;
-		}
-		if (s > 0.0f) {
-			b0 = i < b0 ? i : b0;
-			b1 = i;
-		}
+	blend_weights(t, (float)nd->a, (float)(1.0 / (nd->b - nd->a)), n, out);
+	while (a0 < n && out[a0] >= 1.0f)     /* a: s < 1 */
+		a0++;
+	while (a1 > a0 && out[a1 - 1] >= 1.0f)
+		a1--;
+	while (b0 < n && out[b0] <= 0.0f)     /* b: s > 0 */
+		b0++;
+	while (b1 > b0 && out[b1 - 1] <= 0.0f)
+		b1--;
+	if (b0 == n) {
+		memcpy(out, eval(c, nd->in[0], p), n * sizeof(*out));
+		return;
+	}
+	if (a0 == n) {
+		memcpy(out, eval(c, nd->in[1], p), n * sizeof(*out));
+		return;
 	}
 	qa = span(p, a0, a1);
 	qb = span(p, b0, b1);
-	if (qa.n)
-		a = eval(c, nd->in[0], &qa);   /* a[i - a0]: sample i of the row */
-	if (qb.n)
-		b = eval(c, nd->in[1], &qb);
-	for (i = 0; i < p->n; i++) {
-		float s = out[i];
-
-		out[i] = s <= 0.0f ? a[i - a0] : s >= 1.0f ? b[i - b0] :
-			 (1.0f - s) * a[i - a0] + s * b[i - b0];
-	}
+	a = eval(c, nd->in[0], &qa);   /* a[i - a0]: sample i of the row */
+	b = eval(c, nd->in[1], &qb);
+	lo = a0 > b0 ? a0 : b0;   /* [lo, hi): both weights */
+	hi = a1 < b1 ? a1 : b1;
+	hi = hi > lo ? hi : lo;
+	memcpy(out, a0 == 0 ? a : b, lo * sizeof(*out));
+	blend_rows(out + lo, a + (lo - a0), b + (lo - b0), hi - lo, out + lo);
+	if (a1 == n)
+		memcpy(out + hi, a + (hi - a0), (n - hi) * sizeof(*out));
+	else
+		memcpy(out + hi, b + (hi - b0), (n - hi) * sizeof(*out));
 }
 
 /* A periodic C1 wave of period 1 in [-1, 1]: a smoothed triangle. */
@@ -424,6 +467,15 @@ static void eval_gullies(struct ctx *c, const struct node *nd, const struct pos 
 	}
 }
 
+CLONES
+static void scale_bias(const float *a, float scale, float bias, size_t n, float *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = clamp1(a[i] * scale + bias);
+}
+
 static void eval_exact(struct ctx *c, const struct node *nd, const struct pos *p,
 		       float *out)
 {
@@ -451,9 +503,7 @@ static void eval_exact(struct ctx *c, const struct node *nd, const struct pos *p
 			out[i] = a[i] * b[i];
 		break;
 	case NODE_SCALE_BIAS:
-		a = eval(c, nd->in[0], p);
-		for (i = 0; i < p->n; i++)
-			out[i] = clamp1(a[i] * (float)nd->a + (float)nd->b);
+		scale_bias(eval(c, nd->in[0], p), (float)nd->a, (float)nd->b, p->n, out);
 		break;
 	case NODE_TERRACE:
 		a = eval(c, nd->in[0], p);

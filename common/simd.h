@@ -15,4 +15,7 @@
 #define CLONES
 #endif
 
+/* Inline into each clone, so the clone's instruction set reaches it. */
+#define CLONE_INLINE static inline __attribute__((always_inline))
+
 #endif

@@ -131,10 +131,19 @@ static void test_noise_does_not_repeat_every_2_to_32_cells(void **state)
 	assert_true(same < 10);
 }
 
-/* Rows through noise_row() must equal the point functions, including rows
- * that straddle a 2^32-cell boundary (the 32-bit fast path must step aside). */
-static void check_row(enum noise_kind k, int64_t bx, int64_t bz, int warped)
+/*
+ * Rows through noise_row() must equal the point functions, including rows
+ * that straddle a 2^32-cell boundary (the 32-bit fast path must step
+ * aside). Shapes: ROW_FINE, 3 samples a cell; ROW_WARPED, cells jittered
+ * per sample; ROW_COARSE, 40 samples a cell (Perlin interpolates whole
+ * blocks of 8 with one cell's gradients); ROW_RUNS, runs of cells that
+ * step back along x and change z row, so some blocks straddle two cells.
+ */
+enum row_shape { ROW_FINE, ROW_WARPED, ROW_COARSE, ROW_RUNS };
+
+static void check_row(enum noise_kind k, int64_t bx, int64_t bz, enum row_shape shape)
 {
+	int warped = shape == ROW_WARPED;
 	enum { N = 300 };
 	int32_t kx[N], kz[N];
 	uint32_t fx[N], fz[N];
@@ -145,6 +154,12 @@ static void check_row(enum noise_kind k, int64_t bx, int64_t bz, int warped)
 	for (i = 0; i < N; i++) {
 		kx[i] = i / 3 - 20 + (warped ? (int32_t)(rnd() % 5) - 2 : 0);
 		kz[i] = warped ? (int32_t)(rnd() % 7) - 3 : 0;
+		if (shape == ROW_COARSE)
+			kx[i] = i / 40 - 2;
+		if (shape == ROW_RUNS) {
+			kx[i] = i / 40 - (i / 100 % 2) * 3;
+			kz[i] = i / 61 % 3 - 1;
+		}
 		fx[i] = (uint32_t)rnd();
 		fz[i] = warped ? (uint32_t)rnd() : 0x12345678U;
 		r.xlo = i == 0 || kx[i] < r.xlo ? kx[i] : r.xlo;
@@ -172,8 +187,10 @@ static void test_noise_row_equals_point_functions(void **state)
 	(void)state;
 	for (k = 0; k < NOISE_KIND_COUNT; k++)
 		for (b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
-			check_row((enum noise_kind)k, bases[b], -bases[b] / 3, 0);
-			check_row((enum noise_kind)k, bases[b], bases[b] + 40, 1);
+			check_row((enum noise_kind)k, bases[b], -bases[b] / 3, ROW_FINE);
+			check_row((enum noise_kind)k, bases[b], bases[b] + 40, ROW_WARPED);
+			check_row((enum noise_kind)k, bases[b], 7 - bases[b], ROW_COARSE);
+			check_row((enum noise_kind)k, bases[b], bases[b] / 5, ROW_RUNS);
 		}
 }
 
