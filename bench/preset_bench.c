@@ -14,10 +14,13 @@
  * Output: tab-separated rows (bench.h). The `default` preset's
  * generate + encode + zstd figure is the one the 2 ms target is about.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <cjson/cJSON.h>
 #include <zstd.h>
 
 #include "bench.h"
@@ -152,6 +155,62 @@ static void bench_preset(struct job *proto)
 	free_tiles(proto);
 }
 
+/*
+ * `default` evaluates its tree on a 2 m grid and splines the LOD-0
+ * samples between (presets/default.json, docs/presets.md). Its twin with
+ * the grid removed, "default-exact", evaluates every sample: returned
+ * here so its row shows what the grid saves.
+ */
+static struct preset *exact_twin(const struct preset *p)
+{
+	cJSON *root = cJSON_Parse(preset_canonical(p)), *tree;
+	struct preset *q = NULL;
+	char why[256], *json;
+
+	tree = cJSON_GetObjectItemCaseSensitive(root, "root");
+	if (!tree || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(tree, "grid")))
+		bench_die("exact_twin: no root grid in the canonical default", ERR_PARSE);
+	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(tree, "grid"), 1);
+	cJSON_DeleteItemFromObjectCaseSensitive(root, "algorithm");   /* not a preset key */
+	cJSON_AddStringToObject(root, "name", "default-exact");
+	json = cJSON_PrintUnformatted(root);
+	if (!json || preset_parse("default-exact", json, strlen(json), &q, why, sizeof(why)))
+		bench_die("exact_twin: preset_parse", ERR_PARSE);
+	cJSON_free(json);
+	cJSON_Delete(root);
+	return q;
+}
+
+/* What the grid changes: heights of the bench chunks' LOD-0 tiles. */
+static void grid_error(const struct preset *a, const struct preset *b)
+{
+	double sum = 0, max = 0, m = preset_quantum_um(a) * 1e-6;
+	size_t n = 0, i, over = 0;
+	unsigned k;
+	int32_t cx, cz;
+
+	for (k = 0; k < BENCH_CHUNKS; k++) {
+		struct tile x, y;
+
+		bench_chunk(k, &cx, &cz);
+		if (pipeline_generate(a, SEED, 0, cx, cz, &x) ||
+		    pipeline_generate(b, SEED, 0, cx, cz, &y))
+			bench_die("grid_error: pipeline_generate", ERR_NOMEM);
+		for (i = 0; i < (size_t)x.side * x.side; i++, n++) {
+			double d = fabs((double)x.h[i] - (double)y.h[i]) * m;
+
+			sum += d * d;
+			max = d > max ? d : max;
+			over += d >= 0.25;
+		}
+		tile_release(&x);
+		tile_release(&y);
+	}
+	printf("note: default (2 m grid) against default-exact, %u LOD-0 tiles: "
+	       "height difference rms %.3f m, max %.2f m, %.2f%% of samples >= 0.25 m\n",
+	       BENCH_CHUNKS, sqrt(sum / (double)n), max, 100.0 * (double)over / (double)n);
+}
+
 int main(void)
 {
 	struct preset **v;
@@ -190,6 +249,14 @@ int main(void)
 		}
 		j.p = v[i];
 		bench_preset(&j);
+		if (!strcmp(preset_name(v[i]), "default")) {
+			struct preset *exact = exact_twin(v[i]);
+
+			j.p = exact;
+			bench_preset(&j);
+			grid_error(v[i], exact);
+			preset_destroy(exact);
+		}
 	}
 	printf("note: LOD-0 tile = 257 x 257 samples; \"all\" = generate + encode + zstd; "
 	       "target: default generate + encode + zstd < 2 ms on one core\n");

@@ -146,34 +146,53 @@ static const float *grid_row(struct ctx *c, const struct node *nd, int which,
 }
 
 /*
- * Splines along a row: sample i is off = off0 + i * step metres right of
- * grid column 1 of v (g = 2^gl, step < g, off0 >= 0). Samples come a grid
- * cell at a time, each cell's cubic computed once; u is exact.
+ * Splines along a row: sample i is off0 + i * step metres right of grid
+ * column 1 of v (g = 2^gl, step = 2^k < g, off0 >= 0 a multiple of step).
+ * With r = g / step samples a cell and t = off0 / step, sample i is in
+ * cell (t + i) / r at u = ((t + i) mod r) / r, exactly. Two samples a cell
+ * (LOD 0 on a 2 m grid) go as pairs over whole cells, so the loop
+ * vectorises across cells; wider cells go a cell at a time, each cell's
+ * cubic computed once.
  */
 CLONES
 static void along_row(const float *v, int64_t off0, int64_t step, int gl, size_t n,
 		      float *out)
 {
-	float inv = 1.0f / (float)(1 << gl);
-	int64_t mask = (INT64_C(1) << gl) - 1;
-	size_t i = 0, end, k;
+	int lr = 0;
+	size_t r, t = (size_t)(off0 / step), i = 0, k, cnt;
+	float inv;
 
-	while (i < n) {
-		int64_t off = off0 + (int64_t)i * step;
-		size_t col = (size_t)(off >> gl) + 1;
-		int64_t left = (((int64_t)col) << gl) - off;   /* metres to next cell */
-		int32_t in = (int32_t)(off & mask), st = (int32_t)step;
-		struct cubic cu = cubic_of(v[col - 1], v[col], v[col + 1], v[col + 2]);
+	while ((step << lr) < (INT64_C(1) << gl))
+		lr++;
+	r = (size_t)1 << lr;
+	inv = 1.0f / (float)r;
+	if (r == 2) {
+		const float *c;
+		float *o;
 
-		end = i + (size_t)((left + step - 1) / step);
-		end = end < n ? end : n;
-		/* within the cell the offset grows by step and never wraps */
-		for (k = 0; k < end - i; k++) {
-			float u = (float)(in + (int32_t)k * st) * inv;
-
-			out[i + k] = clamp1(cubic_at(cu, u));
+		if (t & 1) {   /* the row starts mid-cell */
+			out[0] = clamp1(cubic_at(cubic_of(v[t >> 1], v[(t >> 1) + 1],
+						 v[(t >> 1) + 2], v[(t >> 1) + 3]), 0.5f));
+			i = 1;
 		}
-		i = end;
+		c = v + ((t + i) >> 1);
+		o = out + i;
+		cnt = (n - i) / 2;
+		for (k = 0; k < cnt; k++) {
+			struct cubic cu = cubic_of(c[k], c[k + 1], c[k + 2], c[k + 3]);
+
+			o[2 * k] = clamp1(cubic_at(cu, 0.0f));
+			o[2 * k + 1] = clamp1(cubic_at(cu, 0.5f));
+		}
+		i += 2 * cnt;
+	}
+	for (; i < n; i += cnt) {
+		size_t c = (t + i) >> lr, ph = (t + i) & (r - 1);
+		struct cubic cu = cubic_of(v[c], v[c + 1], v[c + 2], v[c + 3]);
+
+		cnt = r - ph < n - i ? r - ph : n - i;
+		for (k = 0; k < cnt; k++)
+			out[i + k] = clamp1(cubic_at(cu, (float)(int32_t)(ph + k) * inv));
 	}
 }
 

@@ -1,5 +1,5 @@
 /* golden tile hashes for test_pipeline.c; see the comment there */
-	{ "default", 0ULL, 0, 0, 0, 0x7b59b9ecd5164a63ULL },
+	{ "default", 0ULL, 0, 0, 0, 0x473d0381e8c1c52fULL },
 	{ "alpine", 18446744073709551615ULL, 0, -1, -1, 0xd633c396c0f7c48eULL },
 	{ "islands", 0ULL, 0, INT32_MAX, INT32_MAX, 0xd7b617845fc83725ULL },
 	{ "alpine", 42ULL, 1, INT32_MIN, INT32_MIN, 0xc896d19cb0b003acULL },
@@ -30,6 +30,6 @@
 	{ "canyons", 7ULL, 2, -1, 3, 0x966b7b8a128ba45dULL },
 	{ "canyons", 18446744073709551615ULL, 5, INT32_MIN, INT32_MAX, 0x824ee7a2f553ff96ULL },
 	{ "canyons", 0ULL, 8, 123456, -654321, 0xa93019a180fb2083ULL },
-	{ "eroded", 42ULL, 0, 0, 0, 0x6095de631ee9d41fULL },
-	{ "eroded", 7ULL, 3, -1, -1, 0xf56cdcc2d315e2d9ULL },
-	{ "eroded", 18446744073709551615ULL, 8, INT32_MAX, INT32_MIN, 0x7f2916f93d4f8dafULL },
+	{ "eroded", 42ULL, 0, 0, 0, 0xc10d1d53d5e9ab45ULL },
+	{ "eroded", 7ULL, 3, -1, -1, 0xf659ed56beafa171ULL },
+	{ "eroded", 18446744073709551615ULL, 8, INT32_MAX, INT32_MIN, 0x242180b099bdca4eULL },
