@@ -36,6 +36,7 @@
 #include <arpa/inet.h>
 #include <assert.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -129,6 +130,7 @@ struct conn {
 	size_t left_len;
 	char peer[48];
 	struct http_stream *stream;       /* the open stream, if any */
+	struct req *spare;                /* the last request freed, for the next */
 	unsigned fresh : 1;               /* no request begun yet */
 	unsigned in_req : 1;              /* a request is partly received */
 	unsigned head_timer : 1;          /* the deadline is the header timeout */
@@ -171,6 +173,7 @@ struct http_server {
 	time_t date_sec;
 	char date[48];
 	int draining;
+	int nodelay;                      /* 1: accepted sockets inherit TCP_NODELAY */
 	void (*drain_done)(void *arg);
 	void *drain_arg;
 };
@@ -281,12 +284,15 @@ uint64_t http_req_age_ms(const struct http_req *pub)
 
 /* ---- requests ---------------------------------------------------------- */
 
+/* A request struct is some 3 KiB, past malloc's per-thread cache: each
+ * connection keeps its last one for the next request. */
 static struct req *req_new(struct conn *c)
 {
-	struct req *r = malloc(sizeof(*r));
+	struct req *r = c->spare ? c->spare : malloc(sizeof(*r));
 
 	if (!r)
 		return NULL;
+	c->spare = NULL;
 	memset(r, 0, offsetof(struct req, text_inline));
 	r->text.p = r->text_inline;
 	r->text.cap = sizeof(r->text_inline);
@@ -332,7 +338,10 @@ static void req_free(struct req *r)
 	if (r->text.heap)
 		free(r->text.p);
 	free(r->body.p);
-	free(r);
+	if (c->spare)
+		free(r);
+	else
+		c->spare = r;
 }
 
 /* Point the public fields into the finished text buffer. */
@@ -348,7 +357,8 @@ static void req_publish(struct req *r)
 	r->http_minor = llhttp_get_http_minor(&r->conn->parser);
 	if (r->url_done) {
 		url = r->text.p;
-		if (!strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8)) {
+		if (*url != '/' &&
+		    (!strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8))) {
 			char *slash = strchr(strstr(url, "://") + 3, '/');
 
 			url = slash ? slash : (char *)"/";
@@ -398,6 +408,7 @@ static void conn_maybe_free(struct conn *c)
 		free(st);
 	}
 	free(c->left);
+	free(c->spare);
 	free(c);
 	if (s->draining && s->nconns + s->nrejected == 0 && s->drain_done) {
 		void (*done)(void *) = s->drain_done;
@@ -1307,6 +1318,28 @@ static void peer_name(struct conn *c)
 		uv_ip4_name((struct sockaddr_in *)&ss, c->peer, sizeof(c->peer));
 }
 
+/*
+ * TCP_NODELAY on c. A listener with it set (loop.c sets it) passes it to
+ * the sockets it accepts on Linux: the first connection checks, and later
+ * ones skip the system call when it held.
+ */
+static void no_delay(struct http_server *s, struct conn *c)
+{
+	uv_os_fd_t fd;
+	int on = 0;
+	socklen_t len = sizeof(on);
+
+	if (s->nodelay == 1)
+		return;
+	if (s->nodelay == 0 && uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 &&
+	    getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 && on) {
+		s->nodelay = 1;
+		return;
+	}
+	s->nodelay = -1;
+	uv_tcp_nodelay(&c->tcp, 1);
+}
+
 int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
 {
 	struct conn *c = calloc(1, sizeof(*c));
@@ -1336,7 +1369,7 @@ int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
 		return 0;
 	}
 	s->st.connections_total++;
-	uv_tcp_nodelay(&c->tcp, 1);
+	no_delay(s, c);
 	if (s->lim.access_log)
 		peer_name(c);
 	if (c->rejected) {

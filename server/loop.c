@@ -67,6 +67,7 @@ int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 		free(l);
 		return ERR_IO;
 	}
+	uv_tcp_nodelay(&l->listener, 1);   /* inherited by accepted sockets */
 	*out = l;
 	return 0;
 }

@@ -400,11 +400,11 @@ static long decode(const char *s, size_t len, char *out)
 	return (long)n;
 }
 
-/* Split and decode the path into x->seg. */
+/* Split and decode the path into x->seg, in one pass over its bytes. */
 static int split_path(struct rctx *x)
 {
 	const char *p = x->req->path, *end = p + x->req->path_len;
-	char *buf;
+	char *buf, *o;
 
 	x->nseg = 0;
 	if (*p != '/')
@@ -412,26 +412,36 @@ static int split_path(struct rctx *x)
 	buf = http_req_alloc(x->req, x->req->path_len + 1);
 	if (!buf)
 		return ERR_NOMEM;
-	while (p < end) {
-		const char *s = ++p;
-		long n;
+	x->seg[0] = o = buf;
+	for (p++; ; p++) {
+		char c;
 
-		while (p < end && *p != '/')
-			p++;
-		if (x->nseg == MAX_SEGS) {
-			x->nseg++; /* too many: matches nothing */
-			return 0;
+		if (p == end || *p == '/') {
+			x->seglen[x->nseg] = (size_t)(o - x->seg[x->nseg]);
+			*o++ = '\0';
+			if (++x->nseg, p == end)
+				return 0;
+			if (x->nseg == MAX_SEGS) {
+				x->nseg++; /* too many: matches nothing */
+				return 0;
+			}
+			x->seg[x->nseg] = o;
+			continue;
 		}
-		n = decode(s, (size_t)(p - s), buf);
-		if (n < 0) {
-			x->detail = "bad percent-encoding or NUL in path";
-			return ERR_INVAL;
+		c = *p;
+		if (c == '%') {
+			int hi = end - p > 2 ? hexval(p[1]) : -1;
+			int lo = end - p > 2 ? hexval(p[2]) : -1;
+
+			c = (char)(hi * 16 + lo);
+			p += 2;
+			if (hi < 0 || lo < 0 || c == '\0') {
+				x->detail = "bad percent-encoding or NUL in path";
+				return ERR_INVAL;
+			}
 		}
-		x->seg[x->nseg] = buf;
-		x->seglen[x->nseg++] = (size_t)n;
-		buf += n + 1;
+		*o++ = c;
 	}
-	return 0;
 }
 
 /* The decoded value of query parameter name, or NULL (*rc set on error). */
@@ -471,6 +481,17 @@ static const char *query_param(struct rctx *x, const char *name, size_t *len,
 	return NULL;
 }
 
+/* Whether literal lit equals segment seg (n bytes, no NUL in them). */
+static int seg_is(const char *lit, const char *seg, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (lit[i] != seg[i])   /* stops at lit's NUL too */
+			return 0;
+	return lit[n] == '\0';
+}
+
 static const struct route *match(struct rctx *x, unsigned *index)
 {
 	unsigned i;
@@ -482,8 +503,7 @@ static const struct route *match(struct rctx *x, unsigned *index)
 		if (r->nseg != x->nseg)
 			continue;
 		for (s = 0; s < r->nseg; s++)
-			if (r->seg[s] && (strlen(r->seg[s]) != x->seglen[s] ||
-					  memcmp(r->seg[s], x->seg[s], x->seglen[s])))
+			if (r->seg[s] && !seg_is(r->seg[s], x->seg[s], x->seglen[s]))
 				break;
 		if (s == r->nseg) {
 			*index = i;
@@ -564,40 +584,60 @@ static int element_q(const char *p, const char *end)
 	return 1000;
 }
 
-/* The q (thousandths) that an Accept or Accept-Encoding list gives name
- * (any case; the last valid mention wins), or -1 when it is not listed. */
-static int list_q(const char *list, const char *name)
+/*
+ * The q (thousandths) that an Accept or Accept-Encoding list gives each of
+ * the n names into q[] (any case; the last valid mention wins), or -1 for
+ * a name not listed. One pass over the list for all the names.
+ */
+static void list_qs(const char *list, const char *const *names, int n, int *q)
 {
-	size_t len = strlen(name);
-	int found = -1;
+	int k;
 
+	for (k = 0; k < n; k++)
+		q[k] = -1;
 	while (*list) {
 		const char *end = strchr(list, ','), *tok, *tend;
-		int q;
+		int v = -2;
 
 		if (!end)
 			end = list + strlen(list);
 		tok = skip_ows(list);
 		for (tend = tok; tend < end && *tend != ';' && *tend != ' ' && *tend != '\t'; tend++)
 			;
-		q = element_q(tend, end);
-		if (q >= 0 && (size_t)(tend - tok) == len && !strncasecmp(tok, name, len))
-			found = q;
+		for (k = 0; k < n; k++) {
+			size_t len = strlen(names[k]);
+
+			if ((size_t)(tend - tok) != len || strncasecmp(tok, names[k], len))
+				continue;
+			if (v == -2)
+				v = element_q(tend, end);
+			if (v >= 0)
+				q[k] = v;
+		}
 		list = *end ? end + 1 : end;
 	}
-	return found;
+}
+
+static int list_q(const char *list, const char *name)
+{
+	int q;
+
+	list_qs(list, &name, 1, &q);
+	return q;
 }
 
 /* Whether Accept-Encoding ae lets us send zstd (see routes.h). */
 static int accepts_zstd(const char *ae)
 {
-	int qz, qstar, qid;
+	static const char *const names[3] = { "zstd", "*", "identity" };
+	int q[3], qz, qstar, qid;
 
 	if (!ae)
 		return 0;
-	qz = list_q(ae, "zstd");
-	qstar = list_q(ae, "*");
-	qid = list_q(ae, "identity");
+	list_qs(ae, names, 3, q);
+	qz = q[0];
+	qstar = q[1];
+	qid = q[2];
 	if (qz < 0)
 		qz = qstar > 0 ? qstar : 0;
 	return qz > 0 && (qid < 0 || qz >= qid);
