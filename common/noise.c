@@ -506,7 +506,7 @@ CLONE_INLINE void perlin_blocks(uint32_t s, uint32_t xb, uint32_t zb, const stru
 
 	/* cells that never decrease along x (a warp gentler than the row's
 	 * step) make a block one cell wide when its ends are */
-	for (i = 1; i < r->n; i++)
+	for (i = 1; one_z && i < r->n; i++)
 		up &= kx[i] >= kx[i - 1];
 	for (i = 0; i + BLK <= r->n; i += BLK) {
 		uint32_t diff = 0;

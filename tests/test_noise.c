@@ -137,9 +137,11 @@ static void test_noise_does_not_repeat_every_2_to_32_cells(void **state)
  * aside). Shapes: ROW_FINE, 3 samples a cell; ROW_WARPED, cells jittered
  * per sample; ROW_COARSE, 40 samples a cell (Perlin interpolates whole
  * blocks of 8 with one cell's gradients); ROW_RUNS, runs of cells that
- * step back along x and change z row, so some blocks straddle two cells.
+ * step back along x and change z row, so some blocks straddle two cells;
+ * ROW_BACK, in one z row, 40-sample cells with a one-sample dip into the
+ * cell before now and then (inside a block whose ends agree).
  */
-enum row_shape { ROW_FINE, ROW_WARPED, ROW_COARSE, ROW_RUNS };
+enum row_shape { ROW_FINE, ROW_WARPED, ROW_COARSE, ROW_RUNS, ROW_BACK };
 
 static void check_row(enum noise_kind k, int64_t bx, int64_t bz, enum row_shape shape)
 {
@@ -160,6 +162,8 @@ static void check_row(enum noise_kind k, int64_t bx, int64_t bz, enum row_shape 
 			kx[i] = i / 40 - (i / 100 % 2) * 3;
 			kz[i] = i / 61 % 3 - 1;
 		}
+		if (shape == ROW_BACK)
+			kx[i] = i / 40 - (i % 50 == 3);
 		fx[i] = (uint32_t)rnd();
 		fz[i] = warped ? (uint32_t)rnd() : 0x12345678U;
 		r.xlo = i == 0 || kx[i] < r.xlo ? kx[i] : r.xlo;
@@ -191,6 +195,7 @@ static void test_noise_row_equals_point_functions(void **state)
 			check_row((enum noise_kind)k, bases[b], bases[b] + 40, ROW_WARPED);
 			check_row((enum noise_kind)k, bases[b], 7 - bases[b], ROW_COARSE);
 			check_row((enum noise_kind)k, bases[b], bases[b] / 5, ROW_RUNS);
+			check_row((enum noise_kind)k, bases[b], 3 - bases[b], ROW_BACK);
 		}
 }
 
