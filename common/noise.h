@@ -52,9 +52,9 @@ const char *noise_kind_name(enum noise_kind k);
 int noise_kind_parse(const char *s);
 
 /*
- * Improved Perlin noise: 16 unit gradients picked by hash, quintic fade.
- * Range [-1, 1] (the sum is scaled by sqrt 2, the bound for unit
- * gradients); exactly 0 at every lattice point; mean 0.
+ * Improved Perlin noise: 8 gradients (+-1, +-1/2), (+-1/2, +-1) picked by
+ * hash, quintic fade. Range [-1, 1] (scaled by sqrt 2 / |g|, the bound for
+ * gradients of length |g|); exactly 0 at every lattice point; mean 0.
  */
 float noise_perlin(uint64_t seed, int64_t xi, uint32_t xf, int64_t zi, uint32_t zf);
 
