@@ -179,12 +179,20 @@ static void axis(int64_t w, uint64_t q, int64_t off, int64_t dq, const float *d,
 			b = c > b ? c : b;
 			at += dq;
 		}
-	} else {
+	} else if (dq == 0) {
+		/* one position (the z axis of an unwarped row) */
+		a = b = cell_of(bf);
 		for (i = 0; i < n; i++) {
-			int64_t v = bf + (int64_t)i * dq;
+			k[i] = a;
+			f[i] = (uint32_t)bf;
+		}
+	} else {
+		int64_t at = bf;
 
-			k[i] = cell_of(v);
-			f[i] = (uint32_t)v;
+		for (i = 0; i < n; i++) {
+			k[i] = cell_of(at);
+			f[i] = (uint32_t)at;
+			at += dq;
 		}
 		a = k[0];          /* dq >= 0: cells never decrease */
 		b = k[n - 1];
@@ -228,7 +236,7 @@ void fbm_row(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
 	     const float *dx, const float *dz, size_t n, float *out,
 	     struct fbm_scratch *s)
 {
-	struct lat_row r = { 0, 0, s->kx, s->kz, s->fx, s->fz, 0, 0, 0, 0, n };
+	struct lat_row r = { 0, 0, s->kx, s->kz, s->fx, s->fz, 0, 0, 0, 0, n, !dx };
 	size_t i;
 	int o;
 
@@ -261,7 +269,7 @@ void fbm_row_d(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
 	       const float *dx, const float *dz, size_t n, float *out,
 	       float *gx, float *gz, struct fbm_scratch *s)
 {
-	struct lat_row r = { 0, 0, s->kx, s->kz, s->fx, s->fz, 0, 0, 0, 0, n };
+	struct lat_row r = { 0, 0, s->kx, s->kz, s->fx, s->fz, 0, 0, 0, 0, n, !dx };
 	size_t i;
 	int o;
 

@@ -501,12 +501,13 @@ CLONE_INLINE void perlin_blocks(uint32_t s, uint32_t xb, uint32_t zb, const stru
 	struct corners cz = corners_fast(s, xb, zb, 0, r->zlo);
 	struct cell_grads g = { 0 };
 	int32_t gx = 0, gz = 0;
-	int have = 0, up = 1;
+	int have = 0, up = r->x_up;
 	size_t i, j;
 
-	/* cells that never decrease along x (a warp gentler than the row's
-	 * step) make a block one cell wide when its ends are */
-	for (i = 1; one_z && i < r->n; i++)
+	/* cells that never decrease along x (an unwarped row, or a warp
+	 * gentler than the row's step) make a block one cell wide when its
+	 * ends are */
+	for (i = 1; one_z && !r->x_up && i < r->n; i++)
 		up &= kx[i] >= kx[i - 1];
 	for (i = 0; i + BLK <= r->n; i += BLK) {
 		uint32_t diff = 0;
@@ -615,7 +616,7 @@ static void simplex_row(uint32_t s, const struct lat_row *r, float *out)
 	for (at = 0; at < r->n; at += BLOCK) {
 		size_t m = r->n - at < BLOCK ? r->n - at : BLOCK;
 		struct lat_row sub = { r->bx, r->bz, r->kx + at, r->kz + at, r->fx + at,
-				       r->fz + at, 0, 0, 0, 0, m };
+				       r->fz + at, 0, 0, 0, 0, m, r->x_up };
 		uint32_t xb, zb;
 		int ok = 1;
 

@@ -24,7 +24,9 @@
  * A row of n lattice positions relative to base cells, so a row is mostly
  * 32-bit work: sample i lies in cell (bx + kx[i], bz + kz[i]) at fraction
  * (fx[i], fz[i]) / 2^32 within it. xlo..xhi must bound every kx[i] and
- * zlo..zhi every kz[i] (they pick the 32-bit fast path).
+ * zlo..zhi every kz[i] (they pick the 32-bit fast path). x_up: 1 when the
+ * caller knows kx never decreases along the row (an unwarped row), 0 when
+ * it does not know.
  */
 struct lat_row {
 	int64_t bx, bz;
@@ -32,6 +34,7 @@ struct lat_row {
 	const uint32_t *fx, *fz;
 	int32_t xlo, xhi, zlo, zhi;
 	size_t n;
+	int x_up;
 };
 
 enum noise_kind {

@@ -150,7 +150,9 @@ static void check_row(enum noise_kind k, int64_t bx, int64_t bz, enum row_shape 
 	int32_t kx[N], kz[N];
 	uint32_t fx[N], fz[N];
 	float out[N];
-	struct lat_row r = { bx, bz, kx, kz, fx, fz, 0, 0, 0, 0, N };
+	/* the monotone shapes say so, as an unwarped fBm row does */
+	struct lat_row r = { bx, bz, kx, kz, fx, fz, 0, 0, 0, 0, N,
+			     shape == ROW_FINE || shape == ROW_COARSE };
 	int i;
 
 	for (i = 0; i < N; i++) {
