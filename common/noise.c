@@ -501,7 +501,7 @@ CLONE_INLINE void perlin_blocks(uint32_t s, uint32_t xb, uint32_t zb, const stru
 	struct corners cz = corners_fast(s, xb, zb, 0, r->zlo);
 	struct cell_grads g = { 0 };
 	int32_t gx = 0, gz = 0;
-	int have = 0, up = r->x_up;
+	int have = 0, up = 1;
 	size_t i, j;
 
 	/* cells that never decrease along x (an unwarped row, or a warp
