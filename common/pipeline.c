@@ -102,6 +102,12 @@ static inline struct cubic cubic_of(float p0, float p1, float p2, float p3)
 	return k;
 }
 
+/* The segment between c[1] and c[2], from the four values c[0..3]. */
+static inline struct cubic cell_cubic(const float *c)
+{
+	return cubic_of(c[0], c[1], c[2], c[3]);
+}
+
 static inline float cubic_at(struct cubic k, float t)
 {
 	return ((k.a * t + k.b) * t + k.c) * t + k.d;
@@ -171,15 +177,14 @@ static void along_row(const float *v, int64_t off0, int64_t step, int gl, size_t
 		float *o;
 
 		if (t & 1) {   /* the row starts mid-cell */
-			out[0] = clamp1(cubic_at(cubic_of(v[t >> 1], v[(t >> 1) + 1],
-						 v[(t >> 1) + 2], v[(t >> 1) + 3]), 0.5f));
+			out[0] = clamp1(cubic_at(cell_cubic(v + (t >> 1)), 0.5f));
 			i = 1;
 		}
 		c = v + ((t + i) >> 1);
 		o = out + i;
 		cnt = (n - i) / 2;
 		for (k = 0; k < cnt; k++) {
-			struct cubic cu = cubic_of(c[k], c[k + 1], c[k + 2], c[k + 3]);
+			struct cubic cu = cell_cubic(c + k);
 
 			o[2 * k] = clamp1(cubic_at(cu, 0.0f));
 			o[2 * k + 1] = clamp1(cubic_at(cu, 0.5f));
@@ -187,8 +192,8 @@ static void along_row(const float *v, int64_t off0, int64_t step, int gl, size_t
 		i += 2 * cnt;
 	}
 	for (; i < n; i += cnt) {
-		size_t c = (t + i) >> lr, ph = (t + i) & (r - 1);
-		struct cubic cu = cubic_of(v[c], v[c + 1], v[c + 2], v[c + 3]);
+		size_t ph = (t + i) & (r - 1);
+		struct cubic cu = cell_cubic(v + ((t + i) >> lr));
 
 		cnt = r - ph < n - i ? r - ph : n - i;
 		for (k = 0; k < cnt; k++)

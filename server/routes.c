@@ -371,30 +371,35 @@ static int hexval(char c)
 	return -1;
 }
 
+/* The byte at s, or the one an escape %XX there stands for, with the bytes
+ * it takes in *used (s < end); -1 for a bad escape or a NUL. */
+static int unescape(const char *s, const char *end, size_t *used)
+{
+	int hi, lo;
+
+	if (*s != '%') {
+		*used = 1;
+		return *s ? (unsigned char)*s : -1;
+	}
+	if (end - s < 3 || (hi = hexval(s[1])) < 0 || (lo = hexval(s[2])) < 0)
+		return -1;
+	*used = 3;
+	return hi * 16 + lo ? hi * 16 + lo : -1;
+}
+
 /* Percent-decode s (len bytes) into out (room for len + 1); rejects bad
  * escapes and NUL. Returns the decoded length or -1. */
 static long decode(const char *s, size_t len, char *out)
 {
-	size_t i, n = 0;
+	size_t i = 0, used, n = 0;
 
-	for (i = 0; i < len; i++) {
-		char c = s[i];
+	while (i < len) {
+		int c = unescape(s + i, s + len, &used);
 
-		if (c == '%') {
-			int hi, lo;
-
-			if (i + 2 >= len)
-				return -1;
-			hi = hexval(s[i + 1]);
-			lo = hexval(s[i + 2]);
-			if (hi < 0 || lo < 0)
-				return -1;
-			c = (char)(hi * 16 + lo);
-			i += 2;
-		}
-		if (c == '\0')
+		if (c < 0)
 			return -1;
-		out[n++] = c;
+		out[n++] = (char)c;
+		i += used;
 	}
 	out[n] = '\0';
 	return (long)n;
@@ -413,34 +418,31 @@ static int split_path(struct rctx *x)
 	if (!buf)
 		return ERR_NOMEM;
 	x->seg[0] = o = buf;
-	for (p++; ; p++) {
-		char c;
+	for (p++; ; ) {
+		size_t used;
+		int c;
 
 		if (p == end || *p == '/') {
 			x->seglen[x->nseg] = (size_t)(o - x->seg[x->nseg]);
 			*o++ = '\0';
-			if (++x->nseg, p == end)
+			x->nseg++;
+			if (p == end)
 				return 0;
 			if (x->nseg == MAX_SEGS) {
 				x->nseg++; /* too many: matches nothing */
 				return 0;
 			}
 			x->seg[x->nseg] = o;
+			p++;
 			continue;
 		}
-		c = *p;
-		if (c == '%') {
-			int hi = end - p > 2 ? hexval(p[1]) : -1;
-			int lo = end - p > 2 ? hexval(p[2]) : -1;
-
-			c = (char)(hi * 16 + lo);
-			p += 2;
-			if (hi < 0 || lo < 0 || c == '\0') {
-				x->detail = "bad percent-encoding or NUL in path";
-				return ERR_INVAL;
-			}
+		c = unescape(p, end, &used);
+		if (c < 0) {
+			x->detail = "bad percent-encoding or NUL in path";
+			return ERR_INVAL;
 		}
-		*o++ = c;
+		*o++ = (char)c;
+		p += used;
 	}
 }
 
