@@ -21,7 +21,9 @@
  *
  * Reads land in one buffer shared by all connections (everything runs on
  * the loop thread and is parsed at once); the bytes a request keeps (its
- * target, the headers of HTTP_HEADER_MAP, its body) are copied out.
+ * target, the headers of HTTP_HEADER_MAP, its body) are copied out, into a
+ * request struct taken from a server-wide stack of freed ones, so that the
+ * next request reuses the struct still in cache from the last.
  *
  * A stream (http_stream_open()) is a response whose head is written like
  * any other and whose connection then stays with it: parsing stops, each
@@ -56,6 +58,7 @@
 #define EXTRA_MAX 64       /* http_response.extra */
 #define TAIL_MAX (EXTRA_MAX + 96)
 #define FIELD_MAX 32       /* longest kept header name */
+#define REQ_POOL 64        /* freed request structs kept for reuse */
 
 #define container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -130,7 +133,6 @@ struct conn {
 	size_t left_len;
 	char peer[48];
 	struct http_stream *stream;       /* the open stream, if any */
-	struct req *spare;                /* the last request freed, for the next */
 	unsigned fresh : 1;               /* no request begun yet */
 	unsigned in_req : 1;              /* a request is partly received */
 	unsigned head_timer : 1;          /* the deadline is the header timeout */
@@ -170,6 +172,8 @@ struct http_server {
 	unsigned nconns, nrejected;
 	struct http_stats st;
 	char *rbuf;                       /* the shared read buffer */
+	struct req *free_reqs;            /* freed request structs, last on top */
+	unsigned nfree_reqs;
 	time_t date_sec;
 	char date[48];
 	int draining;
@@ -284,15 +288,20 @@ uint64_t http_req_age_ms(const struct http_req *pub)
 
 /* ---- requests ---------------------------------------------------------- */
 
-/* A request struct is some 3 KiB, past malloc's per-thread cache: each
- * connection keeps its last one for the next request. */
+/* A request struct is some 3 KiB, past malloc's per-thread cache. The
+ * server keeps the ones freed last on a stack and hands out the top one,
+ * still in cache from the request just answered (on any connection). */
 static struct req *req_new(struct conn *c)
 {
-	struct req *r = c->spare ? c->spare : malloc(sizeof(*r));
+	struct http_server *s = c->srv;
+	struct req *r = s->free_reqs;
 
-	if (!r)
+	if (r) {
+		s->free_reqs = r->next;
+		s->nfree_reqs--;
+	} else if (!(r = malloc(sizeof(*r)))) {
 		return NULL;
-	c->spare = NULL;
+	}
 	memset(r, 0, offsetof(struct req, text_inline));
 	r->text.p = r->text_inline;
 	r->text.cap = sizeof(r->text_inline);
@@ -338,10 +347,13 @@ static void req_free(struct req *r)
 	if (r->text.heap)
 		free(r->text.p);
 	free(r->body.p);
-	if (c->spare)
+	if (c->srv->nfree_reqs < REQ_POOL) {
+		r->next = c->srv->free_reqs;
+		c->srv->free_reqs = r;
+		c->srv->nfree_reqs++;
+	} else {
 		free(r);
-	else
-		c->spare = r;
+	}
 }
 
 /* Point the public fields into the finished text buffer. */
@@ -408,7 +420,6 @@ static void conn_maybe_free(struct conn *c)
 		free(st);
 	}
 	free(c->left);
-	free(c->spare);
 	free(c);
 	if (s->draining && s->nconns + s->nrejected == 0 && s->drain_done) {
 		void (*done)(void *) = s->drain_done;
@@ -1439,6 +1450,12 @@ void http_server_destroy(struct http_server *s)
 	if (!s)
 		return;
 	assert(!s->conns);
+	while (s->free_reqs) {
+		struct req *r = s->free_reqs;
+
+		s->free_reqs = r->next;
+		free(r);
+	}
 	free(s->rbuf);
 	free(s);
 }

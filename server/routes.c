@@ -660,11 +660,12 @@ static int wants_binary(const char *accept)
 /* Whether If-None-Match inm matches etag (weak comparison). */
 static int etag_matches(const char *inm, const char *etag)
 {
-	size_t len = strlen(etag);
 	const char *p = inm;
+	size_t len;
 
 	if (!p)
 		return 0;
+	len = strlen(etag);
 	for (;;) {
 		const char *q;
 

@@ -714,6 +714,56 @@ static void test_http_keeps_alive_and_honours_connection_close(void **state)
 	close(fd);
 }
 
+/*
+ * The server reuses request structs across connections (the one freed last
+ * serves the next request, wherever it arrives). Nothing of a request may
+ * reach the next one: a conditional zstd request with a body, answered 304
+ * on one connection, is followed on another by a bare request for the same
+ * tile, which must get the identity tile, and by an HTTP/1.0 one.
+ */
+static void test_http_carries_nothing_from_one_request_to_the_next(void **state)
+{
+	const char *tile = "/v1/worlds/carry/chunks/6/3/-2";
+	struct reader r1, r2;
+	struct resp rp;
+	char buf[64], raw[512];
+	int a = connect_main(), b = connect_main(), i;
+
+	(void)state;
+	reader_init(&r1, a);
+	reader_init(&r2, b);
+	for (i = 0; i < 3; i++) {
+		snprintf(raw, sizeof(raw),
+			 "GET %s?gen=default HTTP/1.1\r\nHost: t\r\n"
+			 "Accept-Encoding: zstd\r\nIf-None-Match: *\r\n"
+			 "Content-Length: 5\r\n\r\nhello", tile);
+		send_str(a, raw);
+		assert_int_equal(read_resp(&r1, &rp, 0), 0);
+		assert_int_equal(rp.status, 304);
+		free(rp.body);
+
+		snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", tile);
+		send_str(b, raw);
+		assert_int_equal(read_resp(&r2, &rp, 0), 0);
+		assert_int_equal(rp.status, 200);
+		assert_null(header(&rp, "Content-Encoding", buf, sizeof(buf)));
+		assert_null(header(&rp, "Connection", buf, sizeof(buf)));
+		assert_true(rp.body_len > 64);
+		free(rp.body);
+	}
+	snprintf(raw, sizeof(raw), "GET %s HTTP/1.0\r\n\r\n", tile);
+	send_str(b, raw);
+	assert_int_equal(read_resp(&r2, &rp, 0), 0);
+	assert_int_equal(rp.status, 200);
+	assert_string_equal(header(&rp, "Connection", buf, sizeof(buf)), "close");
+	assert_null(header(&rp, "Content-Encoding", buf, sizeof(buf)));
+	free(rp.body);
+	reader_release(&r1);
+	reader_release(&r2);
+	close(a);
+	close(b);
+}
+
 static void test_http_answers_100_pipelined_requests_beyond_the_queue_limit(void **state)
 {
 	enum { N = 100 };
@@ -793,6 +843,7 @@ int main(void)
 		cmocka_unit_test(test_http_answers_every_bad_input_with_its_status),
 		cmocka_unit_test(test_http_answers_503_with_retry_after_at_the_connection_limit),
 		cmocka_unit_test(test_http_keeps_alive_and_honours_connection_close),
+		cmocka_unit_test(test_http_carries_nothing_from_one_request_to_the_next),
 		cmocka_unit_test(test_http_answers_100_pipelined_requests_beyond_the_queue_limit),
 		cmocka_unit_test(test_http_closes_idle_keep_alive_connections),
 	};
