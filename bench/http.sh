@@ -11,6 +11,10 @@
 #                16 concurrent clients, all workers: tiles/s, p50/p99, generations
 #   5.4 RSS      --cache-mb 64 filled well past its bound: VmHWM/VmRSS vs
 #                cache-mb + base (RSS right after start), cache bytes/evictions
+#   5.5 user     user-space instructions per cache hit, counted by callgrind
+#                (deterministic, unlike the CPU times of 5.2): the server under
+#                valgrind serves one hot tile to wrk (16 connections, 5 s); a
+#                second run with one request is subtracted (start and stop)
 # Markdown on stdout and in BUILD_DIR/bench/http-results.md; progress on stderr.
 # Figures are printed, never asserted; the exit status is non-zero only when a
 # section could not run (server did not start, wrong bytes, harness failed).
@@ -31,7 +35,7 @@
 # harness's own defaults 18080/18099, which other sessions run it with),
 # HTTP_BENCH_COLD_TILES (400), HTTP_BENCH_FILL_TILES (3000), HTTP_BENCH_FILL_MB
 # (64), HTTP_BENCH_WAIT (300 s: how long to wait for another run-anchors.sh on
-# this machine to finish), HTTP_BENCH_SECTIONS ("1 2 3 4"; 2 needs 1).
+# this machine to finish), HTTP_BENCH_SECTIONS ("1 2 3 4 5"; 2 needs 1).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -56,7 +60,7 @@ cold_n="${HTTP_BENCH_COLD_TILES:-400}"
 fill_n="${HTTP_BENCH_FILL_TILES:-3000}"
 fill_mb="${HTTP_BENCH_FILL_MB:-64}"
 wait_other="${HTTP_BENCH_WAIT:-300}"
-sections="${HTTP_BENCH_SECTIONS:-1 2 3 4}"
+sections="${HTTP_BENCH_SECTIONS:-1 2 3 4 5}"
 ncpu="$(nproc)"
 hz="$(getconf CLK_TCK)"
 
@@ -108,12 +112,14 @@ trap 'exit 130' INT TERM
 # Run a helper in the background and wait for it, so that INT/TERM traps run at once.
 bg() { "$@" & CHILD=$!; local rc=0; wait "$CHILD" || rc=$?; CHILD=""; return "$rc"; }
 
-# start_server NAME ARGS...: sets SRV_PID and SRV_PORT (the server picks a free port)
+# start_server NAME ARGS...: sets SRV_PID and SRV_PORT (the server picks a free port);
+# the command in WRAP (an array, empty by default) runs the server
+WRAP=()
 start_server() {
 	local name=$1 i; shift
-	setsid "$server" serve --port 0 "$@" </dev/null >"$W/$name.log" 2>&1 &
+	setsid "${WRAP[@]}" "$server" serve --port 0 "$@" </dev/null >"$W/$name.log" 2>&1 &
 	SRV_PID=$!; SRV_PIDS+=("$SRV_PID"); SRV_PORT=""
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		SRV_PORT="$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$W/$name.log" | head -n 1)"
 		[ -z "$SRV_PORT" ] || return 0
 		alive "$SRV_PID" || break
@@ -431,6 +437,60 @@ rss() {
 	[ $ok = 1 ] || { echo "- WARNING: not every fill request got 200" | emit; return 1; }
 }
 
+# ---------------------------------------------------------------- 5.5 user space
+
+# callgrind_run NAME SECONDS: the server under callgrind, one request for the hot
+# tile, then wrk on it for SECONDS (none when 0); prints "instructions requests"
+callgrind_run() {
+	local name=$1 secs=$2 port pid n=1 tile=/v1/worlds/42/chunks/0/3/5
+	WRAP=(valgrind --tool=callgrind --callgrind-out-file="$W/$name.cg")
+	if ! start_server "$name" --workers 1 --data-dir "$W/$name.data"; then WRAP=(); return 1; fi
+	WRAP=()
+	port=$SRV_PORT; pid=$SRV_PID
+	curl -fsS -o /dev/null --max-time 120 -H 'Accept-Encoding: zstd' "http://127.0.0.1:$port$tile" || {
+		stop_server "$pid" "$name"; return 1; }
+	if [ "$secs" != 0 ]; then
+		n=$(ANCHOR_MODE=fixed ANCHOR_TEMPLATE="$tile" ANCHOR_HEADER='Accept-Encoding: zstd' \
+			bg wrk -t1 -c16 -d"${secs}s" -s "$root/../shared/bench/http/tiles.lua" "http://127.0.0.1:$port/" |
+			sed -n 's/^ANCHOR requests=\([0-9]*\).*/\1/p') || n=""
+		[ -n "$n" ] || { stop_server "$pid" "$name"; return 1; }
+		n=$((n + 1))
+	fi
+	stop_server "$pid" "$name"
+	[ -s "$W/$name.cg" ] || return 1
+	echo "$(awk '/^summary:/ { print $2; exit }' "$W/$name.cg") $n"
+}
+
+user_space() {
+	heading "### 5.5 User space per cache hit (callgrind instructions)"
+	command -v valgrind >/dev/null || { echo "valgrind not installed (scripts/deps.sh bench), skipped" | emit; return 0; }
+	say "5.5: user space: the server under callgrind, once with one request and once under wrk"
+	local base hot
+	base=$(callgrind_run cg-base 0) || { say "5.5: the baseline run failed: $(tail -n 3 "$W/cg-base.log")"; return 1; }
+	hot=$(callgrind_run cg-hot 5) || { say "5.5: the loaded run failed: $(tail -n 3 "$W/cg-hot.log")"; return 1; }
+	{
+		printf 'hits\tinstructions per hit\tof which llhttp\n'
+		local llhttp
+		llhttp=$(callgrind_annotate --threshold=100 "$W/cg-hot.cg" 2>/dev/null |
+			awk '/llhttp__internal__run/ { gsub(",", "", $1); print $1; exit }')
+		awk -v b="$base" -v h="$hot" -v l="${llhttp:-0}" 'BEGIN { split(b, B, " "); split(h, H, " ")
+			n = H[2] - B[2]; printf "%d\t%.0f\t%.0f\n", n, (H[1] - B[1]) / n, l / n }'
+		echo "note: one LOD-0 tile of world 42 (zstd), kept alive by 16 connections of wrk -t1; (instructions of that run - those of a run with one request) / hits; libuv, libc and llhttp included, the kernel not"
+	} | table | emit
+	echo | emit
+	{
+		printf 'function (the loaded run)\tinstructions per hit\n'
+		# lines "1,234 (5.6%)  file:function [object]", largest first
+		callgrind_annotate "$W/cg-hot.cg" 2>/dev/null | awk -v h="$hot" '
+			BEGIN { split(h, H, " ") }
+			/PROGRAM TOTALS/ || !/^ *[0-9,]+ +\( *[0-9.]+%\) +[^ ]*:/ || k >= 10 { next }
+			{
+				n = $1; gsub(",", "", n); f = $0
+				sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", f); sub(/ \[.*/, "", f); sub(/.*:/, "", f)
+				printf "%s\t%.0f\n", f, n / H[2]; k++ }' || true
+	} | table | emit
+}
+
 # ---------------------------------------------------------------- main
 
 : >"$results"
@@ -448,6 +508,7 @@ for s in $sections; do
 	2) hits || { failed=1; echo "- section 5.2 failed (see stderr)" | emit; } ;;
 	3) cold || { failed=1; echo "- section 5.3 failed (see stderr)" | emit; } ;;
 	4) rss || { failed=1; echo "- section 5.4 failed (see stderr)" | emit; } ;;
+	5) user_space || { failed=1; echo "- section 5.5 failed (see stderr)" | emit; } ;;
 	*) say "unknown section $s" ;;
 	esac
 done

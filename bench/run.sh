@@ -10,13 +10,14 @@
 #   3. size      bytes per LOD-0 tile: encoded, zstd 3/19, 16-bit PNG; then the
 #                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
 #   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode
-#   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS
+#   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS,
+#                user-space instructions per hit (callgrind)
 #   6. edits     bench/edits.sh: durable edits/s vs Redis appendfsync always, replay
 #   7. erosion   ms per eroded region and tile (cold, warm), canyons; channel measures
 #   8. swarm     bench/swarm.sh: 50 and 500 simulated players, beside wrk
 # and a summary of the targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
-# about 3-5 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
+# about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
 # pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8"), TILEBENCH_ARGS (the harness

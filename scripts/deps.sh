@@ -5,7 +5,7 @@
 set -eu
 BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev zstd"
 TEST_PKGS="clang libclang-rt-14-dev curl"
-BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine"
+BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
 
 case "${1:-build}" in
 	build) want="$BUILD_PKGS" ;;
