@@ -81,7 +81,8 @@ static const struct option options[] = {
 	    "edits need Authorization: Bearer TOKEN; unset: loopback clients only"),
 	OPT("max-connections", "TERRAIN_MAX_CONNECTIONS", "N", "10000", T_UINT,
 	    max_connections, 1 << 24,
-	    "open connections; beyond it clients get 503 (capped by RLIMIT_NOFILE)"),
+	    "open connections (counted from their first bytes); beyond it clients "
+	    "get 503 (capped by RLIMIT_NOFILE)"),
 	OPT("idle-timeout", "TERRAIN_IDLE_TIMEOUT", "SECONDS", "60", T_SECS,
 	    idle_timeout, 0, "close keep-alive connections idle this long; 0: never"),
 	OPT("header-timeout", "TERRAIN_HEADER_TIMEOUT", "SECONDS", "10", T_SECS,
