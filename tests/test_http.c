@@ -656,6 +656,27 @@ static void test_http_answers_every_bad_input_with_its_status(void **state)
 	assert_alive();
 }
 
+/*
+ * The listener defers accept() until a connection's first bytes (loop.c);
+ * the kernel hands over a silent one about a second later. It must still
+ * be closed by the header timeout, not left open.
+ */
+static void test_http_closes_a_connection_that_never_sends(void **state)
+{
+	struct server s = { 0 };
+	char buf[16];
+	int fd;
+
+	(void)state;
+	assert_int_equal(server_start(&s, "--header-timeout", "1", "--workers", "1", NULL), 0);
+	fd = connect_to(s.port);
+	assert_true(fd >= 0);
+	assert_true(readable(fd, 15000)); /* about 1 s to accept + 1 s of timeout */
+	assert_true(recv(fd, buf, sizeof(buf), 0) <= 0);
+	close(fd);
+	assert_int_equal(server_stop(&s), 0);
+}
+
 static void test_http_answers_503_with_retry_after_at_the_connection_limit(void **state)
 {
 	struct server s = { 0 };
@@ -844,6 +865,7 @@ int main(void)
 		cmocka_unit_test(test_http_serves_1000_connections_opened_at_once),
 		cmocka_unit_test(test_http_survives_garbage_bytes),
 		cmocka_unit_test(test_http_answers_every_bad_input_with_its_status),
+		cmocka_unit_test(test_http_closes_a_connection_that_never_sends),
 		cmocka_unit_test(test_http_answers_503_with_retry_after_at_the_connection_limit),
 		cmocka_unit_test(test_http_keeps_alive_and_honours_connection_close),
 		cmocka_unit_test(test_http_carries_nothing_from_one_request_to_the_next),
