@@ -15,7 +15,8 @@
 #                (deterministic, unlike the CPU times of 5.2): the server under
 #                valgrind serves one hot tile to wrk (16 connections, 5 s); a
 #                second run with one request is subtracted (start and stop)
-# Markdown on stdout and in BUILD_DIR/bench/http-results.md; progress on stderr.
+# Markdown on stdout and in BUILD_DIR/bench/http-results.md (the harness's
+# per-run rows of 5.2 in BUILD_DIR/bench/http-raw.tsv); progress on stderr.
 # Figures are printed, never asserted; the exit status is non-zero only when a
 # section could not run (server did not start, wrong bytes, harness failed).
 #
@@ -307,6 +308,7 @@ hits() {
 		return 1
 	fi
 	grep -v '^# run ' "$hdir/err" | sed 's/^/  harness: /' >&2 || true
+	cp "$hdir/raw.tsv" "$out/http-raw.tsv" 2>/dev/null || true   # every run, for a closer look
 	hout="$hdir/out"
 	{
 		# shellcheck disable=SC2016  # markdown backquotes
