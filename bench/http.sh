@@ -470,26 +470,26 @@ user_space() {
 	local base hot
 	base=$(callgrind_run cg-base 0) || { say "5.5: the baseline run failed: $(tail -n 3 "$W/cg-base.log")"; return 1; }
 	hot=$(callgrind_run cg-hot 5) || { say "5.5: the loaded run failed: $(tail -n 3 "$W/cg-hot.log")"; return 1; }
+	# every function of the loaded run, largest first, as "name<TAB>instructions per hit",
+	# from lines "1,234 (5.6%)  file:function [object]"
+	callgrind_annotate --threshold=100 "$W/cg-hot.cg" 2>/dev/null | awk -v h="$hot" '
+		BEGIN { split(h, H, " ") }
+		/PROGRAM TOTALS/ || !/^ *[0-9,]+ +\( *[0-9.]+%\) +[^ ]*:/ { next }
+		{
+			n = $1; gsub(",", "", n); f = $0
+			sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", f); sub(/ \[.*/, "", f); sub(/.*:/, "", f)
+			printf "%s\t%.0f\n", f, n / H[2] }' >"$W/cg-hot.tsv" || true
 	{
 		printf 'hits\tinstructions per hit\tof which llhttp\n'
-		local llhttp
-		llhttp=$(callgrind_annotate --threshold=100 "$W/cg-hot.cg" 2>/dev/null |
-			awk '/llhttp__internal__run/ { gsub(",", "", $1); print $1; exit }')
-		awk -v b="$base" -v h="$hot" -v l="${llhttp:-0}" 'BEGIN { split(b, B, " "); split(h, H, " ")
-			n = H[2] - B[2]; printf "%d\t%.0f\t%.0f\n", n, (H[1] - B[1]) / n, l / n }'
+		awk -v b="$base" -v h="$hot" -v l="$(awk -F '\t' '$1 == "llhttp__internal__run" { print $2; exit }' "$W/cg-hot.tsv")" '
+			BEGIN { split(b, B, " "); split(h, H, " ")
+			n = H[2] - B[2]; printf "%d\t%.0f\t%s\n", n, (H[1] - B[1]) / n, l == "" ? "n/a" : l }'
 		echo "note: one LOD-0 tile of world 42 (zstd), kept alive by 16 connections of wrk -t1; (instructions of that run - those of a run with one request) / hits; libuv, libc and llhttp included, the kernel not"
 	} | table | emit
 	echo | emit
 	{
 		printf 'function (the loaded run)\tinstructions per hit\n'
-		# lines "1,234 (5.6%)  file:function [object]", largest first
-		callgrind_annotate "$W/cg-hot.cg" 2>/dev/null | awk -v h="$hot" '
-			BEGIN { split(h, H, " ") }
-			/PROGRAM TOTALS/ || !/^ *[0-9,]+ +\( *[0-9.]+%\) +[^ ]*:/ || k >= 10 { next }
-			{
-				n = $1; gsub(",", "", n); f = $0
-				sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", f); sub(/ \[.*/, "", f); sub(/.*:/, "", f)
-				printf "%s\t%.0f\n", f, n / H[2]; k++ }' || true
+		head -n 10 "$W/cg-hot.tsv"
 	} | table | emit
 }
 

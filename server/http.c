@@ -325,6 +325,7 @@ static struct req *req_new(struct conn *c)
 static void req_free(struct req *r)
 {
 	struct conn *c = r->conn;
+	struct http_server *s = c->srv;
 	struct chunk *ch, *next;
 
 	if ((r->state == R_READY || r->state == R_WRITING) && r->resp.release)
@@ -347,10 +348,10 @@ static void req_free(struct req *r)
 	if (r->text.heap)
 		free(r->text.p);
 	free(r->body.p);
-	if (c->srv->nfree_reqs < REQ_POOL) {
-		r->next = c->srv->free_reqs;
-		c->srv->free_reqs = r;
-		c->srv->nfree_reqs++;
+	if (s->nfree_reqs < REQ_POOL) {
+		r->next = s->free_reqs;
+		s->free_reqs = r;
+		s->nfree_reqs++;
 	} else {
 		free(r);
 	}
