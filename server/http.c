@@ -1048,7 +1048,7 @@ static size_t format_tail(struct conn *c, struct req *r)
  * Write r: at once with uv_try_write() when nothing is queued before it
  * (the common case: no write request, no poll for writability), the rest
  * with uv_write(). Returns 1 when r went out whole (and is freed), 0 when
- * queued, -1 on error.
+ * queued, -1 on error (r freed; the caller closes the connection).
  */
 static int write_req(struct conn *c, struct req *r)
 {
@@ -1068,17 +1068,22 @@ static int write_req(struct conn *c, struct req *r)
 			return 1;
 		}
 		if (n < 0 && n != UV_EAGAIN)
-			return -1;
+			goto fail;
 		for (n = n < 0 ? 0 : n; i < nb && (size_t)n >= r->bufs[i].len; i++)
 			n -= (int)r->bufs[i].len;
 		r->bufs[i].base += n;
 		r->bufs[i].len -= (unsigned)n;
 	}
 	r->wr.data = r;
-	if (uv_write(&r->wr, (uv_stream_t *)&c->tcp, r->bufs + i, nb - i, on_write) < 0)
-		return -1;
+	if ((n = uv_write(&r->wr, (uv_stream_t *)&c->tcp, r->bufs + i, nb - i, on_write)) < 0)
+		goto fail;
 	c->wpending++;
 	return 0;
+fail:
+	/* No on_write() will come for r (the peer reset, say): free it here, or
+	 * the connection, waiting for its last request, is never freed. */
+	req_done(r, n);
+	return -1;
 }
 
 /* Write every ready response that is next in request order. */

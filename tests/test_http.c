@@ -713,6 +713,72 @@ static void test_http_answers_503_with_retry_after_at_the_connection_limit(void 
 	assert_int_equal(server_stop(&s), 0);
 }
 
+/* Send raw on a new connection to port, then reset it (SO_LINGER 0). */
+static void send_and_reset(int port, const char *raw)
+{
+	struct linger l = { 1, 0 };
+	int fd = connect_to(port);
+
+	assert_true(fd >= 0);
+	send_str(fd, raw);
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(fd);
+}
+
+/* terrain_connections_open of the server on port, the asking one included. */
+static double open_connections(int port)
+{
+	struct resp rp;
+	const char *p;
+	double v;
+
+	assert_int_equal(request(port, "GET /metrics HTTP/1.1\r\nHost: t\r\n"
+				       "Connection: close\r\n\r\n", &rp), 0);
+	assert_int_equal(rp.status, 200);
+	p = strstr(rp.body, "\nterrain_connections_open ");
+	assert_non_null(p);
+	v = strtod(p + strlen("\nterrain_connections_open "), NULL);
+	free(rp.body);
+	return v;
+}
+
+/*
+ * Clients that reset their connection while their answers are being made
+ * (a cold tile, or pipelined requests) must be forgotten: the write of the
+ * answer fails, and the connection has to be freed all the same, or each
+ * one holds a slot of --max-connections until the server answers nothing
+ * but 503.
+ */
+static void test_http_forgets_connections_reset_before_their_answer(void **state)
+{
+	struct server s = { 0 };
+	struct resp rp;
+	char raw[256];
+	double open = -1;
+	int i;
+
+	(void)state;
+	assert_int_equal(server_start(&s, "--max-connections", "4", "--workers", "1", NULL), 0);
+	for (i = 0; i < 12; i++) {
+		snprintf(raw, sizeof(raw), "GET /v1/worlds/reset/chunks/0/%d/0 HTTP/1.1\r\n"
+			 "Host: t\r\n\r\n", i);
+		if (i % 3 == 2) /* pipelined: a cheap answer, then a cold tile */
+			snprintf(raw, sizeof(raw), "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
+				 "GET /v1/worlds/reset/chunks/0/%d/0 HTTP/1.1\r\nHost: t\r\n\r\n", i);
+		send_and_reset(s.port, raw);
+	}
+	for (i = 0; i < 250 && open != 1; i++) { /* generations finish, then 1 */
+		sleep_ms(20);
+		open = open_connections(s.port);
+	}
+	assert_int_equal((int)open, 1);
+	assert_int_equal(request(s.port, "GET /healthz HTTP/1.1\r\nHost: t\r\n"
+				       "Connection: close\r\n\r\n", &rp), 0);
+	assert_int_equal(rp.status, 200);
+	free(rp.body);
+	assert_int_equal(server_stop(&s), 0);
+}
+
 static void test_http_keeps_alive_and_honours_connection_close(void **state)
 {
 	struct reader r;
@@ -867,6 +933,7 @@ int main(void)
 		cmocka_unit_test(test_http_answers_every_bad_input_with_its_status),
 		cmocka_unit_test(test_http_closes_a_connection_that_never_sends),
 		cmocka_unit_test(test_http_answers_503_with_retry_after_at_the_connection_limit),
+		cmocka_unit_test(test_http_forgets_connections_reset_before_their_answer),
 		cmocka_unit_test(test_http_keeps_alive_and_honours_connection_close),
 		cmocka_unit_test(test_http_carries_nothing_from_one_request_to_the_next),
 		cmocka_unit_test(test_http_answers_100_pipelined_requests_beyond_the_queue_limit),
