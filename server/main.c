@@ -39,6 +39,7 @@ struct config {
 	unsigned port;
 	unsigned cache_mb;
 	unsigned region_cache_mb;
+	unsigned response_mb;
 	unsigned workers;
 	const char *presets;
 	const char *data_dir;
@@ -71,6 +72,9 @@ static const struct option options[] = {
 	    "tile cache bound in MiB, overhead included"),
 	OPT("region-cache-mb", "TERRAIN_REGION_CACHE_MB", "MB", "256", T_UINT,
 	    region_cache_mb, 1 << 20, "eroded region cache bound in MiB (eroded presets)"),
+	OPT("response-mb", "TERRAIN_RESPONSE_MB", "MB", "64", T_UINT, response_mb, 1 << 20,
+	    "MiB of bodies made for single requests (identity tiles, bundles) that may "
+	    "wait to be sent; past it such requests get 503 (at least 1)"),
 	OPT("workers", "TERRAIN_WORKERS", "N", "cores", T_UINT, workers, 1024,
 	    "generation threads"),
 	OPT("presets", "TERRAIN_PRESETS", "DIR", "", T_STR, presets, 0,
@@ -305,6 +309,7 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 	struct loop_config lc = { c->bind, (int)c->port, 4096, c->workers, 10000 };
 	struct route_config rc = { .cache_bytes = (size_t)c->cache_mb << 20,
 				   .region_bytes = (size_t)c->region_cache_mb << 20,
+				   .response_bytes = (size_t)(c->response_mb ? c->response_mb : 1) << 20,
 				   .max_age = c->max_age,
 				   .max_generations = 1024 };
 	struct http_server *hs = NULL;

@@ -35,6 +35,7 @@ struct metrics {
 	uint64_t gen_in_flight, gen_total, gen_errors;
 	uint64_t gen_bucket[NBUCKET + 1]; /* last: +Inf */
 	double gen_sum;
+	uint64_t made, made_capacity;
 	uint64_t edits, batches;
 	uint64_t edit_rejects[NSTATUS];
 };
@@ -84,6 +85,12 @@ void metrics_generation_end(struct metrics *m, double seconds, int err)
 		;
 	m->gen_bucket[i]++;
 	m->gen_sum += seconds;
+}
+
+void metrics_made(struct metrics *m, size_t bytes, size_t capacity)
+{
+	m->made = bytes;
+	m->made_capacity = capacity;
 }
 
 /* Index of status in statuses (the last: any other). */
@@ -298,6 +305,12 @@ int metrics_render(const struct metrics *m, const struct cache_stats *cs,
 	       "Generations (tiles, object lists) finished.", m->gen_total);
 	scalar(&o, "terrain_generation_errors_total", "counter",
 	       "Generations that failed.", m->gen_errors);
+	scalar(&o, "terrain_made_bytes", "gauge",
+	       "Bodies made for single requests (identity tiles, bundles), not yet sent.",
+	       m->made);
+	scalar(&o, "terrain_made_capacity_bytes", "gauge",
+	       "Their bound (--response-mb); past it such requests get 503.",
+	       m->made_capacity);
 	render_histogram(&o, m);
 	render_edits(&o, m, es);
 	if (o.failed) {

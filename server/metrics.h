@@ -52,6 +52,10 @@ void metrics_request(struct metrics *m, unsigned route, int status);
 void metrics_generation_start(struct metrics *m);
 void metrics_generation_end(struct metrics *m, double seconds, int err);
 
+/* Bytes of bodies made for single requests and not yet sent, against
+ * their bound (--response-mb). */
+void metrics_made(struct metrics *m, size_t bytes, size_t capacity);
+
 /* A batch of n edits was accepted (durable and applied). */
 void metrics_edits_accepted(struct metrics *m, size_t n);
 

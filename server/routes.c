@@ -8,6 +8,7 @@
  */
 #include "routes.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,7 @@ struct routes {
 	const struct http_server *server;
 	unsigned generating;             /* generations queued or running */
 	unsigned max_generations;
+	size_t made, max_made;           /* bytes of bodies made per request */
 	char cache_control[48];
 	char *presets_json;
 	size_t presets_len;
@@ -687,6 +689,30 @@ static int etag_matches(const char *inm, const char *etag)
 
 /* ---- tiles and objects ---------------------------------------------------------- */
 
+/*
+ * Bodies made for one request (an identity tile or object list, a bundle)
+ * live until they are sent, which a client that does not read can put off.
+ * All of them together may hold at most max_made bytes; a request that
+ * would make more is answered 503 instead.
+ */
+static int made_take(struct routes *rt, size_t n, struct rctx *x)
+{
+	if (n > rt->max_made - rt->made) {
+		x->detail = "too many answers waiting for their clients to read them, retry later";
+		return ERR_BUSY;
+	}
+	rt->made += n;
+	metrics_made(rt->metrics, rt->made, rt->max_made);
+	return 0;
+}
+
+static void made_give(struct routes *rt, size_t n)
+{
+	assert(n <= rt->made);
+	rt->made -= n;
+	metrics_made(rt->metrics, rt->made, rt->max_made);
+}
+
 static void release_entry(void *arg)
 {
 	struct rctx *x = arg;
@@ -697,7 +723,9 @@ static void release_entry(void *arg)
 static void release_raw(void *arg)
 {
 	struct rctx *x = arg;
+	const struct tile_value *v = cache_value(x->entry);
 
+	made_give(x->rt, v->raw_len);
 	free(x->raw);
 	cache_release(x->rt->cache, x->entry);
 }
@@ -732,6 +760,7 @@ static void inflate_done(uv_work_t *w, int status)
 	const struct tile_value *v = cache_value(x->entry);
 
 	if (status < 0 || x->err) {
+		made_give(x->rt, v->raw_len);
 		cache_release(x->rt->cache, x->entry);
 		x->detail = "tile decompression failed";
 		respond_error(x, 500, x->detail);
@@ -759,8 +788,12 @@ static int tile_send(struct rctx *x, struct cache_entry *e)
 	else if (x->req->method == HTTP_HEAD)
 		send_response(x, 200, v->head_id.base, v->head_id.len, NULL, 0,
 			      release_entry, x);
-	else if ((rc = uv_queue_work(x->rt->loop, &x->work, inflate_work,
-				     inflate_done)) < 0) {
+	else if ((rc = made_take(x->rt, v->raw_len, x)) != 0) {
+		cache_release(x->rt->cache, e);
+		return rc;
+	} else if ((rc = uv_queue_work(x->rt->loop, &x->work, inflate_work,
+				       inflate_done)) < 0) {
+		made_give(x->rt, v->raw_len);
 		cache_release(x->rt->cache, e);
 		x->detail = "cannot queue work";
 		return ERR_BUSY;
@@ -1108,6 +1141,7 @@ static void release_body(void *arg)
 {
 	struct batch *b = arg;
 
+	made_give(b->x->rt, b->len);
 	free(b->body);
 }
 
@@ -1148,11 +1182,13 @@ static void bundle_done(uv_work_t *w, int status)
 
 	batch_release(b);
 	if (status < 0 || x->err) {
+		made_give(x->rt, b->len);
 		free(b->body);
 		respond_error(x, 500, "bundle assembly failed");
 		return;
 	}
 	if (!(head = http_req_alloc(x->req, 512))) {
+		made_give(x->rt, b->len);
 		free(b->body);
 		respond_oom(x->rt, x->req, x->route);
 		return;
@@ -1194,12 +1230,16 @@ static void batch_ready(struct batch *b)
 			respond_oom(x->rt, x->req, x->route);
 		return;
 	}
+	x->detail = "cannot assemble the bundle";
 	rc = bundle_layout(b->ent, b->n, &b->len);
-	if (!rc && uv_queue_work(x->rt->loop, &b->work, bundle_work, bundle_done) < 0)
+	if (!rc && (rc = made_take(x->rt, b->len, x)) == 0 &&
+	    uv_queue_work(x->rt->loop, &b->work, bundle_work, bundle_done) < 0) {
+		made_give(x->rt, b->len);
 		rc = ERR_BUSY;
+	}
 	if (rc) {
 		batch_release(b);
-		respond_error(x, err_to_status(rc), "cannot assemble the bundle");
+		respond_error(x, err_to_status(rc), x->detail);
 	}
 }
 
@@ -1922,6 +1962,7 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	rt->loop = loop;
 	rt->cat = cat;
 	rt->max_generations = cfg->max_generations ? cfg->max_generations : 1024;
+	rt->max_made = cfg->response_bytes ? cfg->response_bytes : (size_t)64 << 20;
 	if (cfg->max_age)
 		snprintf(rt->cache_control, sizeof(rt->cache_control),
 			 "public, max-age=%u", cfg->max_age);
@@ -1946,6 +1987,8 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 		;
 	else
 		rc = presets_body(rt);
+	if (!rc)
+		metrics_made(rt->metrics, 0, rt->max_made);
 	if (rc) {
 		route_destroy(rt);
 		return rc;

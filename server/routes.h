@@ -142,6 +142,10 @@ struct route_config {
 				256 MiB) */
 	unsigned max_age;    /* tile Cache-Control max-age, seconds (60) */
 	unsigned max_generations; /* queued or running; more get 503 (1024) */
+	size_t response_bytes;   /* bodies made for one request (identity
+				    tiles and objects, bundles) until sent;
+				    beyond it such requests get 503
+				    (--response-mb; 64 MiB) */
 	struct store *store;     /* the edit log (outlives rt); NULL: 503 */
 	const char *edit_token;  /* bearer token for edits; NULL or "":
 				    loopback clients only (copied) */

@@ -779,6 +779,91 @@ static void test_http_forgets_connections_reset_before_their_answer(void **state
 	assert_int_equal(server_stop(&s), 0);
 }
 
+/* Value of metric name (no labels) of the server on port. */
+static double metric_on(int port, const char *name)
+{
+	struct resp rp;
+	char pat[128];
+	const char *p;
+	double v;
+
+	assert_int_equal(request(port, "GET /metrics HTTP/1.1\r\nHost: t\r\n"
+				       "Connection: close\r\n\r\n", &rp), 0);
+	assert_int_equal(rp.status, 200);
+	snprintf(pat, sizeof(pat), "\n%s ", name);
+	p = strstr(rp.body, pat);
+	assert_non_null(p);
+	v = strtod(p + strlen(pat), NULL);
+	free(rp.body);
+	return v;
+}
+
+/*
+ * Bodies made for one request (here identity bundles of 64 LOD-0 tiles,
+ * about 4.2 MB each) wait in memory until their client reads them. A
+ * client that sends four and reads nothing must not make the server hold
+ * four: with --response-mb 6 one is made and the other three get 503 with
+ * Retry-After. Decided when the bundles' tiles are ready, all at once,
+ * before any byte is written, so not by socket buffer sizes. Compressed
+ * tiles, shared with the cache, are still served meanwhile, and once the
+ * client has read its answers the budget is free again.
+ */
+static void test_http_holds_at_most_response_mb_of_bodies_made_per_request(void **state)
+{
+	static const char bundle[] = "GET /v1/worlds/held/chunks/0?cx0=0&cz0=0&cx1=7&cz1=7 "
+				     "HTTP/1.1\r\nHost: t\r\n\r\n";
+	struct server s = { 0 };
+	struct resp rp;
+	struct reader r;
+	char buf[4 * sizeof(bundle)], v[64];
+	int i, fd, small = 4096;
+	struct sockaddr_in a = { 0 };
+
+	(void)state;
+	assert_int_equal(server_start(&s, "--response-mb", "6", "--workers", "2", NULL), 0);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)); /* before connect */
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)s.port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	buf[0] = '\0';
+	for (i = 0; i < 4; i++)
+		strcat(buf, bundle);
+	send_str(fd, buf);
+	/* Wait for the four answers to be decided: one made, three refused. */
+	for (i = 0; i < 1500 && metric_on(s.port, "terrain_made_bytes") < 4e6; i++)
+		sleep_ms(20);
+	assert_true(metric_on(s.port, "terrain_made_bytes") <= 6.0 * 1024 * 1024);
+	assert_int_equal(request(s.port, "GET /v1/worlds/held/chunks/0/9/9 HTTP/1.1\r\nHost: t\r\n"
+				       "Accept-Encoding: zstd\r\nConnection: close\r\n\r\n", &rp), 0);
+	assert_int_equal(rp.status, 200);
+	free(rp.body);
+	/* Now read: in order, the bundle, then three 503s. */
+	reader_init(&r, fd);
+	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	assert_int_equal(rp.status, 200);
+	assert_true(rp.body_len > 64 * 60000);
+	free(rp.body);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		assert_int_equal(rp.status, 503);
+		assert_non_null(header(&rp, "Retry-After", v, sizeof(v)));
+		assert_non_null(strstr(rp.body, "retry later"));
+		free(rp.body);
+	}
+	reader_release(&r);
+	close(fd);
+	for (i = 0; i < 250 && metric_on(s.port, "terrain_made_bytes") != 0; i++)
+		sleep_ms(20);
+	assert_int_equal((int)metric_on(s.port, "terrain_made_bytes"), 0);
+	assert_int_equal(request(s.port, bundle, &rp), 0); /* the budget is back */
+	assert_int_equal(rp.status, 200);
+	free(rp.body);
+	assert_int_equal(server_stop(&s), 0);
+}
+
 static void test_http_keeps_alive_and_honours_connection_close(void **state)
 {
 	struct reader r;
@@ -934,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(test_http_closes_a_connection_that_never_sends),
 		cmocka_unit_test(test_http_answers_503_with_retry_after_at_the_connection_limit),
 		cmocka_unit_test(test_http_forgets_connections_reset_before_their_answer),
+		cmocka_unit_test(test_http_holds_at_most_response_mb_of_bodies_made_per_request),
 		cmocka_unit_test(test_http_keeps_alive_and_honours_connection_close),
 		cmocka_unit_test(test_http_carries_nothing_from_one_request_to_the_next),
 		cmocka_unit_test(test_http_answers_100_pipelined_requests_beyond_the_queue_limit),
