@@ -46,6 +46,7 @@
 #define EXPOSE "Access-Control-Expose-Headers: ETag, X-Cache\r\n"
 #define ALLOWED_HEADERS "If-None-Match, Content-Type, Authorization, Last-Event-ID"
 #define EDITS_PAGE 1000   /* GET edits: default and largest limit */
+#define COPY_CHARGED 4096 /* copied bodies this large count in max_made */
 #define HASHES_SIDE 64    /* GET hashes: largest rectangle side, chunks */
 #define M(method) (UINT64_C(1) << (method))
 #define READ (M(HTTP_GET) | M(HTTP_HEAD))
@@ -115,6 +116,7 @@ static const struct route table[] = {
 #define LABEL_NONE NROUTES        /* no route matched */
 #define LABEL_ERROR (NROUTES + 1) /* protocol errors */
 #define ROUTE_EDITS 2             /* table index of the edits route */
+#define ROUTE_METRICS 7           /* table index of /metrics */
 
 struct routes {
 	uv_loop_t *loop;
@@ -279,12 +281,56 @@ static void respond_oom(struct routes *rt, struct http_req *req, unsigned label)
 	http_respond(req, &r);
 }
 
+/*
+ * Bodies made for one request (an identity tile or object list, a bundle,
+ * a JSON body of COPY_CHARGED bytes or more) live until they
+ * are sent, which a client that does not read can put off. All of them
+ * together may hold at most max_made bytes; a request that would make more
+ * is answered 503 instead (with a small body, which is never charged).
+ */
+static int made_take(struct routes *rt, size_t n, struct rctx *x)
+{
+	if (n > rt->max_made - rt->made) {
+		x->detail = "too many answers waiting for their clients to read them, retry later";
+		return ERR_BUSY;
+	}
+	rt->made += n;
+	metrics_made(rt->metrics, rt->made, rt->max_made);
+	return 0;
+}
+
+static void made_give(struct routes *rt, size_t n)
+{
+	assert(n <= rt->made);
+	rt->made -= n;
+	metrics_made(rt->metrics, rt->made, rt->max_made);
+}
+
+static void respond_error(struct rctx *x, int status, const char *detail);
+
+/* A copied response: its bytes follow, and made is charged for them. */
+struct copied {
+	struct routes *rt;
+	size_t made;
+	max_align_t bytes[];
+};
+
+static void release_copy(void *arg)
+{
+	struct copied *c = arg;
+
+	if (c->made)
+		made_give(c->rt, c->made);
+	free(c);
+}
+
 /* Answer with a copy of body under a head built from status, type and
  * extra header lines. */
 static void respond_copy(struct rctx *x, int status, const char *type,
 			 const char *headers, const char *body, size_t blen)
 {
 	char head[1024], *buf;
+	struct copied *c;
 	int n;
 
 	if (status == 204)
@@ -295,14 +341,24 @@ static void respond_copy(struct rctx *x, int status, const char *type,
 			     "%sContent-Type: %s\r\nContent-Length: %zu\r\n" CORS "%s",
 			     http_status_line(status), type, blen,
 			     headers ? headers : "");
-	if (n < 0 || (size_t)n >= sizeof(head) || !(buf = malloc((size_t)n + blen + 1))) {
+	if (n < 0 || (size_t)n >= sizeof(head) ||
+	    !(c = malloc(sizeof(*c) + (size_t)n + blen + 1))) {
 		respond_oom(x->rt, x->req, x->route);
 		return;
 	}
+	c->rt = x->rt;
+	/* /metrics is never refused: it is how the budget is watched. */
+	c->made = blen >= COPY_CHARGED && x->route != ROUTE_METRICS ? (size_t)n + blen : 0;
+	if (c->made && made_take(x->rt, c->made, x) != 0) {
+		free(c);
+		respond_error(x, 503, x->detail);
+		return;
+	}
+	buf = (char *)c->bytes;
 	memcpy(buf, head, (size_t)n);
 	if (blen)
 		memcpy(buf + n, body, blen);
-	send_response(x, status, buf, (size_t)n, buf + n, blen, free, buf);
+	send_response(x, status, buf, (size_t)n, buf + n, blen, release_copy, c);
 }
 
 static void respond_json(struct rctx *x, int status, cJSON *o,
@@ -688,30 +744,6 @@ static int etag_matches(const char *inm, const char *etag)
 }
 
 /* ---- tiles and objects ---------------------------------------------------------- */
-
-/*
- * Bodies made for one request (an identity tile or object list, a bundle)
- * live until they are sent, which a client that does not read can put off.
- * All of them together may hold at most max_made bytes; a request that
- * would make more is answered 503 instead.
- */
-static int made_take(struct routes *rt, size_t n, struct rctx *x)
-{
-	if (n > rt->max_made - rt->made) {
-		x->detail = "too many answers waiting for their clients to read them, retry later";
-		return ERR_BUSY;
-	}
-	rt->made += n;
-	metrics_made(rt->metrics, rt->made, rt->max_made);
-	return 0;
-}
-
-static void made_give(struct routes *rt, size_t n)
-{
-	assert(n <= rt->made);
-	rt->made -= n;
-	metrics_made(rt->metrics, rt->made, rt->max_made);
-}
 
 static void release_entry(void *arg)
 {
@@ -1971,6 +2003,8 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	rt->oom_head_len = (size_t)snprintf(rt->oom_head, sizeof(rt->oom_head),
 		"%sContent-Type: application/json\r\nContent-Length: %zu\r\n"
 		"Retry-After: 1\r\n" CORS, http_status_line(503), sizeof(oom_body) - 1);
+	assert(!strcmp(table[ROUTE_EDITS].label, "edits") &&
+	       !strcmp(table[ROUTE_METRICS].label, "metrics"));
 	for (i = 0; i < NROUTES; i++)
 		rt->labels[i] = table[i].label;
 	rt->labels[LABEL_NONE] = "none";
