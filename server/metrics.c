@@ -306,7 +306,7 @@ int metrics_render(const struct metrics *m, const struct cache_stats *cs,
 	scalar(&o, "terrain_generation_errors_total", "counter",
 	       "Generations that failed.", m->gen_errors);
 	scalar(&o, "terrain_made_bytes", "gauge",
-	       "Bodies made for single requests (identity tiles, bundles), not yet sent.",
+	       "Bodies made for single requests (identity tiles, bundles, large JSON), not yet sent.",
 	       m->made);
 	scalar(&o, "terrain_made_capacity_bytes", "gauge",
 	       "Their bound (--response-mb); past it such requests get 503.",
