@@ -22,17 +22,19 @@
 enum { PENDING, READY };
 
 struct cache_entry {
-	struct cache_entry *hnext;             /* hash chain */
-	struct cache_entry *prev, *next;       /* LRU, ready entries only */
-	struct cache_waiter *whead, *wtail;    /* pending entries only */
-	void *value;
-	size_t bytes;                          /* declared value bytes */
+	/* What a hit reads or writes first, together: its hash, its chain,
+	 * its value and its LRU links share the first 40 bytes. */
 	uint64_t hash;
-	uint64_t created;
+	struct cache_entry *hnext;             /* hash chain */
+	void *value;
+	struct cache_entry *prev, *next;       /* LRU, ready entries only */
 	unsigned refs;
 	unsigned char state;
 	unsigned char cached;                  /* in the table */
 	unsigned char klen;
+	uint64_t created;
+	size_t bytes;                          /* declared value bytes */
+	struct cache_waiter *whead, *wtail;    /* pending entries only */
 	unsigned char key[];
 };
 
@@ -270,6 +272,9 @@ static int key_ok(const struct cache *c, const void *key, size_t klen)
 static struct cache_entry *hit(struct cache *c, struct cache_entry *e)
 {
 	c->st.hits++;
+	/* The caller reads the value next: start that miss now, under the
+	 * list updates, rather than after them. */
+	__builtin_prefetch(e->value);
 	lru_unlink(c, e);
 	lru_push(c, e);
 	e->refs++;
