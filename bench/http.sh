@@ -30,7 +30,8 @@
 # eviction, and resumes the harness (SIGCONT) before any measured wrk run.
 #
 # Env (defaults): HTTP_BENCH_SERVERS (nginx-1w), HTTP_BENCH_SCENARIOS
-# ("random:64:ka random:256:ka random:64:close"), HTTP_BENCH_RUNS (3),
+# ("random:64:ka random:256:ka random:64:close"), HTTP_BENCH_RUNS (5: nginx-1w alone
+# varies 17-24 us per request between runs of one pass on this machine),
 # HTTP_BENCH_DURATION (5 s), HTTP_BENCH_PORT (18199: the candidate; the anchors
 # use HTTP_BENCH_PORT-19 and up; a busy block moves both up by 100; not the
 # harness's own defaults 18080/18099, which other sessions run it with),
@@ -54,7 +55,7 @@ results="$out/http-results.md"
 
 servers="${HTTP_BENCH_SERVERS:-nginx-1w}"
 scenarios="${HTTP_BENCH_SCENARIOS:-random:64:ka random:256:ka random:64:close}"
-runs="${HTTP_BENCH_RUNS:-3}"
+runs="${HTTP_BENCH_RUNS:-5}"
 duration="${HTTP_BENCH_DURATION:-5}"
 cand_port="${HTTP_BENCH_PORT:-18199}"
 cold_n="${HTTP_BENCH_COLD_TILES:-400}"
