@@ -133,6 +133,7 @@ struct conn {
 	size_t left_len;
 	char peer[48];
 	struct http_stream *stream;       /* the open stream, if any */
+	size_t held;                      /* the handler's, http_req_held() */
 	unsigned fresh : 1;               /* no request begun yet */
 	unsigned in_req : 1;              /* a request is partly received */
 	unsigned head_timer : 1;          /* the deadline is the header timeout */
@@ -277,6 +278,11 @@ void *http_req_alloc(struct http_req *pub, size_t n)
 	r->arena += n;
 	r->arena_left -= n;
 	return p;
+}
+
+size_t *http_req_held(struct http_req *pub)
+{
+	return &container_of(pub, struct req, pub)->conn->held;
 }
 
 uint64_t http_req_age_ms(const struct http_req *pub)

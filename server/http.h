@@ -147,6 +147,12 @@ const char *http_status_line(int status);
  * when out of memory. */
 void *http_req_alloc(struct http_req *r, size_t n);
 
+/* A count kept with r's connection for the handler's own accounting
+ * (routes.c: bytes of the bodies it made for the connection's requests),
+ * 0 when the connection opens. The connection, and so the count, outlives
+ * every request on it and every release() of their responses. */
+size_t *http_req_held(struct http_req *r);
+
 /* Milliseconds since r's first byte arrived (loop time). */
 uint64_t http_req_age_ms(const struct http_req *r);
 

@@ -47,6 +47,7 @@
 #define ALLOWED_HEADERS "If-None-Match, Content-Type, Authorization, Last-Event-ID"
 #define EDITS_PAGE 1000   /* GET edits: default and largest limit */
 #define COPY_CHARGED 4096 /* copied bodies this large count in max_made */
+#define CONN_SHARE 4      /* of max_made, one connection's at most */
 #define HASHES_SIDE 64    /* GET hashes: largest rectangle side, chunks */
 #define M(method) (UINT64_C(1) << (method))
 #define READ (M(HTTP_GET) | M(HTTP_HEAD))
@@ -285,24 +286,40 @@ static void respond_oom(struct routes *rt, struct http_req *req, unsigned label)
  * Bodies made for one request (an identity tile or object list, a bundle,
  * a JSON body of COPY_CHARGED bytes or more) live until they
  * are sent, which a client that does not read can put off. All of them
- * together may hold at most max_made bytes; a request that would make more
- * is answered 503 instead (with a small body, which is never charged).
+ * together may hold at most max_made bytes, and those of one connection at
+ * most max_made / CONN_SHARE once it holds one, so that a client that
+ * pipelines and does not read cannot leave the others none; its first body
+ * is always allowed, so a body of any size the budget holds can be sent.
+ * A request that would make more is answered 503 instead (with a small
+ * body, which is never charged).
  */
-static int made_take(struct routes *rt, size_t n, struct rctx *x)
+static int made_take(struct rctx *x, size_t n)
 {
+	struct routes *rt = x->rt;
+	size_t *held = http_req_held(x->req);
+
 	if (n > rt->max_made - rt->made) {
 		x->detail = "too many answers waiting for their clients to read them, retry later";
 		return ERR_BUSY;
 	}
+	if (*held && *held + n > rt->max_made / CONN_SHARE) {
+		x->detail = "too many answers waiting for this connection to read them, retry later";
+		return ERR_BUSY;
+	}
 	rt->made += n;
+	*held += n;
 	metrics_made(rt->metrics, rt->made, rt->max_made);
 	return 0;
 }
 
-static void made_give(struct routes *rt, size_t n)
+static void made_give(struct rctx *x, size_t n)
 {
-	assert(n <= rt->made);
+	struct routes *rt = x->rt;
+	size_t *held = http_req_held(x->req);
+
+	assert(n <= rt->made && n <= *held);
 	rt->made -= n;
+	*held -= n;
 	metrics_made(rt->metrics, rt->made, rt->max_made);
 }
 
@@ -310,7 +327,7 @@ static void respond_error(struct rctx *x, int status, const char *detail);
 
 /* A copied response: its bytes follow, and made is charged for them. */
 struct copied {
-	struct routes *rt;
+	struct rctx *x;
 	size_t made;
 	max_align_t bytes[];
 };
@@ -320,7 +337,7 @@ static void release_copy(void *arg)
 	struct copied *c = arg;
 
 	if (c->made)
-		made_give(c->rt, c->made);
+		made_give(c->x, c->made);
 	free(c);
 }
 
@@ -346,10 +363,10 @@ static void respond_copy(struct rctx *x, int status, const char *type,
 		respond_oom(x->rt, x->req, x->route);
 		return;
 	}
-	c->rt = x->rt;
+	c->x = x;
 	/* /metrics is never refused: it is how the budget is watched. */
 	c->made = blen >= COPY_CHARGED && x->route != ROUTE_METRICS ? (size_t)n + blen : 0;
-	if (c->made && made_take(x->rt, c->made, x) != 0) {
+	if (c->made && made_take(x, c->made) != 0) {
 		free(c);
 		respond_error(x, 503, x->detail);
 		return;
@@ -756,7 +773,7 @@ static void release_raw(void *arg)
 	struct rctx *x = arg;
 	const struct tile_value *v = cache_value(x->entry);
 
-	made_give(x->rt, v->raw_len);
+	made_give(x, v->raw_len);
 	free(x->raw);
 	cache_release(x->rt->cache, x->entry);
 }
@@ -791,7 +808,7 @@ static void inflate_done(uv_work_t *w, int status)
 	const struct tile_value *v = cache_value(x->entry);
 
 	if (status < 0 || x->err) {
-		made_give(x->rt, v->raw_len);
+		made_give(x, v->raw_len);
 		cache_release(x->rt->cache, x->entry);
 		x->detail = "tile decompression failed";
 		respond_error(x, 500, x->detail);
@@ -846,12 +863,12 @@ static int tile_send(struct rctx *x, struct cache_entry *e)
 	} else if (x->req->method == HTTP_HEAD) {
 		send_response(x, 200, v->head_id.base, v->head_id.len, NULL, 0,
 			      release_entry, x);
-	} else if ((rc = made_take(x->rt, v->raw_len, x)) != 0) {
+	} else if ((rc = made_take(x, v->raw_len)) != 0) {
 		cache_release(x->rt->cache, e);
 		return rc;
 	} else if ((rc = uv_queue_work(x->rt->loop, &x->work, inflate_work,
 				       inflate_done)) < 0) {
-		made_give(x->rt, v->raw_len);
+		made_give(x, v->raw_len);
 		cache_release(x->rt->cache, e);
 		x->detail = "cannot queue work";
 		return ERR_BUSY;
@@ -1199,7 +1216,7 @@ static void release_body(void *arg)
 {
 	struct batch *b = arg;
 
-	made_give(b->x->rt, b->len);
+	made_give(b->x, b->len);
 	free(b->body);
 }
 
@@ -1240,13 +1257,13 @@ static void bundle_done(uv_work_t *w, int status)
 
 	batch_release(b);
 	if (status < 0 || x->err) {
-		made_give(x->rt, b->len);
+		made_give(x, b->len);
 		free(b->body);
 		respond_error(x, 500, "bundle assembly failed");
 		return;
 	}
 	if (!(head = http_req_alloc(x->req, 512))) {
-		made_give(x->rt, b->len);
+		made_give(x, b->len);
 		free(b->body);
 		respond_oom(x->rt, x->req, x->route);
 		return;
@@ -1290,9 +1307,9 @@ static void batch_ready(struct batch *b)
 	}
 	x->detail = "cannot assemble the bundle";
 	rc = bundle_layout(b->ent, b->n, &b->len);
-	if (!rc && (rc = made_take(x->rt, b->len, x)) == 0 &&
+	if (!rc && (rc = made_take(x, b->len)) == 0 &&
 	    uv_queue_work(x->rt->loop, &b->work, bundle_work, bundle_done) < 0) {
-		made_give(x->rt, b->len);
+		made_give(x, b->len);
 		rc = ERR_BUSY;
 	}
 	if (rc) {

@@ -931,6 +931,80 @@ static void test_http_counts_large_json_answers_in_response_mb(void **state)
 	assert_int_equal(server_stop(&s), 0);
 }
 
+/*
+ * One connection may hold at most a quarter of --response-mb once it holds
+ * a body. A client that reads nothing pipelines a tile not made yet and
+ * twelve pages of edits (about 93 KB each) behind it; the pages are made,
+ * or refused, as they are read, all together, before any byte is written.
+ * With --response-mb 1 two or three fit in its share and the rest get 503,
+ * where without the share ten or eleven would fill the budget. Another
+ * client still gets the same page meanwhile.
+ */
+#define EDITS_503 "terrain_requests_total{route=\"edits\",status=\"503\"}"
+
+static void test_http_shares_response_mb_between_connections(void **state)
+{
+	static const char page[] = "GET /v1/worlds/share/edits?since=0 HTTP/1.1\r\nHost: t\r\n\r\n";
+	struct server s = { 0 };
+	struct resp rp;
+	struct reader r;
+	char raw[40000], *p;
+	double held;
+	int i, k, fd;
+
+	(void)state;
+	assert_int_equal(server_start(&s, "--response-mb", "1", "--workers", "2", NULL), 0);
+	for (k = 0; k < 4; k++) { /* 1,000 edits: a page is about 93 KB */
+		char body[32000];
+		size_t len = (size_t)snprintf(body, sizeof(body), "{\"edits\":[");
+
+		for (i = 0; i < 250; i++)
+			len += (size_t)snprintf(body + len, sizeof(body) - len,
+				"%s{\"op\":\"raise\",\"x\":%d.5,\"z\":%d,\"radius\":12.5,\"strength\":1.5}",
+				i ? "," : "", 250 * k + i, -i);
+		len += (size_t)snprintf(body + len, sizeof(body) - len, "]}");
+		snprintf(raw, sizeof(raw), "POST /v1/worlds/share/edits HTTP/1.1\r\nHost: t\r\n"
+			 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n\r\n%s", len, body);
+		assert_int_equal(request(s.port, raw, &rp), 0);
+		assert_int_equal(rp.status, 200);
+		free(rp.body);
+	}
+	fd = connect_small(s.port);
+	p = raw + snprintf(raw, sizeof(raw), "GET /v1/worlds/share/chunks/0/3/3 HTTP/1.1\r\n"
+			   "Host: t\r\nAccept-Encoding: zstd\r\n\r\n");
+	for (i = 0; i < 12; i++)
+		p += snprintf(p, sizeof(raw) - (size_t)(p - raw), "%s", page);
+	send_str(fd, raw);
+	for (i = 0; i < 1500 && metric_on(s.port, EDITS_503) == 0; i++)
+		sleep_ms(20);
+	sleep_ms(100); /* the twelve are decided together, as they are read */
+	/* two or three pages fit in the connection's 256 KiB; without the
+	 * share, ten or eleven would fit in the budget */
+	assert_true(metric_on(s.port, EDITS_503) >= 9);
+	held = metric_on(s.port, "terrain_made_bytes");
+	assert_true(held <= 1024 * 1024 / 4 + 100000);
+	assert_int_equal(request(s.port, "GET /v1/worlds/share/edits?since=0 HTTP/1.1\r\n"
+				       "Host: t\r\nConnection: close\r\n\r\n", &rp), 0);
+	assert_int_equal(rp.status, 200); /* another client still gets its page */
+	assert_true(rp.body_len > 80000);
+	free(rp.body);
+	reader_init(&r, fd);
+	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	assert_int_equal(rp.status, 200);
+	free(rp.body);
+	read_some_then_busy(&r, 12, 80000);
+	for (i = 0; i < 250 && metric_on(s.port, "terrain_made_bytes") != 0; i++)
+		sleep_ms(20);
+	send_str(fd, page); /* it has read its answers: its share is back */
+	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	assert_int_equal(rp.status, 200);
+	free(rp.body);
+	reader_release(&r);
+	close(fd);
+	assert_int_equal(server_stop(&s), 0);
+}
+
 static void test_http_keeps_alive_and_honours_connection_close(void **state)
 {
 	struct reader r;
@@ -1088,6 +1162,7 @@ int main(void)
 		cmocka_unit_test(test_http_forgets_connections_reset_before_their_answer),
 		cmocka_unit_test(test_http_holds_at_most_response_mb_of_bodies_made_per_request),
 		cmocka_unit_test(test_http_counts_large_json_answers_in_response_mb),
+		cmocka_unit_test(test_http_shares_response_mb_between_connections),
 		cmocka_unit_test(test_http_keeps_alive_and_honours_connection_close),
 		cmocka_unit_test(test_http_carries_nothing_from_one_request_to_the_next),
 		cmocka_unit_test(test_http_answers_100_pipelined_requests_beyond_the_queue_limit),
