@@ -881,6 +881,47 @@ static void test_http_holds_at_most_response_mb_of_bodies_made_per_request(void 
 	assert_int_equal(server_stop(&s), 0);
 }
 
+/* Post 1,000 edits to world, in four batches: a page of them (edits since
+ * 0) is then about 93 KB. */
+static void post_1000_edits(int port, const char *world)
+{
+	char body[32000], raw[33000];
+	struct resp rp;
+	int i, k;
+
+	for (k = 0; k < 4; k++) {
+		size_t len = (size_t)snprintf(body, sizeof(body), "{\"edits\":[");
+
+		for (i = 0; i < 250; i++)
+			len += (size_t)snprintf(body + len, sizeof(body) - len,
+				"%s{\"op\":\"raise\",\"x\":%d.5,\"z\":%d,\"radius\":12.5,\"strength\":1.5}",
+				i ? "," : "", 250 * k + i, -i);
+		len += (size_t)snprintf(body + len, sizeof(body) - len, "]}");
+		snprintf(raw, sizeof(raw), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: t\r\n"
+			 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n\r\n%s", world, len, body);
+		assert_int_equal(request(port, raw, &rp), 0);
+		assert_int_equal(rp.status, 200);
+		free(rp.body);
+	}
+}
+
+/* In one write on fd: a zstd tile of world not made yet, then n requests
+ * for the page of world's edits, which wait behind it. */
+static void send_pages_behind_a_cold_tile(int fd, const char *world, int n)
+{
+	char raw[8192], *p = raw;
+	int i;
+
+	p += snprintf(p, sizeof(raw), "GET /v1/worlds/%s/chunks/0/3/3 HTTP/1.1\r\n"
+		      "Host: t\r\nAccept-Encoding: zstd\r\n\r\n", world);
+	for (i = 0; i < n; i++)
+		p += snprintf(p, sizeof(raw) - (size_t)(p - raw), "GET /v1/worlds/%s/edits?since=0 "
+			      "HTTP/1.1\r\nHost: t\r\n\r\n", world);
+	assert_true((size_t)(p - raw) < sizeof(raw));
+	send_str(fd, raw);
+}
+
 /*
  * Large JSON answers (a page of 1,000 edits is about 93 KB) count in the
  * same budget. A client that does not read asks for a tile not made yet,
@@ -890,37 +931,16 @@ static void test_http_holds_at_most_response_mb_of_bodies_made_per_request(void 
  */
 static void test_http_counts_large_json_answers_in_response_mb(void **state)
 {
-	static const char page[] = "GET /v1/worlds/page/edits?since=0 HTTP/1.1\r\nHost: t\r\n\r\n";
 	struct server s = { 0 };
 	struct resp rp;
 	struct reader r;
-	char raw[40000], *p;
-	int i, k, fd;
+	int fd;
 
 	(void)state;
 	assert_int_equal(server_start(&s, "--response-mb", "1", "--workers", "2", NULL), 0);
-	for (k = 0; k < 4; k++) { /* 1,000 edits */
-		char body[32000];
-		size_t len = (size_t)snprintf(body, sizeof(body), "{\"edits\":[");
-
-		for (i = 0; i < 250; i++)
-			len += (size_t)snprintf(body + len, sizeof(body) - len,
-				"%s{\"op\":\"raise\",\"x\":%d.5,\"z\":%d,\"radius\":12.5,\"strength\":1.5}",
-				i ? "," : "", 250 * k + i, -i);
-		len += (size_t)snprintf(body + len, sizeof(body) - len, "]}");
-		snprintf(raw, sizeof(raw), "POST /v1/worlds/page/edits HTTP/1.1\r\nHost: t\r\n"
-			 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\n\r\n%s", len, body);
-		assert_int_equal(request(s.port, raw, &rp), 0);
-		assert_int_equal(rp.status, 200);
-		free(rp.body);
-	}
+	post_1000_edits(s.port, "page");
 	fd = connect_small(s.port);
-	p = raw + snprintf(raw, sizeof(raw), "GET /v1/worlds/cold/chunks/0/3/3 HTTP/1.1\r\n"
-			   "Host: t\r\nAccept-Encoding: zstd\r\n\r\n");
-	for (i = 0; i < 24; i++)
-		p += snprintf(p, sizeof(raw) - (size_t)(p - raw), "%s", page);
-	send_str(fd, raw);
+	send_pages_behind_a_cold_tile(fd, "page", 24);
 	reader_init(&r, fd);
 	assert_int_equal(read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 200);
@@ -948,34 +968,14 @@ static void test_http_shares_response_mb_between_connections(void **state)
 	struct server s = { 0 };
 	struct resp rp;
 	struct reader r;
-	char raw[40000], *p;
 	double held;
-	int i, k, fd;
+	int i, fd;
 
 	(void)state;
 	assert_int_equal(server_start(&s, "--response-mb", "1", "--workers", "2", NULL), 0);
-	for (k = 0; k < 4; k++) { /* 1,000 edits: a page is about 93 KB */
-		char body[32000];
-		size_t len = (size_t)snprintf(body, sizeof(body), "{\"edits\":[");
-
-		for (i = 0; i < 250; i++)
-			len += (size_t)snprintf(body + len, sizeof(body) - len,
-				"%s{\"op\":\"raise\",\"x\":%d.5,\"z\":%d,\"radius\":12.5,\"strength\":1.5}",
-				i ? "," : "", 250 * k + i, -i);
-		len += (size_t)snprintf(body + len, sizeof(body) - len, "]}");
-		snprintf(raw, sizeof(raw), "POST /v1/worlds/share/edits HTTP/1.1\r\nHost: t\r\n"
-			 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\n\r\n%s", len, body);
-		assert_int_equal(request(s.port, raw, &rp), 0);
-		assert_int_equal(rp.status, 200);
-		free(rp.body);
-	}
+	post_1000_edits(s.port, "share");
 	fd = connect_small(s.port);
-	p = raw + snprintf(raw, sizeof(raw), "GET /v1/worlds/share/chunks/0/3/3 HTTP/1.1\r\n"
-			   "Host: t\r\nAccept-Encoding: zstd\r\n\r\n");
-	for (i = 0; i < 12; i++)
-		p += snprintf(p, sizeof(raw) - (size_t)(p - raw), "%s", page);
-	send_str(fd, raw);
+	send_pages_behind_a_cold_tile(fd, "share", 12);
 	for (i = 0; i < 1500 && metric_on(s.port, EDITS_503) == 0; i++)
 		sleep_ms(20);
 	sleep_ms(100); /* the twelve are decided together, as they are read */
