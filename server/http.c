@@ -37,12 +37,14 @@
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <llhttp.h>
 #include <uv.h>
@@ -59,6 +61,7 @@
 #define TAIL_MAX (EXTRA_MAX + 96)
 #define FIELD_MAX 32       /* longest kept header name */
 #define REQ_POOL 64        /* freed request structs kept for reuse */
+#define FIRST_READS 16     /* connections read as accepted, per loop turn */
 
 #define container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -173,6 +176,8 @@ struct http_server {
 	unsigned nconns, nrejected;
 	struct http_stats st;
 	char *rbuf;                       /* the shared read buffer */
+	uint64_t first_reads_at;          /* read_first(): the loop turn's time */
+	unsigned first_reads;             /* and its reads in that turn */
 	struct req *free_reqs;            /* freed request structs, last on top */
 	unsigned nfree_reqs;
 	time_t date_sec;
@@ -1363,6 +1368,43 @@ static void no_delay(struct http_server *s, struct conn *c)
 	uv_tcp_nodelay(&c->tcp, 1);
 }
 
+/*
+ * The listener hands over a connection once its first bytes are in
+ * (TCP_DEFER_ACCEPT, loop.c), so they can be read at once instead of after
+ * the socket has been added to epoll and reported readable. A request that
+ * is answered from the cache with Connection: close is then done before
+ * its socket ever reaches epoll. Only bytes are taken here; EOF and errors
+ * are left for libuv's own read to report, once.
+ *
+ * libuv accepts until the backlog is empty, and a client that reconnects
+ * as soon as it is answered keeps it from ever being empty: answering every
+ * connection in place would keep the loop from its other sockets and its
+ * timers. So at most FIRST_READS connections are read here per turn of the
+ * loop (uv_now() is the turn's time); the others wait for epoll as before.
+ */
+static void read_first(struct conn *c)
+{
+	struct http_server *s = c->srv;
+	uv_os_fd_t fd;
+	uv_buf_t buf;
+	ssize_t n;
+
+	if (s->first_reads_at != uv_now(s->loop)) {
+		s->first_reads_at = uv_now(s->loop);
+		s->first_reads = 0;
+	}
+	if (s->first_reads == FIRST_READS ||
+	    uv_fileno((uv_handle_t *)&c->tcp, &fd) < 0)
+		return;
+	s->first_reads++;
+	on_alloc((uv_handle_t *)&c->tcp, 0, &buf);
+	do
+		n = read(fd, buf.base, buf.len);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		on_read((uv_stream_t *)&c->tcp, n, &buf);
+}
+
 int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
 {
 	struct conn *c = calloc(1, sizeof(*c));
@@ -1405,6 +1447,7 @@ int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
 		return 0;
 	}
 	c->reading = 1;
+	read_first(c);
 	conn_arm(c);
 	return 0;
 }
