@@ -1379,8 +1379,9 @@ static void no_delay(struct http_server *s, struct conn *c)
  * libuv accepts until the backlog is empty, and a client that reconnects
  * as soon as it is answered keeps it from ever being empty: answering every
  * connection in place would keep the loop from its other sockets and its
- * timers. So at most FIRST_READS connections are read here per turn of the
- * loop (uv_now() is the turn's time); the others wait for epoll as before.
+ * timers. So at most FIRST_READS connections are read here for each value
+ * of uv_now(), which libuv sets once per turn of the loop (turns shorter
+ * than a millisecond share one); the others wait for epoll as before.
  */
 static void read_first(struct conn *c)
 {
