@@ -16,8 +16,11 @@
  *
  * A response that can be written whole goes out with uv_try_write() from
  * the handler's call (no write request, no poll for writability); the rest
- * is queued with uv_write(). Idle, header and linger timeouts share one
- * timer per connection, restarted only when its deadline moves earlier.
+ * is queued with uv_write(). Accepted sockets come corked (loop.c), so
+ * that a last response leaves with the FIN of the close() that follows it;
+ * any other response uncorks its connection first. Idle, header and
+ * linger timeouts share one timer per connection, restarted only when its
+ * deadline moves earlier.
  *
  * Reads land in one buffer shared by all connections (everything runs on
  * the loop thread and is parsed at once); the bytes a request keeps (its
@@ -141,6 +144,7 @@ struct conn {
 	unsigned in_req : 1;              /* a request is partly received */
 	unsigned head_timer : 1;          /* the deadline is the header timeout */
 	unsigned linger : 1;              /* input may follow: close gracefully */
+	unsigned corked : 1;              /* TCP_CORK from the listener: uncork() */
 	unsigned reading : 1;
 	unsigned parsing : 1;             /* inside conn_parse() */
 	unsigned eof : 1;                 /* the client sent all it will */
@@ -184,6 +188,7 @@ struct http_server {
 	char date[48];
 	int draining;
 	int nodelay;                      /* 1: accepted sockets inherit TCP_NODELAY */
+	int cork;                         /* 1: and TCP_CORK; 0: not known yet */
 	void (*drain_done)(void *arg);
 	void *drain_arg;
 };
@@ -1055,6 +1060,26 @@ static size_t format_tail(struct conn *c, struct req *r)
 	return n;
 }
 
+/* Whether the connection closes as soon as r has gone out whole (see
+ * conn_after_write()): r is its last answer and no input is left to drain. */
+static int closes_after(const struct conn *c, const struct req *r)
+{
+	return c->stopped && !r->next && !c->in_req && !c->stream &&
+	       !(c->linger && !c->eof);
+}
+
+/* Before an answer that is not followed by close(): corked, it would wait
+ * for the kernel's 200 ms ceiling. */
+static void uncork(struct conn *c)
+{
+	uv_os_fd_t fd;
+	int off = 0;
+
+	c->corked = 0;
+	if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+}
+
 /*
  * Write r: at once with uv_try_write() when nothing is queued before it
  * (the common case: no write request, no poll for writability), the rest
@@ -1072,6 +1097,8 @@ static int write_req(struct conn *c, struct req *r)
 	r->bufs[2] = uv_buf_init((char *)r->resp.body.base, (unsigned)r->resp.body.len);
 	r->bytes = r->bufs[0].len + r->bufs[1].len + (nb == 3 ? r->bufs[2].len : 0);
 	r->state = R_WRITING;
+	if (c->corked && !closes_after(c, r))
+		uncork(c);
 	if (!c->wpending) {
 		n = uv_try_write((uv_stream_t *)&c->tcp, r->bufs, nb);
 		if (n >= 0 && (size_t)n == r->bytes) {
@@ -1368,6 +1395,20 @@ static void no_delay(struct http_server *s, struct conn *c)
 	uv_tcp_nodelay(&c->tcp, 1);
 }
 
+/* Whether c is corked (see loop.c): the first connection asks, and later
+ * ones take its answer. */
+static void cork_check(struct http_server *s, struct conn *c)
+{
+	uv_os_fd_t fd;
+	int on = 0;
+	socklen_t len = sizeof(on);
+
+	if (s->cork == 0 && uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 &&
+	    getsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, &len) == 0)
+		s->cork = on ? 1 : -1;
+	c->corked = s->cork == 1;
+}
+
 /*
  * The listener hands over a connection once its first bytes are in
  * (TCP_DEFER_ACCEPT, loop.c), so they can be read at once instead of after
@@ -1436,6 +1477,7 @@ int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
 	}
 	s->st.connections_total++;
 	no_delay(s, c);
+	cork_check(s, c);
 	if (s->lim.access_log)
 		peer_name(c);
 	if (c->rejected) {

@@ -45,6 +45,24 @@ static void defer_accept(uv_tcp_t *listener)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &secs, sizeof(secs));
 }
 
+/*
+ * Cork the sockets the listener hands over (Linux passes TCP_CORK on, as it
+ * does TCP_NODELAY). A connection's last answer then waits in its socket
+ * until close() adds the FIN to it, and the two go out as one segment where
+ * a write and a close send two: the server pays for one segment fewer per
+ * `Connection: close` request. http.c uncorks a connection before any
+ * other answer, once; a cork left on by mistake would cost 200 ms, the
+ * kernel's ceiling, not a stall (docs/design.md).
+ */
+static void cork_accepted(uv_tcp_t *listener)
+{
+	uv_os_fd_t fd;
+	int on = 1;
+
+	if (uv_fileno((uv_handle_t *)listener, &fd) == 0)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+}
+
 int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 		size_t errlen)
 {
@@ -88,6 +106,7 @@ int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 	}
 	uv_tcp_nodelay(&l->listener, 1);   /* inherited by accepted sockets */
 	defer_accept(&l->listener);
+	cork_accepted(&l->listener);
 	*out = l;
 	return 0;
 }
