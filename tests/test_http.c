@@ -1073,9 +1073,9 @@ static void *flood_client(void *arg)
  * bytes are there: TCP_DEFER_ACCEPT), and libuv accepts until the backlog
  * is empty. While sixteen clients reconnect the moment they are answered,
  * a kept-alive client must still be answered. (The server bounds the reads
- * made at accept per turn of its loop; on this machine these clients do not
- * reconnect faster than they are answered, so the backlog empties anyway
- * and this checks the outcome, not the bound.)
+ * made at accept per turn of its loop; these clients do not reconnect
+ * faster than they are answered, so the backlog empties anyway and this
+ * checks the outcome; the next test forces the bound.)
  */
 #define FLOODERS 16
 
@@ -1114,6 +1114,89 @@ static void test_http_answers_kept_alive_clients_while_others_reconnect(void **s
 	free(rp.body);
 	reader_release(&r);
 	close(fd);
+	assert_int_equal(server_stop(&s), 0);
+}
+
+/* Have the kernel stamp what fd receives (SO_TIMESTAMPNS). */
+static void stamp_answers(int fd)
+{
+	int on = 1;
+
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)), 0);
+}
+
+/* The receive time of the next bytes on fd (stamped), in ns. */
+static int64_t answer_time(int fd)
+{
+	char data[4096], ctl[256];
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	struct timespec ts;
+
+	assert_true(recvmsg(fd, &m, 0) > 0);
+	for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+			return ts.tv_sec * INT64_C(1000000000) + ts.tv_nsec;
+		}
+	fail_msg("no receive timestamp");
+	return 0;
+}
+
+/*
+ * The bound itself: a server that finds 48 new connections in its backlog
+ * reads and answers 16 of them as it accepts them, then turns to its other
+ * sockets, and answers the other 32 on its next turn. The server is stopped
+ * (SIGSTOP) while the 48 connect and send, and while a kept-alive client
+ * sends its next request; once it continues, one epoll_wait() returns the
+ * listener and that client. The kernel's receive times of the answers
+ * (SO_TIMESTAMPNS) give the order in which the server wrote them: 32 of
+ * the new connections must be answered after the kept-alive client. Read
+ * without a bound, all 48 were answered before it.
+ */
+#define NEWCOMERS 48
+
+static void test_http_reads_16_new_connections_then_its_other_sockets(void **state)
+{
+	static const char again[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+	int fd[NEWCOMERS], kept, i, status, after = 0;
+	struct server s = { 0 };
+	struct reader r;
+	struct resp rp;
+	int64_t t;
+
+	(void)state;
+	assert_int_equal(server_start(&s, "--workers", "1", NULL), 0);
+	kept = connect_to(s.port);
+	reader_init(&r, kept);
+	send_str(kept, again);
+	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	free(rp.body);
+	reader_release(&r);
+	stamp_answers(kept);
+	/* The bound counts per value of uv_now(), a clock of a few ms: let it
+	 * move on from the turn that read this first request. */
+	sleep_ms(50);
+	assert_int_equal(kill(s.pid, SIGSTOP), 0);
+	assert_int_equal(waitpid(s.pid, &status, WUNTRACED), s.pid);
+	assert_true(WIFSTOPPED(status));
+	for (i = 0; i < NEWCOMERS; i++) {
+		fd[i] = connect_to(s.port);
+		assert_true(fd[i] >= 0);
+		stamp_answers(fd[i]);
+		send_str(fd[i], "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	}
+	send_str(kept, again);
+	assert_int_equal(kill(s.pid, SIGCONT), 0);
+	t = answer_time(kept);
+	for (i = 0; i < NEWCOMERS; i++) {
+		after += answer_time(fd[i]) > t;
+		close(fd[i]);
+	}
+	close(kept);
+	assert_int_equal(after, NEWCOMERS - 16);
 	assert_int_equal(server_stop(&s), 0);
 }
 
@@ -1366,6 +1449,7 @@ int main(void)
 		cmocka_unit_test(test_http_counts_large_json_answers_in_response_mb),
 		cmocka_unit_test(test_http_shares_response_mb_between_connections),
 		cmocka_unit_test(test_http_answers_kept_alive_clients_while_others_reconnect),
+		cmocka_unit_test(test_http_reads_16_new_connections_then_its_other_sockets),
 		cmocka_unit_test(test_http_keeps_alive_and_honours_connection_close),
 		cmocka_unit_test(test_http_sends_a_last_answer_with_the_fin_in_one_segment),
 		cmocka_unit_test(test_http_holds_no_answer_back),
