@@ -996,6 +996,18 @@ static void req_done(struct req *r, int status)
 		stream_ready(c);
 }
 
+/* Whether r is the connection's last answer: no request follows it. */
+static int is_last(const struct conn *c, const struct req *r)
+{
+	return c->stopped && !r->next && !c->in_req;
+}
+
+/* Whether closing now could reset the last answer: input may still come. */
+static int must_linger(const struct conn *c)
+{
+	return c->linger && !c->eof;
+}
+
 /* After responses went out: close a finished connection, or go on with
  * input kept while the pipeline was full, and re-arm the timer. */
 static void conn_after_write(struct conn *c)
@@ -1012,7 +1024,7 @@ static void conn_after_write(struct conn *c)
 		return;
 	}
 	if (!c->head && c->stopped && !c->in_req) {
-		if (c->linger && !c->eof)
+		if (must_linger(c))
 			conn_finish(c);
 		else
 			conn_close(c); /* nothing unread: close() cannot reset */
@@ -1051,7 +1063,7 @@ static size_t format_tail(struct conn *c, struct req *r)
 	if (r->resp.extra)
 		n += put(r->tail, r->resp.extra);
 	n += put(r->tail + n, date_line(c->srv));
-	if ((c->stopped && !r->next && !c->in_req) || r->stream_head)
+	if (is_last(c, r) || r->stream_head)
 		n += put(r->tail + n, "Connection: close\r\n");
 	else if (r->http_minor == 0)
 		n += put(r->tail + n, "Connection: keep-alive\r\n");
@@ -1064,8 +1076,7 @@ static size_t format_tail(struct conn *c, struct req *r)
  * conn_after_write()): r is its last answer and no input is left to drain. */
 static int closes_after(const struct conn *c, const struct req *r)
 {
-	return c->stopped && !r->next && !c->in_req && !c->stream &&
-	       !(c->linger && !c->eof);
+	return is_last(c, r) && !c->stream && !must_linger(c);
 }
 
 /* Before an answer that is not followed by close(): corked, it would wait
