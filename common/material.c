@@ -80,8 +80,7 @@ int material_classify(const struct preset *p, uint64_t seed, int lod, int64_t x0
 		      uint8_t *out)
 {
 	const struct fbm_params mp = { NOISE_SIMPLEX, FBM_PLAIN, 3, 1500.0, 0.5, 2.0, 2.0 };
-	double q = p->quantum_um / 1e6, step = (double)(INT64_C(1) << lod);
-	double land = p->hmax - p->sea_level;
+	double q, step, land;
 	struct fbm_scratch s;
 	struct fbm f;
 	float *moist;
@@ -89,6 +88,9 @@ int material_classify(const struct preset *p, uint64_t seed, int lod, int64_t x0
 
 	if (!p || !bordered || !out || w < 1 || h < 1 || lod < 0 || lod > p->chunk_log2)
 		return ERR_INVAL;
+	q = p->quantum_um / 1e6;
+	step = (double)(INT64_C(1) << lod);
+	land = p->hmax - p->sea_level;
 	moist = malloc(w * sizeof(*moist));
 	if (!moist || fbm_scratch_init(&s, w)) {
 		free(moist);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "edit.h"
+#include "err.h"
 #include "material.h"
 #include "preset.h"
 #include "tile.h"
@@ -131,6 +132,25 @@ static void test_edits_move_materials(void **state)
 	tile_release(&b);
 }
 
+/* Bad arguments are refused before any of them is used: a NULL preset, or
+ * a LOD that would make a negative or oversized shift. */
+static void test_classify_refuses_bad_arguments(void **state)
+{
+	const struct preset *p = find("islands");
+	int32_t bordered[3 * 3] = { 0 };
+	uint8_t out[1];
+
+	(void)state;
+	assert_int_equal(material_classify(NULL, 1, 0, 0, 0, 1, 1, bordered, out), ERR_INVAL);
+	assert_int_equal(material_classify(p, 1, 0, 0, 0, 1, 1, NULL, out), ERR_INVAL);
+	assert_int_equal(material_classify(p, 1, 0, 0, 0, 1, 1, bordered, NULL), ERR_INVAL);
+	assert_int_equal(material_classify(p, 1, 0, 0, 0, 0, 1, bordered, out), ERR_INVAL);
+	assert_int_equal(material_classify(p, 1, -1, 0, 0, 1, 1, bordered, out), ERR_INVAL);
+	assert_int_equal(material_classify(p, 1, 64, 0, 0, 1, 1, bordered, out), ERR_INVAL);
+	assert_int_equal(material_classify(p, 1, 0, 0, 0, 1, 1, bordered, out), 0);
+	assert_true(out[0] < MATERIAL_COUNT);
+}
+
 static void test_material_table_names_every_id(void **state)
 {
 	int k;
@@ -163,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_neighbours_agree_on_edge_materials),
 		cmocka_unit_test(test_the_layer_leaves_heights_alone),
 		cmocka_unit_test(test_edits_move_materials),
+		cmocka_unit_test(test_classify_refuses_bad_arguments),
 		cmocka_unit_test(test_material_table_names_every_id),
 	};
 
