@@ -6,7 +6,7 @@
 #   make bench           benchmarks against the anchors measured in the same run
 #   make BUILD=dir CC=clang   the same sources with another compiler into another folder
 #   make noopt | asan    re-invoke make with -O0 or with sanitizers (into build-noopt, build-asan)
-#   make fuzz            libFuzzer target for the tile decoder (clang)
+#   make fuzz            libFuzzer targets: the tile decoder, the server over TCP (clang)
 #   make check-headers   compile every header on its own
 #   V=1                  print full commands
 
@@ -74,7 +74,12 @@ $(BUILD)/common/noise.o $(BUILD)/common/fbm.o $(BUILD)/common/pipeline.o: \
 # llhttp is third-party C from Debian's node-llhttp: its own flags, no -Werror.
 $(BUILD)/llhttp/%.o: $(LLHTTP_SRC)/%.c
 	@mkdir -p $(@D)
-	$(QCC)$(CC) -O2 -g -w -I$(LLHTTP_INC) $(SANFLAGS) -c $< -o $@
+	$(QCC)$(CC) -O2 -g -w -I$(LLHTTP_INC) $(SANFLAGS) $(CFLAGS) -c $< -o $@
+
+# The server's main() under another name, for the in-process fuzz target.
+$(BUILD)/fuzz/server_main.o: server/main.c
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) -Wno-missing-prototypes -Dmain=terrain_server_main -I$(LLHTTP_INC) -c $< -o $@
 
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)
@@ -141,13 +146,18 @@ asan:
 
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 fuzz:
+	@scripts/deps.sh test
 	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 \
 		CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
-		build-fuzz/libcommon.a
+		build-fuzz/libcommon.a build-fuzz/libserver.a build-fuzz/fuzz/server_main.o
 	clang -std=c11 -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_tile.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_tile
-	@mkdir -p build-fuzz/corpus
+	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+		tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
+		build-fuzz/libcommon.a $(LIBS) -o build-fuzz/fuzz_http
+	@mkdir -p build-fuzz/corpus build-fuzz/corpus-http
 	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 build-fuzz/corpus"
+	@echo "     build-fuzz/fuzz_http -dict=tests/fuzz_http.dict -max_total_time=600 build-fuzz/corpus-http tests/fuzz_http"
 
 check-headers:
 	@for h in common/*.h server/*.h client-sample/*.h; do \

@@ -1,0 +1,179 @@
+/*
+ * fuzz_http.c - libFuzzer target for everything a client can send
+ * (make fuzz).
+ *
+ * The real server runs in this process: server/main.c is compiled with its
+ * main() renamed (-Dmain=terrain_server_main) and started on a thread with
+ * ordinary options, on a free loopback port, a temporary data directory,
+ * one worker and short timeouts. Each input is sent as the bytes of one
+ * TCP connection, which is then half-closed; the answer is read until the
+ * server closes or 500 ms pass (a cold tile may take longer: the client
+ * then leaves mid-generation, also a path worth taking). The whole server
+ * (llhttp, http.c, routes, cache, edits, tiles) is built with the
+ * fuzzer's coverage and AddressSanitizer plus UBSan, so a crash, an
+ * out-of-bounds access or undefined behaviour anywhere in it is a finding.
+ * One invariant on the answer: whatever comes back starts as an HTTP/1.1
+ * status line.
+ *
+ * State carries over between inputs (the cache, the edit log), as it does
+ * between clients; a finding is reproduced by running its input alone,
+ * which usually suffices. Leak checking is off: the server keeps what it
+ * cached until the process exits.
+ *
+ *   make fuzz && build-fuzz/fuzz_http -dict=tests/fuzz_http.dict \
+ *       -max_total_time=600 build-fuzz/corpus-http tests/fuzz_http
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+int terrain_server_main(int argc, char **argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+const char *__asan_default_options(void);
+
+#define ANSWER_MS 500
+
+static struct sockaddr_in server_addr;
+
+const char *__asan_default_options(void)
+{
+	return "detect_leaks=0";
+}
+
+_Noreturn static void fail(const char *what)
+{
+	fprintf(stderr, "fuzz_http: %s (%s)\n", what, strerror(errno));
+	abort();
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A loopback port nobody listens on right now. */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+		fail("no free port");
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+static void *run_server(void *arg)
+{
+	char **argv = arg;
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	exit(terrain_server_main(argc, argv)); /* only if it could not start */
+}
+
+static int connect_server(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		fail("socket");
+	if (connect(fd, (struct sockaddr *)&server_addr, sizeof(server_addr)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static char port[16], dir[] = "/tmp/fuzz_http.XXXXXX";
+	static char *args[] = {
+		"terrain-server", "serve", "--bind", "127.0.0.1", "--port", port,
+		"--data-dir", dir, "--workers", "1", "--cache-mb", "64",
+		"--region-cache-mb", "64", "--header-timeout", "1",
+		"--idle-timeout", "1", NULL
+	};
+	pthread_t t;
+	int i, fd;
+
+	(void)argc;
+	(void)argv;
+	if (!mkdtemp(dir))
+		fail("mkdtemp");
+	snprintf(port, sizeof(port), "%d", free_port());
+	server_addr.sin_family = AF_INET;
+	server_addr.sin_port = htons((uint16_t)atoi(port));
+	server_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (pthread_create(&t, NULL, run_server, args) != 0)
+		fail("pthread_create");
+	for (i = 0; i < 500; i++) {
+		if ((fd = connect_server()) >= 0) {
+			close(fd);
+			fprintf(stderr, "fuzz_http: server on 127.0.0.1:%s, data in %s\n",
+				port, dir);
+			return 0;
+		}
+		usleep(10 * 1000);
+	}
+	fail("the server did not start");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char status[] = "HTTP/1.1 ";
+	char head[sizeof(status) - 1], buf[16384];
+	int64_t end = now_ms() + ANSWER_MS;
+	size_t off = 0, got = 0;
+	int fd = connect_server();
+
+	if (fd < 0)
+		fail("connect: the server is gone");
+	/* Send what the kernel takes now; a server that stops reading (a full
+	 * pipeline, a refused request) must not stall the fuzzer. */
+	while (off < size) {
+		ssize_t n = send(fd, data + off, size - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	shutdown(fd, SHUT_WR);
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int64_t left = end - now_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			break;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0)
+			break;
+		if (got < sizeof(head))
+			memcpy(head + got, buf,
+			       (size_t)n < sizeof(head) - got ? (size_t)n : sizeof(head) - got);
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got > 0 && memcmp(head, status, got < sizeof(head) ? got : sizeof(head)) != 0)
+		fail("an answer that does not start with HTTP/1.1");
+	return 0;
+}
