@@ -153,7 +153,7 @@ fuzz:
 	clang -std=c11 -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_tile.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_tile
 	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-		tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
+		-I$(LLHTTP_INC) tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
 		build-fuzz/libcommon.a $(LIBS) -o build-fuzz/fuzz_http
 	@mkdir -p build-fuzz/corpus build-fuzz/corpus-http
 	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 build-fuzz/corpus"

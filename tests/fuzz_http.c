@@ -12,8 +12,12 @@
  * (llhttp, http.c, routes, cache, edits, tiles) is built with the
  * fuzzer's coverage and AddressSanitizer plus UBSan, so a crash, an
  * out-of-bounds access or undefined behaviour anywhere in it is a finding.
- * One invariant on the answer: whatever comes back starts as an HTTP/1.1
- * status line.
+ * What comes back must parse as HTTP/1.1 responses (llhttp in response
+ * mode; the input's methods, parsed as the server does, say which answers
+ * are to HEAD and so carry no body), and when the server has closed, it
+ * must not have cut an answer short. A malformed head, a Content-Length
+ * that disagrees with the body, or a CR or LF reflected into a header
+ * would each fail that.
  *
  * State carries over between inputs (the cache, the edit log), as it does
  * between clients; a finding is reproduced by running its input alone,
@@ -36,14 +40,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <llhttp.h>
+
 int terrain_server_main(int argc, char **argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__asan_default_options(void);
 
 #define ANSWER_MS 500
+#define MAX_REQS 1024
 
 static struct sockaddr_in server_addr;
+
+/* One connection's requests and answers, as two parsers see them. */
+struct exchange {
+	llhttp_t req, res;
+	unsigned char method[MAX_REQS];  /* of each request, in order */
+	size_t nreq, nres;               /* requests begun, final answers */
+};
 
 const char *__asan_default_options(void)
 {
@@ -103,6 +117,41 @@ static int connect_server(void)
 	return fd;
 }
 
+static int on_request_method(llhttp_t *p)
+{
+	struct exchange *x = p->data;
+
+	if (x->nreq < MAX_REQS)
+		x->method[x->nreq] = p->method;
+	x->nreq++;
+	return 0;
+}
+
+/* An answer to HEAD has a Content-Length but no body: 1 skips it. */
+static int on_answer_head(llhttp_t *p)
+{
+	struct exchange *x = p->data;
+
+	return p->status_code >= 200 && x->nres < x->nreq && x->nres < MAX_REQS &&
+	       x->method[x->nres] == HTTP_HEAD;
+}
+
+static int on_answer_done(llhttp_t *p)
+{
+	struct exchange *x = p->data;
+
+	if (p->status_code >= 200)
+		x->nres++;
+	return 0;
+}
+
+_Noreturn static void bad_answer(const struct exchange *x, llhttp_errno_t e)
+{
+	fprintf(stderr, "fuzz_http: answer %zu of %zu requests: %s: %s\n", x->nres + 1,
+		x->nreq, llhttp_errno_name(e), llhttp_get_error_reason(&x->res));
+	abort();
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static char port[16], dir[] = "/tmp/fuzz_http.XXXXXX";
@@ -140,10 +189,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char status[] = "HTTP/1.1 ";
+	static llhttp_settings_t req_cb, res_cb;
+	static struct exchange x;
 	char head[sizeof(status) - 1], buf[16384];
 	int64_t end = now_ms() + ANSWER_MS;
 	size_t off = 0, got = 0;
-	int fd = connect_server();
+	int fd = connect_server(), eof = 0;
+	llhttp_errno_t e;
 
 	if (fd < 0)
 		fail("connect: the server is gone");
@@ -157,6 +209,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += (size_t)n;
 	}
 	shutdown(fd, SHUT_WR);
+
+	/* The methods of the requests the server got, in order. */
+	llhttp_settings_init(&req_cb);
+	req_cb.on_method_complete = on_request_method;
+	llhttp_settings_init(&res_cb);
+	res_cb.on_headers_complete = on_answer_head;
+	res_cb.on_message_complete = on_answer_done;
+	x.nreq = x.nres = 0;
+	llhttp_init(&x.req, HTTP_REQUEST, &req_cb);
+	x.req.data = &x;
+	if (off > 0)
+		(void)llhttp_execute(&x.req, (const char *)data, off);
+	llhttp_init(&x.res, HTTP_RESPONSE, &res_cb);
+	x.res.data = &x;
+
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
 		int64_t left = end - now_ms();
@@ -165,15 +232,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
 			break;
 		n = recv(fd, buf, sizeof(buf), 0);
-		if (n <= 0)
+		if (n <= 0) {
+			eof = n == 0;
 			break;
+		}
 		if (got < sizeof(head))
 			memcpy(head + got, buf,
 			       (size_t)n < sizeof(head) - got ? (size_t)n : sizeof(head) - got);
 		got += (size_t)n;
+		if ((e = llhttp_execute(&x.res, buf, (size_t)n)) != HPE_OK)
+			bad_answer(&x, e);
 	}
 	close(fd);
 	if (got > 0 && memcmp(head, status, got < sizeof(head) ? got : sizeof(head)) != 0)
 		fail("an answer that does not start with HTTP/1.1");
+	if (eof && (e = llhttp_finish(&x.res)) != HPE_OK)
+		bad_answer(&x, e);
 	return 0;
 }
