@@ -21,7 +21,9 @@
 	XX(PARSE,    -11, "parse error")                   \
 	XX(ZSTD,     -12, "zstd error")                    \
 	XX(IO,       -13, "i/o error")                     \
-	XX(BUSY,     -14, "resource busy")
+	XX(BUSY,     -14, "resource busy")                  \
+	XX(AGAIN,    -15, "temporarily unavailable")        \
+	XX(CONFLICT, -16, "conflict")
 
 enum {
 	ERR_OK = 0,

@@ -272,33 +272,17 @@ static void limits_of(const struct config *c, FILE *log, struct http_limits *l)
 	l->max_body = ROUTE_MAX_BODY;
 }
 
-/* Open and replay the edit log; 0 or -1 after printing why. */
-static int open_edits(const struct config *c, struct loop *lp,
-		      struct route_config *rc, struct store **st)
-{
-	char err[512];
-
-	if (store_open(c->data_dir, loop_uv(lp), NULL, st, err, sizeof(err)) < 0) {
-		fprintf(stderr, "terrain-server: %s\n", err);
-		return -1;
-	}
-	rc->store = *st;
-	rc->edit_token = c->edit_token;
-	return 0;
-}
-
 static int replay(struct routes *rt)
 {
-	struct store_replay_stats rs;
 	uint64_t t0 = uv_hrtime();
-	char msg[512];
+	char msg[512], warn[512];
 
-	if (route_replay(rt, &rs, msg, sizeof(msg)) < 0) {
+	if (route_replay(rt, msg, sizeof(msg), warn, sizeof(warn)) < 0) {
 		fprintf(stderr, "terrain-server: refusing to start: %s\n", msg);
 		return -1;
 	}
-	if (rs.torn_bytes)
-		fprintf(stderr, "terrain-server: edit log: %s\n", rs.message);
+	if (warn[0])
+		fprintf(stderr, "terrain-server: edit log: %s\n", warn);
 	fprintf(stderr, "terrain-server: %s in %.2f s\n", msg,
 		(double)(uv_hrtime() - t0) / 1e9);
 	return 0;
@@ -312,12 +296,14 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .region_bytes = (size_t)c->region_cache_mb << 20,
 				   .response_bytes = (size_t)(c->response_mb ? c->response_mb : 1) << 20,
 				   .max_age = c->max_age,
-				   .max_generations = 1024 };
+				   .max_generations = 1024,
+				   .edit_log = "file",
+				   .data_dir = c->data_dir,
+				   .edit_token = c->edit_token };
 	struct http_server *hs = NULL;
 	struct http_handler h;
 	struct http_limits lim;
 	struct routes *rt = NULL;
-	struct store *st = NULL;
 	struct loop *lp = NULL;
 	char err[512];
 	int rv;
@@ -327,12 +313,8 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 		return 1;
 	}
 	limits_of(c, log, &lim);
-	if (open_edits(c, lp, &rc, &st) < 0) {
-		loop_destroy(lp);
-		return 1;
-	}
-	if (route_create(loop_uv(lp), cat, &rc, &rt) < 0) {
-		fprintf(stderr, "terrain-server: out of memory\n");
+	if (route_create(loop_uv(lp), cat, &rc, &rt, err, sizeof(err)) < 0) {
+		fprintf(stderr, "terrain-server: %s\n", err);
 		goto fail;
 	}
 	if (replay(rt) < 0)
@@ -353,14 +335,13 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 		_exit(0);
 	}
 	http_server_destroy(hs);
-	store_close(st); /* every edit was answered: nothing is queued */
+	route_close_log(rt); /* every edit was answered: nothing is queued */
 	route_destroy(rt);
 	loop_destroy(lp);
 	if (rv == 0)
 		fprintf(stderr, "terrain-server: stopped\n");
 	return rv == 0 ? 0 : 1;
 fail:
-	store_close(st);
 	route_destroy(rt);
 	loop_destroy(lp);
 	return 1;

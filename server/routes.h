@@ -1,13 +1,16 @@
 /*
- * routes.h - the HTTP API of the terrain server.
+ * routes.h - the HTTP API of the terrain server, and its routing core.
  *
- * One static table maps method + path to a handler; this is also the only
- * place where ERR_* codes become HTTP statuses, and where error bodies are
- * made: JSON {"error": "<token>", "detail": "<text>"}. The HTTP mechanics
- * (parsing, ordering, limits) are http.c's; generation is tilegen.c's
- * (objects.c's for object lists), run on the libuv worker pool with the
- * eroded regions of regions.c; tiles are kept in cache.c; bundle.c lays
- * out batch bodies.
+ * One table maps method + path to a handler: the routes that each
+ * resource declares (tiles.h: tiles, bundles, objects; edits.h: worlds,
+ * edits, hashes, events, presets) and the service routes of routes.c
+ * (health, metrics, the viewer). routes.c is also the only place where
+ * ERR_* codes become HTTP statuses (route_status()); request.h makes the
+ * answers, error bodies included: JSON {"error": "<token>", "detail":
+ * "<text>"}. The HTTP mechanics (parsing, ordering, limits) are http.c's;
+ * generation is tilegen.c's (objects.c's for object lists), run on the
+ * libuv worker pool with the eroded regions of regions.c; tiles are kept
+ * in cache.c; bundle.c lays out batch bodies; the edit log is journal.h's.
  *
  * API (every response has Access-Control-Allow-Origin: *):
  *
@@ -123,10 +126,9 @@
 
 struct routes;
 struct catalog;
-struct store;
-struct store_replay_stats;
 struct http_handler;
 struct http_server;
+struct req;
 struct uv_loop_s;
 
 #define ROUTE_TILE_TYPE "application/vnd.terrain.tile"
@@ -146,33 +148,44 @@ struct route_config {
 				    tiles and objects, bundles) until sent;
 				    beyond it such requests get 503
 				    (--response-mb; 64 MiB) */
-	struct store *store;     /* the edit log (outlives rt); NULL: 503 */
+	const char *edit_log;    /* edit log backend: "file" or NULL */
+	const char *data_dir;    /* where the file log lives (--data-dir) */
 	const char *edit_token;  /* bearer token for edits; NULL or "":
 				    loopback clients only (copied) */
 };
 
 /*
  * Create the API over the presets of cat (which must outlive it), queueing
- * generation on loop's worker pool. Returns 0, ERR_INVAL or ERR_NOMEM.
+ * generation on loop's worker pool, and open the edit log. Returns 0 or an
+ * ERR_* with the reason in err (errlen bytes), e.g. a log that is locked
+ * or not an edit log.
  */
 int route_create(struct uv_loop_s *loop, const struct catalog *cat,
-		 const struct route_config *cfg, struct routes **out);
+		 const struct route_config *cfg, struct routes **out, char *err,
+		 size_t errlen);
 
 /*
- * Rebuild every world from the edit log (store_replay()), before serving.
- * Batches of generators not in the catalog are skipped (they stay in the
- * log). On 0, msg says what was replayed and skipped, and st->message
- * reports a dropped torn tail if any; otherwise msg says why (for
- * ERR_CORRUPT with the offset and the recovery command).
+ * Rebuild every world from the edit log, before serving (edits_replay()):
+ * on 0 msg says what was replayed and warn (or "") what the log repaired;
+ * otherwise msg says why, for a corrupt log with the recovery command.
  */
-int route_replay(struct routes *rt, struct store_replay_stats *st, char *msg,
-		 size_t msglen);
+int route_replay(struct routes *rt, char *msg, size_t msglen, char *warn, size_t warnlen);
 
 /* The server whose connection figures /metrics reports (may be NULL). */
 void route_set_server(struct routes *rt, const struct http_server *s);
 
 /* Fill h with the callbacks that answer requests through rt. */
 void route_handler(struct routes *rt, struct http_handler *h);
+
+/* The HTTP status of a handler's result: a status (> 0) as it is, an
+ * ERR_* code by the one table. */
+int route_status(int err);
+
+/* Answer q with the JSON error of rc (a status or ERR_*) and q->detail. */
+void route_fail(struct req *q, int rc);
+
+/* Close the edit log once every edit has been answered (after the drain). */
+void route_close_log(struct routes *rt);
 
 /* Free rt once every request has been answered and every generation has
  * finished. NULL does nothing. */

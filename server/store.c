@@ -30,13 +30,8 @@
 #include <uv.h>
 #include <xxhash.h>
 
-#include "edit.h"
 #include "err.h"
 #include "le.h"
-
-_Static_assert(STORE_BATCH_EDIT == EDIT_WIRE_SIZE, "batch edit size");
-_Static_assert(STORE_BATCH_MAX >= 2 + 255 + 20 + EDIT_BATCH_MAX * EDIT_WIRE_SIZE,
-	       "batch max");
 
 /* Replay reads this much at a time (allows unit tests to override). */
 #ifndef READ_BUF_SIZE
@@ -1094,56 +1089,4 @@ int store_truncate(const char *dir, uint64_t offset, uint64_t *kept, char *err,
 	if (kept)
 		*kept = n;
 	return rc;
-}
-
-/* ---- the server's payload ---- */
-
-size_t store_batch_size(const struct store_batch *b)
-{
-	return 2 + b->gen_len + 20 + (size_t)b->count * STORE_BATCH_EDIT;
-}
-
-int store_batch_encode(const struct store_batch *b, uint8_t *out, size_t cap,
-		       size_t *len)
-{
-	size_t n;
-
-	if (!b || !out || !len || !b->gen || b->gen_len == 0 || b->gen_len > 255 ||
-	    b->count == 0 || b->count > EDIT_BATCH_MAX || !b->edits)
-		return ERR_INVAL;
-	if ((n = store_batch_size(b)) > cap)
-		return ERR_TOOBIG;
-	out[0] = STORE_BATCH_VERSION;
-	out[1] = (uint8_t)b->gen_len;
-	memcpy(out + 2, b->gen, b->gen_len);
-	out += 2 + b->gen_len;
-	le_put64(out, b->seed);
-	le_put64(out + 8, b->first_seq);
-	le_put32(out + 16, b->count);
-	memcpy(out + 20, b->edits, (size_t)b->count * STORE_BATCH_EDIT);
-	*len = n;
-	return 0;
-}
-
-int store_batch_decode(const uint8_t *p, size_t len, struct store_batch *b)
-{
-	const uint8_t *q;
-
-	if (!p || !b || len < 2)
-		return ERR_CORRUPT;
-	if (p[0] != STORE_BATCH_VERSION)
-		return ERR_VERSION;
-	if (p[1] == 0 || len < 2 + (size_t)p[1] + 20)
-		return ERR_CORRUPT;
-	b->gen = (const char *)p + 2;
-	b->gen_len = p[1];
-	q = p + 2 + b->gen_len;
-	b->seed = le_get64(q);
-	b->first_seq = le_get64(q + 8);
-	b->count = le_get32(q + 16);
-	b->edits = q + 20;
-	if (b->count == 0 || b->count > EDIT_BATCH_MAX ||
-	    len != store_batch_size(b))
-		return ERR_CORRUPT;
-	return 0;
 }

@@ -6,9 +6,8 @@
  * edits.log, locked with flock() so that two servers cannot share it.
  * Records are opaque byte strings: the store frames them (magic, length,
  * XXH3-64 checksum), appends them with group commit and hands them back in
- * order at start-up. What a record means is the caller's business; the
- * store_batch_* helpers at the end define the payload the server uses (one
- * batch of edits of one world) but the store itself never looks inside.
+ * order at start-up. What a record means is the caller's business (the
+ * server logs common/batch.h's records); the store never looks inside.
  * The file format and the recovery procedure are in docs/edit-log.md.
  *
  * Durability guarantee: when an append's done callback runs with status 0,
@@ -203,46 +202,5 @@ void store_close(struct store *s);
  */
 int store_truncate(const char *dir, uint64_t offset, uint64_t *kept, char *err,
 		   size_t errlen);
-
-/*
- * The payload the server logs: one accepted batch of edits of one world.
- * Pure helpers over bytes; the store never calls them. Layout (little-
- * endian): u8 version (1), u8 gen_len, gen (gen_len bytes), u64 seed,
- * u64 first_seq, u32 count, then count canonical edits of EDIT_WIRE_SIZE
- * (42) bytes each (edit_encode()).
- *
- *	uint8_t buf[STORE_BATCH_MAX];
- *	struct store_batch b = { "default", 7, seed, seq, n, bytes };
- *	store_batch_encode(&b, buf, sizeof(buf), &len);
- */
-#define STORE_BATCH_VERSION 1
-#define STORE_BATCH_EDIT    42   /* EDIT_WIRE_SIZE */
-#define STORE_BATCH_MAX     (2 + 255 + 20 + 256 * STORE_BATCH_EDIT)
-
-struct store_batch {
-	const char *gen;       /* generator preset name, not NUL-terminated */
-	size_t gen_len;        /* 1..255 */
-	uint64_t seed;
-	uint64_t first_seq;    /* sequence number of the first edit */
-	uint32_t count;        /* edits, 1..EDIT_BATCH_MAX (256) */
-	const uint8_t *edits;  /* count * STORE_BATCH_EDIT canonical bytes */
-};
-
-/* Bytes store_batch_encode() writes for b. */
-size_t store_batch_size(const struct store_batch *b);
-
-/*
- * Serialise b into out (cap bytes); *len gets the size. Returns 0, or
- * ERR_INVAL (a field out of range) or ERR_TOOBIG (cap too small).
- */
-int store_batch_encode(const struct store_batch *b, uint8_t *out, size_t cap,
-		       size_t *len);
-
-/*
- * Parse a payload. b->gen and b->edits point into p (valid as long as p).
- * Checks the framing only; decode each edit with edit_decode(). Returns 0,
- * ERR_VERSION or ERR_CORRUPT.
- */
-int store_batch_decode(const uint8_t *p, size_t len, struct store_batch *b);
 
 #endif

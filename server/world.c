@@ -23,12 +23,12 @@
 #include "edit.h"
 #include "err.h"
 #include "preset.h"
-#include "store.h"
+#include "batch.h"
+#include "util.h"
 
 #define NONE UINT32_MAX
 #define MIN_SLOTS 64
 
-typedef unsigned long long ull; /* for printf */
 
 /* One touch: edit index (seq - 1) in the log, next touch of the chunk. */
 struct node {
@@ -43,7 +43,7 @@ struct chunk {
 	uint64_t version, hash;
 };
 
-struct batch {
+struct applied {
 	uint64_t first, last, hash;
 	size_t off, n;           /* its pairs in bchunks: [off, off + n) */
 };
@@ -56,7 +56,7 @@ struct world {
 	size_t pend_edits, pend_touches, pend_batches; /* reserved, unapplied */
 	struct edit *edits;
 	size_t nedits, cap_edits;
-	struct batch *batches;
+	struct applied *batches;
 	size_t nbatches, cap_batches;
 	int32_t *bchunks;        /* (cx, cz) pairs */
 	size_t npairs, cap_bchunks;
@@ -300,7 +300,7 @@ void world_cancel_all(struct world *w)
 }
 
 /* Record that edit idx (sequence seq) of batch b touches (cx, cz). */
-static void touch(struct world *w, struct batch *b, int32_t cx, int32_t cz,
+static void touch(struct world *w, struct applied *b, int32_t cx, int32_t cz,
 		  uint32_t idx, uint64_t seq)
 {
 	uint32_t nd = (uint32_t)w->nnodes++;
@@ -335,7 +335,7 @@ int world_apply(struct world *w, uint64_t first, const struct edit *e,
 {
 	int32_t xs[WORLD_MAX_EDIT_CHUNKS], zs[WORLD_MAX_EDIT_CHUNKS];
 	size_t total, bad, k, j, nc;
-	struct batch *b;
+	struct applied *b;
 	int rc;
 
 	if (!n || first != w->seq + 1)
@@ -350,7 +350,7 @@ int world_apply(struct world *w, uint64_t first, const struct edit *e,
 		return rc;
 	}
 	b = &w->batches[w->nbatches];
-	*b = (struct batch){ first, first + n - 1, 0, w->npairs, 0 };
+	*b = (struct applied){ first, first + n - 1, 0, w->npairs, 0 };
 	for (k = 0; k < n; k++) {
 		uint32_t idx = (uint32_t)w->nedits++;
 
@@ -482,7 +482,7 @@ size_t world_batches(const struct world *w)
 
 void world_batch(const struct world *w, size_t i, struct world_batch *out)
 {
-	const struct batch *b = &w->batches[i];
+	const struct applied *b = &w->batches[i];
 
 	assert(i < w->nbatches);
 	*out = (struct world_batch){ b->first, b->last, b->hash,
@@ -645,44 +645,56 @@ struct world *world_map_at(const struct world_map *m, size_t i, int *gen)
 	return m->v[i].w;
 }
 
-int world_map_replay(struct world_map *m, const uint8_t *payload, size_t len,
+int world_map_follow(struct world_map *m, const struct batch *b, struct world **out,
 		     char *err, size_t errlen)
 {
 	struct edit e[EDIT_BATCH_MAX];
-	struct store_batch b;
 	struct world *w;
 	size_t k;
 	int gen, rc;
 
-	if (store_batch_decode(payload, len, &b) || b.count < 1 ||
-	    b.count > EDIT_BATCH_MAX) {
+	if (b->count < 1 || b->count > EDIT_BATCH_MAX) {
 		snprintf(err, errlen, "malformed edit batch");
 		return ERR_CORRUPT;
 	}
-	for (k = 0; k < b.count; k++)
-		if (edit_decode(b.edits + k * EDIT_WIRE_SIZE, EDIT_WIRE_SIZE, &e[k])) {
+	for (k = 0; k < b->count; k++)
+		if (edit_decode(b->edits + k * EDIT_WIRE_SIZE, EDIT_WIRE_SIZE, &e[k])) {
 			snprintf(err, errlen, "world %.*s/%llu: edit %llu out of range",
-				 (int)b.gen_len, b.gen, (ull)b.seed, (ull)(b.first_seq + k));
+				 (int)b->gen_len, b->gen, (ull)b->seed, (ull)(b->first_seq + k));
 			return ERR_CORRUPT;
 		}
-	gen = catalog_find(m->cat, b.gen, b.gen_len);
+	gen = catalog_find(m->cat, b->gen, b->gen_len);
 	if (gen < 0) {
-		snprintf(err, errlen, "generator \"%.*s\" is not loaded", (int)b.gen_len, b.gen);
+		snprintf(err, errlen, "generator \"%.*s\" is not loaded", (int)b->gen_len, b->gen);
 		return ERR_NOTFOUND;
 	}
-	if ((rc = world_map_get(m, gen, b.seed, &w)) != 0) {
+	if ((rc = world_map_get(m, gen, b->seed, &w)) != 0) {
 		snprintf(err, errlen, "%s", err_str(rc));
 		return rc;
 	}
-	if (b.first_seq != w->seq + 1) {
+	if (b->first_seq != w->seq + 1) {
 		snprintf(err, errlen, "world %.*s/%llu: batch at seq %llu follows seq %llu",
-			 (int)b.gen_len, b.gen, (ull)b.seed, (ull)b.first_seq, (ull)w->seq);
+			 (int)b->gen_len, b->gen, (ull)b->seed, (ull)b->first_seq, (ull)w->seq);
 		return ERR_CORRUPT;
 	}
-	rc = world_apply(w, b.first_seq, e, b.count, NULL);
+	rc = world_apply(w, b->first_seq, e, b->count, NULL);
 	if (rc)
 		snprintf(err, errlen, "world %.*s/%llu: batch at seq %llu: %s",
-			 (int)b.gen_len, b.gen, (ull)b.seed, (ull)b.first_seq,
+			 (int)b->gen_len, b->gen, (ull)b->seed, (ull)b->first_seq,
 			 rc == ERR_TOOBIG ? "touches too many chunks" : err_str(rc));
+	else if (out)
+		*out = w;
 	return rc;
+}
+
+int world_map_replay(struct world_map *m, const uint8_t *payload, size_t len,
+		     char *err, size_t errlen)
+{
+	struct batch b;
+
+	if (batch_decode(payload, len, &b)) {
+		snprintf(err, errlen, "malformed edit batch");
+		return ERR_CORRUPT;
+	}
+	return world_map_follow(m, &b, NULL, err, errlen);
 }

@@ -16,8 +16,8 @@
  * world_apply()). Memory for a reserved batch is allocated at reservation,
  * so applying it cannot fail: a durable batch is never lost to ENOMEM.
  *
- * Pure data: no I/O, no clocks, no globals; loop thread only. The log on
- * disk is store.c's, the HTTP API routes.c's, event streams sse.c's.
+ * Pure data: no I/O, no clocks, no globals; loop thread only. The log is
+ * journal.h's, the HTTP API edits.c's, event streams sse.c's.
  */
 #ifndef WORLD_H
 #define WORLD_H
@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct batch;
 struct edit;
 struct catalog;
 struct world;
@@ -164,12 +165,20 @@ size_t world_map_count(const struct world_map *m);
 struct world *world_map_at(const struct world_map *m, size_t i, int *gen);
 
 /*
- * Apply one logged batch (a store_batch payload, store.h) at start-up.
- * Returns 0; ERR_NOTFOUND when its generator is not in the catalog (the
- * batch is skipped; err names it); ERR_CORRUPT for a bad payload, a bad
- * edit or a sequence number out of order; ERR_TOOBIG or ERR_NOMEM. err
- * (errlen bytes) says what and where.
+ * Apply one committed batch of the edit log to its world (created when
+ * new), whoever appended it: the one way edits reach a world (journal.h's
+ * follow path). A batch whose sequence numbers were reserved with
+ * world_reserve() uses the room reserved for it. *out (may be NULL) gets
+ * the world. Returns 0; ERR_NOTFOUND when its generator is not in the
+ * catalog (err names it); ERR_CORRUPT for a bad edit or a sequence number
+ * out of order; ERR_TOOBIG or ERR_NOMEM. err (errlen bytes) says what and
+ * where.
  */
+int world_map_follow(struct world_map *m, const struct batch *b, struct world **out,
+		     char *err, size_t errlen);
+
+/* world_map_follow() of an encoded record (batch.h); ERR_CORRUPT when it
+ * does not decode. */
 int world_map_replay(struct world_map *m, const uint8_t *payload, size_t len,
 		     char *err, size_t errlen);
 

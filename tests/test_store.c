@@ -26,6 +26,7 @@
 #include <uv.h>
 
 #include "../server/store.h"
+#include "batch.h"
 #include "edit.h"
 #include "err.h"
 
@@ -830,36 +831,6 @@ static void test_store_close_commits_the_queued_appends(void **state)
 	store_close(s);
 }
 
-static void test_store_batch_round_trips_and_rejects_bad_framing(void **state)
-{
-	uint8_t edits[2 * EDIT_WIRE_SIZE], buf[STORE_BATCH_MAX];
-	struct edit e = { EDIT_RAISE, EDIT_SMOOTH, -5000, 7000, 3000, 250000, 0 };
-	struct store_batch b = { "default", 7, 42, 100, 2, edits }, d;
-	size_t n;
-
-	(void)state;
-	edit_encode(&e, edits);
-	edit_encode(&e, edits + EDIT_WIRE_SIZE);
-	assert_int_equal(store_batch_encode(&b, buf, sizeof(buf), &n), 0);
-	assert_int_equal(n, store_batch_size(&b));
-	assert_int_equal(n, 2 + 7 + 20 + 2 * EDIT_WIRE_SIZE);
-	assert_int_equal(store_batch_decode(buf, n, &d), 0);
-	assert_int_equal(d.gen_len, 7);
-	assert_memory_equal(d.gen, "default", 7);
-	assert_int_equal(d.seed, 42);
-	assert_int_equal(d.first_seq, 100);
-	assert_int_equal(d.count, 2);
-	assert_memory_equal(d.edits, edits, sizeof(edits));
-
-	assert_int_equal(store_batch_decode(buf, n - 1, &d), ERR_CORRUPT);
-	assert_int_equal(store_batch_decode(buf, 5, &d), ERR_CORRUPT);
-	buf[0] = 9;
-	assert_int_equal(store_batch_decode(buf, n, &d), ERR_VERSION);
-	assert_int_equal(store_batch_encode(&b, buf, n - 1, &n), ERR_TOOBIG);
-	b.count = 0;
-	assert_int_equal(store_batch_encode(&b, buf, sizeof(buf), &n), ERR_INVAL);
-}
-
 /* Replay callback for the million: decode the batch and its edit. */
 struct million {
 	uint64_t n;
@@ -869,10 +840,10 @@ struct million {
 static int million_cb(void *arg, const uint8_t *p, size_t len)
 {
 	struct million *m = arg;
-	struct store_batch b;
+	struct batch b;
 	struct edit e;
 
-	if (store_batch_decode(p, len, &b) || b.first_seq != m->n + 1 ||
+	if (batch_decode(p, len, &b) || b.first_seq != m->n + 1 ||
 	    edit_decode(b.edits, EDIT_WIRE_SIZE, &e) || e.x_mm != (int64_t)m->n)
 		m->bad = 1;
 	m->n++;
@@ -888,8 +859,8 @@ static void test_store_replays_a_million_records_in_seconds(void **state)
 	struct million m = { 0 };
 	struct acks a = { 0 };
 	struct store *s;
-	uint8_t w[EDIT_WIRE_SIZE], buf[STORE_BATCH_MAX];
-	struct store_batch b = { "default", 7, 42, 0, 1, w };
+	uint8_t w[EDIT_WIRE_SIZE], buf[BATCH_MAX];
+	struct batch b = { "default", 7, 42, 0, 1, w };
 	struct edit e = { EDIT_RAISE, EDIT_LINEAR, 0, 0, 1000, 1000, 0 };
 	char err[256];
 	double t;
@@ -904,7 +875,7 @@ static void test_store_replays_a_million_records_in_seconds(void **state)
 			e.x_mm = (int64_t)j;
 			edit_encode(&e, w);
 			b.first_seq = j + 1;
-			assert_int_equal(store_batch_encode(&b, buf, sizeof(buf), &n), 0);
+			assert_int_equal(batch_encode(&b, buf, sizeof(buf), &n), 0);
 			assert_non_null(k);
 			k->a = &a;
 			k->i = 0;
@@ -951,7 +922,6 @@ int main(void)
 		T(test_store_append_beyond_the_queue_bound_is_busy),
 		T(test_store_failed_write_fails_every_waiting_append_and_every_later_one),
 		T(test_store_close_commits_the_queued_appends),
-		T(test_store_batch_round_trips_and_rejects_bad_framing),
 		T(test_store_replays_a_million_records_in_seconds),
 #undef T
 	};

@@ -18,7 +18,7 @@
 #include "edit.h"
 #include "err.h"
 #include "preset.h"
-#include "../server/store.h"
+#include "batch.h"
 #include "../server/world.h"
 
 #define FP 0x1234567890abcdefULL
@@ -272,19 +272,19 @@ static size_t payload(const char *gen, uint64_t seed, uint64_t first,
 		      const struct edit *e, size_t n, uint8_t *out)
 {
 	uint8_t wire[4 * EDIT_WIRE_SIZE];
-	struct store_batch b = { gen, strlen(gen), seed, first, (uint32_t)n, wire };
+	struct batch b = { gen, strlen(gen), seed, first, (uint32_t)n, wire };
 	size_t k, len;
 
 	for (k = 0; k < n; k++)
 		edit_encode(&e[k], wire + k * EDIT_WIRE_SIZE);
-	assert_int_equal(store_batch_encode(&b, out, STORE_BATCH_MAX, &len), 0);
+	assert_int_equal(batch_encode(&b, out, BATCH_MAX, &len), 0);
 	return len;
 }
 
 static void test_world_map_replays_logged_batches_in_order(void **state)
 {
 	struct edit e[2] = { raise_at(10, 10, 5), raise_at(-10, 300, 5) };
-	static uint8_t buf[STORE_BATCH_MAX];
+	static uint8_t buf[BATCH_MAX];
 	struct world_map *m;
 	struct catalog *cat;
 	struct world *w, *w2;

@@ -1,0 +1,601 @@
+/*
+ * edits.c - the worlds and their edits: world info, the generator
+ * presets, POST and GET of edits, chunk hashes, event streams, and the
+ * start-up replay (see edits.h).
+ *
+ * The world map is changed in one place only, follow(): the edit log's
+ * callback for every committed batch, at start-up and after each append.
+ * A POST reserves its sequence numbers, appends, and answers once its own
+ * batch has come back through that path.
+ */
+#include "edits.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <llhttp.h>
+#include <uv.h>
+
+#include "batch.h"
+#include "catalog.h"
+#include "edit.h"
+#include "journal.h"
+#include "err.h"
+#include "http.h"
+#include "metrics.h"
+#include "preset.h"
+#include "request.h"
+#include "routes.h"
+#include "sse.h"
+#include "tile.h"
+#include "util.h"
+#include "world.h"
+
+#define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
+#define EDITS_PAGE 1000   /* GET edits: default and largest limit */
+#define HASHES_SIDE 64    /* GET hashes: largest rectangle side, chunks */
+
+struct edits {
+	const struct catalog *cat;
+	struct req_env *env;
+	struct world_map *worlds;
+	struct sse *sse;
+	struct journal *log;
+	char *token;                     /* NULL: loopback clients only */
+	char *presets_json;
+	size_t presets_len;
+	uint64_t skipped;                /* replay: batches of absent generators */
+	char skip_note[256];
+	char follow_err[256];
+	uint8_t wire[EDIT_BATCH_MAX * EDIT_WIRE_SIZE];
+};
+
+/* The state of a request of this module (struct req first). */
+struct edit_req {
+	struct req q;
+	struct edits *e;
+	struct world *world;
+	struct edit *edits;              /* a POST's parsed batch, malloc'd */
+	size_t nedits;
+	uint64_t first;                  /* its reserved first seq */
+};
+
+static struct edit_req *edit_req_of(struct req *q)
+{
+	struct edit_req *x = container_of(q, struct edit_req, q);
+
+	x->e = q->module;
+	return x;
+}
+
+/* ---- the follow path ---------------------------------------------------------- */
+
+/* Every committed batch, whoever appended it: the one place a world changes. */
+static int follow(void *arg, const struct batch *b, int live)
+{
+	struct edits *e = arg;
+	struct world *w;
+	char msg[200];
+	int rc = world_map_follow(e->worlds, b, &w, msg, sizeof(msg));
+
+	if (rc == ERR_NOTFOUND && !live) {
+		if (!e->skipped++)
+			snprintf(e->skip_note, sizeof(e->skip_note), "%s", msg);
+		return rc;
+	}
+	if (rc) {
+		snprintf(e->follow_err, sizeof(e->follow_err), "edit log: %s", msg);
+		return rc;
+	}
+	if (live)
+		sse_publish(e->sse, w);
+	return 0;
+}
+
+int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t warnlen)
+{
+	struct journal_replay_stats st;
+	uint64_t n = 0;
+	size_t i;
+	int rc, len;
+
+	warn[0] = '\0';
+	rc = journal_replay(e->log, &st);
+	if (rc) {
+		snprintf(msg, msglen, "%s", e->follow_err[0] ? e->follow_err : st.message);
+		return rc;
+	}
+	if (st.warning)
+		snprintf(warn, warnlen, "%s", st.message);
+	for (i = 0; i < world_map_count(e->worlds); i++)
+		n += world_seq(world_map_at(e->worlds, i, NULL));
+	len = snprintf(msg, msglen, "replayed %llu edits in %llu batches of %zu worlds",
+		       (ull)n, (ull)(st.records - st.skipped), world_map_count(e->worlds));
+	if (st.skipped && len >= 0 && (size_t)len < msglen)
+		snprintf(msg + len, msglen - (size_t)len,
+			 "; skipped %llu batches (kept in the log): %s", (ull)st.skipped,
+			 e->skip_note);
+	return 0;
+}
+
+/* ---- world info and presets --------------------------------------------------- */
+
+/* The sequence number and hash of world (pi, seed), edited or not. */
+static uint64_t world_state(const struct edits *e, int pi, uint64_t seed, uint64_t *hash)
+{
+	const struct world *w = world_map_find(e->worlds, pi, seed);
+
+	*hash = w ? world_hash(w) :
+		edit_hash_start(preset_fingerprint(catalog_at(e->cat, (size_t)pi)), seed);
+	return w ? world_seq(w) : 0;
+}
+
+/* name with everything but unreserved characters percent-encoded. */
+static void url_encode(char *out, size_t cap, const char *name)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (; *name && n + 4 < cap; name++) {
+		unsigned char c = (unsigned char)*name;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("-._~", c)) {
+			out[n++] = (char)c;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[c >> 4];
+			out[n++] = hex[c & 15];
+		}
+	}
+	out[n] = '\0';
+}
+
+/* The fields a world and a preset listing share. */
+static void add_preset_fields(cJSON *o, const struct preset *p)
+{
+	cJSON *h;
+	char fp[17];
+
+	req_hex64(fp, preset_fingerprint(p));
+	cJSON_AddStringToObject(o, "fingerprint", fp);
+	cJSON_AddNumberToObject(o, "algorithm_version", PRESET_ALGO_VERSION);
+	cJSON_AddNumberToObject(o, "chunk_size", 1 << preset_chunk_log2(p));
+	cJSON_AddNumberToObject(o, "min_lod", 0);
+	cJSON_AddNumberToObject(o, "max_lod", preset_max_lod(p));
+	cJSON_AddNumberToObject(o, "quantum_um", preset_quantum_um(p));
+	h = cJSON_AddObjectToObject(o, "height");
+	if (h) {
+		cJSON_AddNumberToObject(h, "min", preset_min_height(p));
+		cJSON_AddNumberToObject(h, "max", preset_max_height(p));
+	}
+	cJSON_AddNumberToObject(o, "sea_level", preset_sea_level(p));
+}
+
+static int h_world(struct req *q)
+{
+	struct edit_req *x = edit_req_of(q);
+	const struct preset *p;
+	char seed_s[24], hash[17], gen[256], url[400];
+	cJSON *o, *tiles;
+	uint64_t seed, seq, h;
+	int rc, pi;
+
+	if ((rc = req_world(q, x->e->cat, &seed, &pi)) != 0)
+		return rc;
+	p = catalog_at(x->e->cat, (size_t)pi);
+	snprintf(seed_s, sizeof(seed_s), "%llu", (ull)seed);
+	seq = world_state(x->e, pi, seed, &h);
+	req_hex64(hash, h);
+	url_encode(gen, sizeof(gen), preset_name(p));
+	snprintf(url, sizeof(url), "/v1/worlds/%s/chunks/{lod}/{cx}/{cz}?gen=%s",
+		 seed_s, gen);
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "seed", seed_s);
+	cJSON_AddStringToObject(o, "generator", preset_name(p));
+	cJSON_AddStringToObject(o, "description", preset_description(p) ? preset_description(p) : "");
+	add_preset_fields(o, p);
+	cJSON_AddNumberToObject(o, "tile_format_version", TILE_VERSION);
+	cJSON_AddStringToObject(o, "content_type", ROUTE_TILE_TYPE);
+	tiles = cJSON_AddArrayToObject(o, "tiles");
+	if (tiles)
+		cJSON_AddItemToArray(tiles, cJSON_CreateString(url));
+	cJSON_AddNumberToObject(o, "edit_seq", (double)seq);
+	cJSON_AddStringToObject(o, "world_hash", hash);
+	req_respond_json(q, 200, o, "Cache-Control: no-cache\r\n");
+	return 0;
+}
+
+static int h_presets(struct req *q)
+{
+	struct edit_req *x = edit_req_of(q);
+
+	req_respond_copy(q, 200, "application/json", "Cache-Control: no-cache\r\n",
+			 x->e->presets_json, x->e->presets_len);
+	return 0;
+}
+
+/* The /v1/presets body, built once. */
+static int presets_body(struct edits *e)
+{
+	cJSON *o = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(o, "presets");
+	size_t i;
+
+	if (!o || !list) {
+		cJSON_Delete(o);
+		return ERR_NOMEM;
+	}
+	for (i = 0; i < catalog_count(e->cat); i++) {
+		const struct preset *p = catalog_at(e->cat, i);
+		cJSON *it = cJSON_CreateObject();
+		const char *d = preset_description(p);
+
+		if (!it)
+			break;
+		cJSON_AddItemToArray(list, it);
+		cJSON_AddStringToObject(it, "name", preset_name(p));
+		cJSON_AddStringToObject(it, "description", d ? d : "");
+		add_preset_fields(it, p);
+		cJSON_AddItemToObject(it, "params", cJSON_Parse(preset_canonical(p)));
+	}
+	e->presets_json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!e->presets_json)
+		return ERR_NOMEM;
+	e->presets_len = strlen(e->presets_json);
+	return 0;
+}
+
+/* ---- edits ---------------------------------------------------------------------- */
+
+/* Edits need the bearer token when one is set, else a loopback client. */
+static int authorise(struct edit_req *x)
+{
+	struct http_req *r = x->q.http;
+	struct sockaddr_storage ss;
+
+	if (x->e->token) {
+		if (http_bearer_matches(r->header[HTTP_H_AUTHORIZATION], x->e->token))
+			return 0;
+		x->q.detail = r->header[HTTP_H_AUTHORIZATION] ?
+			      "authorization: wrong bearer token" :
+			      "authorization: bearer token required";
+		return 401;
+	}
+	if (http_req_peer(r, &ss) == 0 && http_peer_is_loopback((const struct sockaddr *)&ss))
+		return 0;
+	x->q.detail = "edits are open to loopback clients only (no edit token is set)";
+	return 403;
+}
+
+/* The log has the batch and follow() applied it, or it failed: answer. */
+static void edits_logged(void *arg, int status)
+{
+	struct edit_req *x = arg;
+	struct world_batch b;
+	char *body;
+	size_t len;
+
+	if (status) {
+		/* later reservations of this world fail with the log too */
+		world_cancel_all(x->world);
+		free(x->edits);
+		req_respond_error(&x->q, 503, status == ERR_BUSY || status == ERR_AGAIN ?
+				  "edit log unavailable, retry later" :
+				  "edit log write failed; edits are refused until a restart");
+		return;
+	}
+	free(x->edits);
+	metrics_edits_accepted(x->q.env->metrics, x->nedits);
+	world_batch(x->world, world_batch_after(x->world, x->first - 1), &b);
+	body = malloc(sse_batch_json_bound(&b));
+	if (!body) {
+		req_respond_oom(x->q.env, x->q.http, x->q.label);
+		return;
+	}
+	len = sse_batch_json(&b, world_seq(x->world), body);
+	req_respond_copy(&x->q, 200, "application/json", "Cache-Control: no-store\r\n",
+			 body, len);
+	free(body);
+}
+
+/* Why world_reserve() found the batch too big, into the arena. */
+static const char *too_big(struct edit_req *x)
+{
+	char *msg = http_req_alloc(x->q.http, 128);
+	size_t bad = 0;
+
+	if (!msg)
+		return "edits: touch too many chunks";
+	world_check(x->world, x->edits, x->nedits, &bad);
+	if (bad < x->nedits)
+		snprintf(msg, 128, "edits[%zu]: touches more than %d chunks", bad,
+			 WORLD_MAX_EDIT_CHUNKS);
+	else
+		snprintf(msg, 128, "edits: the batch touches more than %d chunks",
+			 WORLD_MAX_BATCH_CHUNKS);
+	return msg;
+}
+
+/* Reserve, log and (in edits_logged) answer a batch; see routes.h. */
+static int post_edits(struct edit_req *x, int pi, uint64_t seed)
+{
+	struct edits *e = x->e;
+	struct http_req *r = x->q.http;
+	const char *gen = preset_name(catalog_at(e->cat, (size_t)pi));
+	struct batch b;
+	size_t k;
+	char *msg;
+	int rc;
+
+	if ((rc = authorise(x)) != 0)
+		return rc;
+	if (journal_failed(e->log)) {
+		x->q.detail = "edit log unavailable; edits are refused until a restart";
+		return 503;
+	}
+	if (!req_type_is(r->header[HTTP_H_CONTENT_TYPE], "application/json")) {
+		x->q.detail = "content-type: must be application/json";
+		return 415;
+	}
+	if (!(msg = http_req_alloc(r, 256)))
+		return ERR_NOMEM;
+	rc = edit_parse_batch(r->body ? r->body : "", r->body_len, &x->edits, &x->nedits,
+			      msg, 256);
+	if (rc) {
+		x->q.detail = msg;
+		return rc == ERR_RANGE ? 422 : rc;
+	}
+	if ((rc = world_map_get(e->worlds, pi, seed, &x->world)) != 0 ||
+	    (rc = world_reserve(x->world, x->edits, x->nedits, &x->first)) != 0) {
+		if (rc == ERR_TOOBIG)
+			x->q.detail = too_big(x);
+		free(x->edits);
+		return rc == ERR_TOOBIG ? 422 : rc;
+	}
+	for (k = 0; k < x->nedits; k++)
+		edit_encode(&x->edits[k], e->wire + k * EDIT_WIRE_SIZE);
+	b = (struct batch){ gen, strlen(gen), seed, x->first, (uint32_t)x->nedits, e->wire };
+	rc = journal_append(e->log, &b, edits_logged, x);
+	if (rc) {
+		world_cancel(x->world, x->edits, x->nedits, x->first);
+		free(x->edits);
+		x->q.detail = rc == ERR_BUSY || rc == ERR_AGAIN ?
+			      "edit log queue full, retry later" :
+			      "edit log unavailable; edits are refused until a restart";
+		return 503;
+	}
+	return 0;
+}
+
+/* GET edits?since=SEQ&limit=N: the log after SEQ, at most N edits. */
+static int get_edits(struct edit_req *x, int pi, uint64_t seed)
+{
+	const struct world *w = world_map_find(x->e->worlds, pi, seed);
+	uint64_t since = 0, limit = EDITS_PAGE, seq, hash, s;
+	char hex[17];
+	cJSON *o, *arr;
+	int rc;
+
+	if ((rc = req_query_u64(&x->q, "since", &since, NULL,
+				"since: not a decimal sequence number")) ||
+	    (rc = req_query_u64(&x->q, "limit", &limit, NULL, "limit: not a decimal count")))
+		return rc;
+	if (limit == 0) {
+		x->q.detail = "limit: must be at least 1";
+		return ERR_INVAL;
+	}
+	if (limit > EDITS_PAGE)
+		limit = EDITS_PAGE;
+	seq = world_state(x->e, pi, seed, &hash);
+	req_hex64(hex, hash);
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "since", (double)since);
+	cJSON_AddNumberToObject(o, "seq", (double)seq);
+	cJSON_AddStringToObject(o, "world_hash", hex);
+	arr = cJSON_AddArrayToObject(o, "edits");
+	for (s = since + 1; arr && s <= seq && s - since <= limit; s++)
+		if (edit_to_json(world_edit(w, s), s, arr)) {
+			cJSON_Delete(o);
+			return ERR_NOMEM;
+		}
+	if (s <= seq)
+		cJSON_AddNumberToObject(o, "next", (double)(s - 1));
+	req_respond_json(&x->q, 200, o, "Cache-Control: no-store\r\n");
+	return 0;
+}
+
+static int h_edits(struct req *q)
+{
+	struct edit_req *x = edit_req_of(q);
+	uint64_t seed;
+	int rc, pi;
+
+	if ((rc = req_world(q, x->e->cat, &seed, &pi)) != 0)
+		return rc;
+	if (q->http->method == HTTP_POST)
+		return post_edits(x, pi, seed);
+	return get_edits(x, pi, seed);
+}
+
+/* GET hashes?cx0=&cz0=&cx1=&cz1=: edit versions and hashes of a rectangle. */
+static int h_hashes(struct req *q)
+{
+	static const char bad[] = "cx0, cz0, cx1, cz1: required, decimal int32";
+	struct edit_req *x = edit_req_of(q);
+	int32_t cx0, cz0, cx1, cz1;
+	const struct world *w;
+	uint64_t seed, seq, hash;
+	int64_t cx, cz;
+	char hex[17];
+	cJSON *o, *arr;
+	int rc, pi;
+
+	if ((rc = req_world(q, x->e->cat, &seed, &pi)) != 0 ||
+	    (rc = req_query_i32(q, "cx0", &cx0, bad)) || (rc = req_query_i32(q, "cz0", &cz0, bad)) ||
+	    (rc = req_query_i32(q, "cx1", &cx1, bad)) || (rc = req_query_i32(q, "cz1", &cz1, bad)))
+		return rc;
+	if (cx1 < cx0 || cz1 < cz0 || (int64_t)cx1 - cx0 >= HASHES_SIDE ||
+	    (int64_t)cz1 - cz0 >= HASHES_SIDE) {
+		q->detail = "rectangle: need cx0 <= cx1, cz0 <= cz1, at most 64 x 64 chunks";
+		return ERR_INVAL;
+	}
+	w = world_map_find(x->e->worlds, pi, seed);
+	seq = world_state(x->e, pi, seed, &hash);
+	req_hex64(hex, hash);
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "seq", (double)seq);
+	cJSON_AddStringToObject(o, "world_hash", hex);
+	arr = cJSON_AddArrayToObject(o, "chunks");
+	for (cz = cz0; w && arr && cz <= cz1; cz++)
+		for (cx = cx0; cx <= cx1; cx++) {
+			struct world_chunk ch;
+			cJSON *c;
+
+			world_chunk(w, (int32_t)cx, (int32_t)cz, &ch);
+			if (!ch.version)
+				continue;
+			if (!(c = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, c)) {
+				cJSON_Delete(c);
+				cJSON_Delete(o);
+				return ERR_NOMEM;
+			}
+			req_hex64(hex, ch.hash);
+			cJSON_AddNumberToObject(c, "cx", (double)cx);
+			cJSON_AddNumberToObject(c, "cz", (double)cz);
+			cJSON_AddNumberToObject(c, "version", (double)ch.version);
+			cJSON_AddStringToObject(c, "hash", hex);
+		}
+	req_respond_json(q, 200, o, "Cache-Control: no-store\r\n");
+	return 0;
+}
+
+static const char sse_head[] =
+	"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	"Cache-Control: no-store\r\nX-Accel-Buffering: no\r\n" REQ_CORS;
+
+/* GET events: a stream of the world's batches (sse.h). */
+static int h_events(struct req *q)
+{
+	struct edit_req *x = edit_req_of(q);
+	struct http_response head = { 200, { sse_head, sizeof(sse_head) - 1 },
+				      { NULL, 0 }, NULL, NULL, NULL };
+	const char *id = q->http->header[HTTP_H_LAST_EVENT_ID];
+	const char *bad = "last-event-id: not a decimal sequence number";
+	struct edits *e = x->e;
+	unsigned label = q->label;
+	struct metrics *m = q->env->metrics;
+	uint64_t seed, since = 0;
+	int rc, pi, resume = id != NULL;
+
+	if ((rc = req_world(q, e->cat, &seed, &pi)) != 0)
+		return rc;
+	if (id && req_parse_u64(id, strlen(id), &since)) {
+		q->detail = bad;
+		return ERR_INVAL;
+	}
+	if (!id && (rc = req_query_u64(q, "last_event_id", &since, &resume, bad)) != 0)
+		return rc;
+	if ((rc = world_map_get(e->worlds, pi, seed, &x->world)) != 0)
+		return rc;
+	/* x lives in the request's arena, which may go with the head */
+	if ((rc = sse_subscribe(e->sse, q->http, &head, x->world, resume, since)) != 0) {
+		q->detail = "cannot open the event stream";
+		return ERR_BUSY;
+	}
+	metrics_request(m, label, 200);
+	return 0;
+}
+
+/* ---- the module ------------------------------------------------------------------ */
+
+static const struct route routes[] = {
+	{ "world", { "v1", "worlds", NULL }, 3, READ, 0, sizeof(struct edit_req), h_world },
+	{ "edits", { "v1", "worlds", NULL, "edits" }, 4, READ | REQ_M(HTTP_POST),
+	  REQ_COUNT_REJECTS, sizeof(struct edit_req), h_edits },
+	{ "hashes", { "v1", "worlds", NULL, "hashes" }, 4, READ, 0, sizeof(struct edit_req),
+	  h_hashes },
+	{ "events", { "v1", "worlds", NULL, "events" }, 4, REQ_M(HTTP_GET), 0,
+	  sizeof(struct edit_req), h_events },
+	{ "presets", { "v1", "presets" }, 2, READ, 0, sizeof(struct edit_req), h_presets },
+};
+
+size_t edits_routes(const struct route **out)
+{
+	*out = routes;
+	return ARRAY_LEN(routes);
+}
+
+int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_env *env,
+		 const struct edits_config *cfg, struct edits **out, char *err,
+		 size_t errlen)
+{
+	struct edits *e;
+	int rc;
+
+	if (!loop || !cat || !env || !cfg || !out)
+		return ERR_INVAL;
+	if (!(e = calloc(1, sizeof(*e))))
+		return ERR_NOMEM;
+	e->cat = cat;
+	e->env = env;
+	snprintf(err, errlen, "out of memory");
+	if (cfg->token && cfg->token[0] && !(e->token = strdup(cfg->token)))
+		rc = ERR_NOMEM;
+	else if ((rc = world_map_create(cat, &e->worlds)) != 0 ||
+		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = presets_body(e)) != 0)
+		;
+	else
+		rc = journal_open(cfg->log, cfg->data_dir, loop, follow, e, &e->log, err,
+				  errlen);
+	if (rc) {
+		edits_destroy(e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
+const struct world_map *edits_worlds(const struct edits *e)
+{
+	return e->worlds;
+}
+
+int edits_failed(const struct edits *e)
+{
+	return journal_failed(e->log);
+}
+
+void edits_stats(const struct edits *e, struct metrics_edit_stats *es)
+{
+	struct journal_stats ls;
+	struct sse_stats ss;
+
+	journal_stats(e->log, &ls);
+	sse_stats(e->sse, &ss);
+	*es = (struct metrics_edit_stats){ ls.commits, ls.last_commit, ls.records, ls.bytes,
+					   ls.failed != 0, ss.subscribers, ss.events,
+					   ss.dropped, world_map_count(e->worlds) };
+}
+
+void edits_close_log(struct edits *e)
+{
+	if (!e)
+		return;
+	journal_close(e->log);
+	e->log = NULL;
+}
+
+void edits_destroy(struct edits *e)
+{
+	if (!e)
+		return;
+	journal_close(e->log);
+	sse_destroy(e->sse);
+	world_map_destroy(e->worlds);
+	cJSON_free(e->presets_json);
+	free(e->token);
+	free(e);
+}

@@ -1,0 +1,73 @@
+/*
+ * edits.h - the worlds and their edits: the world map, the edit log
+ * (journal.h) and the event streams (sse.h) are this module's, and so are
+ * their routes:
+ *
+ *   GET|HEAD /v1/worlds/{seed}            world info
+ *   POST     /v1/worlds/{seed}/edits      append a batch
+ *   GET|HEAD /v1/worlds/{seed}/edits      the log after a sequence
+ *   GET|HEAD /v1/worlds/{seed}/hashes     chunk versions and hashes
+ *   GET      /v1/worlds/{seed}/events     server-sent events
+ *   GET|HEAD /v1/presets                  the generators
+ *
+ * routes.h documents their HTTP semantics, docs/edits.md the model. A
+ * world changes only when the edit log hands it a committed batch; tiles
+ * read the map (edits_worlds()). Loop thread only.
+ */
+#ifndef EDITS_H
+#define EDITS_H
+
+#include <stddef.h>
+
+struct catalog;
+struct edits;
+struct metrics_edit_stats;
+struct req_env;
+struct route;
+struct uv_loop_s;
+struct world_map;
+
+struct edits_config {
+	const char *log;        /* edit log backend: "file" (or NULL) */
+	const char *data_dir;   /* where the file log lives */
+	const char *token;      /* bearer token for edits; NULL or "":
+				   loopback clients only (copied) */
+};
+
+/*
+ * Create the module and open its edit log (not yet replayed). On failure
+ * returns ERR_* with the reason in err (for the operator).
+ */
+int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_env *env,
+		 const struct edits_config *cfg, struct edits **out, char *err,
+		 size_t errlen);
+
+/*
+ * Rebuild every world from the edit log, before serving. Batches of
+ * generators not in the catalog are skipped (they stay in the log). On 0
+ * msg says what was replayed and skipped, and warn (or "") what the log
+ * repaired, e.g. a dropped torn tail; otherwise msg says why (with the
+ * recovery command for a corrupt log).
+ */
+int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t warnlen);
+
+/* The routes of this resource (static); their module is the struct edits. */
+size_t edits_routes(const struct route **out);
+
+/* The world map, for the readers of edit versions. */
+const struct world_map *edits_worlds(const struct edits *e);
+
+/* 0, or the ERR_* that failed the edit log (edits get 503 until restart). */
+int edits_failed(const struct edits *e);
+
+/* Edit log, event stream and world figures for /metrics. */
+void edits_stats(const struct edits *e, struct metrics_edit_stats *es);
+
+/* Close the edit log once every edit has been answered: every accepted
+ * append has had its answer when it returns. */
+void edits_close_log(struct edits *e);
+
+/* Free e (closing the log if still open). NULL does nothing. */
+void edits_destroy(struct edits *e);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * journal.c - the edit log above its backends (see journal.h): decodes
+ * each committed record once and hands it to the one follow path, keeps
+ * each append's record until its backend has committed it, and tells
+ * failures that pass from failures that fail the log.
+ */
+#include "journal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "err.h"
+
+struct journal {
+	const struct journal_ops *ops;
+	void *be;
+	journal_follow_fn follow;
+	void *arg;
+	int failed;
+	int replayed;
+	uint64_t followed;
+};
+
+/* One append waiting for its backend. */
+struct pending {
+	struct journal *l;
+	journal_done_fn done;
+	void *arg;
+	size_t len;
+	uint8_t rec[];
+};
+
+static int transient(int err)
+{
+	return err == ERR_BUSY || err == ERR_AGAIN || err == ERR_CONFLICT;
+}
+
+int journal_open(const char *spec, const char *data_dir, struct uv_loop_s *loop,
+		 journal_follow_fn follow, void *arg, struct journal **out,
+		 char *err, size_t errlen)
+{
+	struct journal *l;
+	int rc;
+
+	if (!follow || !out) {
+		snprintf(err, errlen, "edit log: bad arguments");
+		return ERR_INVAL;
+	}
+	if (spec && strcmp(spec, "file")) {
+		snprintf(err, errlen, "edit log: unknown backend \"%s\" (use file)", spec);
+		return ERR_INVAL;
+	}
+	if (!(l = calloc(1, sizeof(*l)))) {
+		snprintf(err, errlen, "edit log: out of memory");
+		return ERR_NOMEM;
+	}
+	l->follow = follow;
+	l->arg = arg;
+	if ((rc = journal_file_open(data_dir, loop, &l->ops, &l->be, err, errlen)) != 0) {
+		free(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
+/* Decode rec and follow it. */
+static int follow_record(struct journal *l, const uint8_t *rec, size_t len, int live)
+{
+	struct batch b;
+	int rc;
+
+	if (batch_decode(rec, len, &b))
+		return ERR_CORRUPT;
+	rc = l->follow(l->arg, &b, live);
+	if (rc == 0)
+		l->followed++;
+	return rc;
+}
+
+struct replay {
+	struct journal *l;
+	struct journal_replay_stats *st;
+};
+
+static int replay_record(void *arg, const uint8_t *rec, size_t len)
+{
+	struct replay *r = arg;
+	int rc = follow_record(r->l, rec, len, 0);
+
+	r->st->records++;
+	if (rc == ERR_NOTFOUND) {
+		r->st->skipped++;
+		return 0;
+	}
+	return rc;
+}
+
+int journal_replay(struct journal *l, struct journal_replay_stats *st)
+{
+	struct replay r = { l, st };
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	if (l->replayed)
+		return ERR_INVAL;
+	rc = l->ops->replay(l->be, replay_record, &r, st);
+	if (rc == 0)
+		l->replayed = 1;
+	else if (!st->message[0])
+		snprintf(st->message, sizeof(st->message), "%s", err_str(rc));
+	return rc;
+}
+
+static void committed(void *arg, int status)
+{
+	struct pending *p = arg;
+	struct journal *l = p->l;
+
+	if (status == 0 && (status = follow_record(l, p->rec, p->len, 1)) != 0) {
+		fprintf(stderr, "terrain-server: a logged batch could not be applied (%s);"
+			" edits are refused until a restart replays it\n", err_str(status));
+		status = ERR_IO;
+	}
+	if (status && !transient(status) && !l->failed)
+		l->failed = status;
+	p->done(p->arg, status);
+	free(p);
+}
+
+int journal_append(struct journal *l, const struct batch *b, journal_done_fn done,
+		   void *arg)
+{
+	struct pending *p;
+	size_t len;
+	int rc;
+
+	if (!l || !b || !done || !l->replayed)
+		return ERR_INVAL;
+	if (l->failed)
+		return ERR_IO;
+	if (!(p = malloc(sizeof(*p) + batch_size(b))))
+		return ERR_BUSY;
+	if ((rc = batch_encode(b, p->rec, batch_size(b), &len)) != 0) {
+		free(p);
+		return rc;
+	}
+	*p = (struct pending){ l, done, arg, len };
+	rc = l->ops->append(l->be, p->rec, len, b->first_seq, committed, p);
+	if (rc) {
+		free(p);
+		if (!transient(rc) && rc != ERR_INVAL && !l->failed)
+			l->failed = rc;
+	}
+	return rc;
+}
+
+int journal_failed(const struct journal *l)
+{
+	return l ? l->failed : ERR_INVAL;
+}
+
+void journal_stats(const struct journal *l, struct journal_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!l)
+		return;
+	l->ops->stats(l->be, st);
+	st->backend = l->ops->name;
+	st->followed = l->followed;
+	if (l->failed)
+		st->failed = l->failed;
+}
+
+void journal_close(struct journal *l)
+{
+	if (!l)
+		return;
+	l->ops->close(l->be);
+	free(l);
+}

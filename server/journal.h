@@ -1,0 +1,124 @@
+/*
+ * journal.h - the edit log as an interface: the ordered, durable record of
+ * every accepted edit batch, behind which a backend keeps the bytes.
+ *
+ * Every committed batch reaches the world through one path, the follow
+ * callback, whoever appended it: at start-up (replay) and after each
+ * append. The world is changed only there, so a node that appends and a
+ * node that only follows hold the same world. A backend is a short table
+ * of operations (struct journal_ops, at the end); the file log
+ * (journal_file.c over store.c) is the first and default one.
+ *
+ * Records are common/batch.h's canonical batches. An append names the
+ * sequence number it expects its batch to start at; a shared backend may
+ * refuse it with ERR_CONFLICT when another writer got there first.
+ *
+ * Errors of an append, and what the caller does:
+ *   ERR_BUSY, ERR_AGAIN  transient (a full queue, a lost connection): the
+ *                        log goes on; answer 503 with Retry-After
+ *   ERR_CONFLICT         the expected sequence is taken: nothing logged
+ *   ERR_IO (or other)    permanent (a failed disk): the log is failed,
+ *                        journal_failed() says so until a restart
+ *
+ * Loop thread only.
+ *
+ *	journal_open("file", dir, loop, follow, world, &l, err, sizeof(err));
+ *	journal_replay(l, &rs);                  // follow(live=0) per batch
+ *	journal_append(l, &batch, done, req);    // follow(live=1), then done
+ *	journal_close(l);
+ */
+#ifndef JOURNAL_H
+#define JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct batch;
+struct journal;
+struct uv_loop_s;
+
+/*
+ * Called with each committed batch in log order (b and rec valid only
+ * during the call): live is 0 during journal_replay(), 1 after. Return 0,
+ * or ERR_NOTFOUND to skip a batch this node cannot apply (a generator it
+ * has not loaded; replay only), or another ERR_* to stop the replay (the
+ * log is then unusable) or, live, to fail the log.
+ */
+typedef int (*journal_follow_fn)(void *arg, const struct batch *b, int live);
+
+/* Called once per accepted append: 0 once the batch is durable and has
+ * been followed, else an ERR_* as above. */
+typedef void (*journal_done_fn)(void *arg, int status);
+
+struct journal_stats {
+	const char *backend;     /* "file" */
+	uint64_t records;        /* batches in the log */
+	uint64_t bytes;          /* size of the log */
+	uint64_t commits;        /* durable writes (fdatasync calls) */
+	uint64_t last_commit;    /* batches covered by the last commit */
+	uint64_t followed;       /* batches followed since open */
+	int failed;              /* 0, or the ERR_* that failed the log */
+};
+
+struct journal_replay_stats {
+	uint64_t records;        /* batches followed */
+	uint64_t skipped;        /* of those, skipped (ERR_NOTFOUND) */
+	int warning;             /* message is a warning (replay succeeded) */
+	char message[512];       /* for the operator: a warning, or why */
+};
+
+/*
+ * Open the log named by spec in data_dir: "file" (or NULL) is the
+ * write-ahead log of store.h. follow(arg, ...) receives every batch.
+ * On failure returns ERR_* with the reason in err.
+ */
+int journal_open(const char *spec, const char *data_dir, struct uv_loop_s *loop,
+		 journal_follow_fn follow, void *arg, struct journal **out,
+		 char *err, size_t errlen);
+
+/* Follow every batch in the log, before the first append. Returns 0 or
+ * the ERR_* that stopped it, with st->message saying why. */
+int journal_replay(struct journal *l, struct journal_replay_stats *st);
+
+/*
+ * Log b (b->first_seq: the sequence it expects to start at) and return at
+ * once. On 0, done(arg, status) is called exactly once, after the batch
+ * went through follow when status is 0. On a negative return (ERR_BUSY,
+ * ERR_AGAIN, ERR_IO, ERR_INVAL) done is never called.
+ */
+int journal_append(struct journal *l, const struct batch *b, journal_done_fn done,
+		   void *arg);
+
+/* 0, or the ERR_* that failed the log for good. */
+int journal_failed(const struct journal *l);
+
+void journal_stats(const struct journal *l, struct journal_stats *st);
+
+/* Close: every accepted append has had its done callback on return.
+ * NULL does nothing. */
+void journal_close(struct journal *l);
+
+/* ---- for backends --------------------------------------------------------- */
+
+/* Called by a backend's replay with each record, in order. */
+typedef int (*journal_record_fn)(void *arg, const uint8_t *rec, size_t len);
+
+struct journal_ops {
+	const char *name;
+	/* Hand every record to cb in order; message set as in the stats. */
+	int (*replay)(void *be, journal_record_fn cb, void *arg,
+		      struct journal_replay_stats *st);
+	/* Make rec (a copy is the backend's to keep) durable, then call
+	 * done(arg, status) on the loop thread; errors as journal_append. */
+	int (*append)(void *be, const uint8_t *rec, size_t len, uint64_t first_seq,
+		      void (*done)(void *arg, int status), void *arg);
+	void (*stats)(void *be, struct journal_stats *st);
+	void (*close)(void *be);
+};
+
+/* The file backend (journal_file.c). */
+int journal_file_open(const char *dir, struct uv_loop_s *loop,
+		      const struct journal_ops **ops, void **be, char *err,
+		      size_t errlen);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * journal_file.c - the file backend of the edit log: the write-ahead log
+ * of store.h (one flock'd file in the data directory, group commit,
+ * fdatasync before an append is done). One node writes it, so the
+ * sequence an append expects is always the next one and it never
+ * conflicts; a failed write or fsync fails it for good (ERR_IO).
+ */
+#include "journal.h"
+
+#include <stdio.h>
+
+#include "err.h"
+#include "store.h"
+
+static int file_replay(void *be, journal_record_fn cb, void *arg,
+		       struct journal_replay_stats *st)
+{
+	struct store_replay_stats rs;
+	int rc = store_replay(be, cb, arg, &rs);
+
+	snprintf(st->message, sizeof(st->message), "%s", rs.message);
+	st->warning = rc == 0 && rs.message[0] != '\0';
+	return rc;
+}
+
+static int file_append(void *be, const uint8_t *rec, size_t len, uint64_t first_seq,
+		       void (*done)(void *arg, int status), void *arg)
+{
+	(void)first_seq;
+	return store_append(be, rec, len, done, arg);
+}
+
+static void file_stats(void *be, struct journal_stats *st)
+{
+	struct store_stats ss;
+
+	store_stats(be, &ss);
+	st->records = ss.records;
+	st->bytes = ss.bytes;
+	st->commits = ss.commits;
+	st->last_commit = ss.last_batch;
+	st->failed = ss.failed;
+}
+
+static void file_close(void *be)
+{
+	store_close(be);
+}
+
+static const struct journal_ops file_ops = {
+	"file", file_replay, file_append, file_stats, file_close,
+};
+
+int journal_file_open(const char *dir, struct uv_loop_s *loop,
+		      const struct journal_ops **ops, void **be, char *err,
+		      size_t errlen)
+{
+	struct store *s;
+	int rc = store_open(dir, loop, NULL, &s, err, errlen);
+
+	if (rc)
+		return rc;
+	*ops = &file_ops;
+	*be = s;
+	return 0;
+}

@@ -1,0 +1,859 @@
+/*
+ * tiles.c - the tile, object and batch routes and their generation jobs
+ * (see tiles.h).
+ *
+ * A request looks its value up in the cache by key (world, chunk, LOD,
+ * kind, layers and the chunk's edit version); a miss starts one flight
+ * that generates, encodes and compresses on the worker pool, and every
+ * request waiting for that key is answered from the finished entry. An
+ * entry holds both prebuilt response heads and the zstd body, so a zstd
+ * hit is one write of stored bytes. The world map is read, never changed:
+ * edits are edits.c's.
+ */
+#include "tiles.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llhttp.h>
+#include <uv.h>
+#include <xxhash.h>
+
+#include "bundle.h"
+#include "cache.h"
+#include "catalog.h"
+#include "err.h"
+#include "http.h"
+#include "metrics.h"
+#include "objects.h"
+#include "preset.h"
+#include "regions.h"
+#include "request.h"
+#include "routes.h"
+#include "tile.h"
+#include "tilegen.h"
+#include "util.h"
+#include "world.h"
+
+#define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
+
+struct tiles {
+	uv_loop_t *loop;
+	const struct catalog *cat;
+	const struct world_map *worlds;
+	struct req_env *env;
+	struct cache *cache;
+	struct regions *regions;         /* eroded regions, shared by workers */
+	unsigned generating;             /* generations queued or running */
+	unsigned max_generations;
+	char cache_control[48];
+};
+
+/* What a cached value is: a tile or a chunk's objects in one form. */
+enum value_kind {
+	KIND_TILE,
+	KIND_OBJECTS_JSON,
+	KIND_OBJECTS_BINARY,
+};
+
+/* Content-Type and Vary of each kind. */
+static const struct {
+	const char *type, *vary;
+} kinds[] = {
+	[KIND_TILE] = { ROUTE_TILE_TYPE, "Accept-Encoding" },
+	[KIND_OBJECTS_JSON] = { OBJECTS_JSON_TYPE, "Accept, Accept-Encoding" },
+	[KIND_OBJECTS_BINARY] = { OBJECTS_BINARY_TYPE, "Accept, Accept-Encoding" },
+};
+
+/* The cache key of a tile or of a chunk's objects. version is the
+ * chunk's edit version for a tile of heights, so an edit makes stale
+ * exactly the tiles of the chunks it touched, at every LOD; for a tile
+ * with the material layer and for objects, which also read samples just
+ * beyond the chunk, it is the largest edit version of the chunk and its
+ * 8 neighbours (world_around_version()). */
+struct tile_key {
+	uint64_t seed;
+	uint64_t version;
+	int32_t cx, cz;
+	uint32_t preset;
+	uint16_t lod;                    /* 0 for objects */
+	uint8_t kind;                    /* enum value_kind */
+	uint8_t layers;                  /* PIPELINE_LAYER_* bits of a tile */
+};
+_Static_assert(sizeof(struct tile_key) == 32, "tile_key has no padding");
+
+/* A cached value: both prebuilt response heads and the zstd body, in one
+ * allocation (data holds the bytes they point to). */
+struct tile_value {
+	uint64_t sum;                    /* content hash of the identity body */
+	size_t raw_len;
+	struct http_buf head_z, head_id, body_z;
+	char etag_z[24], etag_id[24];
+	char data[];
+};
+
+/* The state of a tile, objects or batch request (struct req first). */
+struct tile_req {
+	struct req q;
+	struct tiles *t;
+	struct tile_key key;
+	int zstd;
+	struct cache_waiter w;
+	struct cache_entry *entry;
+	uv_work_t work;
+	uint8_t *raw;
+	int err;
+	struct world *world;
+};
+
+/* A generation on the worker pool; the loop thread owns it otherwise. */
+struct gen_job {
+	uv_work_t work;
+	struct tiles *t;
+	struct cache_entry *flight;
+	const struct preset *p;
+	const struct region_source *rs;
+	struct tile_key key;
+	uint64_t edit_seq;               /* the chunk's own edit version */
+	struct edit *edits;              /* a private copy: those touching */
+	size_t nedits;                   /* the chunk (or its neighbours,
+					    needs_around()), in order */
+	struct tile_value *value;
+	size_t bytes;
+	int err;
+	uint64_t ns;
+};
+
+static struct tile_req *tile_req_of(struct req *q)
+{
+	struct tile_req *x = container_of(q, struct tile_req, q);
+
+	x->t = q->module;
+	return x;
+}
+
+static void release_entry(void *arg)
+{
+	struct tile_req *x = arg;
+
+	cache_release(x->t->cache, x->entry);
+}
+
+static void release_raw(void *arg)
+{
+	struct tile_req *x = arg;
+	const struct tile_value *v = cache_value(x->entry);
+
+	req_made_give(&x->q, v->raw_len);
+	free(x->raw);
+	cache_release(x->t->cache, x->entry);
+}
+
+/* Answer 304 for etag. */
+static int not_modified(struct tile_req *x, const char *etag, const char *vary)
+{
+	char *head = http_req_alloc(x->q.http, 512);
+	int n;
+
+	if (!head)
+		return ERR_NOMEM;
+	n = snprintf(head, 512, "%sETag: %s\r\nCache-Control: %s\r\n"
+		     "Vary: %s\r\n" REQ_CORS REQ_EXPOSE,
+		     http_status_line(304), etag, x->t->cache_control, vary);
+	req_send(&x->q, 304, head, (size_t)n, NULL, 0, NULL, NULL);
+	return 0;
+}
+
+static void inflate_work(uv_work_t *w)
+{
+	struct tile_req *x = container_of(w, struct tile_req, work);
+	const struct tile_value *v = cache_value(x->entry);
+
+	x->err = tilegen_decompress(v->body_z.base, v->body_z.len, v->raw_len,
+				    &x->raw);
+}
+
+static void inflate_done(uv_work_t *w, int status)
+{
+	struct tile_req *x = container_of(w, struct tile_req, work);
+	const struct tile_value *v = cache_value(x->entry);
+
+	if (status < 0 || x->err) {
+		req_made_give(&x->q, v->raw_len);
+		cache_release(x->t->cache, x->entry);
+		x->q.detail = "tile decompression failed";
+		req_respond_error(&x->q, 500, x->q.detail);
+		return;
+	}
+	req_send(&x->q, 200, v->head_id.base, v->head_id.len, x->raw,
+		      v->raw_len, release_raw, x);
+}
+
+/*
+ * Start the loads of a stored response that the kernel is about to copy
+ * into the socket: the head, and the first line of each 4 KiB page of the
+ * body. The hardware prefetcher follows the copy within a page but does
+ * not cross into the next one, and with tens of megabytes of tiles cached
+ * each page is also a TLB miss; issued here, those misses overlap with the
+ * rest of the request and the entry into writev instead of stalling the
+ * copy one page at a time (2-4% of a cache hit's CPU; docs/design.md).
+ * Addresses are computed as integers: the page steps may pass the end.
+ */
+static void prefetch_response(const struct http_buf *head,
+			      const struct http_buf *body)
+{
+	uintptr_t p = (uintptr_t)head->base, end = p + head->len;
+
+	for (p &= ~(uintptr_t)63; p < end; p += 64)
+		__builtin_prefetch((const void *)p);
+	p = (uintptr_t)body->base;
+	end = p + body->len;
+	if (p == end)
+		return;
+	__builtin_prefetch((const void *)p);
+	for (p = (p | 4095) + 1; p < end; p += 4096)
+		__builtin_prefetch((const void *)p);
+}
+
+/* Answer from a ready entry (the reference passes to the response). */
+static int tile_send(struct tile_req *x, struct cache_entry *e)
+{
+	const struct tile_value *v = cache_value(e);
+	const char *etag = x->zstd ? v->etag_z : v->etag_id;
+	int rc;
+
+	x->entry = e;
+	if (req_etag_matches(x->q.http->header[HTTP_H_IF_NONE_MATCH], etag)) {
+		cache_release(x->t->cache, e);
+		return not_modified(x, etag, kinds[x->key.kind].vary);
+	}
+	if (x->zstd) {
+		prefetch_response(&v->head_z, &v->body_z);
+		req_send(&x->q, 200, v->head_z.base, v->head_z.len,
+			      v->body_z.base, v->body_z.len, release_entry, x);
+	} else if (x->q.http->method == HTTP_HEAD) {
+		req_send(&x->q, 200, v->head_id.base, v->head_id.len, NULL, 0,
+			      release_entry, x);
+	} else if ((rc = req_made_take(&x->q, v->raw_len)) != 0) {
+		cache_release(x->t->cache, e);
+		return rc;
+	} else if ((rc = uv_queue_work(x->t->loop, &x->work, inflate_work,
+				       inflate_done)) < 0) {
+		req_made_give(&x->q, v->raw_len);
+		cache_release(x->t->cache, e);
+		x->q.detail = "cannot queue work";
+		return ERR_BUSY;
+	}
+	return 0;
+}
+
+/* The detail of a failed generation. */
+static const char *gen_detail(int err)
+{
+	return err == ERR_BUSY ? "too many tiles being generated, retry later" :
+	       "tile generation failed";
+}
+
+/* Single flight finished: answer from e, or with err. */
+static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
+{
+	struct tile_req *x = container_of(w, struct tile_req, w);
+	int rc = err;
+
+	if (err)
+		x->q.detail = gen_detail(err);
+	else
+		rc = tile_send(x, e);
+	if (rc)
+		req_respond_error(&x->q, rc < 0 ? route_status(rc) : rc, x->q.detail);
+}
+
+static int format_head(char *buf, size_t cap, const struct tiles *t,
+		       const char *type, const char *vary, size_t len,
+		       const char *etag, int zstd)
+{
+	return snprintf(buf, cap,
+			"%sContent-Type: %s\r\n"
+			"Content-Length: %zu\r\n%s"
+			"ETag: %s\r\nCache-Control: %s\r\n"
+			"Vary: %s\r\n" REQ_CORS REQ_EXPOSE,
+			http_status_line(200), type, len,
+			zstd ? "Content-Encoding: zstd\r\n" : "", etag,
+			t->cache_control, vary);
+}
+
+/* The strong tags of content hash sum: "<hex>" and "<hex>-z". */
+static void etags(uint64_t sum, char id[24], char z[24])
+{
+	snprintf(id, 24, "\"%016llx\"", (unsigned long long)sum);
+	snprintf(z, 24, "\"%016llx-z\"", (unsigned long long)sum);
+}
+
+/* Build the cached value of a kind from its identity length, content hash
+ * and zstd body. */
+static int value_build(const struct tiles *t, int kind, uint64_t sum, size_t len,
+		       const uint8_t *z, size_t zlen, struct tile_value **out,
+		       size_t *bytes)
+{
+	char hz[512], hid[512], etag_z[24], etag_id[24];
+	struct tile_value *v;
+	int nz, nid;
+
+	etags(sum, etag_id, etag_z);
+	nz = format_head(hz, sizeof(hz), t, kinds[kind].type, kinds[kind].vary, zlen,
+			 etag_z, 1);
+	nid = format_head(hid, sizeof(hid), t, kinds[kind].type, kinds[kind].vary, len,
+			  etag_id, 0);
+	if (nz < 0 || nid < 0 || (size_t)nz >= sizeof(hz) || (size_t)nid >= sizeof(hid))
+		return ERR_INVAL;
+	*bytes = sizeof(*v) + (size_t)nz + (size_t)nid + zlen;
+	v = malloc(*bytes);
+	if (!v)
+		return ERR_NOMEM;
+	v->sum = sum;
+	v->raw_len = len;
+	memcpy(v->etag_z, etag_z, sizeof(etag_z));
+	memcpy(v->etag_id, etag_id, sizeof(etag_id));
+	memcpy(v->data, hz, (size_t)nz);
+	memcpy(v->data + nz, hid, (size_t)nid);
+	memcpy(v->data + nz + nid, z, zlen);
+	v->head_z = (struct http_buf){ v->data, (size_t)nz };
+	v->head_id = (struct http_buf){ v->data + nz, (size_t)nid };
+	v->body_z = (struct http_buf){ v->data + nz + nid, zlen };
+	*out = v;
+	return 0;
+}
+
+/* The identity body of j's key: a tile, or the chunk's objects. */
+static int gen_body(const struct gen_job *j, uint8_t **raw, size_t *len)
+{
+	const struct tile_key *k = &j->key;
+
+	if (k->kind == KIND_TILE)
+		return tilegen_encode(j->p, k->seed, k->lod, k->cx, k->cz, j->rs, j->edits,
+				      j->nedits, j->edit_seq, k->layers, raw, len);
+	return objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, j->edits, j->nedits,
+			      j->edit_seq, k->kind == KIND_OBJECTS_BINARY ?
+			      OBJECTS_BINARY : OBJECTS_JSON, raw, len);
+}
+
+/* Worker thread: generate, encode, compress, build the value. */
+static void gen_work(uv_work_t *w)
+{
+	struct gen_job *j = container_of(w, struct gen_job, work);
+	uint64_t t0 = uv_hrtime(), sum;
+	uint8_t *raw = NULL, *z = NULL;
+	size_t len, zlen;
+
+	j->err = gen_body(j, &raw, &len);
+	if (!j->err)
+		j->err = tilegen_compress(raw, len, &z, &zlen);
+	if (!j->err) {
+		sum = j->key.kind == KIND_TILE ? tile_checksum(raw) : XXH3_64bits(raw, len);
+		j->err = value_build(j->t, j->key.kind, sum, len, z, zlen, &j->value,
+				     &j->bytes);
+	}
+	free(raw);
+	free(z);
+	j->ns = uv_hrtime() - t0;
+}
+
+static void gen_done(uv_work_t *w, int status)
+{
+	struct gen_job *j = container_of(w, struct gen_job, work);
+	struct tiles *t = j->t;
+
+	if (status < 0 && !j->err)
+		j->err = ERR_BUSY;
+	t->generating--;
+	metrics_generation_end(t->env->metrics, (double)j->ns / 1e9, j->err);
+	if (j->err)
+		cache_abort(t->cache, j->flight, j->err);
+	else
+		cache_complete(t->cache, j->flight, j->value, j->bytes,
+			       uv_now(t->loop));
+	free(j->edits);
+	free(j);
+}
+
+/* Whether key's value reads the heights beyond its chunk (materials need
+ * each sample's neighbours), so that its neighbours' edits matter too. */
+static int needs_around(const struct tile_key *key)
+{
+	return key->kind != KIND_TILE || key->layers != 0;
+}
+
+/* Copy the edits key's value depends on into j (w may be NULL). */
+static int job_edits(struct gen_job *j, const struct world *w)
+{
+	const struct tile_key *k = &j->key;
+	struct world_chunk ch;
+
+	if (!w)
+		return 0;
+	world_chunk(w, k->cx, k->cz, &ch);
+	j->edit_seq = ch.version;
+	return needs_around(k) ? world_around_edits(w, k->cx, k->cz, &j->edits, &j->nedits) :
+	       world_chunk_edits(w, k->cx, k->cz, &j->edits, &j->nedits);
+}
+
+/* Queue the generation of key's value (world w's edits, w may be NULL)
+ * for the flight; a full queue fails it with ERR_BUSY (503), which bounds
+ * the memory waiting requests hold. */
+static void generate(struct tiles *t, const struct tile_key *key,
+		     const struct preset *p, const struct world *w,
+		     struct cache_entry *flight)
+{
+	struct gen_job *j;
+
+	if (t->generating >= t->max_generations) {
+		cache_abort(t->cache, flight, ERR_BUSY);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		cache_abort(t->cache, flight, ERR_NOMEM);
+		return;
+	}
+	*j = (struct gen_job){ .t = t, .flight = flight, .p = p,
+			       .rs = regions_source(t->regions), .key = *key };
+	if (job_edits(j, w)) {
+		free(j);
+		cache_abort(t->cache, flight, ERR_NOMEM);
+		return;
+	}
+	if (uv_queue_work(t->loop, &j->work, gen_work, gen_done) < 0) {
+		free(j->edits);
+		free(j);
+		cache_abort(t->cache, flight, ERR_BUSY);
+		return;
+	}
+	t->generating++;
+	metrics_generation_start(t->env->metrics);
+}
+
+/* The key of a value of chunk (cx, cz) of world (pi, seed), whose edit
+ * state is w (NULL: unedited). */
+static struct tile_key key_of(const struct world *w, uint64_t seed, int pi,
+			      int32_t cx, int32_t cz, int lod, int kind,
+			      unsigned layers)
+{
+	struct tile_key k = { seed, 0, cx, cz, (uint32_t)pi, (uint16_t)lod, (uint8_t)kind,
+			      (uint8_t)layers };
+	struct world_chunk ch;
+
+	if (w && needs_around(&k)) {
+		k.version = world_around_version(w, cx, cz);
+	} else if (w) {
+		world_chunk(w, cx, cz, &ch);
+		k.version = ch.version;
+	}
+	return k;
+}
+
+/* Answer x with the value of x->key: from the cache, after the flight
+ * already running, or after generating it. */
+static int serve_value(struct tile_req *x, const struct preset *p)
+{
+	struct cache_entry *e;
+	int rc;
+
+	x->zstd = req_accepts_zstd(x->q.http->header[HTTP_H_ACCEPT_ENCODING]);
+	x->w.done = tile_ready;
+	rc = cache_fetch(x->t->cache, &x->key, sizeof(x->key),
+			 uv_now(x->t->loop), &x->w, &e);
+	x->q.xcache = rc == CACHE_HIT ? "X-Cache: hit\r\n" : "X-Cache: miss\r\n";
+	if (rc == CACHE_HIT)
+		return tile_send(x, e);
+	if (rc == CACHE_MISS)
+		generate(x->t, &x->key, p, x->world, e);
+	return rc < 0 ? rc : 0;
+}
+
+/* Path segment i as an int32 coordinate; detail names it. */
+static int parse_coord(struct tile_req *x, int i, const char *name, int32_t *v)
+{
+	int rc = tilegen_parse_i32(x->q.seg[i], x->q.seglen[i], v);
+
+	if (rc)
+		x->q.detail = !strcmp(name, "cx") ? "cx: not a decimal int32" :
+			    "cz: not a decimal int32";
+	return rc;
+}
+
+/* The LOD (segment 4) for preset p. */
+static int parse_lod(struct tile_req *x, const struct preset *p, int *lod)
+{
+	int rc = tilegen_parse_lod(p, x->q.seg[4], x->q.seglen[4], lod);
+
+	if (rc)
+		x->q.detail = "lod: not a decimal in 0..max_lod of the generator";
+	return rc;
+}
+
+/* ?layers= (default "height") into PIPELINE_LAYER_* bits. */
+static int parse_layers(struct tile_req *x, unsigned *layers)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = req_query(&x->q, "layers", &len, &rc);
+	char *msg;
+
+	*layers = 0;
+	if (rc || !s || tilegen_parse_layers(s, len, layers) == 0)
+		return rc;
+	if (!(msg = http_req_alloc(x->q.http, 160)))
+		return ERR_NOMEM;
+	snprintf(msg, 160, "layers: unknown layer list \"%.64s\"; use height or "
+		 "height,material", s);
+	x->q.detail = msg;
+	return ERR_INVAL;
+}
+
+static int h_tile(struct req *q)
+{
+	struct tile_req *x = tile_req_of(q);
+	const struct preset *p;
+	uint64_t seed;
+	int32_t cx, cz;
+	unsigned layers;
+	int rc, pi, lod;
+
+	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0)
+		return rc;
+	p = catalog_at(x->t->cat, (size_t)pi);
+	if ((rc = parse_lod(x, p, &lod)) != 0 || (rc = parse_coord(x, 5, "cx", &cx)) != 0 ||
+	    (rc = parse_coord(x, 6, "cz", &cz)) != 0 || (rc = parse_layers(x, &layers)) != 0)
+		return rc;
+	x->world = world_map_find(x->t->worlds, pi, seed);
+	x->key = key_of(x->world, seed, pi, cx, cz, lod, KIND_TILE, layers);
+	return serve_value(x, p);
+}
+
+/* GET objects/{cx}/{cz}: the chunk's objects, JSON or binary by Accept. */
+static int h_objects(struct req *q)
+{
+	struct tile_req *x = tile_req_of(q);
+	uint64_t seed;
+	int32_t cx, cz;
+	int rc, pi, kind;
+
+	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0 || (rc = parse_coord(x, 4, "cx", &cx)) != 0 ||
+	    (rc = parse_coord(x, 5, "cz", &cz)) != 0)
+		return rc;
+	kind = req_prefers(x->q.http->header[HTTP_H_ACCEPT], OBJECTS_BINARY_TYPE, OBJECTS_JSON_TYPE) ? KIND_OBJECTS_BINARY :
+	       KIND_OBJECTS_JSON;
+	x->world = world_map_find(x->t->worlds, pi, seed);
+	x->key = key_of(x->world, seed, pi, cx, cz, 0, kind, 0);
+	return serve_value(x, catalog_at(x->t->cat, (size_t)pi));
+}
+
+/* ---- batches --------------------------------------------------------------------- */
+
+/* One tile of a batch. */
+struct member {
+	struct cache_waiter w;
+	struct bundle_job *b;
+	struct tile_key key;
+	struct cache_entry *e;           /* referenced once ready */
+};
+
+/* A batch request, in its arena: its tiles are fetched like single tiles
+ * (single flight, generated in parallel on the workers); once all are
+ * ready, a worker assembles the bundle and compresses it when accepted. */
+struct bundle_job {
+	struct tile_req *x;
+	uv_work_t work;
+	size_t n, pending;               /* members; fetches not settled */
+	size_t hits;
+	int err;
+	struct bundle_entry *ent;        /* the index, laid out */
+	size_t len;                      /* the bundle's size */
+	uint8_t *body;                   /* the response body, malloc'd */
+	size_t body_len;
+	char etag[24];
+	struct member m[];
+};
+
+static void batch_release(struct bundle_job *b)
+{
+	size_t k;
+
+	for (k = 0; k < b->n; k++)
+		cache_release(b->x->t->cache, b->m[k].e);
+}
+
+static void release_body(void *arg)
+{
+	struct bundle_job *b = arg;
+
+	req_made_give(&b->x->q, b->len);
+	free(b->body);
+}
+
+/* Worker: the identity bundle, then its zstd frame when accepted. */
+static void bundle_work(uv_work_t *w)
+{
+	struct bundle_job *b = container_of(w, struct bundle_job, work);
+	uint8_t *raw = malloc(b->len);
+	size_t k;
+	int rc = raw ? 0 : ERR_NOMEM;
+
+	if (raw)
+		bundle_write_index(b->ent, b->n, raw);
+	for (k = 0; !rc && k < b->n; k++) {
+		const struct tile_value *v = cache_value(b->m[k].e);
+
+		rc = tilegen_decompress_to(v->body_z.base, v->body_z.len,
+					   raw + b->ent[k].offset, v->raw_len);
+	}
+	if (!rc && b->x->zstd) {
+		rc = tilegen_compress(raw, b->len, &b->body,
+				      &b->body_len);
+	} else if (!rc) {
+		b->body = raw;
+		b->body_len = b->len;
+		raw = NULL;
+	}
+	free(raw);
+	b->x->err = rc;
+}
+
+static void bundle_done(uv_work_t *w, int status)
+{
+	struct bundle_job *b = container_of(w, struct bundle_job, work);
+	struct tile_req *x = b->x;
+	char *head;
+	int n;
+
+	batch_release(b);
+	if (status < 0 || x->err) {
+		req_made_give(&x->q, b->len);
+		free(b->body);
+		req_respond_error(&x->q, 500, "bundle assembly failed");
+		return;
+	}
+	if (!(head = http_req_alloc(x->q.http, 512))) {
+		req_made_give(&x->q, b->len);
+		free(b->body);
+		req_respond_oom(x->q.env, x->q.http, x->q.label);
+		return;
+	}
+	n = format_head(head, 512, x->t, ROUTE_BUNDLE_TYPE, "Accept-Encoding",
+			b->body_len, b->etag, x->zstd);
+	req_send(&x->q, 200, head, (size_t)n, b->body, b->body_len, release_body, b);
+}
+
+/* Every member is ready or failed: answer 304, or assemble the bundle. */
+static void batch_ready(struct bundle_job *b)
+{
+	struct tile_req *x = b->x;
+	uint8_t sums[8 * ROUTE_BATCH_MAX];
+	char id[24], z[24];
+	size_t k;
+	int rc;
+
+	x->q.xcache = b->hits == b->n ? "X-Cache: hit\r\n" : "X-Cache: miss\r\n";
+	if (b->err) {
+		batch_release(b);
+		req_respond_error(&x->q, route_status(b->err), gen_detail(b->err));
+		return;
+	}
+	for (k = 0; k < b->n; k++) {
+		const struct tile_value *v = cache_value(b->m[k].e);
+		int i;
+
+		b->ent[k] = (struct bundle_entry){ b->m[k].key.cx, b->m[k].key.cz, 0,
+						   (uint32_t)v->raw_len };
+		for (i = 0; i < 8; i++)
+			sums[8 * k + (size_t)i] = (uint8_t)(v->sum >> (8 * i));
+	}
+	etags(XXH3_64bits(sums, 8 * b->n), id, z);
+	memcpy(b->etag, x->zstd ? z : id, sizeof(b->etag));
+	if (req_etag_matches(x->q.http->header[HTTP_H_IF_NONE_MATCH], b->etag)) {
+		batch_release(b);
+		if ((rc = not_modified(x, b->etag, "Accept-Encoding")) != 0)
+			req_respond_oom(x->q.env, x->q.http, x->q.label);
+		return;
+	}
+	x->q.detail = "cannot assemble the bundle";
+	rc = bundle_layout(b->ent, b->n, &b->len);
+	if (!rc && (rc = req_made_take(&x->q, b->len)) == 0 &&
+	    uv_queue_work(x->t->loop, &b->work, bundle_work, bundle_done) < 0) {
+		req_made_give(&x->q, b->len);
+		rc = ERR_BUSY;
+	}
+	if (rc) {
+		batch_release(b);
+		req_respond_error(&x->q, route_status(rc), x->q.detail);
+	}
+}
+
+/* One fetch of the batch has settled (err: why it failed). */
+static void batch_settle(struct bundle_job *b, int err)
+{
+	if (err && !b->err)
+		b->err = err;
+	if (--b->pending == 0)
+		batch_ready(b);
+}
+
+static void member_ready(struct cache_waiter *w, struct cache_entry *e, int err)
+{
+	struct member *m = container_of(w, struct member, w);
+
+	m->e = e;
+	batch_settle(m->b, err);
+}
+
+static void member_fetch(struct bundle_job *b, struct member *m, const struct preset *p)
+{
+	struct tiles *t = b->x->t;
+	struct cache_entry *e;
+	int rc;
+
+	m->b = b;
+	m->w.done = member_ready;
+	b->pending++;
+	rc = cache_fetch(t->cache, &m->key, sizeof(m->key), uv_now(t->loop), &m->w, &e);
+	if (rc == CACHE_HIT) {
+		m->e = e;
+		b->hits++;
+		batch_settle(b, 0);
+	} else if (rc == CACHE_MISS) {
+		generate(t, &m->key, p, b->x->world, e);
+	} else if (rc < 0) {
+		batch_settle(b, rc);
+	}
+}
+
+/* The rectangle ?cx0=&cz0=&cx1=&cz1= of a batch, at most ROUTE_BATCH_MAX
+ * tiles; *n is its tile count. */
+static int parse_rect(struct tile_req *x, int32_t r[4], size_t *n)
+{
+	static const char *const names[4] = { "cx0", "cz0", "cx1", "cz1" };
+	int64_t w, h;
+	int i, rc;
+
+	for (i = 0; i < 4; i++)
+		if ((rc = req_query_i32(&x->q, names[i], &r[i],
+					 "cx0, cz0, cx1, cz1: required, decimal int32")) != 0)
+			return rc;
+	w = (int64_t)r[2] - r[0] + 1;
+	h = (int64_t)r[3] - r[1] + 1;
+	if (w < 1 || h < 1 || w > ROUTE_BATCH_MAX || h > ROUTE_BATCH_MAX ||
+	    w * h > ROUTE_BATCH_MAX) {
+		x->q.detail = w < 1 || h < 1 ? "rectangle: need cx0 <= cx1 and cz0 <= cz1" :
+			    "rectangle: at most 64 tiles (cx0..cx1 x cz0..cz1, inclusive)";
+		return ERR_INVAL;
+	}
+	*n = (size_t)(w * h);
+	return 0;
+}
+
+/* GET chunks/{lod}?cx0=&cz0=&cx1=&cz1=: a bundle of the rectangle's tiles. */
+static int h_batch(struct req *q)
+{
+	struct tile_req *x = tile_req_of(q);
+	const struct preset *p;
+	struct bundle_job *b;
+	uint64_t seed;
+	int32_t r[4];
+	int64_t cx, cz;
+	unsigned layers;
+	size_t n, k = 0;
+	int rc, pi, lod;
+
+	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0)
+		return rc;
+	p = catalog_at(x->t->cat, (size_t)pi);
+	if ((rc = parse_lod(x, p, &lod)) != 0 || (rc = parse_layers(x, &layers)) != 0 ||
+	    (rc = parse_rect(x, r, &n)) != 0)
+		return rc;
+	b = http_req_alloc(x->q.http, sizeof(*b) + n * sizeof(b->m[0]));
+	if (!b)
+		return ERR_NOMEM;
+	memset(b, 0, sizeof(*b) + n * sizeof(b->m[0]));
+	if (!(b->ent = http_req_alloc(x->q.http, n * sizeof(*b->ent))))
+		return ERR_NOMEM;
+	b->x = x;
+	b->n = n;
+	b->pending = 1; /* held until every fetch is started */
+	x->zstd = req_accepts_zstd(x->q.http->header[HTTP_H_ACCEPT_ENCODING]);
+	x->world = world_map_find(x->t->worlds, pi, seed);
+	for (cz = r[1]; cz <= r[3]; cz++)
+		for (cx = r[0]; cx <= r[2]; cx++, k++) {
+			b->m[k].key = key_of(x->world, seed, pi, (int32_t)cx, (int32_t)cz, lod,
+					     KIND_TILE, layers);
+			member_fetch(b, &b->m[k], p);
+		}
+	batch_settle(b, 0);
+	return 0;
+}
+
+/* ---- the module ------------------------------------------------------------- */
+
+static const struct route routes[] = {
+	{ "tile", { "v1", "worlds", NULL, "chunks", NULL, NULL, NULL }, 7, READ, 0,
+	  sizeof(struct tile_req), h_tile },
+	{ "batch", { "v1", "worlds", NULL, "chunks", NULL }, 5, READ, 0,
+	  sizeof(struct tile_req), h_batch },
+	{ "objects", { "v1", "worlds", NULL, "objects", NULL, NULL }, 6, READ, 0,
+	  sizeof(struct tile_req), h_objects },
+};
+
+size_t tiles_routes(const struct route **out)
+{
+	*out = routes;
+	return ARRAY_LEN(routes);
+}
+
+static void free_value(void *v)
+{
+	free(v);
+}
+
+int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
+		 const struct world_map *worlds, struct req_env *env,
+		 const struct tiles_config *cfg, struct tiles **out)
+{
+	struct tiles *t;
+	int rc;
+
+	if (!loop || !cat || !worlds || !env || !cfg || !out)
+		return ERR_INVAL;
+	if (!(t = calloc(1, sizeof(*t))))
+		return ERR_NOMEM;
+	*t = (struct tiles){ .loop = loop, .cat = cat, .worlds = worlds, .env = env,
+			     .max_generations = cfg->max_generations ?
+						cfg->max_generations : 1024 };
+	if (cfg->max_age)
+		snprintf(t->cache_control, sizeof(t->cache_control), "public, max-age=%u",
+			 cfg->max_age);
+	else
+		snprintf(t->cache_control, sizeof(t->cache_control), "no-cache");
+	if ((rc = cache_create(cfg->cache_bytes, 0, free_value, &t->cache)) != 0 ||
+	    (rc = regions_create(cfg->region_bytes, &t->regions)) != 0) {
+		tiles_destroy(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+void tiles_stats(const struct tiles *t, struct cache_stats *cs, struct regions_stats *rs)
+{
+	cache_stats(t->cache, cs);
+	regions_stats(t->regions, rs);
+}
+
+void tiles_destroy(struct tiles *t)
+{
+	if (!t)
+		return;
+	cache_destroy(t->cache);
+	regions_destroy(t->regions);
+	free(t);
+}

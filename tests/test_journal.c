@@ -1,0 +1,245 @@
+/*
+ * test_journal.c - the edit log interface over its file backend: every
+ * committed batch reaches the follow callback once, in order, live after
+ * an append and at replay after a restart; done comes after follow; a
+ * batch that cannot be followed fails the log; bad specs and appends
+ * before replay are refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "../server/journal.h"
+#include "batch.h"
+#include "edit.h"
+#include "err.h"
+
+struct fixture {
+	char dir[256];
+	uv_loop_t loop;
+};
+
+/* What follow saw, and what it answers. */
+struct follower {
+	uint64_t seen[64];
+	int live[64];
+	size_t n;
+	int answer;          /* returned for seq == fail_at */
+	uint64_t fail_at;
+	int done_before_follow;
+};
+
+struct append {
+	struct follower *f;
+	uint64_t first;
+	int status, called;
+};
+
+static int follow(void *arg, const struct batch *b, int live)
+{
+	struct follower *f = arg;
+
+	if (f->fail_at && b->first_seq == f->fail_at)
+		return f->answer;
+	f->seen[f->n] = b->first_seq;
+	f->live[f->n++] = live;
+	return 0;
+}
+
+static void done(void *arg, int status)
+{
+	struct append *a = arg;
+	size_t k;
+	int found = 0;
+
+	for (k = 0; k < a->f->n; k++)
+		found |= a->f->seen[k] == a->first;
+	if (status == 0 && !found)
+		a->f->done_before_follow = 1;
+	a->status = status;
+	a->called++;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test-journal.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	uv_loop_init(&f->loop);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[300];
+
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&f->loop);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* A one-edit batch of world default/42 starting at first. */
+static struct batch one(uint64_t first, uint8_t wire[EDIT_WIRE_SIZE])
+{
+	struct edit e = { EDIT_RAISE, EDIT_SMOOTH, (int64_t)first * 1000, 0, 3000, 250000, 0 };
+
+	edit_encode(&e, wire);
+	return (struct batch){ "default", 7, 42, first, 1, wire };
+}
+
+static struct journal *open_replayed(struct fixture *fx, struct follower *f)
+{
+	struct journal_replay_stats st;
+	struct journal *l;
+	char err[256];
+
+	assert_int_equal(journal_open("file", fx->dir, &fx->loop, follow, f, &l, err,
+				      sizeof(err)), 0);
+	assert_int_equal(journal_replay(l, &st), 0);
+	return l;
+}
+
+static void test_journal_follows_each_append_before_its_done_and_replays_them(void **state)
+{
+	struct fixture *fx = *state;
+	struct follower f = { 0 }, g = { 0 };
+	struct append a[3];
+	uint8_t wire[EDIT_WIRE_SIZE];
+	struct journal_stats js;
+	struct journal *l = open_replayed(fx, &f);
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		struct batch b = one((uint64_t)i + 1, wire);
+
+		a[i] = (struct append){ &f, (uint64_t)i + 1, -1, 0 };
+		assert_int_equal(journal_append(l, &b, done, &a[i]), 0);
+	}
+	assert_int_equal(f.n, 0); /* nothing is followed before it is durable */
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(a[i].called, 1);
+		assert_int_equal(a[i].status, 0);
+		assert_int_equal(f.seen[i], (uint64_t)i + 1);
+		assert_int_equal(f.live[i], 1);
+	}
+	assert_false(f.done_before_follow);
+	journal_stats(l, &js);
+	assert_string_equal(js.backend, "file");
+	assert_int_equal(js.records, 3);
+	assert_int_equal(js.followed, 3);
+	journal_close(l);
+
+	l = open_replayed(fx, &g);
+	assert_int_equal(g.n, 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(g.seen[i], (uint64_t)i + 1);
+		assert_int_equal(g.live[i], 0);
+	}
+	journal_close(l);
+}
+
+static void test_journal_replay_skips_what_follow_cannot_apply(void **state)
+{
+	struct fixture *fx = *state;
+	struct follower f = { 0 }, g = { .answer = ERR_NOTFOUND, .fail_at = 2 };
+	struct journal_replay_stats st;
+	uint8_t wire[EDIT_WIRE_SIZE];
+	struct append a[3];
+	struct journal *l = open_replayed(fx, &f);
+	char err[256];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		struct batch b = one((uint64_t)i + 1, wire);
+
+		a[i] = (struct append){ &f, (uint64_t)i + 1, -1, 0 };
+		assert_int_equal(journal_append(l, &b, done, &a[i]), 0);
+	}
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	journal_close(l);
+
+	assert_int_equal(journal_open(NULL, fx->dir, &fx->loop, follow, &g, &l, err,
+				      sizeof(err)), 0);
+	assert_int_equal(journal_replay(l, &st), 0);
+	assert_int_equal(st.records, 3);
+	assert_int_equal(st.skipped, 1);
+	assert_int_equal(g.n, 2);
+	journal_close(l);
+
+	g = (struct follower){ .answer = ERR_CORRUPT, .fail_at = 2 };
+	assert_int_equal(journal_open(NULL, fx->dir, &fx->loop, follow, &g, &l, err,
+				      sizeof(err)), 0);
+	assert_int_equal(journal_replay(l, &st), ERR_CORRUPT);
+	assert_int_equal(g.n, 1);
+	journal_close(l);
+}
+
+static void test_journal_a_batch_that_cannot_be_followed_fails_the_log(void **state)
+{
+	struct fixture *fx = *state;
+	struct follower f = { .answer = ERR_CORRUPT, .fail_at = 1 };
+	uint8_t wire[EDIT_WIRE_SIZE];
+	struct append a = { &f, 1, -1, 0 };
+	struct batch b = one(1, wire);
+	struct journal *l = open_replayed(fx, &f);
+
+	assert_int_equal(journal_append(l, &b, done, &a), 0);
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	assert_int_equal(a.called, 1);
+	assert_int_equal(a.status, ERR_IO);
+	assert_int_equal(journal_failed(l), ERR_IO);
+	b = one(2, wire);
+	assert_int_equal(journal_append(l, &b, done, &a), ERR_IO);
+	journal_close(l);
+}
+
+static void test_journal_refuses_unknown_backends_and_appends_before_replay(void **state)
+{
+	struct fixture *fx = *state;
+	struct follower f = { 0 };
+	uint8_t wire[EDIT_WIRE_SIZE];
+	struct append a = { &f, 1, -1, 0 };
+	struct batch b = one(1, wire);
+	struct journal *l;
+	char err[256];
+
+	assert_int_equal(journal_open("tape", fx->dir, &fx->loop, follow, &f, &l, err,
+				      sizeof(err)), ERR_INVAL);
+	assert_non_null(strstr(err, "unknown backend"));
+	assert_int_equal(journal_open("file", fx->dir, &fx->loop, follow, &f, &l, err,
+				      sizeof(err)), 0);
+	assert_int_equal(journal_append(l, &b, done, &a), ERR_INVAL);
+	assert_int_equal(a.called, 0);
+	journal_close(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+		T(test_journal_follows_each_append_before_its_done_and_replays_them),
+		T(test_journal_replay_skips_what_follow_cannot_apply),
+		T(test_journal_a_batch_that_cannot_be_followed_fails_the_log),
+		T(test_journal_refuses_unknown_backends_and_appends_before_replay),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
