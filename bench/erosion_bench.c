@@ -12,6 +12,7 @@
 
 #include "bench.h"
 #include "erosion.h"
+#include "pipeline.h"
 #include "preset.h"
 #include "regions.h"
 #include "tile.h"

@@ -30,6 +30,7 @@
 
 #include "bench.h"
 #include "err.h"
+#include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
 #include "zparams.h"

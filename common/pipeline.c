@@ -23,6 +23,7 @@
 #include "err.h"
 #include "material.h"
 #include "node.h"
+#include "pipeline.h"
 #include "preset.h"
 #include "simd.h"
 #include "tile.h"

@@ -21,6 +21,7 @@
 #include "le.h"
 #include "material.h"
 #include "node.h"
+#include "pipeline.h"
 #include "preset.h"
 
 #define BORDER 2   /* samples around the rectangle: neighbours of neighbours */

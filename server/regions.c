@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "pipeline.h"
 #include "preset.h"
 
 struct entry {

@@ -3,7 +3,7 @@
  *
  * The identity body of GET /v1/worlds/{seed}/chunks/{lod}/{cx}/{cz} and
  * the output of `terrain-server generate` both come from tilegen_encode()
- * (pipeline_tile() of preset.h), so they are byte-identical by
+ * (pipeline_tile() of pipeline.h), so they are byte-identical by
  * construction while the chunk has no edits (generate always writes the
  * unedited world), whatever region source each passes; the zstd body is
  * tilegen_compress() of it. Also parses the request arguments that the

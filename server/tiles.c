@@ -28,6 +28,7 @@
 #include "http.h"
 #include "metrics.h"
 #include "objects.h"
+#include "pipeline.h"
 #include "preset.h"
 #include "regions.h"
 #include "request.h"

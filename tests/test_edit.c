@@ -13,6 +13,7 @@
 
 #include "edit.h"
 #include "err.h"
+#include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
 

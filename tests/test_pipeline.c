@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "err.h"
+#include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline.h"
 #include "preset.h"
 #include "../server/regions.h"
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "edit.h"
+#include "pipeline.h"
 #include "preset.h"
 #include "scatter.h"
 #include "tile.h"

@@ -23,6 +23,7 @@
 #include <zstd.h>
 
 #include "err.h"
+#include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
 
