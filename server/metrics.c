@@ -4,6 +4,7 @@
 #include "metrics.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,25 +150,37 @@ static void put(struct out *o, const char *fmt, ...)
 	o->len += (size_t)n;
 }
 
-static void family(struct out *o, const char *name, const char *type,
-		   const char *help)
-{
-	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
+/* What one /metrics render reads. */
+struct sources {
+	const struct metrics *m;
+	const struct cache_stats *cs;
+	const struct http_stats *hs;
+	const struct regions_stats *rs;
+	const struct metrics_edit_stats *es;
+};
 
-static void scalar(struct out *o, const char *name, const char *type,
-		   const char *help, uint64_t v)
-{
-	family(o, name, type, help);
-	put(o, "%s %llu\n", name, (unsigned long long)v);
-}
+enum source { SELF, HTTP, CACHE, REGIONS, EDITS };
 
-static void render_requests(struct out *o, const struct metrics *m)
+/*
+ * One metric family: a scalar read from a field of one source (a uint64_t
+ * or size_t at off), or rendered by its own function.
+ */
+struct family_def {
+	const char *name, *type, *help;
+	enum source src;
+	size_t off, size;
+	void (*render)(struct out *o, const struct family_def *f, const struct sources *s);
+};
+
+#define FIELD(src, type, field) src, offsetof(type, field), sizeof(((type *)0)->field), NULL
+#define CUSTOM(fn) SELF, 0, 0, fn
+
+static void render_requests(struct out *o, const struct family_def *f,
+			    const struct sources *s)
 {
+	const struct metrics *m = s->m;
 	size_t r, i;
 
-	family(o, "terrain_requests_total", "counter",
-	       "HTTP responses by route and status.");
 	for (r = 0; r < m->nroutes; r++)
 		for (i = 0; i < NSTATUS; i++)
 			if (m->requests[r][i]) {
@@ -175,144 +188,191 @@ static void render_requests(struct out *o, const struct metrics *m)
 
 				if (statuses[i])
 					snprintf(st, sizeof(st), "%d", statuses[i]);
-				put(o, "terrain_requests_total{route=\"%s\",status=\"%s\"} %llu\n",
+				put(o, "%s{route=\"%s\",status=\"%s\"} %llu\n", f->name,
 				    m->labels[r], st, (unsigned long long)m->requests[r][i]);
 			}
 }
 
-static void render_histogram(struct out *o, const struct metrics *m)
+static void render_histogram(struct out *o, const struct family_def *f,
+			     const struct sources *s)
 {
+	const struct metrics *m = s->m;
 	uint64_t cum = 0;
 	size_t i;
 
-	family(o, "terrain_generation_seconds", "histogram",
-	       "Time to generate, encode and compress one tile or object list.");
 	for (i = 0; i < NBUCKET; i++) {
 		cum += m->gen_bucket[i];
-		put(o, "terrain_generation_seconds_bucket{le=\"%g\"} %llu\n",
-		    buckets[i], (unsigned long long)cum);
+		put(o, "%s_bucket{le=\"%g\"} %llu\n", f->name, buckets[i],
+		    (unsigned long long)cum);
 	}
 	cum += m->gen_bucket[NBUCKET];
-	put(o, "terrain_generation_seconds_bucket{le=\"+Inf\"} %llu\n",
-	    (unsigned long long)cum);
-	put(o, "terrain_generation_seconds_sum %.6f\n", m->gen_sum);
-	put(o, "terrain_generation_seconds_count %llu\n", (unsigned long long)cum);
+	put(o, "%s_bucket{le=\"+Inf\"} %llu\n", f->name, (unsigned long long)cum);
+	put(o, "%s_sum %.6f\n", f->name, m->gen_sum);
+	put(o, "%s_count %llu\n", f->name, (unsigned long long)cum);
 }
 
-static void render_edits(struct out *o, const struct metrics *m,
-			 const struct metrics_edit_stats *es)
+static void render_rejects(struct out *o, const struct family_def *f,
+			   const struct sources *s)
 {
 	size_t i;
 
-	scalar(o, "terrain_edits_total", "counter",
-	       "Edits accepted (durable and applied).", m->edits);
-	scalar(o, "terrain_edit_batches_total", "counter",
-	       "Edit batches accepted.", m->batches);
-	family(o, "terrain_edit_rejects_total", "counter",
-	       "Edit requests refused, by status.");
 	for (i = 0; i < NSTATUS; i++)
-		if (m->edit_rejects[i]) {
+		if (s->m->edit_rejects[i]) {
 			char st[8] = "other";
 
 			if (statuses[i])
 				snprintf(st, sizeof(st), "%d", statuses[i]);
-			put(o, "terrain_edit_rejects_total{status=\"%s\"} %llu\n", st,
-			    (unsigned long long)m->edit_rejects[i]);
+			put(o, "%s{status=\"%s\"} %llu\n", f->name, st,
+			    (unsigned long long)s->m->edit_rejects[i]);
 		}
-	scalar(o, "terrain_wal_commits_total", "counter",
-	       "Group commits of the edit log (one fdatasync each).", es->wal_commits);
-	scalar(o, "terrain_wal_last_commit_records", "gauge",
-	       "Edit batches covered by the last group commit.", es->wal_last_batch);
-	scalar(o, "terrain_wal_records", "gauge",
-	       "Records in the edit log.", es->wal_records);
-	scalar(o, "terrain_wal_bytes", "gauge",
-	       "Size of the edit log in bytes.", es->wal_bytes);
-	scalar(o, "terrain_wal_failed", "gauge",
-	       "1 once the edit log failed: edits get 503 until a restart.",
-	       (uint64_t)(es->wal_failed != 0));
-	scalar(o, "terrain_sse_subscribers", "gauge",
-	       "Event streams open.", es->sse_subscribers);
-	scalar(o, "terrain_sse_events_total", "counter",
-	       "Edit batches published to event streams.", es->sse_events);
-	scalar(o, "terrain_sse_dropped_total", "counter",
-	       "Event streams dropped for reading too slowly.", es->sse_dropped);
-	scalar(o, "terrain_worlds", "gauge",
-	       "Worlds with edit state in memory.", es->worlds);
 }
 
-static void render_regions(struct out *o, const struct regions_stats *rs)
+static void render_compute(struct out *o, const struct family_def *f,
+			   const struct sources *s)
 {
-	scalar(o, "terrain_region_cache_hits_total", "counter",
-	       "Eroded region lookups that found the region ready.", rs->hits);
-	scalar(o, "terrain_region_cache_misses_total", "counter",
-	       "Eroded region lookups that computed the region.", rs->misses);
-	scalar(o, "terrain_region_cache_waits_total", "counter",
-	       "Eroded region lookups that waited for another's computation.", rs->waits);
-	scalar(o, "terrain_region_cache_evictions_total", "counter",
-	       "Eroded regions evicted to keep the cache within its byte bound.",
-	       rs->evictions);
-	scalar(o, "terrain_region_cache_failures_total", "counter",
-	       "Eroded region computations that failed.", rs->failures);
-	scalar(o, "terrain_region_cache_entries", "gauge",
-	       "Eroded regions in the cache.", rs->entries);
-	scalar(o, "terrain_region_cache_bytes", "gauge",
-	       "Bytes held by the region cache.", rs->bytes);
-	scalar(o, "terrain_region_cache_capacity_bytes", "gauge",
-	       "The region cache's byte bound.", rs->capacity);
-	family(o, "terrain_region_compute_seconds_total", "counter",
-	       "Time spent computing eroded regions.");
-	put(o, "terrain_region_compute_seconds_total %.6f\n", rs->compute_ms / 1000.0);
+	put(o, "%s %.6f\n", f->name, s->rs->compute_ms / 1000.0);
+}
+
+/* Every family, in the order /metrics lists them. */
+static const struct family_def families[] = {
+	{ "terrain_requests_total", "counter", "HTTP responses by route and status.",
+	  CUSTOM(render_requests) },
+	{ "terrain_response_bytes_total", "counter", "Response bytes written to clients.",
+	  FIELD(HTTP, struct http_stats, bytes_sent) },
+	{ "terrain_connections_open", "gauge", "Open client connections.",
+	  FIELD(HTTP, struct http_stats, connections_open) },
+	{ "terrain_connections_total", "counter", "Client connections accepted.",
+	  FIELD(HTTP, struct http_stats, connections_total) },
+	{ "terrain_connections_rejected_total", "counter",
+	  "Connections answered 503 at the connection limit.",
+	  FIELD(HTTP, struct http_stats, rejected) },
+	{ "terrain_protocol_errors_total", "counter",
+	  "Requests refused by the HTTP layer (malformed, too large, timed out).",
+	  FIELD(HTTP, struct http_stats, protocol_errors) },
+	{ "terrain_cache_hits_total", "counter",
+	  "Tile and object lookups answered from the cache.",
+	  FIELD(CACHE, struct cache_stats, hits) },
+	{ "terrain_cache_misses_total", "counter",
+	  "Tile and object lookups not in the cache (coalesced ones included).",
+	  FIELD(CACHE, struct cache_stats, misses) },
+	{ "terrain_cache_coalesced_total", "counter",
+	  "Misses that waited for a generation already running.",
+	  FIELD(CACHE, struct cache_stats, waits) },
+	{ "terrain_cache_evictions_total", "counter",
+	  "Tiles evicted to keep the cache within its byte bound.",
+	  FIELD(CACHE, struct cache_stats, evictions) },
+	{ "terrain_cache_entries", "gauge", "Tiles in the cache.",
+	  FIELD(CACHE, struct cache_stats, entries) },
+	{ "terrain_cache_bytes", "gauge", "Bytes held by the cache, overhead included.",
+	  FIELD(CACHE, struct cache_stats, bytes) },
+	{ "terrain_cache_capacity_bytes", "gauge", "The cache's byte bound.",
+	  FIELD(CACHE, struct cache_stats, capacity) },
+	{ "terrain_region_cache_hits_total", "counter",
+	  "Eroded region lookups that found the region ready.",
+	  FIELD(REGIONS, struct regions_stats, hits) },
+	{ "terrain_region_cache_misses_total", "counter",
+	  "Eroded region lookups that computed the region.",
+	  FIELD(REGIONS, struct regions_stats, misses) },
+	{ "terrain_region_cache_waits_total", "counter",
+	  "Eroded region lookups that waited for another's computation.",
+	  FIELD(REGIONS, struct regions_stats, waits) },
+	{ "terrain_region_cache_evictions_total", "counter",
+	  "Eroded regions evicted to keep the cache within its byte bound.",
+	  FIELD(REGIONS, struct regions_stats, evictions) },
+	{ "terrain_region_cache_failures_total", "counter",
+	  "Eroded region computations that failed.",
+	  FIELD(REGIONS, struct regions_stats, failures) },
+	{ "terrain_region_cache_entries", "gauge", "Eroded regions in the cache.",
+	  FIELD(REGIONS, struct regions_stats, entries) },
+	{ "terrain_region_cache_bytes", "gauge", "Bytes held by the region cache.",
+	  FIELD(REGIONS, struct regions_stats, bytes) },
+	{ "terrain_region_cache_capacity_bytes", "gauge", "The region cache's byte bound.",
+	  FIELD(REGIONS, struct regions_stats, capacity) },
+	{ "terrain_region_compute_seconds_total", "counter",
+	  "Time spent computing eroded regions.", CUSTOM(render_compute) },
+	{ "terrain_generations_in_flight", "gauge",
+	  "Generations (tiles, object lists) running or queued.",
+	  FIELD(SELF, struct metrics, gen_in_flight) },
+	{ "terrain_generations_total", "counter",
+	  "Generations (tiles, object lists) finished.",
+	  FIELD(SELF, struct metrics, gen_total) },
+	{ "terrain_generation_errors_total", "counter", "Generations that failed.",
+	  FIELD(SELF, struct metrics, gen_errors) },
+	{ "terrain_made_bytes", "gauge",
+	  "Bodies made for single requests (identity tiles, bundles, large JSON), not yet sent.",
+	  FIELD(SELF, struct metrics, made) },
+	{ "terrain_made_capacity_bytes", "gauge",
+	  "Their bound (--response-mb); past it such requests get 503.",
+	  FIELD(SELF, struct metrics, made_capacity) },
+	{ "terrain_generation_seconds", "histogram",
+	  "Time to generate, encode and compress one tile or object list.",
+	  CUSTOM(render_histogram) },
+	{ "terrain_edits_total", "counter", "Edits accepted (durable and applied).",
+	  FIELD(SELF, struct metrics, edits) },
+	{ "terrain_edit_batches_total", "counter", "Edit batches accepted.",
+	  FIELD(SELF, struct metrics, batches) },
+	{ "terrain_edit_rejects_total", "counter", "Edit requests refused, by status.",
+	  CUSTOM(render_rejects) },
+	{ "terrain_wal_commits_total", "counter",
+	  "Group commits of the edit log (one fdatasync each).",
+	  FIELD(EDITS, struct metrics_edit_stats, wal_commits) },
+	{ "terrain_wal_last_commit_records", "gauge",
+	  "Edit batches covered by the last group commit.",
+	  FIELD(EDITS, struct metrics_edit_stats, wal_last_batch) },
+	{ "terrain_wal_records", "gauge", "Records in the edit log.",
+	  FIELD(EDITS, struct metrics_edit_stats, wal_records) },
+	{ "terrain_wal_bytes", "gauge", "Size of the edit log in bytes.",
+	  FIELD(EDITS, struct metrics_edit_stats, wal_bytes) },
+	{ "terrain_wal_failed", "gauge",
+	  "1 once the edit log failed: edits get 503 until a restart.",
+	  FIELD(EDITS, struct metrics_edit_stats, wal_failed) },
+	{ "terrain_sse_subscribers", "gauge", "Event streams open.",
+	  FIELD(EDITS, struct metrics_edit_stats, sse_subscribers) },
+	{ "terrain_sse_events_total", "counter", "Edit batches published to event streams.",
+	  FIELD(EDITS, struct metrics_edit_stats, sse_events) },
+	{ "terrain_sse_dropped_total", "counter",
+	  "Event streams dropped for reading too slowly.",
+	  FIELD(EDITS, struct metrics_edit_stats, sse_dropped) },
+	{ "terrain_worlds", "gauge", "Worlds with edit state in memory.",
+	  FIELD(EDITS, struct metrics_edit_stats, worlds) },
+};
+
+/* The value of a scalar family: its field, as uint64_t or size_t. */
+static uint64_t field(const struct family_def *f, const struct sources *s)
+{
+	const void *const base[] = { [SELF] = s->m, [HTTP] = s->hs, [CACHE] = s->cs,
+				     [REGIONS] = s->rs, [EDITS] = s->es };
+	const char *p = (const char *)base[f->src] + f->off;
+	uint64_t u;
+	size_t z;
+
+	if (f->size == sizeof(u)) {
+		memcpy(&u, p, sizeof(u));
+		return u;
+	}
+	memcpy(&z, p, sizeof(z));
+	return z;
 }
 
 int metrics_render(const struct metrics *m, const struct cache_stats *cs,
 		   const struct http_stats *hs, const struct regions_stats *rs,
 		   const struct metrics_edit_stats *es, char **out, size_t *len)
 {
+	const struct sources s = { m, cs, hs, rs, es };
 	struct out o = { malloc(4096), 0, 4096, 0 };
+	size_t i;
 
 	if (!o.p)
 		return ERR_NOMEM;
-	render_requests(&o, m);
-	scalar(&o, "terrain_response_bytes_total", "counter",
-	       "Response bytes written to clients.", hs->bytes_sent);
-	scalar(&o, "terrain_connections_open", "gauge",
-	       "Open client connections.", hs->connections_open);
-	scalar(&o, "terrain_connections_total", "counter",
-	       "Client connections accepted.", hs->connections_total);
-	scalar(&o, "terrain_connections_rejected_total", "counter",
-	       "Connections answered 503 at the connection limit.", hs->rejected);
-	scalar(&o, "terrain_protocol_errors_total", "counter",
-	       "Requests refused by the HTTP layer (malformed, too large, timed out).",
-	       hs->protocol_errors);
-	scalar(&o, "terrain_cache_hits_total", "counter",
-	       "Tile and object lookups answered from the cache.", cs->hits);
-	scalar(&o, "terrain_cache_misses_total", "counter",
-	       "Tile and object lookups not in the cache (coalesced ones included).", cs->misses);
-	scalar(&o, "terrain_cache_coalesced_total", "counter",
-	       "Misses that waited for a generation already running.", cs->waits);
-	scalar(&o, "terrain_cache_evictions_total", "counter",
-	       "Tiles evicted to keep the cache within its byte bound.", cs->evictions);
-	scalar(&o, "terrain_cache_entries", "gauge",
-	       "Tiles in the cache.", cs->entries);
-	scalar(&o, "terrain_cache_bytes", "gauge",
-	       "Bytes held by the cache, overhead included.", cs->bytes);
-	scalar(&o, "terrain_cache_capacity_bytes", "gauge",
-	       "The cache's byte bound.", cs->capacity);
-	render_regions(&o, rs);
-	scalar(&o, "terrain_generations_in_flight", "gauge",
-	       "Generations (tiles, object lists) running or queued.", m->gen_in_flight);
-	scalar(&o, "terrain_generations_total", "counter",
-	       "Generations (tiles, object lists) finished.", m->gen_total);
-	scalar(&o, "terrain_generation_errors_total", "counter",
-	       "Generations that failed.", m->gen_errors);
-	scalar(&o, "terrain_made_bytes", "gauge",
-	       "Bodies made for single requests (identity tiles, bundles, large JSON), not yet sent.",
-	       m->made);
-	scalar(&o, "terrain_made_capacity_bytes", "gauge",
-	       "Their bound (--response-mb); past it such requests get 503.",
-	       m->made_capacity);
-	render_histogram(&o, m);
-	render_edits(&o, m, es);
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		const struct family_def *f = &families[i];
+
+		put(&o, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
+		if (f->render)
+			f->render(&o, f, &s);
+		else
+			put(&o, "%s %llu\n", f->name, (unsigned long long)field(f, &s));
+	}
 	if (o.failed) {
 		free(o.p);
 		return ERR_NOMEM;

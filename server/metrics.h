@@ -26,7 +26,7 @@ struct metrics_edit_stats {
 	uint64_t wal_last_batch;  /* records in the last commit */
 	uint64_t wal_records;     /* records in the log */
 	uint64_t wal_bytes;       /* size of the log */
-	int wal_failed;           /* 1 once the log has failed */
+	uint64_t wal_failed;      /* 1 once the log has failed */
 	uint64_t sse_subscribers; /* event streams open */
 	uint64_t sse_events;      /* batches published */
 	uint64_t sse_dropped;     /* streams dropped as too slow */
