@@ -11,6 +11,7 @@
 
 #include "err.h"
 #include "preset.h"
+#include "store.h"
 
 struct catalog {
 	struct preset **v; /* preset_destroy_all() frees it */
@@ -33,34 +34,6 @@ static int is_json(const char *name)
 static int json_filter(const struct dirent *d)
 {
 	return is_json(d->d_name);
-}
-
-/* Read path whole into a new buffer. */
-static int read_file(const char *path, char **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	size_t n;
-
-	if (!f)
-		return ERR_IO;
-	buf = malloc(CATALOG_FILE_MAX + 1);
-	if (!buf) {
-		fclose(f);
-		return ERR_NOMEM;
-	}
-	n = fread(buf, 1, CATALOG_FILE_MAX + 1, f);
-	if (ferror(f) || n > CATALOG_FILE_MAX) {
-		int rc = ferror(f) ? ERR_IO : ERR_TOOBIG;
-
-		fclose(f);
-		free(buf);
-		return rc;
-	}
-	fclose(f);
-	*out = buf;
-	*len = n;
-	return 0;
 }
 
 /* Add p, replacing a preset of the same name. */
@@ -102,7 +75,7 @@ static int load_file(struct catalog *c, const char *dir, const char *file,
 	}
 	memcpy(name, file, nlen);
 	name[nlen] = '\0';
-	rc = read_file(path, &json, &len);
+	rc = store_read_file(path, CATALOG_FILE_MAX, &json, &len);
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", path,
 			 rc == ERR_IO ? strerror(errno) : err_str(rc));

@@ -250,16 +250,9 @@ static void fit_descriptors(struct config *c)
 
 static FILE *open_log(const char *path)
 {
-	FILE *f;
-
 	if (!path || !*path)
 		return NULL;
-	if (!strcmp(path, "-"))
-		return stderr;
-	f = fopen(path, "a");
-	if (f)
-		setvbuf(f, NULL, _IOLBF, 0);
-	return f;
+	return store_open_append(path);
 }
 
 static void limits_of(const struct config *c, FILE *log, struct http_limits *l)
@@ -438,19 +431,11 @@ static int gen_parse(struct gen_args *g, int argc, char **argv)
 
 static int write_all(const char *path, const uint8_t *buf, size_t len)
 {
-	FILE *f = path ? fopen(path, "wb") : stdout;
-	int ok;
-
-	if (!f) {
-		fprintf(stderr, "terrain-server generate: %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	ok = fwrite(buf, 1, len, f) == len;
-	ok = (path ? fclose(f) : fflush(f)) == 0 && ok;
-	if (!ok)
-		fprintf(stderr, "terrain-server generate: %s: write failed\n",
-			path ? path : "stdout");
-	return ok ? 0 : 1;
+	if (store_write_file(path, buf, len) == 0)
+		return 0;
+	fprintf(stderr, "terrain-server generate: %s: %s\n", path ? path : "stdout",
+		errno ? strerror(errno) : "write failed");
+	return 1;
 }
 
 /* Check every argument, then generate (the server's code path, with the

@@ -19,9 +19,10 @@
 
 #include "err.h"
 #include "http.h"
+#include "util.h"
 #include "world.h"
 
-typedef unsigned long long ull; /* for printf */
+
 
 struct sub {
 	struct sub *prev, *next;   /* the world's subscribers */

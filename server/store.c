@@ -1090,3 +1090,58 @@ int store_truncate(const char *dir, uint64_t offset, uint64_t *kept, char *err,
 		*kept = n;
 	return rc;
 }
+
+/* ---- other files ---- */
+
+int store_read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+	int rc = 0;
+
+	if (!f)
+		return ERR_IO;
+	if (!(buf = malloc(max + 2))) {
+		fclose(f);
+		return ERR_NOMEM;
+	}
+	n = fread(buf, 1, max + 1, f);
+	if (ferror(f))
+		rc = ERR_IO;
+	else if (n > max)
+		rc = ERR_TOOBIG;
+	fclose(f);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+int store_write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *f = path ? fopen(path, "wb") : stdout;
+	int ok;
+
+	if (!f)
+		return ERR_IO;
+	ok = fwrite(buf, 1, len, f) == len;
+	ok = (path ? fclose(f) : fflush(f)) == 0 && ok;
+	return ok ? 0 : ERR_IO;
+}
+
+FILE *store_open_append(const char *path)
+{
+	FILE *f;
+
+	if (!strcmp(path, "-"))
+		return stderr;
+	f = fopen(path, "a");
+	if (f)
+		setvbuf(f, NULL, _IOLBF, 0);
+	return f;
+}

@@ -38,6 +38,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct store;
 struct uv_loop_s;
@@ -202,5 +203,24 @@ void store_close(struct store *s);
  */
 int store_truncate(const char *dir, uint64_t offset, uint64_t *kept, char *err,
 		   size_t errlen);
+
+/*
+ * Other files. The store is the one module that opens files, so every
+ * path the server reads or writes goes through it: preset files, tiles
+ * written by `generate`, the access log.
+ */
+
+/* Read path whole (at most max bytes, else ERR_TOOBIG) into a new buffer
+ * with a NUL after the len bytes; the caller frees *out. ERR_IO (errno
+ * says why) or ERR_NOMEM. */
+int store_read_file(const char *path, size_t max, char **out, size_t *len);
+
+/* Write len bytes to path (created or truncated), or to standard output
+ * when path is NULL. 0 or ERR_IO (errno says why). */
+int store_write_file(const char *path, const void *buf, size_t len);
+
+/* Open path for appending lines, line-buffered; "-" is standard error.
+ * NULL on failure (errno says why). */
+FILE *store_open_append(const char *path);
 
 #endif
