@@ -13,6 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cjson/cJSON.h>
 #include <llhttp.h>
@@ -44,6 +48,8 @@ struct edits {
 	struct sse *sse;
 	struct journal *log;
 	char *token;                     /* NULL: loopback clients only */
+	char *cors_origins;              /* comma-separated, or NULL */
+	char *allowed_hosts;             /* comma-separated, or NULL */
 	char *presets_json;
 	size_t presets_len;
 	uint64_t skipped;                /* replay: batches of absent generators */
@@ -250,12 +256,108 @@ static int presets_body(struct edits *e)
 
 /* ---- edits ---------------------------------------------------------------------- */
 
-/* Edits need the bearer token when one is set, else a loopback client. */
+/* Whether the n bytes at s are an entry of the comma-separated list (any
+ * case, spaces around entries ignored). */
+static int listed(const char *list, const char *s, size_t n)
+{
+	while (list && *list) {
+		const char *end = strchr(list, ','), *a = list, *b;
+
+		if (!end)
+			end = list + strlen(list);
+		while (a < end && *a == ' ')
+			a++;
+		for (b = end; b > a && b[-1] == ' '; b--)
+			;
+		if ((size_t)(b - a) == n && !strncasecmp(a, s, n))
+			return 1;
+		list = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Whether a Host header names this machine's loopback: localhost (or a
+ * name under .localhost), 127.0.0.0/8 or [::1], with any port. */
+static int host_is_loopback(const char *host)
+{
+	char h[256];
+	size_t n = strlen(host);
+	const char *colon;
+	struct in_addr a4;
+
+	if (n >= sizeof(h))
+		return 0;
+	if (host[0] == '[') {
+		const char *close = strchr(host, ']');
+
+		return close && (size_t)(close - host) == 4 && !strncmp(host, "[::1]", 5) &&
+		       (close[1] == '\0' || close[1] == ':');
+	}
+	colon = strchr(host, ':');
+	n = colon ? (size_t)(colon - host) : n;
+	memcpy(h, host, n);
+	h[n] = '\0';
+	if (n && h[n - 1] == '.')
+		h[--n] = '\0';
+	if (!strcasecmp(h, "localhost") ||
+	    (n > 10 && !strcasecmp(h + n - 10, ".localhost")))
+		return 1;
+	return inet_pton(AF_INET, h, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+/* The host part of a Host value (for listing), into the arena. */
+static int host_listed(const struct edits *e, const char *host)
+{
+	const char *colon = host[0] == '[' ? strstr(host, "]:") : strchr(host, ':');
+	size_t n = colon ? (size_t)(colon - host) + (host[0] == '[') : strlen(host);
+
+	return listed(e->allowed_hosts, host, strlen(host)) ||
+	       listed(e->allowed_hosts, host, n);
+}
+
+/* Whether a browser page at the request's Origin may edit: no Origin (not
+ * a browser's cross-site request), the server's own origin (the viewer),
+ * or one of --cors-origins. */
+static int origin_allowed(const struct edits *e, const struct http_req *r)
+{
+	const char *origin = r->header[HTTP_H_ORIGIN], *host = r->header[HTTP_H_HOST];
+
+	if (!origin)
+		return 1;
+	if (host && !strncasecmp(origin, "http://", 7) && !strcasecmp(origin + 7, host))
+		return 1;
+	return listed(e->cors_origins, origin, strlen(origin));
+}
+
+/* Arena copy of a formatted detail. */
+static const char *detail(struct edit_req *x, const char *fmt, const char *arg)
+{
+	char *msg = http_req_alloc(x->q.http, 320);
+
+	if (!msg)
+		return "edits refused";
+	snprintf(msg, 320, fmt, arg);
+	return msg;
+}
+
+/*
+ * Who may edit (docs/edits.md): a browser page only from an allowed
+ * origin; then the bearer token when one is set; else only loopback
+ * clients that name a loopback host (or an --allowed-hosts one: DNS
+ * rebinding) and come straight, not through a proxy.
+ */
 static int authorise(struct edit_req *x)
 {
 	struct http_req *r = x->q.http;
+	const char *host = r->header[HTTP_H_HOST];
 	struct sockaddr_storage ss;
 
+	if (!origin_allowed(x->e, r)) {
+		x->q.detail = detail(x, "origin: %.200s may not edit; edits from a web page "
+				     "need the server's own origin or one of --cors-origins",
+				     r->header[HTTP_H_ORIGIN]);
+		return 403;
+	}
 	if (x->e->token) {
 		if (http_bearer_matches(r->header[HTTP_H_AUTHORIZATION], x->e->token))
 			return 0;
@@ -264,10 +366,30 @@ static int authorise(struct edit_req *x)
 			      "authorization: bearer token required";
 		return 401;
 	}
+	if (r->header[HTTP_H_FORWARDED] || r->header[HTTP_H_X_FORWARDED_FOR]) {
+		x->q.detail = "edits through a proxy (Forwarded, X-Forwarded-For) need "
+			      "--edit-token: behind a proxy every client looks local";
+		return 403;
+	}
+	if (host && !host_is_loopback(host) && !host_listed(x->e, host)) {
+		x->q.detail = detail(x, "host: %.200s is not a loopback name; without "
+				     "--edit-token edits need a loopback Host or one of "
+				     "--allowed-hosts", host);
+		return 403;
+	}
 	if (http_req_peer(r, &ss) == 0 && http_peer_is_loopback((const struct sockaddr *)&ss))
 		return 0;
 	x->q.detail = "edits are open to loopback clients only (no edit token is set)";
 	return 403;
+}
+
+/* The methods a preflight allows the request's origin: no POST for an
+ * origin that may not edit. */
+static uint64_t cors_methods(struct req *q, uint64_t methods)
+{
+	struct edit_req *x = edit_req_of(q);
+
+	return origin_allowed(x->e, q->http) ? methods : methods & ~REQ_M(HTTP_POST);
 }
 
 /* The log has the batch and follow() applied it, or it failed: answer. */
@@ -512,14 +634,14 @@ static int h_events(struct req *q)
 /* ---- the module ------------------------------------------------------------------ */
 
 static const struct route routes[] = {
-	{ "world", { "v1", "worlds", NULL }, 3, READ, 0, sizeof(struct edit_req), h_world },
+	{ "world", { "v1", "worlds", NULL }, 3, READ, 0, sizeof(struct edit_req), h_world, NULL },
 	{ "edits", { "v1", "worlds", NULL, "edits" }, 4, READ | REQ_M(HTTP_POST),
-	  REQ_COUNT_REJECTS, sizeof(struct edit_req), h_edits },
+	  REQ_COUNT_REJECTS, sizeof(struct edit_req), h_edits, cors_methods },
 	{ "hashes", { "v1", "worlds", NULL, "hashes" }, 4, READ, 0, sizeof(struct edit_req),
-	  h_hashes },
+	  h_hashes, NULL },
 	{ "events", { "v1", "worlds", NULL, "events" }, 4, REQ_M(HTTP_GET), 0,
-	  sizeof(struct edit_req), h_events },
-	{ "presets", { "v1", "presets" }, 2, READ, 0, sizeof(struct edit_req), h_presets },
+	  sizeof(struct edit_req), h_events, NULL },
+	{ "presets", { "v1", "presets" }, 2, READ, 0, sizeof(struct edit_req), h_presets, NULL },
 };
 
 size_t edits_routes(const struct route **out)
@@ -542,7 +664,11 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
 	e->cat = cat;
 	e->env = env;
 	snprintf(err, errlen, "out of memory");
-	if (cfg->token && cfg->token[0] && !(e->token = strdup(cfg->token)))
+	if ((cfg->token && cfg->token[0] && !(e->token = strdup(cfg->token))) ||
+	    (cfg->cors_origins && cfg->cors_origins[0] &&
+	     !(e->cors_origins = strdup(cfg->cors_origins))) ||
+	    (cfg->allowed_hosts && cfg->allowed_hosts[0] &&
+	     !(e->allowed_hosts = strdup(cfg->allowed_hosts))))
 		rc = ERR_NOMEM;
 	else if ((rc = world_map_create(cat, &e->worlds)) != 0 ||
 		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = presets_body(e)) != 0)
@@ -597,5 +723,7 @@ void edits_destroy(struct edits *e)
 	world_map_destroy(e->worlds);
 	cJSON_free(e->presets_json);
 	free(e->token);
+	free(e->cors_origins);
+	free(e->allowed_hosts);
 	free(e);
 }

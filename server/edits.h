@@ -32,6 +32,10 @@ struct edits_config {
 	const char *data_dir;   /* where the file log lives */
 	const char *token;      /* bearer token for edits; NULL or "":
 				   loopback clients only (copied) */
+	const char *cors_origins;  /* web origins that may edit besides the
+				      server's own, comma-separated (copied) */
+	const char *allowed_hosts; /* Host names besides loopback ones that
+				      tokenless edits may name (copied) */
 };
 
 /*

@@ -41,7 +41,11 @@ struct http_stream;
 	XX(IF_NONE_MATCH,   "if-none-match")                 \
 	XX(CONTENT_TYPE,    "content-type")                  \
 	XX(AUTHORIZATION,   "authorization")                 \
-	XX(LAST_EVENT_ID,   "last-event-id")
+	XX(LAST_EVENT_ID,   "last-event-id")                 \
+	XX(HOST,            "host")                          \
+	XX(ORIGIN,          "origin")                        \
+	XX(FORWARDED,       "forwarded")                     \
+	XX(X_FORWARDED_FOR, "x-forwarded-for")
 
 enum http_header_id {
 #define XX(id, name) HTTP_H_##id,
@@ -66,6 +70,7 @@ enum http_header_id {
 	XX(414, "URI Too Long")                              \
 	XX(415, "Unsupported Media Type")                    \
 	XX(422, "Unprocessable Content")                     \
+	XX(429, "Too Many Requests")                         \
 	XX(431, "Request Header Fields Too Large")           \
 	XX(500, "Internal Server Error")                     \
 	XX(503, "Service Unavailable")

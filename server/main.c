@@ -49,6 +49,8 @@ struct config {
 	const char *access_log;
 	unsigned max_age;
 	const char *edit_token;
+	const char *cors_origins;
+	const char *allowed_hosts;
 };
 
 enum opt_type { T_STR, T_UINT, T_SECS };
@@ -84,6 +86,11 @@ static const struct option options[] = {
 	    "directory of the edit log (created when missing; one server each)"),
 	OPT("edit-token", "TERRAIN_EDIT_TOKEN", "TOKEN", "", T_STR, edit_token, 0,
 	    "edits need Authorization: Bearer TOKEN; unset: loopback clients only"),
+	OPT("cors-origins", "TERRAIN_CORS_ORIGINS", "LIST", "", T_STR, cors_origins, 0,
+	    "web origins (https://game.example,...) whose pages may POST edits, besides "
+	    "the server's own; other pages get 403"),
+	OPT("allowed-hosts", "TERRAIN_ALLOWED_HOSTS", "LIST", "", T_STR, allowed_hosts, 0,
+	    "Host names besides loopback ones that edits may name when no token is set"),
 	OPT("max-connections", "TERRAIN_MAX_CONNECTIONS", "N", "10000", T_UINT,
 	    max_connections, 1 << 24,
 	    "open connections (counted from their first bytes); beyond it clients "
@@ -281,6 +288,25 @@ static int replay(struct routes *rt)
 	return 0;
 }
 
+/* Whether the bind address is loopback only. */
+static int bind_is_loopback(const char *addr)
+{
+	return !strcmp(addr, "localhost") || !strcmp(addr, "::1") || !strncmp(addr, "127.", 4);
+}
+
+/* Without a token, edits are open to whoever looks local: say so when
+ * that may be more than this machine's own users. */
+static void warn_open_edits(const struct config *c)
+{
+	if (c->edit_token && c->edit_token[0])
+		return;
+	if (!bind_is_loopback(c->bind))
+		fprintf(stderr, "terrain-server: warning: listening on %s with no --edit-token: "
+			"edits are still refused to non-loopback clients, but a reverse proxy "
+			"on this machine makes every client loopback; set --edit-token "
+			"(docs/edits.md)\n", c->bind);
+}
+
 /* Everything after the drain; main returns its status. */
 static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 {
@@ -292,7 +318,9 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .max_generations = 1024,
 				   .edit_log = "file",
 				   .data_dir = c->data_dir,
-				   .edit_token = c->edit_token };
+				   .edit_token = c->edit_token,
+				   .cors_origins = c->cors_origins,
+				   .allowed_hosts = c->allowed_hosts };
 	struct http_server *hs = NULL;
 	struct http_handler h;
 	struct http_limits lim;
@@ -306,6 +334,7 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 		return 1;
 	}
 	limits_of(c, log, &lim);
+	warn_open_edits(c);
 	if (route_create(loop_uv(lp), cat, &rc, &rt, err, sizeof(err)) < 0) {
 		fprintf(stderr, "terrain-server: %s\n", err);
 		goto fail;

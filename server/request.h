@@ -52,6 +52,9 @@ struct route {
 	unsigned flags;
 	size_t size;
 	int (*handler)(struct req *q);
+	/* optional: the methods a CORS preflight allows this request's
+	 * Origin, of methods (NULL: all of them) */
+	uint64_t (*cors_methods)(struct req *q, uint64_t methods);
 };
 
 /* What every answer shares: metrics and the budget of made bodies. */

@@ -145,10 +145,10 @@ static int h_static(struct req *q)
 }
 
 static const struct route service_routes[] = {
-	{ "healthz", { "healthz" }, 1, READ, 0, sizeof(struct req), h_health },
-	{ "metrics", { "metrics" }, 1, READ, REQ_UNCHARGED, sizeof(struct req), h_metrics },
-	{ "viewer", { "" }, 1, READ, 0, sizeof(struct req), h_static },
-	{ "assets", { "assets", NULL }, 2, READ, 0, sizeof(struct req), h_static },
+	{ "healthz", { "healthz" }, 1, READ, 0, sizeof(struct req), h_health, NULL },
+	{ "metrics", { "metrics" }, 1, READ, REQ_UNCHARGED, sizeof(struct req), h_metrics, NULL },
+	{ "viewer", { "" }, 1, READ, 0, sizeof(struct req), h_static, NULL },
+	{ "assets", { "assets", NULL }, 2, READ, 0, sizeof(struct req), h_static, NULL },
 };
 
 /* ---- dispatch ----------------------------------------------------------------- */
@@ -189,7 +189,9 @@ static const struct slot *match(const struct routes *rt, const struct req *q,
 static void preflight(struct req *q)
 {
 	char headers[512];
-	const char *allow = req_allow_list(q, q->route->methods);
+	uint64_t methods = q->route->cors_methods ?
+			   q->route->cors_methods(q, q->route->methods) : q->route->methods;
+	const char *allow = req_allow_list(q, methods);
 
 	snprintf(headers, sizeof(headers),
 		 "Allow: %s\r\nAccess-Control-Allow-Methods: %s\r\n"
@@ -335,7 +337,8 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 		return ERR_NOMEM;
 	tc = (struct tiles_config){ cfg->cache_bytes, cfg->region_bytes, cfg->max_age,
 				    cfg->max_generations };
-	ec = (struct edits_config){ cfg->edit_log, cfg->data_dir, cfg->edit_token };
+	ec = (struct edits_config){ cfg->edit_log, cfg->data_dir, cfg->edit_token,
+				    cfg->cors_origins, cfg->allowed_hosts };
 	/* the labels are known once the modules are: metrics come last but
 	 * env must point at them before any request, so build in that order */
 	if ((rc = edits_create(loop, cat, &rt->env, &ec, &rt->edits, err, errlen)) != 0 ||

@@ -152,6 +152,8 @@ struct route_config {
 	const char *data_dir;    /* where the file log lives (--data-dir) */
 	const char *edit_token;  /* bearer token for edits; NULL or "":
 				    loopback clients only (copied) */
+	const char *cors_origins;  /* --cors-origins (edits.h) */
+	const char *allowed_hosts; /* --allowed-hosts (edits.h) */
 };
 
 /*

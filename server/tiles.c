@@ -798,11 +798,11 @@ static int h_batch(struct req *q)
 
 static const struct route routes[] = {
 	{ "tile", { "v1", "worlds", NULL, "chunks", NULL, NULL, NULL }, 7, READ, 0,
-	  sizeof(struct tile_req), h_tile },
+	  sizeof(struct tile_req), h_tile, NULL },
 	{ "batch", { "v1", "worlds", NULL, "chunks", NULL }, 5, READ, 0,
-	  sizeof(struct tile_req), h_batch },
+	  sizeof(struct tile_req), h_batch, NULL },
 	{ "objects", { "v1", "worlds", NULL, "objects", NULL, NULL }, 6, READ, 0,
-	  sizeof(struct tile_req), h_objects },
+	  sizeof(struct tile_req), h_objects, NULL },
 };
 
 size_t tiles_routes(const struct route **out)

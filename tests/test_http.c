@@ -927,7 +927,7 @@ static void post_1000_edits(int port, const char *world)
 				"%s{\"op\":\"raise\",\"x\":%d.5,\"z\":%d,\"radius\":12.5,\"strength\":1.5}",
 				i ? "," : "", 250 * k + i, -i);
 		len += (size_t)snprintf(body + len, sizeof(body) - len, "]}");
-		snprintf(raw, sizeof(raw), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: t\r\n"
+		snprintf(raw, sizeof(raw), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 			 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
 			 "Connection: close\r\n\r\n%s", world, len, body);
 		assert_int_equal(request(port, raw, &rp), 0);

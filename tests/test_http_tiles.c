@@ -593,7 +593,7 @@ static void post_edit(const char *seed, const char *json)
 	struct resp rp;
 	int fd = connect_to(main_srv.port);
 
-	snprintf(raw, sizeof(raw), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: t\r\n"
+	snprintf(raw, sizeof(raw), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: localhost\r\n"
 		 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
 		 "Connection: close\r\n\r\n%s", seed, strlen(json), json);
 	send_str(fd, raw);

@@ -306,7 +306,7 @@ static void exchange(struct reader *r, const char *method, const char *path,
 	char head[1024];
 	int n;
 
-	n = snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: t\r\n%s"
+	n = snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s"
 		     "Content-Length: %zu\r\n\r\n", method, path, headers ? headers : "",
 		     body ? strlen(body) : 0);
 	send_all(r->fd, head, (size_t)n);
