@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bake.h"
 #include "edit.h"
 #include "err.h"
 #include "material.h"
@@ -901,9 +902,21 @@ int pipeline_generate(const struct preset *p, uint64_t seed, int lod,
 
 /* ---------------------------------------------------------------- served tiles */
 
-int pipeline_tile(const struct preset *p, uint64_t seed, int lod, int32_t cx, int32_t cz,
-		  const struct region_source *rs, const struct edit *edits, size_t n_edits,
-		  uint64_t edit_seq, unsigned layers, struct tile *out)
+/* Apply the edits (a list, or a baked layer when bl) to a block. */
+static int apply_edits(const struct preset *p, int32_t *h, int64_t x0, int64_t z0, int lod,
+		       uint32_t w, uint32_t hgt, const struct edit *edits, size_t n,
+		       const struct bake_layer *bl)
+{
+	if (bl)
+		return bake_apply(bl, h, x0, z0, lod, w, hgt, p->quantum_um);
+	edit_apply_block(h, x0, z0, lod, w, hgt, p->quantum_um, edits, n);
+	return 0;
+}
+
+static int tile_with(const struct preset *p, uint64_t seed, int lod, int32_t cx, int32_t cz,
+		     const struct region_source *rs, const struct edit *edits, size_t n_edits,
+		     const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
+		     struct tile *out)
 {
 	int64_t chunk, step, x0, z0;
 	uint32_t side, n, j;
@@ -914,13 +927,16 @@ int pipeline_tile(const struct preset *p, uint64_t seed, int lod, int32_t cx, in
 	if (rc)
 		return rc;
 	out->edit_seq = edit_seq;
-	if (!(layers & PIPELINE_LAYER_MATERIAL)) {
-		edit_apply(out, edits, n_edits);
-		return 0;
-	}
-	/* materials need each sample's neighbours: the block one sample wider */
 	chunk = INT64_C(1) << p->chunk_log2;
 	step = INT64_C(1) << lod;
+	if (!(layers & PIPELINE_LAYER_MATERIAL)) {
+		rc = apply_edits(p, out->h, (int64_t)cx * chunk, (int64_t)cz * chunk, lod,
+				 out->side, out->side, edits, n_edits, bl);
+		if (rc)
+			tile_release(out);
+		return rc;
+	}
+	/* materials need each sample's neighbours: the block one sample wider */
 	side = out->side;
 	n = side + 2;
 	x0 = (int64_t)cx * chunk - step;
@@ -929,8 +945,9 @@ int pipeline_tile(const struct preset *p, uint64_t seed, int lod, int32_t cx, in
 	rc = blk ? pipeline_heights(p, seed, lod, x0, z0, n, n, rs, blk) : ERR_NOMEM;
 	if (!rc)
 		rc = tile_add_material(out);
+	if (!rc)
+		rc = apply_edits(p, blk, x0, z0, lod, n, n, edits, n_edits, bl);
 	if (!rc) {
-		edit_apply_block(blk, x0, z0, lod, n, n, p->quantum_um, edits, n_edits);
 		for (j = 0; j < side; j++)
 			memcpy(out->h + (size_t)j * side, blk + (size_t)(j + 1) * n + 1,
 			       side * sizeof(*blk));
@@ -941,4 +958,18 @@ int pipeline_tile(const struct preset *p, uint64_t seed, int lod, int32_t cx, in
 	if (rc)
 		tile_release(out);
 	return rc;
+}
+
+int pipeline_tile(const struct preset *p, uint64_t seed, int lod, int32_t cx, int32_t cz,
+		  const struct region_source *rs, const struct edit *edits, size_t n_edits,
+		  uint64_t edit_seq, unsigned layers, struct tile *out)
+{
+	return tile_with(p, seed, lod, cx, cz, rs, edits, n_edits, NULL, edit_seq, layers, out);
+}
+
+int pipeline_tile_baked(const struct preset *p, uint64_t seed, int lod, int32_t cx,
+			int32_t cz, const struct region_source *rs, const struct bake_layer *bl,
+			uint64_t edit_seq, unsigned layers, struct tile *out)
+{
+	return tile_with(p, seed, lod, cx, cz, rs, NULL, 0, bl, edit_seq, layers, out);
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct bake_layer;
 struct edit;
 struct preset;
 struct tile;
@@ -84,5 +85,14 @@ int pipeline_generate_with(const struct preset *p, uint64_t seed, int lod,
 int pipeline_tile(const struct preset *p, uint64_t seed, int lod, int32_t cx, int32_t cz,
 		  const struct region_source *rs, const struct edit *edits, size_t n_edits,
 		  uint64_t edit_seq, unsigned layers, struct tile *out);
+
+/*
+ * pipeline_tile() with the edits as a baked layer (bake.h): each chunk's
+ * baked delta and the edits after it. Byte-identical to pipeline_tile()
+ * with all the layer's edits in order.
+ */
+int pipeline_tile_baked(const struct preset *p, uint64_t seed, int lod, int32_t cx,
+			int32_t cz, const struct region_source *rs, const struct bake_layer *bl,
+			uint64_t edit_seq, unsigned layers, struct tile *out);
 
 #endif

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bake.h"
 #include "edit.h"
 #include "err.h"
 #include "fbm.h"
@@ -73,7 +74,8 @@ struct ground {
 /* Make the ground of [x0, x0 + w] x [z0, z0 + h] plus the border. */
 static int ground_make(struct ground *g, const struct preset *p, uint64_t seed,
 		       int64_t x0, int64_t z0, int64_t w, int64_t h,
-		       const struct region_source *rs, const struct edit *edits, size_t n)
+		       const struct region_source *rs, const struct edit *edits, size_t n,
+		       const struct bake_layer *bl)
 {
 	int rc;
 
@@ -90,7 +92,13 @@ static int ground_make(struct ground *g, const struct preset *p, uint64_t seed,
 	rc = pipeline_heights(p, seed, 0, g->bx, g->bz, g->bw, g->bh, rs, g->h);
 	if (rc)
 		return rc;
-	edit_apply_block(g->h, g->bx, g->bz, 0, g->bw, g->bh, preset_quantum_um(p), edits, n);
+	if (bl)
+		rc = bake_apply(bl, g->h, g->bx, g->bz, 0, g->bw, g->bh, preset_quantum_um(p));
+	else
+		edit_apply_block(g->h, g->bx, g->bz, 0, g->bw, g->bh, preset_quantum_um(p),
+				 edits, n);
+	if (rc)
+		return rc;
 	return material_classify(p, seed, 0, g->bx + 1, g->bz + 1, g->bw - 2, g->bh - 2,
 				 g->h, g->mat);
 }
@@ -158,10 +166,11 @@ static int candidate(const struct ground *g, uint64_t seed, const struct fbm *de
 	return 1;
 }
 
-int scatter_area(const struct preset *p, uint64_t seed, int64_t x0, int64_t z0,
-		 int64_t w, int64_t h, const struct region_source *rs,
-		 const struct edit *edits, size_t n, struct scatter_object **out,
-		 size_t *count)
+/* scatter_area() with the edits as a list or as a baked layer. */
+static int scatter_with(const struct preset *p, uint64_t seed, int64_t x0, int64_t z0,
+			int64_t w, int64_t h, const struct region_source *rs,
+			const struct edit *edits, size_t n, const struct bake_layer *bl,
+			struct scatter_object **out, size_t *count)
 {
 	const struct fbm_params dp = { NOISE_VALUE_QUINTIC, FBM_PLAIN, 3, 400.0, 0.5, 2.0, 2.0 };
 	struct ground g = { 0 };
@@ -183,7 +192,7 @@ int scatter_area(const struct preset *p, uint64_t seed, int64_t x0, int64_t z0,
 		return ERR_NOMEM;
 	}
 	fbm_init(&density, &dp, seed, 0x5ca77e2U);
-	rc = ground_make(&g, p, seed, x0, z0, w, h, rs, edits, n);
+	rc = ground_make(&g, p, seed, x0, z0, w, h, rs, edits, n, bl);
 	for (gz = z0 / SCATTER_CELL; !rc && gz < (z0 + h) / SCATTER_CELL; gz++)
 		for (gx = x0 / SCATTER_CELL; gx < (x0 + w) / SCATTER_CELL; gx++)
 			k += (size_t)candidate(&g, seed, &density, &s, gx, gz, &v[k]);
@@ -198,6 +207,14 @@ int scatter_area(const struct preset *p, uint64_t seed, int64_t x0, int64_t z0,
 	return 0;
 }
 
+int scatter_area(const struct preset *p, uint64_t seed, int64_t x0, int64_t z0,
+		 int64_t w, int64_t h, const struct region_source *rs,
+		 const struct edit *edits, size_t n, struct scatter_object **out,
+		 size_t *count)
+{
+	return scatter_with(p, seed, x0, z0, w, h, rs, edits, n, NULL, out, count);
+}
+
 int scatter_chunk(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 		  const struct region_source *rs, const struct edit *edits, size_t n,
 		  struct scatter_object **out, size_t *count)
@@ -205,6 +222,16 @@ int scatter_chunk(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 	int64_t c = (int64_t)1 << preset_chunk_log2(p);
 
 	return scatter_area(p, seed, (int64_t)cx * c, (int64_t)cz * c, c, c, rs, edits, n,
+			    out, count);
+}
+
+int scatter_chunk_baked(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
+			const struct region_source *rs, const struct bake_layer *bl,
+			struct scatter_object **out, size_t *count)
+{
+	int64_t c = (int64_t)1 << preset_chunk_log2(p);
+
+	return scatter_with(p, seed, (int64_t)cx * c, (int64_t)cz * c, c, c, rs, NULL, 0, bl,
 			    out, count);
 }
 

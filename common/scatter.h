@@ -18,6 +18,7 @@
 
 struct edit;
 struct preset;
+struct bake_layer;
 struct region_source;
 
 #define SCATTER_CELL 8   /* metres per candidate cell */
@@ -62,6 +63,12 @@ int scatter_area(const struct preset *p, uint64_t seed, int64_t x0, int64_t z0,
 int scatter_chunk(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 		  const struct region_source *rs, const struct edit *edits, size_t n,
 		  struct scatter_object **out, size_t *count);
+
+/* scatter_chunk() with the edits as a baked layer (bake.h): the same
+ * objects as with every edit of the layer applied in order. */
+int scatter_chunk_baked(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
+			const struct region_source *rs, const struct bake_layer *bl,
+			struct scatter_object **out, size_t *count);
 
 /* Little-endian binary form: 32 bytes per object (docs/objects.md). */
 #define SCATTER_WIRE_SIZE 32
