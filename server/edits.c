@@ -52,6 +52,8 @@ struct edits {
 	char *allowed_hosts;             /* comma-separated, or NULL */
 	char *presets_json;
 	size_t presets_len;
+	edits_change_fn on_change;       /* chunks a batch touched, or NULL */
+	void *change_arg;
 	uint64_t skipped;                /* replay: batches of absent generators */
 	char skip_note[256];
 	char follow_err[256];
@@ -97,6 +99,13 @@ static int follow(void *arg, const struct batch *b, int live)
 	}
 	if (live)
 		sse_publish(e->sse, w);
+	if (e->on_change) {
+		struct world_batch wb;
+
+		world_batch(w, world_batches(w) - 1, &wb);
+		e->on_change(e->change_arg, catalog_find(e->cat, b->gen, b->gen_len),
+			     b->seed, wb.chunks, wb.nchunks);
+	}
 	return 0;
 }
 
@@ -682,6 +691,12 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
 	}
 	*out = e;
 	return 0;
+}
+
+void edits_on_change(struct edits *e, edits_change_fn fn, void *arg)
+{
+	e->on_change = fn;
+	e->change_arg = arg;
 }
 
 const struct world_map *edits_worlds(const struct edits *e)

@@ -18,6 +18,7 @@
 #define EDITS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct catalog;
 struct edits;
@@ -57,6 +58,14 @@ int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t w
 
 /* The routes of this resource (static); their module is the struct edits. */
 size_t edits_routes(const struct route **out);
+
+/* Called after every batch is applied (replay and live) with the chunks
+ * it touched (n (cx, cz) pairs), the world's generator index and seed. */
+typedef void (*edits_change_fn)(void *arg, int gen, uint64_t seed, const int32_t *chunks,
+				size_t n);
+
+/* Set the one change callback (NULL: none). */
+void edits_on_change(struct edits *e, edits_change_fn fn, void *arg);
 
 /* The world map, for the readers of edit versions. */
 const struct world_map *edits_worlds(const struct edits *e);

@@ -49,6 +49,7 @@ struct config {
 	const char *access_log;
 	unsigned max_age;
 	const char *edit_token;
+	unsigned bake_after;
 	const char *cors_origins;
 	const char *allowed_hosts;
 };
@@ -86,6 +87,9 @@ static const struct option options[] = {
 	    "directory of the edit log (created when missing; one server each)"),
 	OPT("edit-token", "TERRAIN_EDIT_TOKEN", "TOKEN", "", T_STR, edit_token, 0,
 	    "edits need Authorization: Bearer TOKEN; unset: loopback clients only"),
+	OPT("bake-after", "TERRAIN_BAKE_AFTER", "N", "32", T_UINT, bake_after, 1 << 20,
+	    "fold a chunk's edits into a stored height delta once N of them are not; "
+	    "a cold tile then costs about the same whatever the chunk's history (0: never)"),
 	OPT("cors-origins", "TERRAIN_CORS_ORIGINS", "LIST", "", T_STR, cors_origins, 0,
 	    "web origins (https://game.example,...) whose pages may POST edits, besides "
 	    "the server's own; other pages get 403"),
@@ -316,6 +320,7 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .response_bytes = (size_t)(c->response_mb ? c->response_mb : 1) << 20,
 				   .max_age = c->max_age,
 				   .max_generations = 1024,
+				   .bake_after = c->bake_after,
 				   .edit_log = "file",
 				   .data_dir = c->data_dir,
 				   .edit_token = c->edit_token,
@@ -495,7 +500,7 @@ static int generate_with(const struct gen_args *g, const struct catalog *cat)
 		return gen_usage("cz is not an int32: ", g->cz);
 	if (g->layers && tilegen_parse_layers(g->layers, strlen(g->layers), &layers))
 		return gen_usage("unknown layer list (height or height,material): ", g->layers);
-	rc = tilegen_encode(p, seed, lod, cx, cz, NULL, NULL, 0, 0, layers, &raw, &len);
+	rc = tilegen_encode(p, seed, lod, cx, cz, NULL, NULL, 0, layers, &raw, &len);
 	if (rc) {
 		fprintf(stderr, "terrain-server generate: %s\n", err_str(rc));
 		return 1;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bakes.h"
 #include "cache.h"
 #include "err.h"
 #include "http.h"
@@ -156,10 +157,11 @@ struct sources {
 	const struct cache_stats *cs;
 	const struct http_stats *hs;
 	const struct regions_stats *rs;
+	const struct bakes_stats *bs;
 	const struct metrics_edit_stats *es;
 };
 
-enum source { SELF, HTTP, CACHE, REGIONS, EDITS };
+enum source { SELF, HTTP, CACHE, REGIONS, BAKES, EDITS };
 
 /*
  * One metric family: a scalar read from a field of one source (a uint64_t
@@ -335,13 +337,22 @@ static const struct family_def families[] = {
 	  FIELD(EDITS, struct metrics_edit_stats, sse_dropped) },
 	{ "terrain_worlds", "gauge", "Worlds with edit state in memory.",
 	  FIELD(EDITS, struct metrics_edit_stats, worlds) },
+	{ "terrain_bakes_total", "counter",
+	  "Chunk bakes made: edits folded into a chunk's height delta.",
+	  FIELD(BAKES, struct bakes_stats, baked) },
+	{ "terrain_baked_chunks", "gauge", "Chunks with a baked delta.",
+	  FIELD(BAKES, struct bakes_stats, chunks) },
+	{ "terrain_baked_bytes", "gauge", "Bytes of the compressed baked deltas.",
+	  FIELD(BAKES, struct bakes_stats, bytes) },
+	{ "terrain_bake_queue", "gauge", "Chunks waiting for a bake.",
+	  FIELD(BAKES, struct bakes_stats, queued) },
 };
 
 /* The value of a scalar family: its field, as uint64_t or size_t. */
 static uint64_t field(const struct family_def *f, const struct sources *s)
 {
 	const void *const base[] = { [SELF] = s->m, [HTTP] = s->hs, [CACHE] = s->cs,
-				     [REGIONS] = s->rs, [EDITS] = s->es };
+				     [REGIONS] = s->rs, [BAKES] = s->bs, [EDITS] = s->es };
 	const char *p = (const char *)base[f->src] + f->off;
 	uint64_t u;
 	size_t z;
@@ -356,9 +367,10 @@ static uint64_t field(const struct family_def *f, const struct sources *s)
 
 int metrics_render(const struct metrics *m, const struct cache_stats *cs,
 		   const struct http_stats *hs, const struct regions_stats *rs,
-		   const struct metrics_edit_stats *es, char **out, size_t *len)
+		   const struct bakes_stats *bs, const struct metrics_edit_stats *es,
+		   char **out, size_t *len)
 {
-	const struct sources s = { m, cs, hs, rs, es };
+	const struct sources s = { m, cs, hs, rs, bs, es };
 	struct out o = { malloc(4096), 0, 4096, 0 };
 	size_t i;
 

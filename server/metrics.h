@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct metrics;
+struct bakes_stats;
 struct cache_stats;
 struct http_stats;
 struct regions_stats;
@@ -68,6 +69,7 @@ void metrics_edit_rejected(struct metrics *m, int status);
  */
 int metrics_render(const struct metrics *m, const struct cache_stats *cs,
 		   const struct http_stats *hs, const struct regions_stats *rs,
-		   const struct metrics_edit_stats *es, char **out, size_t *len);
+		   const struct bakes_stats *bs, const struct metrics_edit_stats *es,
+		   char **out, size_t *len);
 
 #endif

@@ -85,7 +85,7 @@ static int write_binary(const struct scatter_object *v, size_t count,
 }
 
 int objects_encode(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
-		   const struct region_source *rs, const struct edit *edits, size_t n,
+		   const struct region_source *rs, const struct bake_layer *bl,
 		   uint64_t edit_seq, enum objects_form form, uint8_t **out,
 		   size_t *len)
 {
@@ -93,9 +93,10 @@ int objects_encode(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz
 	size_t count;
 	int rc;
 
-	if (!p || !out || !len || (n && !edits))
+	if (!p || !out || !len)
 		return ERR_INVAL;
-	rc = scatter_chunk(p, seed, cx, cz, rs, edits, n, &v, &count);
+	rc = bl ? scatter_chunk_baked(p, seed, cx, cz, rs, bl, &v, &count) :
+	     scatter_chunk(p, seed, cx, cz, rs, NULL, 0, &v, &count);
 	if (rc)
 		return rc;
 	if (form == OBJECTS_BINARY)

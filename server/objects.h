@@ -16,6 +16,7 @@
 
 struct edit;
 struct preset;
+struct bake_layer;
 struct region_source;
 
 #define OBJECTS_JSON_TYPE   "application/json"
@@ -30,8 +31,8 @@ enum objects_form {
 };
 
 /*
- * The objects of chunk (cx, cz) of world (p, seed) with the n edits that
- * touch the chunk applied (scatter_chunk(); rs as for tiles, may be NULL),
+ * The objects of chunk (cx, cz) of world (p, seed) with the edits of bl
+ * applied (scatter_chunk_baked(); NULL: none; rs as for tiles, may be NULL),
  * in form: JSON {"cx","cz","edit_seq","objects":[...]} with x and z in
  * metres to the millimetre, y to the micrometre, rotation in radians and
  * scale as a factor; or the 16-byte header ("TROB", u16 version 1, u16 0,
@@ -40,7 +41,7 @@ enum objects_form {
  * or ERR_NOMEM.
  */
 int objects_encode(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
-		   const struct region_source *rs, const struct edit *edits, size_t n,
+		   const struct region_source *rs, const struct bake_layer *bl,
 		   uint64_t edit_seq, enum objects_form form, uint8_t **out,
 		   size_t *len);
 

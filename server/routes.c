@@ -18,6 +18,7 @@
 #include <llhttp.h>
 #include <uv.h>
 
+#include "bakes.h"
 #include "cache.h"
 #include "catalog.h"
 #include "edits.h"
@@ -110,15 +111,16 @@ static int h_metrics(struct req *q)
 	struct http_stats hs = { 0 };
 	struct metrics_edit_stats es;
 	struct regions_stats rs;
+	struct bakes_stats bs;
 	char *text;
 	size_t len;
 	int rc;
 
-	tiles_stats(rt->tiles, &cs, &rs);
+	tiles_stats(rt->tiles, &cs, &rs, &bs);
 	if (rt->server)
 		http_server_stats(rt->server, &hs);
 	edits_stats(rt->edits, &es);
-	rc = metrics_render(rt->env.metrics, &cs, &hs, &rs, &es, &text, &len);
+	rc = metrics_render(rt->env.metrics, &cs, &hs, &rs, &bs, &es, &text, &len);
 	if (rc)
 		return rc;
 	req_respond_copy(q, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -336,17 +338,19 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	if (!(rt = calloc(1, sizeof(*rt))))
 		return ERR_NOMEM;
 	tc = (struct tiles_config){ cfg->cache_bytes, cfg->region_bytes, cfg->max_age,
-				    cfg->max_generations };
+				    cfg->max_generations, cfg->bake_after };
 	ec = (struct edits_config){ cfg->edit_log, cfg->data_dir, cfg->edit_token,
 				    cfg->cors_origins, cfg->allowed_hosts };
-	/* the labels are known once the modules are: metrics come last but
-	 * env must point at them before any request, so build in that order */
-	if ((rc = edits_create(loop, cat, &rt->env, &ec, &rt->edits, err, errlen)) != 0 ||
+	/* the modules first: the table and its labels are theirs */
+	if ((rc = edits_create(loop, cat, &rt->env, &ec, &rt->edits, err, errlen)) == 0 &&
 	    (rc = tiles_create(loop, cat, edits_worlds(rt->edits), &rt->env, &tc,
-			       &rt->tiles)) != 0 ||
-	    (rc = build_table(rt)) != 0 ||
-	    (rc = metrics_create(rt->labels, rt->nroutes + 2, &m)) != 0 ||
-	    (rc = static_create(NULL, REQ_CORS, &rt->files)) != 0) {
+			       &rt->tiles)) == 0) {
+		edits_on_change(rt->edits, tiles_changed, rt->tiles);
+		if ((rc = build_table(rt)) == 0 &&
+		    (rc = metrics_create(rt->labels, rt->nroutes + 2, &m)) == 0)
+			rc = static_create(NULL, REQ_CORS, &rt->files);
+	}
+	if (rc) {
 		metrics_destroy(m);
 		route_destroy(rt);
 		return rc;

@@ -148,6 +148,7 @@ struct route_config {
 				    tiles and objects, bundles) until sent;
 				    beyond it such requests get 503
 				    (--response-mb; 64 MiB) */
+	unsigned bake_after;     /* --bake-after (tiles.h; 0: never) */
 	const char *edit_log;    /* edit log backend: "file" or NULL */
 	const char *data_dir;    /* where the file log lives (--data-dir) */
 	const char *edit_token;  /* bearer token for edits; NULL or "":

@@ -24,17 +24,18 @@ static const struct {
 
 int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
 		   int32_t cx, int32_t cz, const struct region_source *rs,
-		   const struct edit *edits, size_t n, uint64_t edit_seq,
-		   unsigned layers, uint8_t **out, size_t *len)
+		   const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
+		   uint8_t **out, size_t *len)
 {
 	struct tile t = { 0 };
 	uint8_t *buf;
 	size_t cap;
 	int rc;
 
-	if (!p || !out || !len || (n && !edits))
+	if (!p || !out || !len)
 		return ERR_INVAL;
-	rc = pipeline_tile(p, seed, lod, cx, cz, rs, edits, n, edit_seq, layers, &t);
+	rc = bl ? pipeline_tile_baked(p, seed, lod, cx, cz, rs, bl, edit_seq, layers, &t) :
+	     pipeline_tile(p, seed, lod, cx, cz, rs, NULL, 0, edit_seq, layers, &t);
 	if (rc)
 		return rc;
 	cap = tile_encode_bound(&t);

@@ -18,13 +18,14 @@
 
 struct edit;
 struct preset;
+struct bake_layer;
 struct region_source;
 
 /*
  * pipeline_tile() of chunk (cx, cz) at lod of world (p, seed): eroded
- * regions from rs (NULL: computed for this tile alone), the n edits that
- * touch the chunk applied in sequence order (edits may be NULL when n is
- * 0), edit_seq in the header, and the layers asked for (PIPELINE_LAYER_*
+ * regions from rs (NULL: computed for this tile alone), the edits of bl
+ * (baked deltas and the edits after them, bake.h; NULL: none), edit_seq
+ * in the header, and the layers asked for (PIPELINE_LAYER_*
  * bits: 0 gives a version-1 tile of heights), then encoded (tile.h). With
  * no edits this is the unedited world, what `terrain-server generate`
  * writes. On success *out is a new malloc'd buffer of *len bytes (caller
@@ -32,7 +33,7 @@ struct region_source;
  */
 int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
 		   int32_t cx, int32_t cz, const struct region_source *rs,
-		   const struct edit *edits, size_t n, uint64_t edit_seq,
+		   const struct bake_layer *bl, uint64_t edit_seq,
 		   unsigned layers, uint8_t **out, size_t *len);
 
 /* Compress raw (len bytes) as one zstd frame with its content size, with

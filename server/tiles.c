@@ -21,6 +21,8 @@
 #include <uv.h>
 #include <xxhash.h>
 
+#include "bake.h"
+#include "bakes.h"
 #include "bundle.h"
 #include "cache.h"
 #include "catalog.h"
@@ -47,6 +49,8 @@ struct tiles {
 	struct req_env *env;
 	struct cache *cache;
 	struct regions *regions;         /* eroded regions, shared by workers */
+	struct bakes *bakes;             /* chunks' baked edit deltas */
+	int baking;                      /* a bake job is running */
 	unsigned generating;             /* generations queued or running */
 	unsigned max_generations;
 	char cache_control[48];
@@ -109,6 +113,24 @@ struct tile_req {
 	struct world *world;
 };
 
+/* Chunk-size deltas decompressed for a job. */
+#define BAKE_MAX_CHUNKS 9
+
+/* The edits a job applies, copied on the loop thread: per chunk (the
+ * tile's own, or the 3 x 3 around it, needs_around()), its baked delta
+ * (a zstd frame) and the edits since. */
+struct job_edits {
+	int chunk_log2;
+	size_t n;
+	struct {
+		int32_t cx, cz;
+		uint8_t *blob;
+		size_t blob_len;
+		struct edit *edits;
+		size_t nedits;
+	} c[BAKE_MAX_CHUNKS];
+};
+
 /* A generation on the worker pool; the loop thread owns it otherwise. */
 struct gen_job {
 	uv_work_t work;
@@ -118,9 +140,7 @@ struct gen_job {
 	const struct region_source *rs;
 	struct tile_key key;
 	uint64_t edit_seq;               /* the chunk's own edit version */
-	struct edit *edits;              /* a private copy: those touching */
-	size_t nedits;                   /* the chunk (or its neighbours,
-					    needs_around()), in order */
+	struct job_edits ed;             /* private copies of the edits */
 	struct tile_value *value;
 	size_t bytes;
 	int err;
@@ -327,17 +347,123 @@ static int value_build(const struct tiles *t, int kind, uint64_t sum, size_t len
 	return 0;
 }
 
+/* ---- the edits a job applies ----------------------------------------------- */
+
+static void job_edits_free(struct job_edits *ed)
+{
+	size_t k;
+
+	for (k = 0; k < ed->n; k++) {
+		free(ed->c[k].blob);
+		free(ed->c[k].edits);
+	}
+	ed->n = 0;
+}
+
+/*
+ * Copy, on the loop thread, what chunk (cx, cz) of world w (gen, seed)
+ * contributes: its bake's delta (a copy of the frame) and the edits since.
+ */
+static int copy_chunk(struct tiles *t, const struct world *w, int gen, uint64_t seed,
+		      int32_t cx, int32_t cz, struct job_edits *ed)
+{
+	const struct bake_rec *r = bakes_get(t->bakes, gen, seed, cx, cz, 0);
+	uint64_t pos = r && r->blob ? r->pos : 0;
+	size_t k = ed->n;
+
+	ed->c[k].cx = cx;
+	ed->c[k].cz = cz;
+	ed->c[k].blob = NULL;
+	ed->c[k].blob_len = 0;
+	if (world_chunk_edits_from(w, cx, cz, &pos, &ed->c[k].edits, &ed->c[k].nedits))
+		return ERR_NOMEM;
+	ed->n++;
+	if (r && r->blob) {
+		if (!(ed->c[k].blob = malloc(r->len)))
+			return ERR_NOMEM;
+		memcpy(ed->c[k].blob, r->blob, r->len);
+		ed->c[k].blob_len = r->len;
+	}
+	return 0;
+}
+
+/* The chunks whose edits key's value reads: its own, or the 3 x 3 around
+ * it when it reads beyond the chunk (needs_around()). */
+static int copy_edits(struct tiles *t, const struct world *w, const struct tile_key *key,
+		      int around, struct job_edits *ed)
+{
+	int64_t x, z, r = around ? 1 : 0;
+	int rc = 0;
+
+	ed->chunk_log2 = preset_chunk_log2(catalog_at(t->cat, key->preset));
+	for (z = (int64_t)key->cz - r; !rc && z <= (int64_t)key->cz + r; z++)
+		for (x = (int64_t)key->cx - r; !rc && x <= (int64_t)key->cx + r; x++) {
+			struct world_chunk ch;
+
+			if (x < INT32_MIN || x > INT32_MAX || z < INT32_MIN || z > INT32_MAX)
+				continue;
+			world_chunk(w, (int32_t)x, (int32_t)z, &ch);
+			if (ch.nedits)
+				rc = copy_chunk(t, w, (int)key->preset, key->seed, (int32_t)x,
+						(int32_t)z, ed);
+		}
+	if (rc)
+		job_edits_free(ed);
+	return rc;
+}
+
+/* Worker: the layer of ed, its deltas decompressed into delta[] (free each). */
+static int layer_open(const struct job_edits *ed, struct bake_chunk *bc,
+		      int32_t *delta[BAKE_MAX_CHUNKS], struct bake_layer *bl)
+{
+	size_t side = bake_side(ed->chunk_log2), bytes = side * side * sizeof(int32_t), k;
+	int rc = 0;
+
+	for (k = 0; k < ed->n; k++) {
+		delta[k] = NULL;
+		if (!rc && ed->c[k].blob) {
+			if (!(delta[k] = malloc(bytes)))
+				rc = ERR_NOMEM;
+			else
+				rc = tilegen_decompress_to(ed->c[k].blob, ed->c[k].blob_len,
+							   (uint8_t *)delta[k], bytes);
+		}
+		bc[k] = (struct bake_chunk){ ed->c[k].cx, ed->c[k].cz, delta[k], ed->c[k].edits,
+					     ed->c[k].nedits };
+	}
+	*bl = (struct bake_layer){ ed->chunk_log2, bc, ed->n };
+	return rc;
+}
+
+static void layer_close(const struct job_edits *ed, int32_t *delta[BAKE_MAX_CHUNKS])
+{
+	size_t k;
+
+	for (k = 0; k < ed->n; k++)
+		free(delta[k]);
+}
+
+/* ---- generation ------------------------------------------------------------- */
+
 /* The identity body of j's key: a tile, or the chunk's objects. */
 static int gen_body(const struct gen_job *j, uint8_t **raw, size_t *len)
 {
 	const struct tile_key *k = &j->key;
+	struct bake_chunk bc[BAKE_MAX_CHUNKS];
+	int32_t *delta[BAKE_MAX_CHUNKS];
+	struct bake_layer layer, *bl = j->ed.n ? &layer : NULL;
+	int rc = bl ? layer_open(&j->ed, bc, delta, &layer) : 0;
 
-	if (k->kind == KIND_TILE)
-		return tilegen_encode(j->p, k->seed, k->lod, k->cx, k->cz, j->rs, j->edits,
-				      j->nedits, j->edit_seq, k->layers, raw, len);
-	return objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, j->edits, j->nedits,
-			      j->edit_seq, k->kind == KIND_OBJECTS_BINARY ?
-			      OBJECTS_BINARY : OBJECTS_JSON, raw, len);
+	if (!rc && k->kind == KIND_TILE)
+		rc = tilegen_encode(j->p, k->seed, k->lod, k->cx, k->cz, j->rs, bl,
+				    j->edit_seq, k->layers, raw, len);
+	else if (!rc)
+		rc = objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, bl, j->edit_seq,
+				    k->kind == KIND_OBJECTS_BINARY ? OBJECTS_BINARY :
+				    OBJECTS_JSON, raw, len);
+	if (bl)
+		layer_close(&j->ed, delta);
+	return rc;
 }
 
 /* Worker thread: generate, encode, compress, build the value. */
@@ -375,7 +501,7 @@ static void gen_done(uv_work_t *w, int status)
 	else
 		cache_complete(t->cache, j->flight, j->value, j->bytes,
 			       uv_now(t->loop));
-	free(j->edits);
+	job_edits_free(&j->ed);
 	free(j);
 }
 
@@ -386,20 +512,6 @@ static int needs_around(const struct tile_key *key)
 	return key->kind != KIND_TILE || key->layers != 0;
 }
 
-/* Copy the edits key's value depends on into j (w may be NULL). */
-static int job_edits(struct gen_job *j, const struct world *w)
-{
-	const struct tile_key *k = &j->key;
-	struct world_chunk ch;
-
-	if (!w)
-		return 0;
-	world_chunk(w, k->cx, k->cz, &ch);
-	j->edit_seq = ch.version;
-	return needs_around(k) ? world_around_edits(w, k->cx, k->cz, &j->edits, &j->nedits) :
-	       world_chunk_edits(w, k->cx, k->cz, &j->edits, &j->nedits);
-}
-
 /* Queue the generation of key's value (world w's edits, w may be NULL)
  * for the flight; a full queue fails it with ERR_BUSY (503), which bounds
  * the memory waiting requests hold. */
@@ -407,6 +519,7 @@ static void generate(struct tiles *t, const struct tile_key *key,
 		     const struct preset *p, const struct world *w,
 		     struct cache_entry *flight)
 {
+	struct world_chunk ch;
 	struct gen_job *j;
 
 	if (t->generating >= t->max_generations) {
@@ -420,13 +533,17 @@ static void generate(struct tiles *t, const struct tile_key *key,
 	}
 	*j = (struct gen_job){ .t = t, .flight = flight, .p = p,
 			       .rs = regions_source(t->regions), .key = *key };
-	if (job_edits(j, w)) {
-		free(j);
-		cache_abort(t->cache, flight, ERR_NOMEM);
-		return;
+	if (w) {
+		world_chunk(w, key->cx, key->cz, &ch);
+		j->edit_seq = ch.version;
+		if (copy_edits(t, w, key, needs_around(key), &j->ed)) {
+			free(j);
+			cache_abort(t->cache, flight, ERR_NOMEM);
+			return;
+		}
 	}
 	if (uv_queue_work(t->loop, &j->work, gen_work, gen_done) < 0) {
-		free(j->edits);
+		job_edits_free(&j->ed);
 		free(j);
 		cache_abort(t->cache, flight, ERR_BUSY);
 		return;
@@ -836,7 +953,9 @@ int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
 	else
 		snprintf(t->cache_control, sizeof(t->cache_control), "no-cache");
 	if ((rc = cache_create(cfg->cache_bytes, 0, free_value, &t->cache)) != 0 ||
-	    (rc = regions_create(cfg->region_bytes, &t->regions)) != 0) {
+	    (rc = regions_create(cfg->region_bytes, &t->regions)) != 0 ||
+	    (rc = bakes_create(loop, cat, worlds, regions_source(t->regions),
+				 cfg->bake_after, &t->bakes)) != 0) {
 		tiles_destroy(t);
 		return rc;
 	}
@@ -844,8 +963,17 @@ int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
 	return 0;
 }
 
-void tiles_stats(const struct tiles *t, struct cache_stats *cs, struct regions_stats *rs)
+void tiles_changed(void *arg, int gen, uint64_t seed, const int32_t *chunks, size_t n)
 {
+	struct tiles *t = arg;
+
+	bakes_changed(t->bakes, gen, seed, chunks, n);
+}
+
+void tiles_stats(const struct tiles *t, struct cache_stats *cs, struct regions_stats *rs,
+		 struct bakes_stats *bs)
+{
+	bakes_stats(t->bakes, bs);
 	cache_stats(t->cache, cs);
 	regions_stats(t->regions, rs);
 }
@@ -854,6 +982,7 @@ void tiles_destroy(struct tiles *t)
 {
 	if (!t)
 		return;
+	bakes_destroy(t->bakes);
 	cache_destroy(t->cache);
 	regions_destroy(t->regions);
 	free(t);

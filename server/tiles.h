@@ -15,7 +15,9 @@
 #define TILES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+struct bakes_stats;
 struct cache_stats;
 struct catalog;
 struct regions_stats;
@@ -30,6 +32,8 @@ struct tiles_config {
 	size_t region_bytes;      /* eroded region cache bound */
 	unsigned max_age;         /* Cache-Control max-age, seconds; 0: no-cache */
 	unsigned max_generations; /* queued or running; more get 503 (0: 1024) */
+	unsigned bake_after;      /* bake a chunk at this many unbaked edits
+				     (--bake-after; 0: never) */
 };
 
 /*
@@ -44,8 +48,14 @@ int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
  * struct tiles. Returns their count. */
 size_t tiles_routes(const struct route **out);
 
-/* Cache and region-cache figures for /metrics. */
-void tiles_stats(const struct tiles *t, struct cache_stats *cs, struct regions_stats *rs);
+/* A batch of world (gen, seed) changed these chunks (n (cx, cz) pairs):
+ * bake the ones whose unbaked edits piled up (bakes.h). arg is the
+ * struct tiles; the signature is edits_on_change()'s. */
+void tiles_changed(void *arg, int gen, uint64_t seed, const int32_t *chunks, size_t n);
+
+/* Cache, region-cache and bake figures for /metrics. */
+void tiles_stats(const struct tiles *t, struct cache_stats *cs, struct regions_stats *rs,
+		 struct bakes_stats *bs);
 
 /* Free t once every request and job has finished. NULL does nothing. */
 void tiles_destroy(struct tiles *t);

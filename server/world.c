@@ -407,6 +407,33 @@ int world_chunk_edits(const struct world *w, int32_t cx, int32_t cz,
 	return 0;
 }
 
+int world_chunk_edits_from(const struct world *w, int32_t cx, int32_t cz, uint64_t *pos,
+			   struct edit **out, size_t *n)
+{
+	const struct chunk *c = chunk_get(w, cx, cz);
+	uint32_t nd, first;
+	size_t k = 0, cnt = 0;
+	struct edit *v;
+
+	*out = NULL;
+	*n = 0;
+	if (!c || !c->nedits)
+		return 0;
+	first = *pos ? w->nodes[*pos - 1].next : c->head;
+	for (nd = first; nd != NONE; nd = w->nodes[nd].next)
+		cnt++;
+	if (!cnt)
+		return 0;
+	if (!(v = malloc(cnt * sizeof(*v))))
+		return ERR_NOMEM;
+	for (nd = first; nd != NONE; nd = w->nodes[nd].next)
+		v[k++] = w->edits[w->nodes[nd].edit];
+	*pos = (uint64_t)c->tail + 1;
+	*out = v;
+	*n = k;
+	return 0;
+}
+
 /* The chunks of the 3 x 3 block around (cx, cz) that exist and have
  * edits, into c (9); returns their count. */
 static size_t around(const struct world *w, int32_t cx, int32_t cz,

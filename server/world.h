@@ -119,6 +119,16 @@ int world_chunk_edits(const struct world *w, int32_t cx, int32_t cz,
 		      struct edit **out, size_t *n);
 
 /*
+ * The edits touching chunk (cx, cz) after position *pos (0: from the
+ * first), in sequence order, copied into a new array *out (free() it;
+ * NULL when none) of *n; *pos becomes the position after the last one, so
+ * that a later call returns only the edits applied since. A position is
+ * opaque and belongs to its chunk. Returns 0 or ERR_NOMEM.
+ */
+int world_chunk_edits_from(const struct world *w, int32_t cx, int32_t cz, uint64_t *pos,
+			   struct edit **out, size_t *n);
+
+/*
  * The edits that chunk (cx, cz)'s material layer and objects depend on:
  * those touching the chunk or one of its 8 neighbours, each once, in
  * sequence order, copied into a new array *out (free() it; NULL when

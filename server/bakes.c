@@ -1,0 +1,362 @@
+/*
+ * bakes.c - chunk bakes in an open-addressing table, a FIFO of the chunks
+ * to bake, and the bake job (see bakes.h).
+ *
+ * A bake job, one at a time so that tiles keep the other workers: on the
+ * loop thread it copies the chunk's current delta frame and the edits
+ * since; on a worker it generates the chunk's LOD-0 heights, adds the
+ * delta, applies the edits, and compresses the new delta; back on the
+ * loop it replaces the bake. Edits that arrived meanwhile stay pending
+ * and queue the chunk again.
+ */
+#include "bakes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+#include <xxhash.h>
+
+#include "bake.h"
+#include "catalog.h"
+#include "edit.h"
+#include "err.h"
+#include "pipeline.h"
+#include "preset.h"
+#include "tilegen.h"
+#include "util.h"
+#include "world.h"
+
+struct key {
+	int64_t gen;
+	uint64_t seed;
+	int32_t cx, cz;
+};
+
+struct slot {
+	struct key k;
+	struct bake_rec *r;     /* NULL: empty */
+};
+
+struct bakes {
+	uv_loop_t *loop;
+	const struct catalog *cat;
+	const struct world_map *worlds;
+	const struct region_source *rs;
+	unsigned after;         /* bake at this many unbaked edits; 0: never */
+	int running;            /* a job is on the pool */
+	int closing;            /* destroy once it is back */
+	struct slot *slots;
+	size_t nslots, n;       /* a power of two; records */
+	struct key *queue;      /* ring */
+	size_t qcap, qhead, qlen;
+	size_t bytes;
+	uint64_t baked;
+};
+
+static size_t hash(const struct key *k)
+{
+	return (size_t)XXH3_64bits(k, sizeof(*k));
+}
+
+int bakes_create(struct uv_loop_s *loop, const struct catalog *cat,
+		 const struct world_map *worlds, const struct region_source *rs,
+		 unsigned after, struct bakes **out)
+{
+	struct bakes *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return ERR_NOMEM;
+	b->loop = loop;
+	b->cat = cat;
+	b->worlds = worlds;
+	b->rs = rs;
+	b->after = after;
+	*out = b;
+	return 0;
+}
+
+static void free_all(struct bakes *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nslots; i++)
+		if (b->slots[i].r) {
+			free(b->slots[i].r->blob);
+			free(b->slots[i].r);
+		}
+	free(b->slots);
+	free(b->queue);
+	free(b);
+}
+
+void bakes_destroy(struct bakes *b)
+{
+	if (!b)
+		return;
+	if (b->running)
+		b->closing = 1; /* the job's completion frees it */
+	else
+		free_all(b);
+}
+
+static struct slot *find(const struct bakes *b, const struct key *k)
+{
+	size_t mask = b->nslots - 1, i = hash(k) & mask;
+
+	for (;; i = (i + 1) & mask)
+		if (!b->slots[i].r || !memcmp(&b->slots[i].k, k, sizeof(*k)))
+			return &b->slots[i];
+}
+
+static int grow(struct bakes *b)
+{
+	size_t n = b->nslots ? b->nslots * 2 : 64, i;
+	struct slot *old = b->slots, *s;
+	size_t nold = b->nslots;
+
+	if (!(s = calloc(n, sizeof(*s))))
+		return ERR_NOMEM;
+	b->slots = s;
+	b->nslots = n;
+	for (i = 0; i < nold; i++)
+		if (old[i].r)
+			*find(b, &old[i].k) = old[i];
+	free(old);
+	return 0;
+}
+
+struct bake_rec *bakes_get(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz,
+			   int create)
+{
+	struct key k;
+	struct slot *s;
+
+	memset(&k, 0, sizeof(k)); /* no padding bytes in the hash */
+	k = (struct key){ gen, seed, cx, cz };
+	if (!b->nslots) {
+		if (!create || grow(b))
+			return NULL;
+	}
+	s = find(b, &k);
+	if (s->r || !create)
+		return s->r;
+	if (2 * (b->n + 1) > b->nslots) {
+		if (grow(b))
+			return NULL;
+		s = find(b, &k);
+	}
+	if (!(s->r = calloc(1, sizeof(*s->r))))
+		return NULL;
+	s->k = k;
+	b->n++;
+	return s->r;
+}
+
+void bakes_set(struct bakes *b, struct bake_rec *r, uint64_t version, uint64_t pos,
+	       size_t folded, uint8_t *blob, size_t len)
+{
+	b->bytes += len - r->len;
+	free(r->blob);
+	r->blob = blob;
+	r->len = len;
+	r->version = version;
+	r->pos = pos;
+	r->folded = folded;
+	b->baked++;
+}
+
+static int bakes_push(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz)
+{
+	if (b->qlen == b->qcap) {
+		size_t n = b->qcap ? b->qcap * 2 : 64, i;
+		struct key *q = malloc(n * sizeof(*q));
+
+		if (!q)
+			return ERR_NOMEM;
+		for (i = 0; i < b->qlen; i++)
+			q[i] = b->queue[(b->qhead + i) % b->qcap];
+		free(b->queue);
+		b->queue = q;
+		b->qcap = n;
+		b->qhead = 0;
+	}
+	b->queue[(b->qhead + b->qlen++) % b->qcap] = (struct key){ gen, seed, cx, cz };
+	return 0;
+}
+
+static int bakes_pop(struct bakes *b, int *gen, uint64_t *seed, int32_t *cx, int32_t *cz)
+{
+	const struct key *k;
+
+	if (!b->qlen)
+		return ERR_NOTFOUND;
+	k = &b->queue[b->qhead];
+	*gen = (int)k->gen;
+	*seed = k->seed;
+	*cx = k->cx;
+	*cz = k->cz;
+	b->qhead = (b->qhead + 1) % b->qcap;
+	b->qlen--;
+	return 0;
+}
+
+void bakes_stats(const struct bakes *b, struct bakes_stats *out)
+{
+	*out = (struct bakes_stats){ b->n, b->bytes, b->qlen, b->baked };
+}
+
+/* ---- the bake job ------------------------------------------------------------ */
+
+struct job {
+	uv_work_t work;
+	struct bakes *b;
+	const struct preset *p;
+	int gen;
+	uint64_t seed;
+	int32_t cx, cz;
+	uint8_t *old;              /* the delta frame baked so far, or NULL */
+	size_t old_len;
+	struct edit *edits;        /* the edits since */
+	size_t n;
+	uint64_t version, pos;     /* what the new bake will fold in */
+	size_t folded;
+	uint8_t *blob;             /* the new delta frame */
+	size_t len;
+	int err;
+};
+
+static void job_work(uv_work_t *w)
+{
+	struct job *j = container_of(w, struct job, work);
+	int log2 = preset_chunk_log2(j->p);
+	size_t side = bake_side(log2), count = side * side;
+	int32_t *base = malloc(count * sizeof(*base)), *h = malloc(count * sizeof(*h));
+	int64_t x0 = (int64_t)j->cx << log2, z0 = (int64_t)j->cz << log2;
+	int rc = base && h ? 0 : ERR_NOMEM;
+
+	if (!rc)
+		rc = pipeline_heights(j->p, j->seed, 0, x0, z0, (uint32_t)side, (uint32_t)side,
+				      j->b->rs, base);
+	if (!rc && j->old) {
+		rc = tilegen_decompress_to(j->old, j->old_len, (uint8_t *)h, count * sizeof(*h));
+		if (!rc)
+			bake_add(h, base, count); /* h was the delta: now base + delta */
+	} else if (!rc) {
+		memcpy(h, base, count * sizeof(*h));
+	}
+	if (!rc) {
+		edit_apply_block(h, x0, z0, 0, (uint32_t)side, (uint32_t)side,
+				 preset_quantum_um(j->p), j->edits, j->n);
+		rc = bake_delta(h, base, count, h);
+	}
+	if (!rc)
+		rc = tilegen_compress((const uint8_t *)h, count * sizeof(*h), &j->blob, &j->len);
+	free(base);
+	free(h);
+	j->err = rc;
+}
+
+static void job_done(uv_work_t *w, int status);
+
+/* The world of (gen, seed), edited, or NULL. */
+static const struct world *world_of(const struct bakes *b, int gen, uint64_t seed)
+{
+	return world_map_find(b->worlds, gen, seed);
+}
+
+/* Queue chunk (cx, cz) when enough of its edits are not baked yet. */
+static void maybe_queue(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz)
+{
+	const struct world *w = world_of(b, gen, seed);
+	struct world_chunk ch;
+	struct bake_rec *r;
+
+	if (!w || !b->after)
+		return;
+	world_chunk(w, cx, cz, &ch);
+	if (ch.nedits < b->after)
+		return;
+	r = bakes_get(b, gen, seed, cx, cz, 1);
+	if (!r || r->queued || r->failed || ch.nedits - r->folded < b->after)
+		return;
+	if (bakes_push(b, gen, seed, cx, cz) == 0)
+		r->queued = 1;
+}
+
+/* Start the next queued bake unless one is running. */
+static void start_next(struct bakes *b)
+{
+	struct bake_rec *r;
+	struct world_chunk ch;
+	const struct world *w;
+	struct job *j;
+	int gen;
+	uint64_t seed;
+	int32_t cx, cz;
+
+	while (!b->running && bakes_pop(b, &gen, &seed, &cx, &cz) == 0) {
+		r = bakes_get(b, gen, seed, cx, cz, 0);
+		w = world_of(b, gen, seed);
+		if (!r || !w)
+			continue;
+		if (!(j = calloc(1, sizeof(*j)))) {
+			r->queued = 0;
+			return;
+		}
+		world_chunk(w, cx, cz, &ch);
+		*j = (struct job){ .b = b, .p = catalog_at(b->cat, (size_t)gen), .gen = gen,
+				   .seed = seed, .cx = cx, .cz = cz, .version = ch.version,
+				   .folded = ch.nedits, .pos = r->blob ? r->pos : 0 };
+		if ((r->blob && !(j->old = malloc(r->len))) ||
+		    world_chunk_edits_from(w, cx, cz, &j->pos, &j->edits, &j->n) ||
+		    uv_queue_work(b->loop, &j->work, job_work, job_done) < 0) {
+			free(j->old);
+			free(j->edits);
+			free(j);
+			r->queued = 0;
+			return;
+		}
+		if (r->blob) {
+			memcpy(j->old, r->blob, r->len);
+			j->old_len = r->len;
+		}
+		b->running = 1;
+	}
+}
+
+void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunks, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		maybe_queue(b, gen, seed, chunks[2 * k], chunks[2 * k + 1]);
+	start_next(b);
+}
+
+static void job_done(uv_work_t *w, int status)
+{
+	struct job *j = container_of(w, struct job, work);
+	struct bakes *b = j->b;
+	struct bake_rec *r = b->closing ? NULL : bakes_get(b, j->gen, j->seed, j->cx, j->cz, 0);
+
+	b->running = 0;
+	if (r) {
+		r->queued = 0;
+		if (status == 0 && j->err == 0 && j->version > r->version) {
+			bakes_set(b, r, j->version, j->pos, j->folded, j->blob, j->len);
+			j->blob = NULL;
+		} else if (j->err == ERR_RANGE) {
+			r->failed = 1; /* heights beyond int32 apart: keep replaying */
+		}
+		maybe_queue(b, j->gen, j->seed, j->cx, j->cz); /* edits since */
+	}
+	free(j->old);
+	free(j->edits);
+	free(j->blob);
+	free(j);
+	if (b->closing)
+		free_all(b);
+	else
+		start_next(b);
+}

@@ -1,0 +1,74 @@
+/*
+ * bakes.h - the baked edit deltas of the chunks a server holds (bake.h),
+ * and the queue of chunks waiting for a bake.
+ *
+ * A bake is derived data: the chunk's edits up to some version folded
+ * into one zstd-compressed LOD-0 delta, so that a cold tile costs one
+ * generation and one delta plus the few edits since, whatever the
+ * chunk's history. The edit log stays the truth; losing every bake
+ * changes no byte served, only the time it takes. Loop thread only.
+ */
+#ifndef BAKES_H
+#define BAKES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bakes;
+struct catalog;
+struct region_source;
+struct uv_loop_s;
+struct world_map;
+
+/* The default of --bake-after: a chunk is baked once this many of its
+ * edits are not yet in its bake, so a cold tile applies about this many
+ * edits at most beyond its delta. */
+#define BAKES_AFTER 32
+
+/* One chunk's bake. */
+struct bake_rec {
+	uint64_t version;   /* chunk version folded in; 0: nothing baked */
+	uint64_t pos;       /* world_chunk_edits_from() position after it */
+	size_t folded;      /* edits folded in */
+	uint8_t *blob;      /* zstd frame of the delta (owned), NULL: none */
+	size_t len;
+	int queued;         /* waiting in the queue or being baked */
+	int failed;         /* a delta overflowed int32: stays unbaked */
+};
+
+struct bakes_stats {
+	size_t chunks;      /* chunks with a bake */
+	size_t bytes;       /* compressed deltas */
+	size_t queued;      /* chunks waiting */
+	uint64_t baked;     /* bakes made since start */
+};
+
+/* Bakes of the worlds of map (generators of cat), baked on loop's worker
+ * pool one chunk at a time once after edits are unbaked (0: never),
+ * eroded regions from rs. 0 or ERR_NOMEM. */
+int bakes_create(struct uv_loop_s *loop, const struct catalog *cat,
+		 const struct world_map *worlds, const struct region_source *rs,
+		 unsigned after, struct bakes **out);
+/* Free b once its bake job (if any) has finished. NULL does nothing. */
+void bakes_destroy(struct bakes *b);
+
+/*
+ * A batch of world (gen, seed) touched these chunks (n (cx, cz) pairs):
+ * queue the ones with `after` edits or more beyond their bake, and
+ * start baking if idle. Out of memory only delays bakes.
+ */
+void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunks, size_t n);
+
+/* The record of chunk (cx, cz) of world (gen, seed); with create, a new
+ * empty one when there is none (NULL only when out of memory). */
+struct bake_rec *bakes_get(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz,
+			   int create);
+
+/* Replace r's delta with blob (len bytes, taken) folding edits up to
+ * version, of which there are folded, ending at world position pos. */
+void bakes_set(struct bakes *b, struct bake_rec *r, uint64_t version, uint64_t pos,
+	       size_t folded, uint8_t *blob, size_t len);
+
+void bakes_stats(const struct bakes *b, struct bakes_stats *out);
+
+#endif
