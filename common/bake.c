@@ -90,6 +90,39 @@ static int apply_chunk(const struct pass *a, const struct bake_chunk *c, int chu
 	return 0;
 }
 
+/* Whether chunk c's closed square holds the whole block (a tile of it). */
+static int covers(const struct bake_layer *l, const struct bake_chunk *c, int64_t x0,
+		  int64_t z0, int64_t step, uint32_t w, uint32_t hgt)
+{
+	int64_t size = INT64_C(1) << l->chunk_log2;
+	int64_t bx = (int64_t)c->cx * size, bz = (int64_t)c->cz * size;
+
+	return x0 >= bx && z0 >= bz && x0 + (int64_t)(w - 1) * step <= bx + size &&
+	       z0 + (int64_t)(hgt - 1) * step <= bz + size;
+}
+
+/* The common case, one chunk holding every sample: its delta, then its
+ * edits in place. */
+static int apply_whole(const struct pass *a, const struct bake_chunk *c, int chunk_log2,
+		       uint32_t hgt)
+{
+	int64_t size = INT64_C(1) << chunk_log2;
+	int64_t ox = a->x0 - (int64_t)c->cx * size, oz = a->z0 - (int64_t)c->cz * size;
+	size_t side = bake_side(chunk_log2);
+	uint32_t i, j;
+
+	if (c->delta)
+		for (j = 0; j < hgt; j++) {
+			const int32_t *row = c->delta + (size_t)(oz + j * a->step) * side + ox;
+			int32_t *out = a->h + (size_t)j * a->w;
+
+			for (i = 0; i < a->w; i++)
+				out[i] = (int32_t)((int64_t)out[i] + row[(size_t)i * (size_t)a->step]);
+		}
+	edit_apply_block(a->h, a->x0, a->z0, a->lod, a->w, hgt, a->quantum_um, c->edits, c->n);
+	return 0;
+}
+
 int bake_apply(const struct bake_layer *l, int32_t *h, int64_t x0, int64_t z0, int lod,
 	       uint32_t w, uint32_t hgt, uint32_t quantum_um)
 {
@@ -100,6 +133,8 @@ int bake_apply(const struct bake_layer *l, int32_t *h, int64_t x0, int64_t z0, i
 
 	if (!l->nchunks)
 		return 0;
+	if (covers(l, &l->chunks[0], x0, z0, a.step, w, hgt))
+		return apply_whole(&a, &l->chunks[0], l->chunk_log2, hgt);
 	if (!(a.done = calloc((size_t)w * hgt, 1)))
 		return ERR_NOMEM;
 	for (k = 0; !rc && k < l->nchunks; k++) {

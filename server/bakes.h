@@ -23,7 +23,7 @@ struct world_map;
 /* The default of --bake-after: a chunk is baked once this many of its
  * edits are not yet in its bake, so a cold tile applies about this many
  * edits at most beyond its delta. */
-#define BAKES_AFTER 32
+#define BAKES_AFTER 8
 
 /* One chunk's bake. */
 struct bake_rec {

@@ -87,7 +87,7 @@ static const struct option options[] = {
 	    "directory of the edit log (created when missing; one server each)"),
 	OPT("edit-token", "TERRAIN_EDIT_TOKEN", "TOKEN", "", T_STR, edit_token, 0,
 	    "edits need Authorization: Bearer TOKEN; unset: loopback clients only"),
-	OPT("bake-after", "TERRAIN_BAKE_AFTER", "N", "32", T_UINT, bake_after, 1 << 20,
+	OPT("bake-after", "TERRAIN_BAKE_AFTER", "N", "8", T_UINT, bake_after, 1 << 20,
 	    "fold a chunk's edits into a stored height delta once N of them are not; "
 	    "a cold tile then costs about the same whatever the chunk's history (0: never)"),
 	OPT("cors-origins", "TERRAIN_CORS_ORIGINS", "LIST", "", T_STR, cors_origins, 0,
