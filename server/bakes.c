@@ -46,6 +46,7 @@ struct bakes {
 	unsigned after;         /* bake at this many unbaked edits; 0: never */
 	int running;            /* a job is on the pool */
 	int closing;            /* destroy once it is back */
+	int stopped;            /* draining: no more jobs */
 	struct slot *slots;
 	size_t nslots, n;       /* a power of two; records */
 	struct key *queue;      /* ring */
@@ -88,6 +89,14 @@ static void free_all(struct bakes *b)
 	free(b->slots);
 	free(b->queue);
 	free(b);
+}
+
+void bakes_stop(void *arg)
+{
+	struct bakes *b = arg;
+
+	b->stopped = 1;
+	b->qlen = 0;
 }
 
 void bakes_destroy(struct bakes *b)
@@ -272,7 +281,7 @@ static void maybe_queue(struct bakes *b, int gen, uint64_t seed, int32_t cx, int
 	struct world_chunk ch;
 	struct bake_rec *r;
 
-	if (!w || !b->after)
+	if (!w || !b->after || b->stopped)
 		return;
 	world_chunk(w, cx, cz, &ch);
 	if (ch.nedits < b->after)
@@ -295,7 +304,7 @@ static void start_next(struct bakes *b)
 	uint64_t seed;
 	int32_t cx, cz;
 
-	while (!b->running && bakes_pop(b, &gen, &seed, &cx, &cz) == 0) {
+	while (!b->running && !b->stopped && bakes_pop(b, &gen, &seed, &cx, &cz) == 0) {
 		r = bakes_get(b, gen, seed, cx, cz, 0);
 		w = world_of(b, gen, seed);
 		if (!r || !w)

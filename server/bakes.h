@@ -49,6 +49,10 @@ struct bakes_stats {
 int bakes_create(struct uv_loop_s *loop, const struct catalog *cat,
 		 const struct world_map *worlds, const struct region_source *rs,
 		 unsigned after, struct bakes **out);
+/* Start no more bakes (the server drains); the one running finishes.
+ * arg is the struct bakes. */
+void bakes_stop(void *arg);
+
 /* Free b once its bake job (if any) has finished. NULL does nothing. */
 void bakes_destroy(struct bakes *b);
 

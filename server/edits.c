@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 #include <llhttp.h>
 #include <uv.h>
+#include <xxhash.h>
 
 #include "batch.h"
 #include "catalog.h"
@@ -40,6 +41,15 @@
 #define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
 #define EDITS_PAGE 1000   /* GET edits: default and largest limit */
 #define HASHES_SIDE 64    /* GET hashes: largest rectangle side, chunks */
+#define CLIENTS 4096      /* rate buckets kept; the oldest go first */
+
+/* One client's budgets (token buckets, refilled by time). */
+struct bucket {
+	uint8_t addr[16];                /* peer address, IPv4-mapped */
+	uint64_t at_ms;                  /* last refill */
+	double edits, area;              /* budget left: edits, square metres */
+	int used;
+};
 
 struct edits {
 	const struct catalog *cat;
@@ -52,6 +62,9 @@ struct edits {
 	char *allowed_hosts;             /* comma-separated, or NULL */
 	char *presets_json;
 	size_t presets_len;
+	struct uv_loop_s *loop;
+	struct edits_limits lim;
+	struct bucket *buckets;          /* CLIENTS, open addressing on addr */
 	edits_change_fn on_change;       /* chunks a batch touched, or NULL */
 	void *change_arg;
 	uint64_t skipped;                /* replay: batches of absent generators */
@@ -450,6 +463,103 @@ static const char *too_big(struct edit_req *x)
 	return msg;
 }
 
+/* The peer's address as 16 bytes (IPv4 mapped into IPv6). */
+static void peer_key(const struct http_req *r, uint8_t key[16])
+{
+	struct sockaddr_storage ss;
+
+	memset(key, 0, 16);
+	if (http_req_peer(r, &ss) != 0)
+		return;
+	if (ss.ss_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &((const struct sockaddr_in *)&ss)->sin_addr, 4);
+	} else if (ss.ss_family == AF_INET6) {
+		memcpy(key, &((const struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+	}
+}
+
+/* The bucket of key, refilled to now; a full table gives up its stalest. */
+static struct bucket *bucket_of(struct edits *e, const uint8_t key[16], uint64_t now)
+{
+	size_t i = (size_t)XXH3_64bits(key, 16) % CLIENTS, k, stale = i;
+	struct bucket *b;
+	double dt;
+
+	for (k = 0; k < 16; k++) { /* a short probe: this is a cache of budgets */
+		b = &e->buckets[(i + k) % CLIENTS];
+		if (b->used && !memcmp(b->addr, key, 16))
+			break;
+		if (!b->used || b->at_ms < e->buckets[stale].at_ms)
+			stale = (i + k) % CLIENTS;
+		b = NULL;
+	}
+	if (!b) {
+		b = &e->buckets[stale];
+		*b = (struct bucket){ .at_ms = now, .edits = e->lim.edit_burst,
+				      .area = e->lim.area_burst_m2, .used = 1 };
+		memcpy(b->addr, key, 16);
+	}
+	dt = (double)(now - b->at_ms) / 1000.0;
+	b->at_ms = now;
+	b->edits += dt * e->lim.edits_per_s;
+	if (b->edits > e->lim.edit_burst)
+		b->edits = e->lim.edit_burst;
+	b->area += dt * e->lim.area_m2_per_s;
+	if (b->area > e->lim.area_burst_m2)
+		b->area = e->lim.area_burst_m2;
+	return b;
+}
+
+/* Ground area the batch's brushes cover, square metres (pi r^2 each). */
+static double batch_area(const struct edit *v, size_t n)
+{
+	double a = 0;
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		a += 3.14159265358979 * ((double)v[k].radius_mm / 1000.0) *
+		     ((double)v[k].radius_mm / 1000.0);
+	return a;
+}
+
+/*
+ * Each client (peer address) may post edits_per_s edits and area_m2_per_s
+ * square metres of brushes a second, in bursts of up to the burst sizes;
+ * past them 429 with Retry-After. A batch larger than a burst can never
+ * pass: 422. Limits of 0 are off.
+ */
+static int rate_limit(struct edit_req *x)
+{
+	struct edits *e = x->e;
+	const struct edits_limits *l = &e->lim;
+	double area = batch_area(x->edits, x->nedits);
+	uint8_t key[16];
+	struct bucket *b;
+
+	if (l->edits_per_s <= 0 && l->area_m2_per_s <= 0)
+		return 0;
+	if ((l->edits_per_s > 0 && (double)x->nedits > l->edit_burst) ||
+	    (l->area_m2_per_s > 0 && area > l->area_burst_m2)) {
+		x->q.detail = "edits: the batch is larger than one client may send at once "
+			      "(--edit-rate, --edit-area)";
+		return 422;
+	}
+	peer_key(x->q.http, key);
+	b = bucket_of(e, key, uv_now(e->loop));
+	if ((l->edits_per_s > 0 && b->edits < (double)x->nedits) ||
+	    (l->area_m2_per_s > 0 && b->area < area)) {
+		x->q.detail = "edits: too many edits from this client, retry later "
+			      "(--edit-rate, --edit-area)";
+		return 429;
+	}
+	if (l->edits_per_s > 0)
+		b->edits -= (double)x->nedits;
+	if (l->area_m2_per_s > 0)
+		b->area -= area;
+	return 0;
+}
+
 /* Reserve, log and (in edits_logged) answer a batch; see routes.h. */
 static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 {
@@ -478,6 +588,10 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	if (rc) {
 		x->q.detail = msg;
 		return rc == ERR_RANGE ? 422 : rc;
+	}
+	if ((rc = rate_limit(x)) != 0) {
+		free(x->edits);
+		return rc;
 	}
 	if ((rc = world_map_get(e->worlds, pi, seed, &x->world)) != 0 ||
 	    (rc = world_reserve(x->world, x->edits, x->nedits, &x->first)) != 0) {
@@ -672,12 +786,16 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
 		return ERR_NOMEM;
 	e->cat = cat;
 	e->env = env;
+	e->loop = loop;
+	e->lim = cfg->limits;
 	snprintf(err, errlen, "out of memory");
 	if ((cfg->token && cfg->token[0] && !(e->token = strdup(cfg->token))) ||
 	    (cfg->cors_origins && cfg->cors_origins[0] &&
 	     !(e->cors_origins = strdup(cfg->cors_origins))) ||
 	    (cfg->allowed_hosts && cfg->allowed_hosts[0] &&
 	     !(e->allowed_hosts = strdup(cfg->allowed_hosts))))
+		rc = ERR_NOMEM;
+	else if (!(e->buckets = calloc(CLIENTS, sizeof(*e->buckets))))
 		rc = ERR_NOMEM;
 	else if ((rc = world_map_create(cat, &e->worlds)) != 0 ||
 		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = presets_body(e)) != 0)
@@ -740,5 +858,6 @@ void edits_destroy(struct edits *e)
 	free(e->token);
 	free(e->cors_origins);
 	free(e->allowed_hosts);
+	free(e->buckets);
 	free(e);
 }

@@ -28,6 +28,14 @@ struct route;
 struct uv_loop_s;
 struct world_map;
 
+/* Per-client budgets for edits (token buckets; a rate of 0 is off). */
+struct edits_limits {
+	double edits_per_s;      /* --edit-rate (default 1000) */
+	double edit_burst;       /* edits at once (default 5 s of the rate) */
+	double area_m2_per_s;    /* --edit-area km^2/s as m^2/s (default 200 km^2) */
+	double area_burst_m2;    /* at once (default 5 s of the rate) */
+};
+
 struct edits_config {
 	const char *log;        /* edit log backend: "file" (or NULL) */
 	const char *data_dir;   /* where the file log lives */
@@ -37,6 +45,7 @@ struct edits_config {
 				      server's own, comma-separated (copied) */
 	const char *allowed_hosts; /* Host names besides loopback ones that
 				      tokenless edits may name (copied) */
+	struct edits_limits limits;
 };
 
 /*

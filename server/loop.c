@@ -25,6 +25,8 @@ struct loop {
 	uint64_t drain_ms;
 	int backlog;
 	int draining;
+	void (*on_drain)(void *arg);     /* told when the drain starts */
+	void *drain_arg;
 	int forced;
 };
 
@@ -158,6 +160,8 @@ static void on_signal(uv_signal_t *sig, int signum)
 	}
 	fprintf(stderr, "terrain-server: %s, draining\n", strsignal(signum));
 	l->draining = 1;
+	if (l->on_drain)
+		l->on_drain(l->drain_arg);
 	uv_close((uv_handle_t *)&l->listener, NULL);
 	uv_timer_start(&l->deadline, on_deadline, l->drain_ms, 0);
 	http_server_drain(l->server, on_drained, l);
@@ -201,6 +205,12 @@ int loop_run(struct loop *l, struct http_server *s)
 	print_address(l);
 	uv_run(&l->uv, UV_RUN_DEFAULT);
 	return l->forced;
+}
+
+void loop_on_drain(struct loop *l, void (*fn)(void *arg), void *arg)
+{
+	l->on_drain = fn;
+	l->drain_arg = arg;
 }
 
 void loop_destroy(struct loop *l)

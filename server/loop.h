@@ -49,4 +49,8 @@ int loop_run(struct loop *l, struct http_server *s);
 /* Close the loop; only after loop_run() returned 0. NULL does nothing. */
 void loop_destroy(struct loop *l);
 
+/* Call fn(arg) when a drain starts (the first SIGTERM or SIGINT), so that
+ * background work (bakes) stops queueing more. */
+void loop_on_drain(struct loop *l, void (*fn)(void *arg), void *arg);
+
 #endif

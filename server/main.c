@@ -50,6 +50,8 @@ struct config {
 	unsigned max_age;
 	const char *edit_token;
 	unsigned bake_after;
+	unsigned edit_rate;
+	unsigned edit_area;
 	const char *cors_origins;
 	const char *allowed_hosts;
 };
@@ -90,6 +92,12 @@ static const struct option options[] = {
 	OPT("bake-after", "TERRAIN_BAKE_AFTER", "N", "8", T_UINT, bake_after, 1 << 20,
 	    "fold a chunk's edits into a stored height delta once N of them are not; "
 	    "a cold tile then costs about the same whatever the chunk's history (0: never)"),
+	OPT("edit-rate", "TERRAIN_EDIT_RATE", "N", "1000", T_UINT, edit_rate, 1 << 30,
+	    "edits a second one client (address) may post, in bursts of 5 s; past it "
+	    "429 with Retry-After (0: no limit)"),
+	OPT("edit-area", "TERRAIN_EDIT_AREA", "KM2", "200", T_UINT, edit_area, 1 << 30,
+	    "square kilometres of brushes a second one client may post, in bursts of "
+	    "5 s (a 4096 m brush is 53 km2); past it 429 (0: no limit)"),
 	OPT("cors-origins", "TERRAIN_CORS_ORIGINS", "LIST", "", T_STR, cors_origins, 0,
 	    "web origins (https://game.example,...) whose pages may POST edits, besides "
 	    "the server's own; other pages get 403"),
@@ -321,6 +329,8 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .max_age = c->max_age,
 				   .max_generations = 1024,
 				   .bake_after = c->bake_after,
+				   .edit_rate = c->edit_rate,
+				   .edit_area_km2 = c->edit_area,
 				   .edit_log = "file",
 				   .data_dir = c->data_dir,
 				   .edit_token = c->edit_token,
@@ -352,6 +362,7 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 		goto fail;
 	}
 	route_set_server(rt, hs);
+	loop_on_drain(lp, route_stop, rt);
 	fprintf(stderr, "terrain-server: %zu presets, %u workers, cache %u MiB, "
 		"region cache %u MiB, max %u connections\n", catalog_count(cat),
 		c->workers, c->cache_mb, c->region_cache_mb, c->max_connections);

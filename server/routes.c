@@ -340,7 +340,9 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	tc = (struct tiles_config){ cfg->cache_bytes, cfg->region_bytes, cfg->max_age,
 				    cfg->max_generations, cfg->bake_after };
 	ec = (struct edits_config){ cfg->edit_log, cfg->data_dir, cfg->edit_token,
-				    cfg->cors_origins, cfg->allowed_hosts };
+				    cfg->cors_origins, cfg->allowed_hosts,
+				    { cfg->edit_rate, 5 * cfg->edit_rate, cfg->edit_area_km2 * 1e6,
+				      5 * cfg->edit_area_km2 * 1e6 } };
 	/* the modules first: the table and its labels are theirs */
 	if ((rc = edits_create(loop, cat, &rt->env, &ec, &rt->edits, err, errlen)) == 0 &&
 	    (rc = tiles_create(loop, cat, edits_worlds(rt->edits), &rt->env, &tc,
@@ -363,6 +365,13 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 int route_replay(struct routes *rt, char *msg, size_t msglen, char *warn, size_t warnlen)
 {
 	return edits_replay(rt->edits, msg, msglen, warn, warnlen);
+}
+
+void route_stop(void *arg)
+{
+	struct routes *rt = arg;
+
+	tiles_stop(rt->tiles);
 }
 
 void route_close_log(struct routes *rt)

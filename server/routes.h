@@ -155,6 +155,8 @@ struct route_config {
 				    loopback clients only (copied) */
 	const char *cors_origins;  /* --cors-origins (edits.h) */
 	const char *allowed_hosts; /* --allowed-hosts (edits.h) */
+	double edit_rate;          /* --edit-rate, edits/s per client; 0: off */
+	double edit_area_km2;      /* --edit-area, km^2/s per client; 0: off */
 };
 
 /*
@@ -186,6 +188,10 @@ int route_status(int err);
 
 /* Answer q with the JSON error of rc (a status or ERR_*) and q->detail. */
 void route_fail(struct req *q, int rc);
+
+/* The server starts draining: no more background work. arg is rt (a
+ * loop_on_drain() callback). */
+void route_stop(void *arg);
 
 /* Close the edit log once every edit has been answered (after the drain). */
 void route_close_log(struct routes *rt);

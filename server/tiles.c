@@ -963,6 +963,11 @@ int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
 	return 0;
 }
 
+void tiles_stop(struct tiles *t)
+{
+	bakes_stop(t->bakes);
+}
+
 void tiles_changed(void *arg, int gen, uint64_t seed, const int32_t *chunks, size_t n)
 {
 	struct tiles *t = arg;

@@ -53,6 +53,9 @@ size_t tiles_routes(const struct route **out);
  * struct tiles; the signature is edits_on_change()'s. */
 void tiles_changed(void *arg, int gen, uint64_t seed, const int32_t *chunks, size_t n);
 
+/* The server drains: start no more background work (bakes). */
+void tiles_stop(struct tiles *t);
+
 /* Cache, region-cache and bake figures for /metrics. */
 void tiles_stats(const struct tiles *t, struct cache_stats *cs, struct regions_stats *rs,
 		 struct bakes_stats *bs);

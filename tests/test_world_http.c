@@ -868,7 +868,7 @@ static int setup(void **state)
 	(void)state;
 	alarm(900);
 	new_dir(&main_srv);
-	return server_start(&main_srv, NULL);
+	return server_start(&main_srv, "--edit-area", "0", NULL) /* big brushes below */;
 }
 
 static int teardown(void **state)

@@ -1,0 +1,44 @@
+#!/bin/bash
+# edit_limits.sh - per-client edit budgets against the real server: past
+# --edit-rate edits a second (bursts of 5 s) or --edit-area km^2 of brushes
+# a second, a client gets 429 with Retry-After and nothing is applied; a
+# batch larger than a whole burst is 422; the budget refills with time.
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+
+CURL=(curl -sS --max-time 30)
+post() { # BODY: prints the status; headers to $TMP/h, body to $TMP/body
+	"${CURL[@]}" -D "$TMP/h" -o "$TMP/body" -w '%{http_code}' -X POST \
+		-H 'Content-Type: application/json' --data-binary "$1" "$BASE/v1/worlds/lim/edits"
+}
+seq_of() { "${CURL[@]}" "$BASE/v1/worlds/lim" | sed -n 's/.*"edit_seq":\([0-9]*\).*/\1/p'; }
+batch() { # N RADIUS: a batch of N small raises
+	local i s='{"edits":['
+	for i in $(seq 1 "$1"); do
+		s+="{\"op\":\"raise\",\"x\":$i,\"z\":0,\"radius\":$2,\"strength\":1}"
+		[ "$i" -lt "$1" ] && s+=','
+	done
+	echo "$s]}"
+}
+
+server_start --edit-rate 4 --edit-area 0   # bursts of 20 edits
+check "20 edits fit the burst" eq "$(post "$(batch 20 5)")" 200
+check "the 21st is 429" eq "$(post "$(batch 1 5)")" 429
+check "with Retry-After" grep -qi '^retry-after: ' "$TMP/h"
+check "and a detail naming the flag" grep -q 'edit-rate' "$TMP/body"
+check "a batch beyond a whole burst is 422" eq "$(post "$(batch 21 5)")" 422
+check "nothing of them was applied" eq "$(seq_of)" 20
+sleep 1.3
+check "the budget refills with time" eq "$(post "$(batch 4 5)")" 200
+server_stop >/dev/null
+
+server_start --edit-rate 0 --edit-area 1 --data-dir "$TMP/area"   # bursts of 5 km^2
+check "a 1 km brush (3.1 km^2) fits" eq "$(post "$(batch 1 1000)")" 200
+check "a second one is 429" eq "$(post "$(batch 1 1000)")" 429
+check "a 1.3 km brush (5.3 km^2) is larger than a burst: 422" eq "$(post "$(batch 1 1300)")" 422
+check "small brushes still pass" eq "$(post "$(batch 3 20)")" 200
+server_stop >/dev/null
+
+server_start --edit-rate 0 --edit-area 0 --data-dir "$TMP/off"
+check "limits of 0 are off" eq "$(post "$(batch 12 4096)")" 200
+finish
