@@ -94,7 +94,10 @@ static int jnum(struct jerr *je, const cJSON *o, int k, const char *key, int nee
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
 		return jfail(je, ERR_PARSE, "edits[%d].%s: must be a finite number", k, key);
 	if (!(v->valuedouble >= lo && v->valuedouble <= hi))
-		return jfail(je, ERR_RANGE, "edits[%d].%s: must be in %s", k, key, range);
+		return jfail(je, range ? ERR_RANGE : ERR_INVAL,
+			     range ? "edits[%d].%s: must be in %s" :
+			     "edits[%d].%s: outside the world (|%s| <= %.0f m)", k, key,
+			     range ? range : key, hi);
 	*out = (int64_t)llround(v->valuedouble * scale);
 	return 0;
 }
@@ -116,6 +119,17 @@ static int jname(struct jerr *je, const cJSON *o, int k, const char *key, int ne
 	return jfail(je, ERR_PARSE, "edits[%d].%s: unknown value", k, key);
 }
 
+/* The second of two members of o with the same key, or NULL. */
+static const cJSON *duplicate(const cJSON *o)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, o)
+		if (cJSON_GetObjectItemCaseSensitive(o, it->string) != it)
+			return it;
+	return NULL;
+}
+
 static int parse_one(struct jerr *je, const cJSON *o, int k, struct edit *e)
 {
 	static const char *const keys[] = { "op", "x", "z", "radius", "strength",
@@ -135,13 +149,15 @@ static int parse_one(struct jerr *je, const cJSON *o, int k, struct edit *e)
 		if (!*a)
 			return jfail(je, ERR_PARSE, "edits[%d].%s: unknown field", k, it->string);
 	}
+	if ((it = duplicate(o)))
+		return jfail(je, ERR_PARSE, "edits[%d].%s: duplicate field", k, it->string);
 	if ((rc = jname(je, o, k, "op", 1, op_names, EDIT_OP_COUNT, 0, &e->op)) ||
 	    (rc = jname(je, o, k, "falloff", 0, falloff_names, EDIT_FALLOFF_COUNT,
 			EDIT_SMOOTH, &e->falloff)))
 		return rc;
 	flat = e->op == EDIT_FLATTEN || e->op == EDIT_SET;
-	if ((rc = jnum(je, o, k, "x", 1, -max_m, max_m, "the world", 1e3, &e->x_mm)) ||
-	    (rc = jnum(je, o, k, "z", 1, -max_m, max_m, "the world", 1e3, &e->z_mm)) ||
+	if ((rc = jnum(je, o, k, "x", 1, -max_m, max_m, NULL, 1e3, &e->x_mm)) ||
+	    (rc = jnum(je, o, k, "z", 1, -max_m, max_m, NULL, 1e3, &e->z_mm)) ||
 	    (rc = jnum(je, o, k, "radius", 1, 1e-3, 4096, "(0, 4096]", 1e3, &e->radius_mm)) ||
 	    (rc = jnum(je, o, k, "height", flat, -1e5, 1e5, "[-100000, 100000]", 1e6,
 		       &e->height_um)))
@@ -165,6 +181,29 @@ static int parse_one(struct jerr *je, const cJSON *o, int k, struct edit *e)
 	return 0;
 }
 
+/*
+ * cJSON ends a string at a NUL, so "raise\u0000x" would read as "raise":
+ * refuse a NUL byte or a \u0000 escape anywhere in the body. An escape is
+ * a backslash preceded by an even number of backslashes.
+ */
+static int no_nul(struct jerr *je, const char *json, size_t len)
+{
+	size_t i, run = 0;
+
+	for (i = 0; i < len; i++) {
+		if (json[i] == '\0')
+			return jfail(je, ERR_PARSE, "body: NUL byte at offset %zu", i);
+		if (json[i] != '\\') {
+			run = 0;
+			continue;
+		}
+		if (run++ % 2 == 0 && len - i >= 6 && !memcmp(json + i + 1, "u0000", 5))
+			return jfail(je, ERR_PARSE,
+				     "body: \\u0000 (NUL) in a string at offset %zu", i);
+	}
+	return 0;
+}
+
 int edit_parse_batch(const char *json, size_t len, struct edit **out, size_t *n,
 		     char *err, size_t errlen)
 {
@@ -177,6 +216,8 @@ int edit_parse_batch(const char *json, size_t len, struct edit **out, size_t *n,
 	*n = 0;
 	if (err && errlen)
 		err[0] = '\0';
+	if ((rc = no_nul(&je, json, len)))
+		return rc;
 	root = cJSON_ParseWithLength(json, len);
 	if (!root)
 		return jfail(&je, ERR_PARSE, "body: invalid JSON");
@@ -187,7 +228,8 @@ int edit_parse_batch(const char *json, size_t len, struct edit **out, size_t *n,
 	else if (count < 1 || count > EDIT_BATCH_MAX)
 		rc = jfail(&je, ERR_RANGE, "edits: must hold 1..%d edits", EDIT_BATCH_MAX);
 	else if (cJSON_GetArraySize(root) != 1)
-		rc = jfail(&je, ERR_PARSE, "body: only \"edits\" is allowed");
+		rc = jfail(&je, ERR_PARSE, duplicate(root) ? "edits: duplicate field" :
+			   "body: only \"edits\" is allowed");
 	else if (!(v = calloc((size_t)count, sizeof(*v))))
 		rc = ERR_NOMEM;
 	if (rc)

@@ -36,7 +36,7 @@ enum edit_falloff {
 #define EDIT_MAX_RADIUS_MM   4096000      /* 4096 m */
 #define EDIT_MAX_STRENGTH_UM 10000000000LL /* 10 km: raise, lower */
 #define EDIT_MAX_HEIGHT_UM   100000000000LL /* +-100 km: flatten, set */
-#define EDIT_MAX_COORD_MM    (INT64_C(1) << 52) /* beyond every chunk */
+#define EDIT_MAX_COORD_MM    (INT64_C(1) << 52) /* |x|, |z| in mm: 4.5e12 m */
 #define EDIT_WIRE_SIZE       42           /* canonical bytes of one edit */
 #define EDIT_BATCH_MAX       256
 
@@ -54,8 +54,16 @@ struct edit {
  * Parse a batch {"edits": [ {...}, ... ]} (1..EDIT_BATCH_MAX edits, docs/
  * edits.md) into a new array *out of *n edits (free() it). Validates every
  * edit before returning any: on error nothing is returned, the code is
- * ERR_PARSE (bad JSON or shape) or ERR_RANGE (a value out of range), and err
- * names the field, e.g. "edits[3].radius: must be in (0, 4096]".
+ * ERR_PARSE (bad JSON or shape: also a NUL byte or a \u0000 escape anywhere
+ * in the body, which cJSON would read as the end of a string, and a key
+ * twice in one object), ERR_INVAL (x or z beyond EDIT_MAX_COORD_MM: a bad
+ * coordinate) or ERR_RANGE (another value out of range), and err names
+ * the field, e.g. "edits[3].radius: must be in (0, 4096]".
+ *
+ * The parser does not know the world's chunk size. A world of
+ * 2^chunk_log2 m chunks with int32 cx, cz ends at +-2^(31 + chunk_log2) m
+ * (2^39 m for 256 m chunks, inside EDIT_MAX_COORD_MM); a caller that knows
+ * it should refuse an edit for which edit_chunks() finds no chunk.
  */
 int edit_parse_batch(const char *json, size_t len, struct edit **out, size_t *n,
 		     char *err, size_t errlen);

@@ -197,6 +197,8 @@ int loop_run(struct loop *l, struct http_server *s)
 		return ERR_IO;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* past a file-size limit the edit log's write fails (EFBIG, 503) */
+	signal(SIGXFSZ, SIG_IGN);
 	uv_signal_init(&l->uv, &l->sigterm);
 	uv_signal_init(&l->uv, &l->sigint);
 	uv_timer_init(&l->uv, &l->deadline);

@@ -234,20 +234,37 @@ static void file_header(uint8_t h[STORE_FILE_HEADER])
 	le_put64(h + 24, XXH3_64bits(h, 24));
 }
 
-/* Magic first, then version (a newer layout may move the checksum). */
+/*
+ * What to do about a file that is not an edit log, appended to the refusal.
+ * A version 1 header is the same 32 bytes in every log, so a damaged one
+ * can be written again (docs/edit-log.md, "A damaged file header").
+ */
+#define NOT_A_LOG_HINT \
+	"; if it is an edit log with a damaged header, see docs/edit-log.md" \
+	" (\"A damaged file header\"); otherwise move it aside to start with an" \
+	" empty log"
+
+/*
+ * Magic, then the checksum, then the version: every format version keeps
+ * the magic at 0, the version at 4 and the XXH3 of bytes 0..23 at 24, so a
+ * damaged header is told apart from a newer one (docs/edit-log.md).
+ */
 static int check_file_header(const uint8_t h[STORE_FILE_HEADER], const char *path,
 			     char *err, size_t errlen)
 {
 	if (le_get32(h) != STORE_FILE_MAGIC)
 		return fail(err, errlen, ERR_MAGIC,
-			    "%s: not a terrain edit log (bad magic 0x%08x)", path, le_get32(h));
+			    "%s: not an edit log (bad magic 0x%08x)" NOT_A_LOG_HINT, path,
+			    le_get32(h));
+	if (le_get64(h + 24) != XXH3_64bits(h, 24))
+		return fail(err, errlen, ERR_CORRUPT,
+			    "%s: not an edit log (file header checksum mismatch)"
+			    NOT_A_LOG_HINT, path);
 	if (le_get32(h + 4) != STORE_FILE_VERSION)
 		return fail(err, errlen, ERR_VERSION,
-			    "%s: log format version %u, this server reads version %d",
-			    path, le_get32(h + 4), STORE_FILE_VERSION);
-	if (le_get64(h + 24) != XXH3_64bits(h, 24))
-		return fail(err, errlen, ERR_CORRUPT, "%s: file header checksum mismatch",
-			    path);
+			    "%s: log format version %u, this server reads version %d"
+			    " (written by a newer server?)", path, le_get32(h + 4),
+			    STORE_FILE_VERSION);
 	if (le_get64(h + 16) != 0)
 		return fail(err, errlen, ERR_VERSION, "%s: unknown header flags 0x%llx",
 			    path, (ull)le_get64(h + 16));
@@ -264,15 +281,22 @@ static int read_file_header(int fd, const char *path, char *err, size_t errlen)
 		return fail(err, errlen, ERR_IO, "read %s: %s", path, strerror(errno));
 	if (n < STORE_FILE_HEADER)
 		return fail(err, errlen, ERR_MAGIC,
-			    "%s: not a terrain edit log (%zd bytes, shorter than a header)",
-			    path, n);
+			    "%s: not an edit log (%zd bytes, shorter than a header)"
+			    NOT_A_LOG_HINT, path, n);
 	return check_file_header(h, path, err, errlen);
+}
+
+/* 1 if the n bytes at p are all zero. */
+static int zeros(const uint8_t *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
 /*
  * Write the header of a new log, or check an existing one. A file shorter
- * than a header that holds a prefix of one is a creation cut short by a
- * crash: nothing can have been acknowledged, so it is written again.
+ * than a header that holds a prefix of one, or only zeros (as a file system
+ * may leave a file extended by a crash), is a creation cut short: nothing
+ * can have been acknowledged, so the header is written again.
  */
 static int prepare_header(struct store *s, char *err, size_t errlen)
 {
@@ -283,16 +307,18 @@ static int prepare_header(struct store *s, char *err, size_t errlen)
 
 	if (fstat(s->fd, &st))
 		return fail(err, errlen, ERR_IO, "stat %s: %s", s->path, strerror(errno));
-	if (st.st_size >= STORE_FILE_HEADER)
+	if (st.st_size > STORE_FILE_HEADER)
 		return read_file_header(s->fd, s->path, err, errlen);
 	file_header(want);
 	n = pread_all(s->fd, have, (size_t)st.st_size, 0);
 	if (n < 0)
 		return fail(err, errlen, ERR_IO, "read %s: %s", s->path, strerror(errno));
-	if (memcmp(have, want, (size_t)n))
+	if (n == STORE_FILE_HEADER && !zeros(have, (size_t)n))
+		return check_file_header(have, s->path, err, errlen);
+	if (memcmp(have, want, (size_t)n) && !zeros(have, (size_t)n))
 		return fail(err, errlen, ERR_MAGIC,
-			    "%s: not a terrain edit log (%zd bytes, shorter than a header)",
-			    s->path, n);
+			    "%s: not an edit log (%zd bytes, shorter than a header)"
+			    NOT_A_LOG_HINT, s->path, n);
 	if ((rc = pwrite_all(s->fd, want, sizeof(want), 0)) ||
 	    (fsync(s->fd) && (rc = errno)) || (rc = fsync_dir(s->dir)))
 		return fail(err, errlen, ERR_IO, "create %s: %s", s->path, strerror(rc));
@@ -852,14 +878,145 @@ static int reader_init(struct reader *r, int fd, const char *path, char *msg,
 	return 0;
 }
 
-/* The first record at st->end is bad: drop it as a torn tail, or refuse. */
+/* 1 if every byte of [off, end of file) is zero, 0 if not, -1 (r->err). */
+static int zero_tail(struct reader *r, uint64_t off)
+{
+	while (off < r->size) {
+		size_t avail;
+		const uint8_t *p = rd_get(r, off, 1, &avail);
+
+		if (!p)
+			return -1;
+		if (!zeros(p, avail))
+			return 0;
+		off += avail;
+	}
+	return 1;
+}
+
+/*
+ * Is the bad record at off (kind, *why from rec_check) a torn write, that
+ * is, a record cut short at the end of the file? Yes (1) when the file ends
+ * inside its header and what is there begins like a record header, or
+ * when it ends before the record's stated length, unless the bytes that
+ * are there form a complete record whose length field alone is damaged;
+ * or when everything from off on is zero, as a file system may leave a
+ * file extended by a crash. 0 otherwise (*why may be updated), -1 on a
+ * read error.
+ */
+static int is_torn(struct reader *r, uint64_t off, int kind, const char **why)
+{
+	static const uint8_t magic[4] = { 'W', 'R', '0', '1' };
+	uint64_t left = r->size - off;
+	const uint8_t *h;
+	uint8_t *tmp;
+	uint64_t sum;
+	int z;
+
+	if ((z = zero_tail(r, off)) != 0) {
+		if (z > 0)
+			*why = "zero-filled tail";
+		return z;
+	}
+	if (kind != REC_SHORT)
+		return 0;
+	if (left < STORE_REC_HEADER) {
+		if (!(h = rd_get(r, off, (size_t)left, NULL)))
+			return -1;
+		return memcmp(h, magic, left < 4 ? (size_t)left : 4) == 0;
+	}
+	left -= STORE_REC_HEADER;
+	if (left == 0 || left > STORE_RECORD_MAX)
+		return 1;
+	/* a complete record with a damaged length field is not torn */
+	if (!(h = rd_get(r, off, STORE_REC_HEADER + (size_t)left, NULL)))
+		return -1;
+	if (!(tmp = malloc(4 + (size_t)left)))
+		return -1;
+	le_put32(tmp, (uint32_t)left);
+	memcpy(tmp + 4, h + STORE_REC_HEADER, (size_t)left);
+	sum = le_get64(h + 4);
+	z = rec_sum(tmp, (uint32_t)left) == sum;
+	free(tmp);
+	if (z)
+		*why = "a complete record with a damaged length";
+	return !z;
+}
+
+static int save_cut(int fd, uint64_t off, uint64_t size, const char *cut,
+		    const char *dir, char *err, size_t errlen);
+
+/*
+ * Copy [off, end) of the log to a new file beside it, DIR/edits.log.KIND-
+ * OFF (or .KIND-OFF.N when that exists), fsync'd; its path into *saved
+ * (malloc'd).
+ */
+static int save_aside(struct store *s, const char *kind, uint64_t off, uint64_t end,
+		      char **saved, char *msg, size_t ml)
+{
+	struct stat st;
+	char name[96];
+	int rc;
+
+	for (int i = 0; i < 1000; i++) {
+		if (i)
+			snprintf(name, sizeof(name), STORE_LOG_NAME ".%s-%llu.%d", kind,
+				 (ull)off, i);
+		else
+			snprintf(name, sizeof(name), STORE_LOG_NAME ".%s-%llu", kind, (ull)off);
+		if (!(*saved = join(s->dir, name)))
+			return fail(msg, ml, ERR_NOMEM, "store: out of memory");
+		if (lstat(*saved, &st) && errno == ENOENT)
+			break;
+		free(*saved);
+		*saved = NULL;
+	}
+	if (!*saved)
+		return fail(msg, ml, ERR_IO, "%s: too many saved %s files", s->path, kind);
+	if ((rc = save_cut(s->fd, off, end, *saved, s->dir, msg, ml))) {
+		free(*saved);
+		*saved = NULL;
+	}
+	return rc;
+}
+
+/* Save the torn tail at st->end beside the log, then cut it off. */
+static int drop_torn(struct store *s, struct reader *r, const char *why,
+		     struct store_replay_stats *st)
+{
+	char *msg = st->message, *saved = NULL;
+	size_t ml = sizeof(st->message);
+	uint64_t off = st->end;
+	int rc;
+
+	if ((rc = save_aside(s, "torn", off, r->size, &saved, msg, ml)))
+		return rc;
+	if (ftruncate(s->fd, (off_t)off) || fsync(s->fd)) {
+		rc = fail(msg, ml, ERR_IO, "truncate %s: %s", s->path, strerror(errno));
+		free(saved);
+		return rc;
+	}
+	st->torn_offset = off;
+	st->torn_bytes = r->size - off;
+	fail(msg, ml, 0, "warning: %s: dropped torn tail record at offset %llu (%llu"
+	     " bytes, %s): a write cut short by a crash, so never acknowledged;"
+	     " the bytes are saved in %s", s->path, (ull)off, (ull)st->torn_bytes, why,
+	     saved);
+	free(saved);
+	return 0;
+}
+
+/*
+ * The first record at st->end is bad: drop it as a torn write (is_torn(),
+ * with no valid record after it), or refuse with ERR_CORRUPT.
+ */
 static int bad_record(struct store *s, struct reader *r, int kind, const char *why,
 		      struct store_replay_stats *st)
 {
-	char *msg = st->message;
+	char *msg = st->message, after[96];
 	size_t ml = sizeof(st->message);
 	uint64_t off = st->end, next;
-	int k;
+	int k, torn = 0;
 
 	if (kind == REC_IO)
 		return fail(msg, ml, ERR_IO, "read %s: %s", s->path, strerror(r->err));
@@ -870,26 +1027,26 @@ static int bad_record(struct store *s, struct reader *r, int kind, const char *w
 			    " (written by a newer server?); refusing to replay", s->path,
 			    (ull)off);
 	}
-	if ((k = find_valid(r, off + 1, &next)) < 0)
-		return fail(msg, ml, ERR_IO, "read %s: %s", s->path, strerror(r->err));
-	if (k) {
-		st->bad_offset = off;
-		return fail(msg, ml, ERR_CORRUPT,
-			    "%s: corrupt record at offset %llu (%s, %llu bytes before the"
-			    " end) followed by a valid record at offset %llu; refusing to"
-			    " replay. To keep the %llu records before it and cut the rest"
-			    " (saved to %s.cut-%llu), see docs/edit-log.md and run:"
-			    " terrain-server repair-log --data-dir %s --truncate-at %llu",
-			    s->path, (ull)off, why, (ull)(r->size - off), (ull)next,
-			    (ull)st->records, s->path, (ull)off, s->dir, (ull)off);
-	}
-	if (ftruncate(s->fd, (off_t)off) || fsync(s->fd))
-		return fail(msg, ml, ERR_IO, "truncate %s: %s", s->path, strerror(errno));
-	st->torn_offset = off;
-	st->torn_bytes = r->size - off;
-	fail(msg, ml, 0, "%s: dropped torn tail record at offset %llu (%llu bytes): %s",
-	     s->path, (ull)off, (ull)st->torn_bytes, why);
-	return 0;
+	if ((k = find_valid(r, off + 1, &next)) < 0 ||
+	    (!k && (torn = is_torn(r, off, kind, &why)) < 0))
+		return fail(msg, ml, ERR_IO, "read %s: %s", s->path,
+			    r->err ? strerror(r->err) : "out of memory");
+	if (!k && torn)
+		return drop_torn(s, r, why, st);
+	st->bad_offset = off;
+	if (k)
+		snprintf(after, sizeof(after), "followed by a valid record at offset %llu",
+			 (ull)next);
+	else
+		snprintf(after, sizeof(after), "the last record, not a torn write");
+	return fail(msg, ml, ERR_CORRUPT,
+		    "%s: corrupt record at offset %llu (%s, %llu bytes before the end),"
+		    " %s; refusing to replay. To keep the %llu records before it and cut"
+		    " the rest (saved as " STORE_LOG_NAME ".cut-%llu), see"
+		    " docs/edit-log.md and run: terrain-server repair-log --data-dir %s"
+		    " --truncate-at %llu",
+		    s->path, (ull)off, why, (ull)(r->size - off), after, (ull)st->records,
+		    (ull)off, s->dir, (ull)off);
 }
 
 /* Hand every record to cb; st->end ends at the last good one. */

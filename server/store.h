@@ -90,13 +90,14 @@ struct store_replay_stats {
 	uint64_t bytes;        /* payload bytes handed to the callback */
 	uint64_t end;          /* offset of the end of the last good record */
 	uint64_t torn_offset;  /* where a dropped torn tail began, else 0 */
-	uint64_t torn_bytes;   /* bytes dropped from the tail, else 0 */
+	uint64_t torn_bytes;   /* bytes dropped from the tail (and saved in
+				  edits.log.torn-OFFSET), else 0 */
 	uint64_t bad_offset;   /* ERR_CORRUPT: offset of the bad record */
 	/*
 	 * A line for the operator, "" when there is nothing to say: the
-	 * warning "dropped torn tail record at offset N (M bytes)", or
-	 * the reason replay failed, naming the offset and the recovery
-	 * command.
+	 * warning "dropped torn tail record at offset N (M bytes, ...)"
+	 * naming the file the bytes were saved in, or the reason replay
+	 * failed, naming the offset and the recovery command.
 	 */
 	char message[512];
 };
@@ -123,9 +124,13 @@ typedef void (*store_done_fn)(void *arg, int status);
  * ERR_INVAL). opts may be NULL for the defaults. On success *out is a new
  * store (store_close()). On failure returns ERR_INVAL (bad argument),
  * ERR_BUSY (another process holds the directory), ERR_IO (a system call
- * failed), ERR_MAGIC / ERR_VERSION / ERR_CORRUPT (edits.log is not a log
- * this server reads) or ERR_NOMEM, with a message naming the path in err
- * (errlen bytes).
+ * failed), ERR_MAGIC (edits.log is "not an edit log": a wrong magic, or a
+ * short file that is neither a header prefix nor zeros), ERR_CORRUPT (also
+ * "not an edit log": a damaged file header, its checksum wrong),
+ * ERR_VERSION (a valid header of a newer format or unknown flags) or
+ * ERR_NOMEM, with a message naming the path and what to do in err (errlen
+ * bytes). A file no longer than a header that holds a header prefix or
+ * only zeros is a creation cut short by a crash and is written again.
  */
 int store_open(const char *dir, struct uv_loop_s *loop,
 	       const struct store_options *opts, struct store **out, char *err,
@@ -137,16 +142,30 @@ int store_open(const char *dir, struct uv_loop_s *loop,
  * Must run before the first append, and otherwise only while no append is
  * outstanding (else ERR_BUSY). st may be NULL.
  *
- * A torn tail - a last record that is short or fails its check with no
- * valid record anywhere after it, as a crash in the middle of a commit
- * leaves - is dropped: the file is truncated to the end of the last good
- * record and fsync'd, st->torn_offset and st->torn_bytes say what was cut
- * and st->message says it ("dropped torn tail record at offset N (M
- * bytes)"); the return value is still 0. A bad record followed by a valid
- * one is corruption in the middle: returns ERR_CORRUPT, leaves the file
- * untouched, sets st->bad_offset and explains in st->message how to
- * recover (store_truncate()). ERR_IO on a read or truncate error. On any
- * error cb may have seen a prefix of the log: discard what it built.
+ * A torn write - a record cut short at the end of the file, as a crash in
+ * the middle of a commit leaves it - is dropped: the file ends inside the
+ * record's header or before its stated length (and the bytes there are
+ * not a complete record with a damaged length field), or everything from
+ * the record on is zero (a file system may extend a file by a crash
+ * without writing its new blocks), and no valid record starts anywhere
+ * after it. It cannot hold an acknowledged edit, since an append is
+ * acknowledged only after its fdatasync(). Its bytes are first copied to
+ * dir/edits.log.torn-OFFSET (.torn-OFFSET.N if that exists; fsync'd with
+ * the directory), then the file is truncated to the end of the last good
+ * record and fsync'd; st->torn_offset and st->torn_bytes say what was
+ * cut, and st->message warns, naming the saved file ("warning: PATH:
+ * dropped torn tail record at offset N (M bytes, WHY): ... saved in
+ * FILE"); the return value is still 0.
+ *
+ * Any other bad record - a full-length record with a bad checksum, magic
+ * or length, the last one included, or bytes after the last record that
+ * are no record cut short - may hold acknowledged edits: returns
+ * ERR_CORRUPT, leaves the file untouched, sets st->bad_offset and names in
+ * st->message the offset and the recovery command (terrain-server
+ * repair-log --data-dir DIR --truncate-at OFFSET, store_truncate()). A
+ * record of a newer record version gives ERR_VERSION. ERR_IO on a read,
+ * save or truncate error. On any error cb may have seen a prefix of the
+ * log: discard what it built.
  * Appends are allowed only after a replay that returned 0.
  */
 int store_replay(struct store *s, store_replay_fn cb, void *arg,
@@ -168,7 +187,9 @@ int store_replay(struct store *s, store_replay_fn cb, void *arg,
  * have marked the dirty pages clean and dropped them, so a second fsync
  * can succeed without the data being on disk, and a short write would
  * leave a partial record in the middle of later ones. A restart replays
- * what really is on disk (a partial record there is a torn tail).
+ * what really is on disk (a partial record there is a torn tail). Set
+ * SIGXFSZ to SIG_IGN (the server does) so that a file-size limit makes
+ * the write fail with EFBIG instead of killing the process.
  */
 int store_append(struct store *s, const void *payload, size_t len,
 		 store_done_fn done, void *arg);

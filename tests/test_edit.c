@@ -304,6 +304,27 @@ static void test_bad_batches_are_rejected_whole_naming_the_field(void **state)
 		  "\"falloff\":\"cubic\"}]}", ERR_PARSE, "edits[0].falloff" },
 		{ "{\"edits\": [{\"op\":\"raise\",\"x\":0,\"z\":0,\"radius\":1,\"strength\":1}],"
 		  "\"more\":1}", ERR_PARSE, "only \"edits\"" },
+		/* strict JSON: a NUL is not the end of a string, keys are unique */
+		{ "{\"edits\": [{\"op\":\"raise\\u0000x\",\"x\":0,\"z\":0,\"radius\":1,"
+		  "\"strength\":1}]}", ERR_PARSE, "\\u0000 (NUL) in a string at offset 23" },
+		{ "{\"edits\": [{\"op\\u0000\":\"raise\",\"x\":0,\"z\":0,\"radius\":1,"
+		  "\"strength\":1}]}", ERR_PARSE, "NUL" },
+		{ "{\"edits\": [{\"op\":\"raise\\\\\\u0000\",\"x\":0,\"z\":0,\"radius\":1,"
+		  "\"strength\":1}]}", ERR_PARSE, "NUL" },
+		/* an escaped backslash then "u0000" is text, not a NUL */
+		{ "{\"edits\": [{\"op\":\"raise\\\\u0000\",\"x\":0,\"z\":0,\"radius\":1,"
+		  "\"strength\":1}]}", ERR_PARSE, "edits[0].op: unknown value" },
+		{ "{\"edits\": [{\"op\":\"raise\",\"x\":0,\"x\":5,\"z\":0,\"radius\":1,"
+		  "\"strength\":1}]}", ERR_PARSE, "edits[0].x: duplicate field" },
+		{ "{\"edits\": [{\"op\":\"lower\",\"op\":\"raise\",\"x\":0,\"z\":0,"
+		  "\"radius\":1,\"strength\":1}]}", ERR_PARSE, "edits[0].op: duplicate field" },
+		{ "{\"edits\": [{\"op\":\"raise\",\"x\":0,\"z\":0,\"radius\":1,\"strength\":1}],"
+		  "\"edits\": []}", ERR_PARSE, "edits: duplicate field" },
+		/* beyond every chunk: a bad coordinate (400), not a range (422) */
+		{ "{\"edits\": [{\"op\":\"raise\",\"x\":5e12,\"z\":0,\"radius\":1,"
+		  "\"strength\":1}]}", ERR_INVAL, "edits[0].x: outside the world" },
+		{ "{\"edits\": [{\"op\":\"raise\",\"x\":0,\"z\":-4503599627371,\"radius\":1,"
+		  "\"strength\":1}]}", ERR_INVAL, "edits[0].z: outside the world (|z| <= 4503599627370 m)" },
 	};
 	size_t i;
 
@@ -321,6 +342,36 @@ static void test_bad_batches_are_rejected_whole_naming_the_field(void **state)
 		assert_null(v);
 		assert_int_equal(n, 0);
 	}
+}
+
+static void test_a_raw_nul_byte_in_the_body_is_rejected(void **state)
+{
+	static const char j[] = "{\"edits\": [{\"op\":\"raise\0x\",\"x\":0,\"z\":0,"
+		"\"radius\":1,\"strength\":1}]}";
+	struct edit *v;
+	char err[100];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(edit_parse_batch(j, sizeof(j) - 1, &v, &n, err, sizeof(err)),
+			 ERR_PARSE);
+	assert_non_null(strstr(err, "NUL byte at offset 23"));
+	assert_null(v);
+}
+
+static void test_the_edge_of_the_coordinate_range_is_accepted(void **state)
+{
+	static const char j[] = "{\"edits\": [{\"op\":\"raise\",\"x\":-4503599627370,"
+		"\"z\":4503599627370,\"radius\":1,\"strength\":1}]}";
+	struct edit *v;
+	char err[100];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(edit_parse_batch(j, sizeof(j) - 1, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_true(v[0].x_mm == INT64_C(-4503599627370000));
+	free(v);
 }
 
 static void test_batch_of_257_edits_is_too_many(void **state)
@@ -357,6 +408,8 @@ int main(void)
 		cmocka_unit_test(test_canonical_bytes_round_trip_and_reject_garbage),
 		cmocka_unit_test(test_batch_parses_every_op),
 		cmocka_unit_test(test_bad_batches_are_rejected_whole_naming_the_field),
+		cmocka_unit_test(test_a_raw_nul_byte_in_the_body_is_rejected),
+		cmocka_unit_test(test_the_edge_of_the_coordinate_range_is_accepted),
 		cmocka_unit_test(test_batch_of_257_edits_is_too_many),
 	};
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <uv.h>
+#include <xxhash.h>
 
 #include "../server/store.h"
 #include "batch.h"
@@ -365,26 +366,81 @@ static void test_store_appends_during_a_commit_wait_for_the_next(void **state)
 	store_close(s);
 }
 
+/* The .torn- file beside the log holds exactly want[0..n). */
+static void assert_saved(struct fixture *f, const char *kind, uint64_t off,
+			 const uint8_t *want, size_t n, const char *message)
+{
+	char path[1200];
+	uint8_t *got;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s.%s-%llu", f->log, kind, (unsigned long long)off);
+	got = slurp(path, &len);
+	assert_int_equal(len, n);
+	assert_memory_equal(got, want, n);
+	free(got);
+	if (message)
+		assert_non_null(strstr(message, path));
+}
+
+/* Replay of the damaged log must refuse with ERR_CORRUPT at bad, file untouched. */
+static void assert_refused(struct fixture *f, uint64_t bad, const char *why)
+{
+	struct store_replay_stats rs;
+	struct seen v = { 0 };
+	struct store *s;
+	uint8_t *before, *after;
+	size_t n0, n1;
+	char err[256], want[1300];
+
+	before = slurp(f->log, &n0);
+	assert_int_equal(store_open(f->dir, &f->loop, NULL, &s, err, sizeof(err)), 0);
+	assert_int_equal(store_replay(s, count_cb, &v, &rs), ERR_CORRUPT);
+	assert_int_equal(rs.bad_offset, bad);
+	assert_int_equal(rs.torn_bytes, 0);
+	snprintf(want, sizeof(want), "corrupt record at offset %llu (%s",
+		 (unsigned long long)bad, why);
+	if (!strstr(rs.message, want))
+		print_message("got: %s\nwant: %s\n", rs.message, want);
+	assert_non_null(strstr(rs.message, want));
+	snprintf(want, sizeof(want), "terrain-server repair-log --data-dir %s --truncate-at %llu",
+		 f->dir, (unsigned long long)bad);
+	assert_non_null(strstr(rs.message, want));
+	assert_int_equal(store_append(s, "x", 1, done_cb, NULL), ERR_INVAL);
+	store_close(s);
+	after = slurp(f->log, &n1);
+	assert_int_equal(n0, n1);
+	assert_memory_equal(before, after, n0);
+	free(before);
+	free(after);
+}
+
 static void test_store_replay_drops_a_record_cut_mid_write(void **state)
 {
 	struct fixture *f = *state;
 	struct store_replay_stats rs;
 	struct acks a = { 0 };
-	char want[128];
+	uint8_t *whole;
+	size_t n;
+	char want[1300];
 	struct store *s;
 
 	write_log(f, 5);
+	whole = slurp(f->log, &n);
 	/* a crash in the middle of the last record's payload */
 	assert_int_equal(truncate(f->log, (off_t)(AT(4) + 20)), 0);
 	s = open_replayed(f, 4, &rs);
 	assert_int_equal(rs.torn_offset, AT(4));
 	assert_int_equal(rs.torn_bytes, 20);
 	assert_int_equal(rs.end, AT(4));
-	snprintf(want, sizeof(want), "dropped torn tail record at offset %llu (20 bytes)",
+	snprintf(want, sizeof(want), "dropped torn tail record at offset %llu (20 bytes",
 		 (unsigned long long)AT(4));
 	assert_non_null(strstr(rs.message, want));
+	assert_non_null(strstr(rs.message, "runs past the end"));
 	print_message("%s\n", rs.message);
 	assert_int_equal(file_size(f->log), AT(4));
+	/* the dropped bytes are kept beside the log */
+	assert_saved(f, "torn", AT(4), whole + AT(4), 20, rs.message);
 
 	/* later appends go right after the last good record */
 	a.s = s;
@@ -398,57 +454,123 @@ static void test_store_replay_drops_a_record_cut_mid_write(void **state)
 	store_close(s);
 
 	/* a crash inside the last record's header */
+	free(whole);
+	whole = slurp(f->log, &n);
 	assert_int_equal(truncate(f->log, (off_t)(AT(5) + 7)), 0);
 	s = open_replayed(f, 5, &rs);
 	assert_int_equal(rs.torn_offset, AT(5));
 	assert_int_equal(rs.torn_bytes, 7);
 	assert_non_null(strstr(rs.message, "short record header"));
+	assert_saved(f, "torn", AT(5), whole + AT(5), 7, rs.message);
+
+	/* torn again at an offset already saved: a second file, the first kept */
+	a = (struct acks){ .s = s };
+	append_n(&a, 5, 1);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(a.ok, 1);
 	store_close(s);
+	assert_int_equal(truncate(f->log, (off_t)(AT(5) + 3)), 0);
+	s = open_replayed(f, 5, &rs);
+	assert_int_equal(rs.torn_bytes, 3);
+	assert_non_null(strstr(rs.message, ".torn-"));
+	snprintf(want, sizeof(want), "%s.torn-%llu.1", f->log, (unsigned long long)AT(5));
+	assert_non_null(strstr(rs.message, want));
+	assert_int_equal(file_size(want), 3);
+	assert_saved(f, "torn", AT(5), whole + AT(5), 7, NULL);
+	store_close(s);
+	free(whole);
 }
 
-static void test_store_replay_drops_garbage_after_the_last_record(void **state)
+static void test_store_replay_drops_a_zero_filled_tail(void **state)
 {
 	struct fixture *f = *state;
 	struct store_replay_stats rs;
-	uint8_t junk[100], hdr[STORE_REC_HEADER] = { 'W', 'R', '0', '1', 0 };
+	uint8_t zero[5000] = { 0 };
 	struct store *s;
 
-	for (size_t i = 0; i < sizeof(junk); i++)
-		junk[i] = (uint8_t)(i * 37 + 11);
 	write_log(f, 3);
-	poke(f->log, AT(3), junk, sizeof(junk));
+	/* a file extended by a crash, its new blocks never written */
+	poke(f->log, AT(3), zero, sizeof(zero));
 	s = open_replayed(f, 3, &rs);
 	assert_int_equal(rs.torn_offset, AT(3));
-	assert_int_equal(rs.torn_bytes, 100);
-	assert_non_null(strstr(rs.message, "dropped torn tail record"));
+	assert_int_equal(rs.torn_bytes, sizeof(zero));
+	assert_non_null(strstr(rs.message, "zero-filled tail"));
 	assert_int_equal(file_size(f->log), AT(3));
+	assert_saved(f, "torn", AT(3), zero, sizeof(zero), rs.message);
+	store_close(s);
+	s = open_replayed(f, 3, &rs);
+	assert_int_equal(rs.torn_bytes, 0);
 	store_close(s);
 
-	/* zeros, as a file extended by a crash shows them */
+	/* a single zero byte, too short for a record header */
+	poke(f->log, AT(3), zero, 1);
+	s = open_replayed(f, 3, &rs);
+	assert_int_equal(rs.torn_bytes, 1);
+	store_close(s);
+}
+
+static void test_store_replay_refuses_a_damaged_last_record(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		uint64_t at;          /* byte of the last record flipped */
+		const char *why;
+	} flips[] = {
+		{ STORE_REC_HEADER + 5, "checksum mismatch" },  /* payload */
+		{ PAYLOAD + STORE_REC_HEADER - 1, "checksum mismatch" }, /* its last byte */
+		{ 6, "checksum mismatch" },                      /* checksum */
+		{ 1, "bad record magic" },                       /* magic */
+		{ 13, "a complete record with a damaged length" }, /* length: larger */
+	};
+	uint8_t junk[100], hdr[STORE_REC_HEADER] = { 'W', 'R', '0', '1', 0 };
+	uint8_t b;
+
+	write_log(f, 3);
+	for (size_t i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
+		flip(f->log, AT(2) + flips[i].at);
+		assert_refused(f, AT(2), flips[i].why);
+		flip(f->log, AT(2) + flips[i].at);
+	}
+	/* a length shorter than the record */
+	b = PAYLOAD / 2;
+	poke(f->log, AT(2) + 12, &b, 1);
+	assert_refused(f, AT(2), "checksum mismatch");
+	b = PAYLOAD;
+	poke(f->log, AT(2) + 12, &b, 1);
+	/* a length beyond the record limit */
+	b = 0x7f;
+	poke(f->log, AT(2) + 15, &b, 1);
+	assert_refused(f, AT(2), "bad record length");
+	b = 0;
+	poke(f->log, AT(2) + 15, &b, 1);
+
+	/* bytes after the last record that are no record cut short */
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 37 + 11);
+	poke(f->log, AT(3), junk, sizeof(junk));
+	assert_refused(f, AT(3), "bad record magic");
+	assert_int_equal(truncate(f->log, (off_t)AT(3) + 3), 0);
+	assert_refused(f, AT(3), "short record header");
+	/* a record header of zero length, then zeros */
 	memset(junk, 0, sizeof(junk));
 	poke(f->log, AT(3), junk, sizeof(junk));
-	s = open_replayed(f, 3, &rs);
-	assert_int_equal(rs.torn_bytes, 100);
-	store_close(s);
+	poke(f->log, AT(3), hdr, 4);
+	assert_refused(f, AT(3), "bad record length");
 
-	/* a good-looking header whose length runs past the end */
+	/* but a good-looking header whose length runs past the end is torn */
+	assert_int_equal(truncate(f->log, (off_t)AT(3)), 0);
 	hdr[12] = 200;
 	poke(f->log, AT(3), hdr, sizeof(hdr));
 	poke(f->log, AT(3) + sizeof(hdr), junk, 50);
-	s = open_replayed(f, 3, &rs);
-	assert_int_equal(rs.torn_bytes, sizeof(hdr) + 50);
-	assert_non_null(strstr(rs.message, "past the end"));
-	store_close(s);
+	{
+		struct store_replay_stats rs;
+		struct store *s = open_replayed(f, 3, &rs);
 
-	/* a complete last record that fails its checksum, nothing after it */
-	rm_rf(f->log);
-	write_log(f, 3);
-	flip(f->log, AT(2) + STORE_REC_HEADER + 5);
-	s = open_replayed(f, 2, &rs);
-	assert_int_equal(rs.torn_offset, AT(2));
-	assert_int_equal(rs.torn_bytes, REC);
-	assert_non_null(strstr(rs.message, "checksum mismatch"));
-	store_close(s);
+		assert_int_equal(rs.torn_bytes, sizeof(hdr) + 50);
+		assert_non_null(strstr(rs.message, "past the end"));
+		store_close(s);
+	}
+	assert_int_equal(file_size(f->log), AT(3));
 }
 
 static void test_store_replay_refuses_a_flipped_byte_in_the_middle_record(void **state)
@@ -587,36 +709,78 @@ static void test_store_second_open_of_a_directory_fails_while_the_first_is_open(
 	store_close(s2);
 }
 
-static void test_store_open_refuses_a_file_header_with_a_wrong_magic_or_version(
+/* Open must fail with code and a message holding each of the NULL-ended texts. */
+static void assert_open_fails(struct fixture *f, int code, ...)
+{
+	struct store *s = NULL;
+	const char *want;
+	char err[512];
+	va_list ap;
+
+	assert_int_equal(store_open(f->dir, &f->loop, NULL, &s, err, sizeof(err)), code);
+	assert_null(s);
+	va_start(ap, code);
+	while ((want = va_arg(ap, const char *)))
+		if (!strstr(err, want)) {
+			print_message("got: %s\nwant: %s\n", err, want);
+			fail();
+		}
+	va_end(ap);
+}
+
+static void test_store_open_refuses_a_file_header_that_is_not_a_log_header(
 	void **state)
 {
 	struct fixture *f = *state;
 	struct store_replay_stats rs;
 	struct seen v = { 0 };
 	struct store *s = NULL;
-	uint8_t b;
+	uint8_t b, h[STORE_FILE_HEADER];
 	char err[512];
+	int fd;
 
 	write_log(f, 2);
 	flip(f->log, 0);
-	assert_int_equal(store_open(f->dir, &f->loop, NULL, &s, err, sizeof(err)),
-			 ERR_MAGIC);
-	assert_null(s);
-	assert_non_null(strstr(err, "not a terrain edit log"));
+	assert_open_fails(f, ERR_MAGIC, "not an edit log (bad magic", "docs/edit-log.md",
+			  "move it aside", NULL);
 	flip(f->log, 0);
 
-	b = 2;
-	poke(f->log, 4, &b, 1);
-	assert_int_equal(store_open(f->dir, &f->loop, NULL, &s, err, sizeof(err)),
-			 ERR_VERSION);
-	assert_non_null(strstr(err, "version 2"));
-	b = 1;
-	poke(f->log, 4, &b, 1);
-
-	flip(f->log, 9); /* reserved field: the header checksum catches it */
+	/* a damaged version byte is damage, not a newer format (65281) */
+	b = 0xff;
+	poke(f->log, 5, &b, 1);
+	assert_open_fails(f, ERR_CORRUPT, "not an edit log (file header checksum mismatch",
+			  "damaged header", NULL);
 	assert_int_equal(store_open(f->dir, &f->loop, NULL, &s, err, sizeof(err)),
 			 ERR_CORRUPT);
+	assert_null(strstr(err, "65281"));
+	b = 0;
+	poke(f->log, 5, &b, 1);
+
+	flip(f->log, 9); /* reserved field: the header checksum catches it */
+	assert_open_fails(f, ERR_CORRUPT, "not an edit log", NULL);
 	flip(f->log, 9);
+
+	/* a newer format keeps the checksum where it is: refused by version */
+	fd = open(f->log, O_RDONLY);
+	assert_int_equal(pread(fd, h, sizeof(h), 0), (ssize_t)sizeof(h));
+	close(fd);
+	h[4] = 2;
+	{
+		uint64_t sum = XXH3_64bits(h, 24);
+
+		for (int i = 0; i < 8; i++)
+			h[24 + i] = (uint8_t)(sum >> (8 * i));
+	}
+	poke(f->log, 0, h, sizeof(h));
+	assert_open_fails(f, ERR_VERSION, "log format version 2", "newer server", NULL);
+	h[4] = 1;
+	{
+		uint64_t sum = XXH3_64bits(h, 24);
+
+		for (int i = 0; i < 8; i++)
+			h[24 + i] = (uint8_t)(sum >> (8 * i));
+	}
+	poke(f->log, 0, h, sizeof(h));
 
 	/* a record of a newer format at the end is not mistaken for a torn tail */
 	b = '2';
@@ -652,12 +816,25 @@ static void test_store_open_creates_the_directory_and_a_fresh_log(void **state)
 	assert_int_equal(file_size(log), STORE_FILE_HEADER);
 	store_close(s);
 
+	/* so is a header's worth of zeros, as a crash may leave it */
+	fd = open(log, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, (char[STORE_FILE_HEADER]){ 0 }, STORE_FILE_HEADER),
+			 STORE_FILE_HEADER);
+	close(fd);
+	assert_int_equal(store_open(dir, &f->loop, NULL, &s, err, sizeof(err)), 0);
+	store_close(s);
+	s = NULL;
+	assert_int_equal(store_open(dir, NULL, NULL, &s, err, sizeof(err)), 0); /* valid now */
+	store_close(s);
+
 	/* a short file that is not a header prefix is someone else's */
 	fd = open(log, O_WRONLY | O_TRUNC);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "hello", 5), 5);
 	close(fd);
 	assert_int_equal(store_open(dir, &f->loop, NULL, &s, err, sizeof(err)), ERR_MAGIC);
+	assert_non_null(strstr(err, "not an edit log (5 bytes"));
 
 	/* a data directory path that is a file */
 	assert_int_equal(store_open(log, &f->loop, NULL, &s, err, sizeof(err)), ERR_IO);
@@ -910,12 +1087,13 @@ int main(void)
 		T(test_store_concurrent_appends_share_commits),
 		T(test_store_appends_during_a_commit_wait_for_the_next),
 		T(test_store_replay_drops_a_record_cut_mid_write),
-		T(test_store_replay_drops_garbage_after_the_last_record),
+		T(test_store_replay_drops_a_zero_filled_tail),
+		T(test_store_replay_refuses_a_damaged_last_record),
 		T(test_store_replay_refuses_a_flipped_byte_in_the_middle_record),
 		T(test_store_truncate_at_the_bad_record_keeps_the_records_before_it),
 		T(test_store_truncate_refuses_an_offset_that_is_not_a_record_boundary),
 		T(test_store_second_open_of_a_directory_fails_while_the_first_is_open),
-		T(test_store_open_refuses_a_file_header_with_a_wrong_magic_or_version),
+		T(test_store_open_refuses_a_file_header_that_is_not_a_log_header),
 		T(test_store_open_creates_the_directory_and_a_fresh_log),
 		T(test_store_append_is_refused_before_a_replay_and_without_a_loop),
 		T(test_store_replay_stops_when_the_callback_fails),
