@@ -12,6 +12,7 @@
  *                 protocol errors
  *   http_write.c  responses: ordering, the header tail, uv_try_write/uv_write,
  *                 corking, streams, the access log
+ *   http_log.c    the access log's JSON lines, reopening it on SIGHUP
  *   http_util.c   helpers that need no connection: limits' defaults, status
  *                 lines, peer checks, bearer tokens
  * Functions called on every request stay static in the file of their callers
@@ -210,5 +211,10 @@ void http__req_free(struct req *r);
 
 /* Fill *st with the module's llhttp callbacks. */
 void http__parser_settings(llhttp_settings_t *st);
+
+/* ---- http_log.c: the access log ---- */
+
+/* Write r's line to s's access log (not NULL); body is the body bytes sent. */
+void http__log_access(struct http_server *s, struct req *r, size_t body);
 
 #endif

@@ -334,6 +334,8 @@ static int on_header_field_complete(llhttp_t *p)
 	if (++c->nheaders > c->srv->lim.max_headers)
 		return fail(c, 431, "too many request headers");
 	id = c->field_len <= FIELD_MAX ? find_header(c->field, c->field_len) : -1;
+	if (id >= HTTP_H_USER_AGENT && !c->srv->lim.access_log)
+		id = -1; /* only the access log reads these */
 	c->field_len = 0;
 	c->field_id = id;
 	if (id < 0)

@@ -24,6 +24,7 @@ void http_limits_default(struct http_limits *l)
 	l->max_body = 1 << 20;
 	l->max_pipeline = 32;
 	l->access_log = NULL;
+	l->access_log_path = NULL;
 }
 
 const char *http_status_line(int status)

@@ -1,8 +1,9 @@
 /*
  * http_write.c - HTTP/1.1 responses: request order, the header tail (extra,
- * Date, Connection), writes, corking, streams and the access log (see
- * http.h and http_int.h). Parsing is http_parse.c's; closing and timeouts
- * are http.c's, called from here once a response is out.
+ * Date, Connection), writes, corking and streams (see http.h and
+ * http_int.h). Each response written is logged by http_log.c; parsing is
+ * http_parse.c's; closing and timeouts are http.c's, called from here once
+ * a response is out.
  *
  * Responses are written from the head of the connection's queue, so they
  * go out in request order even when a later one is ready first. A response
@@ -49,23 +50,6 @@ static const char *date_line(struct http_server *s)
 	return s->date;
 }
 
-static void log_access(struct http_server *s, struct req *r, size_t bytes)
-{
-	struct conn *c = r->conn;
-	char when[32];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&now, &tm);
-	strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
-	fprintf(s->lim.access_log, "%s - - [%s] \"%s %s%s%s HTTP/1.%d\" %d %zu %.3f\n",
-		c->peer[0] ? c->peer : "-", when, r->pub.method_name,
-		r->pub.path, r->pub.query ? "?" : "",
-		r->pub.query ? r->pub.query : "", r->http_minor,
-		r->resp.status, bytes,
-		(double)(uv_now(s->loop) - r->start) / 1000.0);
-}
-
 static int has_body(const struct req *r)
 {
 	int st = r->resp.status;
@@ -94,7 +78,7 @@ static void req_done(struct req *r, int status)
 	if (status == 0) {
 		s->st.bytes_sent += r->bytes;
 		if (s->lim.access_log)
-			log_access(s, r, r->bytes);
+			http__log_access(s, r, has_body(r) ? r->resp.body.len : 0);
 	}
 	http__req_free(r);
 	if (stream_head && status == 0 && c->stream && !c->closing)
