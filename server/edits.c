@@ -560,6 +560,27 @@ static int rate_limit(struct edit_req *x)
 	return 0;
 }
 
+/* 400 for an edit that touches no chunk of the world (beyond the int32
+ * chunk grid of this generator's chunk size). */
+static int outside(struct edit_req *x, const struct preset *p)
+{
+	size_t k, n;
+
+	for (k = 0; k < x->nedits; k++) {
+		edit_chunks(&x->edits[k], preset_chunk_log2(p), NULL, NULL, 0, &n);
+		if (n == 0) {
+			char *msg = http_req_alloc(x->q.http, 160);
+
+			if (msg)
+				snprintf(msg, 160, "edits[%zu]: outside the world (chunks of %d m, "
+					 "cx and cz int32)", k, 1 << preset_chunk_log2(p));
+			x->q.detail = msg ? msg : "edits: outside the world";
+			return 400;
+		}
+	}
+	return 0;
+}
+
 /* Reserve, log and (in edits_logged) answer a batch; see routes.h. */
 static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 {
@@ -590,6 +611,10 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 		return rc == ERR_RANGE ? 422 : rc;
 	}
 	if ((rc = rate_limit(x)) != 0) {
+		free(x->edits);
+		return rc;
+	}
+	if ((rc = outside(x, catalog_at(e->cat, (size_t)pi))) != 0) {
 		free(x->edits);
 		return rc;
 	}

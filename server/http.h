@@ -34,7 +34,8 @@ struct uv_stream_s;
 struct http_server;
 struct http_stream;
 
-/* Request headers the server keeps (others are counted, then dropped). */
+/* Request headers the server keeps (others are counted, then dropped).
+ * The last two are kept only while there is an access log, for its lines. */
 #define HTTP_HEADER_MAP(XX)                                  \
 	XX(ACCEPT,          "accept")                        \
 	XX(ACCEPT_ENCODING, "accept-encoding")               \
@@ -45,7 +46,9 @@ struct http_stream;
 	XX(HOST,            "host")                          \
 	XX(ORIGIN,          "origin")                        \
 	XX(FORWARDED,       "forwarded")                     \
-	XX(X_FORWARDED_FOR, "x-forwarded-for")
+	XX(X_FORWARDED_FOR, "x-forwarded-for")               \
+	XX(USER_AGENT,      "user-agent")                    \
+	XX(REFERER,         "referer")
 
 enum http_header_id {
 #define XX(id, name) HTTP_H_##id,
@@ -87,7 +90,11 @@ struct http_limits {
 	unsigned max_headers;       /* header lines; 431 (100) */
 	size_t max_body;            /* request body bytes; 413 (1 MiB) */
 	unsigned max_pipeline;      /* requests queued per connection (32) */
-	FILE *access_log;           /* one line per response, or NULL */
+	/* One JSON line per response (http_log.c documents the fields), or
+	 * NULL. The caller opens and closes it; access_log_path, when not
+	 * NULL, is the file it was opened from, for http_server_reopen_log(). */
+	FILE *access_log;
+	const char *access_log_path;
 };
 
 void http_limits_default(struct http_limits *l);
@@ -249,6 +256,14 @@ void http_server_drain(struct http_server *s, void (*done)(void *arg),
 void http_server_close_all(struct http_server *s);
 
 void http_server_stats(const struct http_server *s, struct http_stats *st);
+
+/*
+ * Reopen the access log at its path (after logrotate moved it; loop.c calls
+ * this on SIGHUP): later lines go to the file now at access_log_path, and
+ * the FILE * stays the caller's to close. Returns 0 (also when there is no
+ * log or no path, as for stderr), or ERR_IO with the old file kept.
+ */
+int http_server_reopen_log(struct http_server *s);
 
 /* Free the server once its connections are closed. NULL does nothing. */
 void http_server_destroy(struct http_server *s);

@@ -4,6 +4,7 @@
  */
 #include "loop.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -19,7 +20,7 @@
 struct loop {
 	uv_loop_t uv;
 	uv_tcp_t listener;
-	uv_signal_t sigterm, sigint;
+	uv_signal_t sigterm, sigint, sighup;
 	uv_timer_t deadline;
 	struct http_server *server;
 	uint64_t drain_ms;
@@ -137,6 +138,7 @@ static void on_drained(void *arg)
 
 	uv_close((uv_handle_t *)&l->sigterm, NULL);
 	uv_close((uv_handle_t *)&l->sigint, NULL);
+	uv_close((uv_handle_t *)&l->sighup, NULL);
 	uv_close((uv_handle_t *)&l->deadline, NULL);
 }
 
@@ -167,6 +169,17 @@ static void on_signal(uv_signal_t *sig, int signum)
 	http_server_drain(l->server, on_drained, l);
 }
 
+/* SIGHUP: logrotate moved the access log; open it again at its path. */
+static void on_hup(uv_signal_t *sig, int signum)
+{
+	struct loop *l = sig->data;
+
+	(void)signum;
+	if (http_server_reopen_log(l->server) < 0)
+		fprintf(stderr, "terrain-server: reopening the access log: %s\n",
+			strerror(errno));
+}
+
 static void print_address(struct loop *l)
 {
 	struct sockaddr_storage ss;
@@ -190,7 +203,8 @@ int loop_run(struct loop *l, struct http_server *s)
 	int rc;
 
 	l->server = s;
-	l->listener.data = l->sigterm.data = l->sigint.data = l->deadline.data = l;
+	l->listener.data = l->sigterm.data = l->sigint.data = l->sighup.data =
+		l->deadline.data = l;
 	rc = uv_listen((uv_stream_t *)&l->listener, l->backlog, on_connection);
 	if (rc < 0) {
 		fprintf(stderr, "terrain-server: listen: %s\n", uv_strerror(rc));
@@ -201,9 +215,11 @@ int loop_run(struct loop *l, struct http_server *s)
 	signal(SIGXFSZ, SIG_IGN);
 	uv_signal_init(&l->uv, &l->sigterm);
 	uv_signal_init(&l->uv, &l->sigint);
+	uv_signal_init(&l->uv, &l->sighup);
 	uv_timer_init(&l->uv, &l->deadline);
 	uv_signal_start(&l->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&l->sigint, on_signal, SIGINT);
+	uv_signal_start(&l->sighup, on_hup, SIGHUP);
 	print_address(l);
 	uv_run(&l->uv, UV_RUN_DEFAULT);
 	return l->forced;

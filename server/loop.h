@@ -8,6 +8,7 @@
  * SIGINT stops accepting, lets http.c drain the connections (requests in
  * flight finish, answered with Connection: close) and ends the loop; after
  * drain_ms the remaining connections are cut. A second signal cuts at once.
+ * SIGHUP reopens the access log (http_server_reopen_log(), for logrotate).
  */
 #ifndef LOOP_H
 #define LOOP_H

@@ -281,6 +281,7 @@ static void limits_of(const struct config *c, FILE *log, struct http_limits *l)
 	l->idle_timeout_ms = (uint64_t)(c->idle_timeout * 1000 + 0.5);
 	l->header_timeout_ms = (uint64_t)(c->header_timeout * 1000 + 0.5);
 	l->access_log = log;
+	l->access_log_path = log && log != stderr ? c->access_log : NULL;
 	l->max_body = ROUTE_MAX_BODY;
 }
 

@@ -1302,3 +1302,18 @@ FILE *store_open_append(const char *path)
 		setvbuf(f, NULL, _IOLBF, 0);
 	return f;
 }
+
+int store_reopen_append(FILE *f, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd < 0)
+		return ERR_IO;
+	fflush(f);
+	if (dup2(fd, fileno(f)) < 0) {
+		close(fd);
+		return ERR_IO;
+	}
+	close(fd);
+	return 0;
+}

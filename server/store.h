@@ -244,4 +244,8 @@ int store_write_file(const char *path, const void *buf, size_t len);
  * NULL on failure (errno says why). */
 FILE *store_open_append(const char *path);
 
+/* Point f (opened by store_open_append()) at path anew, after logrotate
+ * moved the file: buffered lines go to the old file first. 0 or ERR_IO. */
+int store_reopen_append(FILE *f, const char *path);
+
 #endif

@@ -15,7 +15,7 @@ batches=$(sed -n 's/.* requests (\([0-9]*\) batches, \([0-9]*\) fell back.*/\1 \
 check "fetch used batches ($batches)" test "${batches%% *}" -gt 0
 check "no batch fell back to single tiles" eq "${batches##* }" 0
 check "fetch wrote a 4096 px map" has <("$CLIENT" pngstat "$TMP/m.png") '^width: 4096$'
-logged=$(grep -cE '"GET /v1/worlds/42/chunks/[0-9]+\?cx0=[-0-9]+&cz0=[-0-9]+&cx1=[-0-9]+&cz1=[-0-9]+[^ ]* HTTP/1.1" 200 ' \
+logged=$(grep -cE '"method":"GET","path":"/v1/worlds/42/chunks/[0-9]+\?cx0=[-0-9]+&cz0=[-0-9]+&cx1=[-0-9]+&cz1=[-0-9]+[^"]*","protocol":"HTTP/1.1","status":200,' \
 	"$TMP/access.log")
 check "the access log has the batches answered 200 ($logged)" eq "$logged" "${batches%% *}"
 m=$(curl -sS --max-time 30 "$BASE/metrics")

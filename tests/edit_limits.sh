@@ -40,5 +40,8 @@ check "small brushes still pass" eq "$(post "$(batch 3 20)")" 200
 server_stop >/dev/null
 
 server_start --edit-rate 0 --edit-area 0 --data-dir "$TMP/off"
+check "an edit beyond the int32 chunk grid is 400" eq \
+	"$(post '{"edits":[{"op":"raise","x":1000000000000,"z":0,"radius":5,"strength":1}]}')" 400
+check "its detail says outside the world" grep -q 'outside the world' "$TMP/body"
 check "limits of 0 are off" eq "$(post "$(batch 12 4096)")" 200
 finish

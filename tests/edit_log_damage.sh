@@ -105,8 +105,9 @@ check "its detail says the edit log failed" \
 check "the server is still alive" kill -0 "$SERVER_PID"
 check "it answers reads" eq "$("${CURL[@]}" -o /dev/null -w '%{http_code}' "$BASE/v1/worlds/w")" 200
 check "it answers a tile" eq "$("${CURL[@]}" -o /dev/null -w '%{http_code}' "$BASE/v1/worlds/w/chunks/0/0/0")" 200
-h=$("${CURL[@]}" -o /dev/null -w '%{http_code}' "$BASE/healthz")
-check "it answers /healthz ($h)" test "$h" = 200 -o "$h" = 503
+h=$("${CURL[@]}" -o "$TMP/health" -w '%{http_code}' "$BASE/healthz")
+check "/healthz turns 503 once the log failed" eq "$h" 503
+check "and says why, with reads still ok" grep -q '"reads":"ok","edits":"unavailable","detail":"edit log failed' "$TMP/health"
 check "the failure is on stderr" grep -q "store: write .*File too large" "$log"
 check "later edits are 503 too" eq "$(post w "{\"edits\":[$ok]}")" 503
 check "acknowledged edits are kept" test "$(seq_of w)" -eq $(((n - 1) * 50))

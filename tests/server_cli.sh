@@ -57,7 +57,7 @@ check "the flag beats the environment" contains "$hdr" "max-age=7"
 check "generate --presets matches the server" cmp -s "$TMP/cli" "$TMP/tile"
 check "presets lists custom" contains "$(curl -sS "$BASE/v1/presets")" '"name":"custom"'
 check "server stops with 0" server_stop
-check "access log has one line per response" grep -q '"GET /v1/worlds/42/chunks/3/0/0?gen=custom HTTP/1.1" 200' "$TMP/access.log"
+check "access log has one line per response" grep -q '"path":"/v1/worlds/42/chunks/3/0/0?gen=custom","protocol":"HTTP/1.1","status":200,' "$TMP/access.log"
 
 echo '{"name": "broken"' >"$TMP/presets/broken.json"
 check "a broken preset file stops startup with 2" \

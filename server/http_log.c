@@ -1,0 +1,105 @@
+/*
+ * http_log.c - the access log: one JSON object per line for each response
+ * written (see http.h, struct http_limits.access_log), and reopening its
+ * file on SIGHUP (http_server_reopen_log(), called by loop.c). When a
+ * response counts as written is http_write.c's business; opening the file
+ * at start-up is main.c's.
+ *
+ * JSON lines rather than the combined log format: every field is named and
+ * typed, and one escaping rule (RFC 8259) covers every field, so jq, Python
+ * or a log shipper read a line whatever a client put in its request line or
+ * headers; the combined format has no standard escape for '"' inside the
+ * request or the user agent. Here '"' and '\' are escaped, and every byte
+ * below 0x20 or from 0x7f up is written as \u00XX of its value, so a line
+ * is always printable ASCII (a byte 0xc3 reads back as U+00C3).
+ *
+ *   {"time":"2026-12-01T22:00:00Z","remote":"127.0.0.1","method":"GET",
+ *    "path":"/v1/worlds/42/chunks/0/3/4?gen=alpine","protocol":"HTTP/1.1",
+ *    "status":200,"bytes":1234,"duration_ms":0,"user_agent":"curl/7.88.1",
+ *    "referer":null}
+ *
+ * (on one line). bytes is the body size sent (0 for HEAD, 204, 304 and the
+ * head of a stream); duration_ms is loop time from the request's first byte
+ * to its response written, in whole milliseconds; absent headers are null.
+ */
+#include "http_int.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "store.h"
+
+/* s[0..n) escaped for a JSON string, without the quotes. */
+static void put_esc(FILE *f, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch == '"' || ch == '\\') {
+			putc_unlocked('\\', f);
+			putc_unlocked(ch, f);
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			fputs("\\u00", f);
+			putc_unlocked(hex[ch >> 4], f);
+			putc_unlocked(hex[ch & 15], f);
+		} else {
+			putc_unlocked(ch, f);
+		}
+	}
+}
+
+/* ,"name":"value" for the NUL-terminated s, or ,"name":null. */
+static void put_field(FILE *f, const char *name, const char *s)
+{
+	fprintf(f, ",\"%s\":", name);
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	putc_unlocked('"', f);
+	put_esc(f, s, strlen(s));
+	putc_unlocked('"', f);
+}
+
+void http__log_access(struct http_server *s, struct req *r, size_t body)
+{
+	FILE *f = s->lim.access_log;
+	const struct http_req *q = &r->pub;
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	flockfile(f);
+	fprintf(f, "{\"time\":\"%s\"", when);
+	put_field(f, "remote", r->conn->peer[0] ? r->conn->peer : NULL);
+	put_field(f, "method", q->method_name);
+	fputs(",\"path\":\"", f);
+	put_esc(f, q->path, q->path_len);
+	if (q->query) {
+		putc_unlocked('?', f);
+		put_esc(f, q->query, q->query_len);
+	}
+	fprintf(f, "\",\"protocol\":\"HTTP/1.%d\",\"status\":%d,\"bytes\":%zu,"
+		"\"duration_ms\":%llu", r->http_minor, r->resp.status, body,
+		(ull)(uv_now(s->loop) - r->start));
+	put_field(f, "user_agent", q->header[HTTP_H_USER_AGENT]);
+	put_field(f, "referer", q->header[HTTP_H_REFERER]);
+	fputs("}\n", f);
+	funlockfile(f);
+}
+
+int http_server_reopen_log(struct http_server *s)
+{
+	if (!s->lim.access_log || !s->lim.access_log_path)
+		return 0;
+	return store_reopen_append(s->lim.access_log, s->lim.access_log_path);
+}

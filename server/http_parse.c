@@ -1,0 +1,498 @@
+/*
+ * http_parse.c - HTTP/1.1 requests: the llhttp callbacks, the limits they
+ * enforce (target, header and body sizes, header count, pipeline depth),
+ * the request structs with their text buffers and arena, handing each
+ * complete request to the handler, and protocol errors (see http.h and
+ * http_int.h). Reading the socket is http.c's, answering http_write.c's.
+ *
+ * A request joins its connection's queue when its first byte is parsed,
+ * goes to the handler when complete, and leaves when its response has been
+ * written (http_write.c frees it). The bytes a request keeps (its target,
+ * the headers of HTTP_HEADER_MAP, its body) are copied out of the shared
+ * read buffer into a request struct taken from a server-wide stack of freed
+ * ones, so that the next request reuses the struct still in cache from the
+ * last.
+ */
+#include "http_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "err.h"
+
+static const struct {
+	const char *name;
+	size_t len;
+} header_names[HTTP_H_COUNT] = {
+#define XX(id, name) { name, sizeof(name) - 1 },
+	HTTP_HEADER_MAP(XX)
+#undef XX
+};
+
+/* ---- small buffers ---------------------------------------------------- */
+
+/* Room for n more bytes in t. */
+static int text_reserve(struct text *t, size_t n)
+{
+	size_t cap = t->cap ? t->cap : 256;
+	char *p;
+
+	if (t->len + n <= t->cap)
+		return 0;
+	while (cap < t->len + n)
+		cap *= 2;
+	p = t->heap ? realloc(t->p, cap) : malloc(cap);
+	if (!p)
+		return ERR_NOMEM;
+	if (!t->heap && t->len)
+		memcpy(p, t->p, t->len);
+	t->p = p;
+	t->cap = cap;
+	t->heap = 1;
+	return 0;
+}
+
+static int text_add(struct text *t, const char *s, size_t n)
+{
+	if (text_reserve(t, n) < 0)
+		return ERR_NOMEM;
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	return 0;
+}
+
+/* Append a copy of t's own bytes [off, off + n). */
+static int text_dup(struct text *t, size_t off, size_t n)
+{
+	if (text_reserve(t, n) < 0)
+		return ERR_NOMEM;
+	memcpy(t->p + t->len, t->p + off, n);
+	t->len += n;
+	return 0;
+}
+
+void *http_req_alloc(struct http_req *pub, size_t n)
+{
+	struct req *r = container_of(pub, struct req, pub);
+	void *p;
+
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	if (n > r->arena_left) {
+		size_t cap = n > 4096 ? n : 4096;
+		struct chunk *ch = malloc(sizeof(*ch) + cap);
+
+		if (!ch)
+			return NULL;
+		ch->next = r->chunks;
+		r->chunks = ch;
+		r->arena = (char *)ch->data;
+		r->arena_left = cap;
+	}
+	p = r->arena;
+	r->arena += n;
+	r->arena_left -= n;
+	return p;
+}
+
+size_t *http_req_held(struct http_req *pub)
+{
+	return &container_of(pub, struct req, pub)->conn->held;
+}
+
+uint64_t http_req_age_ms(const struct http_req *pub)
+{
+	const struct req *r = container_of(pub, const struct req, pub);
+
+	return uv_now(r->conn->srv->loop) - r->start;
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+/* A request struct is some 3 KiB, past malloc's per-thread cache. The
+ * server keeps the ones freed last on a stack and hands out the top one,
+ * still in cache from the request just answered (on any connection). */
+static struct req *req_new(struct conn *c)
+{
+	struct http_server *s = c->srv;
+	struct req *r = s->free_reqs;
+
+	if (r) {
+		s->free_reqs = r->next;
+		s->nfree_reqs--;
+	} else if (!(r = malloc(sizeof(*r)))) {
+		return NULL;
+	}
+	memset(r, 0, offsetof(struct req, text_inline));
+	r->text.p = r->text_inline;
+	r->text.cap = sizeof(r->text_inline);
+	r->arena = r->arena_inline;
+	r->arena_left = sizeof(r->arena_inline);
+	r->conn = c;
+	r->start = uv_now(c->srv->loop);
+	r->pub.method = -1;
+	r->pub.method_name = "-";
+	r->pub.path = "";
+	r->prev = c->tail;
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	c->nreqs++;
+	return r;
+}
+
+void http__req_free(struct req *r)
+{
+	struct conn *c = r->conn;
+	struct http_server *s = c->srv;
+	struct chunk *ch, *next;
+
+	if ((r->state == R_READY || r->state == R_WRITING) && r->resp.release)
+		r->resp.release(r->resp.arg);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		c->head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		c->tail = r->prev;
+	if (c->cur == r)
+		c->cur = NULL;
+	c->nreqs--;
+	for (ch = r->chunks; ch; ch = next) {
+		next = ch->next;
+		free(ch);
+	}
+	if (r->text.heap)
+		free(r->text.p);
+	free(r->body.p);
+	if (s->nfree_reqs < REQ_POOL) {
+		r->next = s->free_reqs;
+		s->free_reqs = r;
+		s->nfree_reqs++;
+	} else {
+		free(r);
+	}
+}
+
+/* Point the public fields into the finished text buffer. */
+static void req_publish(struct req *r)
+{
+	char *url, *q;
+	size_t i;
+
+	if (r->method_done) {
+		r->pub.method = llhttp_get_method(&r->conn->parser);
+		r->pub.method_name = llhttp_method_name(r->pub.method);
+	}
+	r->http_minor = llhttp_get_http_minor(&r->conn->parser);
+	if (r->url_done) {
+		url = r->text.p;
+		if (*url != '/' &&
+		    (!strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8))) {
+			char *slash = strchr(strstr(url, "://") + 3, '/');
+
+			url = slash ? slash : (char *)"/";
+		}
+		q = strchr(url, '?');
+		if (q) {
+			*q = '\0';
+			r->pub.query = q + 1;
+			r->pub.query_len = strlen(q + 1);
+		}
+		r->pub.path = url;
+		r->pub.path_len = strlen(url);
+	}
+	for (i = 0; i < HTTP_H_COUNT; i++)
+		r->pub.header[i] = r->hset[i] ? r->text.p + r->hoff[i] : NULL;
+	r->pub.body = r->body.len ? r->body.p : NULL;
+	r->pub.body_len = r->body.len;
+}
+
+/* ---- protocol errors ---------------------------------------------------- */
+
+void http__conn_error(struct conn *c, int status, const char *detail)
+{
+	struct http_server *s = c->srv;
+	struct req *r = c->cur;
+
+	if (!c->rejected)
+		s->st.protocol_errors++;
+	c->stopped = 1;
+	c->linger = 1;
+	c->in_req = 0;
+	c->fresh = 0;
+	http__conn_stop_reading(c);
+	if (!r && !(r = req_new(c))) {
+		http__conn_close(c);
+		return;
+	}
+	c->cur = NULL;
+	req_publish(r);
+	r->keepalive = 0;
+	r->state = R_HANDLING;
+	s->h.error(s->h.ctx, &r->pub, status, detail);
+}
+
+/* Record a limit or resource failure from a parser callback. */
+static int fail(struct conn *c, int status, const char *detail)
+{
+	c->err_status = status;
+	c->err_detail = detail;
+	return HPE_USER;
+}
+
+/* ---- llhttp callbacks --------------------------------------------------- */
+
+static int on_message_begin(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	c->cur = req_new(c);
+	if (!c->cur)
+		return fail(c, 503, "out of memory");
+	c->fresh = 0;
+	c->in_req = 1;
+	c->header_bytes = 0;
+	c->nheaders = 0;
+	c->field_len = 0;
+	c->field_id = -1;
+	return 0;
+}
+
+static int on_method_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	c->cur->method_done = 1;
+	return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+
+	if (r->url_len + n > c->srv->lim.max_url)
+		return fail(c, 414, "request target too long");
+	if (text_add(&r->text, at, n) < 0)
+		return fail(c, 503, "out of memory");
+	r->url_len += n;
+	return 0;
+}
+
+static int on_url_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	if (text_add(&c->cur->text, "", 1) < 0)
+		return fail(c, 503, "out of memory");
+	c->cur->url_done = 1;
+	return 0;
+}
+
+static int count_header_bytes(struct conn *c, size_t n)
+{
+	c->header_bytes += n;
+	return c->header_bytes > c->srv->lim.max_header_bytes;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+
+	if (count_header_bytes(c, n))
+		return fail(c, 431, "request headers too large");
+	if (c->field_len + n <= FIELD_MAX)
+		memcpy(c->field + c->field_len, at, n);
+	c->field_len += n;
+	return 0;
+}
+
+static int find_header(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < HTTP_H_COUNT; i++)
+		if (header_names[i].len == len &&
+		    !strncasecmp(header_names[i].name, name, len))
+			return i;
+	return -1;
+}
+
+/* Start a kept header's value; a repeat copies the earlier value first so
+ * that the joined value is contiguous. */
+static int on_header_field_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+	int id;
+
+	if (++c->nheaders > c->srv->lim.max_headers)
+		return fail(c, 431, "too many request headers");
+	id = c->field_len <= FIELD_MAX ? find_header(c->field, c->field_len) : -1;
+	if (id >= HTTP_H_USER_AGENT && !c->srv->lim.access_log)
+		id = -1; /* only the access log reads these */
+	c->field_len = 0;
+	c->field_id = id;
+	if (id < 0)
+		return 0;
+	if (r->hset[id]) {
+		size_t off = r->text.len, len = r->hlen[id];
+
+		if (text_dup(&r->text, r->hoff[id], len) < 0 ||
+		    text_add(&r->text, ", ", 2) < 0)
+			return fail(c, 503, "out of memory");
+		r->hoff[id] = off;
+		r->hlen[id] = len + 2;
+	} else {
+		r->hoff[id] = r->text.len;
+		r->hlen[id] = 0;
+	}
+	return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+
+	if (count_header_bytes(c, n))
+		return fail(c, 431, "request headers too large");
+	if (c->field_id < 0)
+		return 0;
+	if (text_add(&r->text, at, n) < 0)
+		return fail(c, 503, "out of memory");
+	r->hlen[c->field_id] += n;
+	return 0;
+}
+
+static int on_header_value_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	if (c->field_id < 0)
+		return 0;
+	if (text_add(&c->cur->text, "", 1) < 0)
+		return fail(c, 503, "out of memory");
+	c->cur->hset[c->field_id] = 1;
+	c->field_id = -1;
+	return 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	if ((p->flags & F_CONTENT_LENGTH) &&
+	    p->content_length > c->srv->lim.max_body) {
+		fail(c, 413, "request body too large");
+		return -1;
+	}
+	return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+
+	if (r->body.len + n > c->srv->lim.max_body)
+		return fail(c, 413, "request body too large");
+	if (text_add(&r->body, at, n) < 0)
+		return fail(c, 503, "out of memory");
+	return 0;
+}
+
+/* Pause after each request, so that http__conn_parse() can hand it over and
+ * respect the pipeline limit. */
+static int on_message_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+	struct req *r = c->cur;
+
+	r->keepalive = llhttp_should_keep_alive(p) && !llhttp_get_upgrade(p) &&
+		       !c->srv->draining;
+	req_publish(r);
+	c->in_req = 0;
+	return HPE_PAUSED;
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+/* Hand the request just completed to the handler. */
+static void dispatch(struct conn *c)
+{
+	struct http_server *s = c->srv;
+	struct req *r = c->cur;
+
+	c->cur = NULL;
+	if (!r->keepalive)
+		c->stopped = 1;
+	r->state = R_HANDLING;
+	s->h.request(s->h.ctx, &r->pub);
+}
+
+/* Parse up to len bytes; returns how many were used. Stops early when the
+ * pipeline is full (the caller keeps the rest) or parsing ends. */
+static size_t parse_some(struct conn *c, const char *data, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len && !c->stopped && !c->closing) {
+		llhttp_errno_t e;
+
+		if (c->nreqs >= c->srv->lim.max_pipeline && !c->in_req)
+			break;
+		e = llhttp_execute(&c->parser, data + done, len - done);
+		if (e == HPE_OK)
+			return len;
+		if (e == HPE_PAUSED) {
+			done = (size_t)(llhttp_get_error_pos(&c->parser) - data);
+			llhttp_resume(&c->parser);
+			dispatch(c);
+			continue;
+		}
+		if (c->err_status)
+			http__conn_error(c, c->err_status, c->err_detail);
+		else if (e == HPE_PAUSED_H2_UPGRADE)
+			http__conn_error(c, 400, "http/2 is not supported");
+		else
+			http__conn_error(c, 400, "malformed request");
+		return len;
+	}
+	if (c->stopped && done < len)
+		c->linger = 1; /* input after the last request is dropped */
+	return c->stopped || c->closing ? len : done;
+}
+
+size_t http__conn_parse(struct conn *c, const char *data, size_t len)
+{
+	size_t n;
+
+	c->parsing = 1; /* answers given meanwhile must not re-enter */
+	n = parse_some(c, data, len);
+	c->parsing = 0;
+	return n;
+}
+
+/* ---- the parser's table ----------------------------------------------------- */
+
+void http__parser_settings(llhttp_settings_t *st)
+{
+	llhttp_settings_init(st);
+	st->on_message_begin = on_message_begin;
+	st->on_method_complete = on_method_complete;
+	st->on_url = on_url;
+	st->on_url_complete = on_url_complete;
+	st->on_header_field = on_header_field;
+	st->on_header_field_complete = on_header_field_complete;
+	st->on_header_value = on_header_value;
+	st->on_header_value_complete = on_header_value_complete;
+	st->on_headers_complete = on_headers_complete;
+	st->on_body = on_body;
+	st->on_message_complete = on_message_complete;
+}

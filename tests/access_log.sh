@@ -1,0 +1,75 @@
+#!/bin/bash
+# access_log.sh - the access log against the real server: one JSON object
+# per line with its fields escaped (a raw '"' and '\' in the query, a tab and
+# a byte 0xff in the user agent), bytes equal to the body sent, nothing but
+# access lines in the file, and SIGHUP reopening it at its path after a mv.
+. "$(dirname "$0")/lib.sh"
+
+LOG=$TMP/access.log
+server_start --access-log "$LOG"
+PID=$(pgrep -P "$SERVER_PID") # the server itself, under timeout(1)
+
+# field FILE NAME: field NAME of FILE's last line (json.loads must parse it)
+field() {
+	python3 -c 'import json, sys
+line = open(sys.argv[1], "rb").read().splitlines()[-1]
+print(json.loads(line)[sys.argv[2]])' "$1" "$2"
+}
+# field_is FILE NAME PY: that field equals the Python literal PY
+field_is() {
+	python3 -c 'import ast, json, sys
+line = open(sys.argv[1], "rb").read().splitlines()[-1]
+got, want = json.loads(line)[sys.argv[2]], ast.literal_eval(sys.argv[3])
+sys.exit(0 if got == want else print("  got %a, want %a" % (got, want)) or 1)' "$1" "$2" "$3"
+}
+# all lines of FILE parse as JSON objects; prints how many
+count_json() {
+	python3 -c 'import json, sys
+n = 0
+for line in open(sys.argv[1], "rb"):
+    assert isinstance(json.loads(line), dict)
+    n += 1
+print(n)' "$1"
+}
+# raw request bytes (printf format) to the server; prints the answer
+raw() {
+	local a
+	exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+	printf "$1" >&3
+	a=$(timeout 10 cat <&3 | head -c 200)
+	exec 3>&-
+	printf '%s' "$a"
+}
+
+a=$(raw 'GET /v1/presets?q="x\\y%%01 HTTP/1.1\r\nHost: t\r\nUser-Agent: ua "q" \\ \t\xff\r\nReferer: http://r/?"\r\nConnection: close\r\n\r\n')
+check "the raw request is answered 200" contains "$a" "HTTP/1.1 200"
+check "the line parses, with the exact path and query" \
+	field_is "$LOG" path '"/v1/presets?q=\"x\\y%01"'
+check "the user agent keeps its quote, backslash, tab and byte 0xff" \
+	field_is "$LOG" user_agent '"ua \"q\" \\ \t\xff"'
+check "the referer is logged" field_is "$LOG" referer '"http://r/?\""'
+check "status and protocol" eq "$(field "$LOG" status) $(field "$LOG" protocol)" "200 HTTP/1.1"
+check "the method" field_is "$LOG" method '"GET"'
+check "the remote address" field_is "$LOG" remote '"127.0.0.1"'
+
+curl -sS -o "$TMP/body" "$BASE/v1/worlds/42/chunks/3/0/0"
+check "bytes is the body size of a tile" eq "$(field "$LOG" bytes)" "$(stat -c %s "$TMP/body")"
+check "an absent referer is null" field_is "$LOG" referer None
+curl -sS -I -o /dev/null "$BASE/v1/worlds/42/chunks/3/0/0"
+check "a HEAD answer logs no body bytes" eq "$(field "$LOG" bytes)" "0"
+check "the log holds only JSON access lines (3)" eq "$(count_json "$LOG")" 3
+check "start-up messages stay on stderr" has "$SERVER_LOG" "listening on"
+check "no access line on stderr" not has "$SERVER_LOG" '"status"'
+
+# logrotate: mv, SIGHUP, and the next line lands in a new file at $LOG
+mv "$LOG" "$LOG.1"
+kill -HUP "$PID"
+for i in $(seq 1 100); do [ -e "$LOG" ] && break; sleep 0.05; done
+check "SIGHUP creates the log again at its path" test -e "$LOG"
+curl -sS -o /dev/null "$BASE/v1/presets?after=hup"
+check "the next request lands in the new file" field_is "$LOG" path '"/v1/presets?after=hup"'
+check "the new file holds just that line" eq "$(count_json "$LOG")" 1
+check "the moved file keeps its 3 lines" eq "$(count_json "$LOG.1")" 3
+check "the server survives SIGHUP" kill -0 "$PID"
+check "server stops with 0" server_stop
+finish
