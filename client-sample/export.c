@@ -79,7 +79,7 @@ static void on_tile(void *arg, struct hclient_resp *r)
 static int request_all(struct export *x)
 {
 	char target[320], what[400];
-	int all = 0, rc;
+	int rc;
 
 	for (size_t k = 0; k < x->n; k++) {
 		struct slot *sl = &x->slots[k];
@@ -94,8 +94,8 @@ static int request_all(struct export *x)
 	while (x->answered < x->n)
 		if (!uv_run(&x->s.loop, UV_RUN_ONCE) && x->answered < x->n)
 			break;
-	all = x->answered == x->n;
-	return all ? 0 : cli_fail("export", "some tiles did not arrive");
+	return x->answered == x->n ? 0 :
+	       cli_fail("export", "some tiles did not arrive");
 }
 
 /* Check one answer and copy its tile into the mosaic. */
@@ -320,21 +320,18 @@ static int write_all(struct export *x)
 	static const char *const ext[] = { ".png", ".r16", ".json", ".tif" };
 	char path[4][1024];
 	struct scale16 sc;
-	int rc = 0, k;
+	int rc, k;
 
 	for (k = 0; k < 4; k++)
 		if (name(path[k], sizeof(path[k]), x->o->out, ext[k]))
 			return cli_fail(x->o->out, "-o: name too long");
 	choose_scale(x, &sc);
-	k = 0;
 	if ((rc = write_u16(x, &sc, path[0], path[1])))
-		k = 0;
-	else if ((rc = write_sidecar(x, &sc, path[2])))
-		k = 2;
-	else if ((rc = write_tif(x, path[3])))
-		k = 3;
-	if (rc)
-		return cli_fail(path[k], err_str(rc));
+		return cli_fail(path[0], err_str(rc)); /* or path[1] */
+	if ((rc = write_sidecar(x, &sc, path[2])))
+		return cli_fail(path[2], err_str(rc));
+	if ((rc = write_tif(x, path[3])))
+		return cli_fail(path[3], err_str(rc));
 	printf("export: %" PRIu32 " x %" PRIu32 " samples, %u x %u chunks at "
 	       "lod %ld, %lld m spacing\n", x->w, x->h, x->nx, x->nz,
 	       x->o->lod, 1ll << x->o->lod);
