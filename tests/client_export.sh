@@ -5,7 +5,9 @@
 # od on the .r16, and python3's zlib on the PNG. Every height must equal
 # the one `terrain-client decode --heights` prints for the same tiles
 # (fetched separately with curl), through the sidecar's offset and scale.
-# SKIP (exit 0) when gdal-bin is missing and cannot be installed.
+# A world whose relief exceeds 65535 quanta gets the smallest unit that
+# fits, rounded within the stated error. SKIP (exit 0) when gdal-bin is
+# missing and cannot be installed.
 . "$(dirname "$0")/lib.sh"
 
 CLIENT=$BUILD/terrain-client
@@ -161,6 +163,40 @@ check "gdaldem hillshade runs over the GeoTIFF" to "$TMP/hs.out" "$TMP/hs.err" \
 	gdaldem hillshade "$TMP/w.tif" "$TMP/hs.tif"
 check "gdaldem wrote a 129 x 129 hillshade" has <(gdalinfo "$TMP/hs.tif" 2>&1) \
 	'^Size is 129, 129'
+
+# ---- a range over 65535 quanta: the unit grows, values are rounded ----
+# alpine, 8 x 8 chunks at LOD 4: more than 655 m of relief. The unit must
+# be the smallest multiple k of 1 cm that fits, the sidecar must say the
+# import is not exact, and every .r16 value must land within
+# max_rounding_error_m of the GeoTIFF's height (exact to the cm, above).
+check "alpine export exits 0" to "$TMP/al.out" "$TMP/al.err" $T "$CLIENT" \
+	export --server "$BASE" --seed 7 --gen alpine --lod 4 --cx0 -4 --cz0 -4 \
+	--cx1 3 --cz1 3 -o "$TMP/al"
+cat "$TMP/al.out" "$TMP/al.err"
+gdal_translate -q -of AAIGrid "$TMP/al.tif" "$TMP/al.asc" 2>/dev/null
+check "alpine: rounded to the smallest unit that fits, within the stated error" \
+	python3 - "$TMP/al" <<'PY'
+import json, math, struct, sys
+base = sys.argv[1]
+j = json.load(open(base + ".json"))
+lines = open(base + ".asc").read().split("\n")
+hdr = {l.split()[0].lower(): l.split()[1] for l in lines[:6] if l and l.split()[0].isalpha()}
+vals = [float(v) for l in lines[len(hdr):] for v in l.split()]
+W, H = j["width"], j["height"]
+raw = struct.unpack("<%dH" % (W * H), open(base + ".r16", "rb").read())
+cm = [round(v * 100) for v in vals]
+rng = max(cm) - min(cm)
+k = round(j["metres_per_unit"] * 100)
+assert not j["exact"], "sidecar says exact"
+assert rng > 65535 and k == math.ceil(rng / 65535), (rng, k)
+assert round(j["offset_m"] * 100) == min(cm)
+err = round(j["max_rounding_error_m"] * 100)
+assert err == k // 2, (err, k)
+worst = max(abs(min(cm) + v * k - h) for v, h in zip(raw, cm))
+assert worst <= err, (worst, err)
+assert max(raw) == j["value_max"] <= 65535
+print("  range %d cm, unit %d cm, worst %d cm" % (rng, k, worst))
+PY
 
 # ---- errors ----
 check "export with cx1 < cx0 fails" not "$CLIENT" export --server "$BASE" \
