@@ -153,22 +153,20 @@ static int place(struct export *x, struct slot *sl)
 	return rc ? cli_fail(what, "seam mismatch with a neighbour") : 0;
 }
 
-/* Exact decimal metres of um micrometres. */
+/* Exact decimal metres of um micrometres: 6 decimals, trailing zeros
+ * (and a bare point) dropped. */
 static void metres_um(int64_t um, char *out, size_t cap)
 {
 	uint64_t a = um < 0 ? (uint64_t)0 - (uint64_t)um : (uint64_t)um;
-	uint64_t frac = a % 1000000;
-	int dec = 6;
+	int n = snprintf(out, cap, "%s%" PRIu64 ".%06" PRIu64, um < 0 ? "-" : "",
+			 a / 1000000, a % 1000000);
 
-	while (dec > 0 && frac % 10 == 0) {
-		frac /= 10;
-		dec--;
-	}
-	if (dec)
-		snprintf(out, cap, "%s%" PRIu64 ".%0*" PRIu64, um < 0 ? "-" : "",
-			 a / 1000000, dec, frac);
-	else
-		snprintf(out, cap, "%s%" PRIu64, um < 0 ? "-" : "", a / 1000000);
+	if (n <= 0 || (size_t)n >= cap)
+		return;
+	while (out[n - 1] == '0')
+		out[--n] = '\0';
+	if (out[n - 1] == '.')
+		out[--n] = '\0';
 }
 
 /* Exact decimal metres of q quanta (|q| * quantum fits int64). */
