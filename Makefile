@@ -14,7 +14,7 @@ BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2
 SAN     ?=
-PKGS    := libuv libzstd libcjson libpng cmocka
+PKGS    := libuv libzstd libcjson libpng libtiff-4 cmocka
 LLHTTP_INC := /usr/share/include/llhttp
 LLHTTP_SRC := /usr/share/llhttp
 
@@ -31,7 +31,7 @@ CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g -ffp-contract=off -fno-fast-math -fno-m
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \
 	$(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL := -Wl,--as-needed $(SANFLAGS) $(LDFLAGS)
-LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lcjson -lpng16 -lcmocka) -lxxhash -lpthread -lm
+LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lcjson -lpng16 -ltiff -lcmocka) -lgeotiff -lxxhash -lpthread -lm
 
 ifneq ($(V),1)
 Q  := @

@@ -55,6 +55,10 @@ static const struct opt table[] = {
 	{ "--batch-lod", K_LONG, O(batch_lod), -1, 12 },
 	{ "--timeout-ms", K_LONG, O(timeout_ms), 1, 3600000 },
 	{ "--lod", K_LONG, O(lod), 0, 12 },
+	{ "--cx0", K_LONG, O(cx0), INT32_MIN, INT32_MAX },
+	{ "--cz0", K_LONG, O(cz0), INT32_MIN, INT32_MAX },
+	{ "--cx1", K_LONG, O(cx1), INT32_MIN, INT32_MAX },
+	{ "--cz1", K_LONG, O(cz1), INT32_MIN, INT32_MAX },
 	{ "--seed-base", K_U64, O(seed_base), 0, 0 },
 	{ "--quiet", K_FLAG, O(quiet), 0, 0 },
 };

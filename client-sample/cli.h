@@ -1,5 +1,6 @@
 /*
- * cli.h - what the network commands (fetch, walk, swarm, edit, follow)
+ * cli.h - what the network commands (fetch, walk, swarm, edit, follow,
+ * export)
  * share: one
  * option table, the libuv loop and HTTP client, the world info request,
  * the view parameters from options, and error messages.
@@ -51,7 +52,9 @@ struct cli_opts {
 	long step_ms;         /* --step-ms (walk 500; swarm 250) */
 	long batch_lod;       /* --batch-lod: far rings from this LOD (2); -1 off */
 	long timeout_ms;      /* --timeout-ms (10000) */
-	long lod;             /* --lod (follow: 0) */
+	long lod;             /* --lod (follow, export: 0) */
+	long cx0, cz0;        /* --cx0 --cz0: export's first chunk (0, 0) */
+	long cx1, cz1;        /* --cx1 --cz1: its last, inclusive (0, 0) */
 	unsigned attempts;    /* no flag: hclient attempts, 0 its default */
 	uint64_t seed_base;   /* --seed-base (1) */
 	int quiet;            /* --quiet: totals only */

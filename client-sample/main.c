@@ -2,7 +2,11 @@
  * main.c - terrain-client: command-line tools for terrain tiles.
  *
  *   terrain-client decode [--heights] FILE   header as "key: value" lines,
- *                                            or the heights in metres
+ *                                            or the heights in metres;
+ *                                            a bundle: its members, or
+ *                                            one (--tile CX,CZ)
+ *   terrain-client export ...                heightmaps for engines and
+ *                                            GIS (export.c)
  *   terrain-client png FILE -o OUT.png       shaded relief preview
  *   terrain-client pngstat FILE              PNG size and distinct colours
  *   terrain-client fetch|walk|swarm ...      HTTP clients of the server
@@ -22,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "editcmd.h"
+#include "export.h"
 #include "err.h"
 #include "fetch.h"
 #include "follow.h"
@@ -36,6 +42,8 @@
 
 /* The largest valid tile: side 4097, 4 planes (docs/tile-format.md). */
 #define MAX_TILE_BYTES (TILE_HEADER_SIZE + 4 * (size_t)4097 * 4097)
+/* A bundle's offsets are u32: it is smaller than 4 GiB; take 1 GiB. */
+#define MAX_BUNDLE_BYTES ((size_t)1 << 30)
 
 enum { EXIT_USAGE = 2 };
 
@@ -93,16 +101,14 @@ static int read_stream(FILE *f, size_t max, uint8_t **buf, size_t *len)
 }
 
 /*
- * Read and decode the tile in path ("-": stdin) into t, keeping the raw
- * bytes in *raw (caller frees) when raw is not NULL. On failure prints
- * "terrain-client: PATH: reason" and returns EXIT_FAILURE.
+ * Read all of path ("-": stdin), at most max bytes, into *buf (caller
+ * frees). On failure prints "terrain-client: PATH: reason" and returns
+ * EXIT_FAILURE.
  */
-static int load_tile(const char *path, struct tile *t, uint8_t **raw,
-		     size_t *raw_len)
+static int load_file(const char *path, size_t max, uint8_t **buf,
+		     size_t *len)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t len = 0;
 	int rc;
 	char msg[256];
 
@@ -112,7 +118,7 @@ static int load_tile(const char *path, struct tile *t, uint8_t **raw,
 		return fail(path, msg);
 	}
 	errno = 0;
-	rc = read_stream(f, MAX_TILE_BYTES, &buf, &len);
+	rc = read_stream(f, max, buf, len);
 	if (f != stdin)
 		fclose(f);
 	if (rc == ERR_IO && errno) {
@@ -120,9 +126,24 @@ static int load_tile(const char *path, struct tile *t, uint8_t **raw,
 			 strerror(errno));
 		return fail(path, msg);
 	}
-	if (!rc)
-		rc = tile_decode(buf, len, t);
-	if (rc) {
+	return rc ? fail(path, err_str(rc)) : 0;
+}
+
+/*
+ * Read and decode the tile in path ("-": stdin) into t, keeping the raw
+ * bytes in *raw (caller frees) when raw is not NULL. On failure prints
+ * "terrain-client: PATH: reason" and returns EXIT_FAILURE.
+ */
+static int load_tile(const char *path, struct tile *t, uint8_t **raw,
+		     size_t *raw_len)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (load_file(path, MAX_TILE_BYTES, &buf, &len))
+		return EXIT_FAILURE;
+	if ((rc = tile_decode(buf, len, t)) != 0) {
 		free(buf);
 		return fail(path, err_str(rc));
 	}
@@ -225,10 +246,127 @@ static int print_heights(const struct tile *t)
 	return 0;
 }
 
+/* Print the tile's header or heights; 0 or EXIT_FAILURE. */
+static int print_tile(const struct tile *t, const uint8_t *raw, size_t len,
+		      int heights)
+{
+	if (heights)
+		return print_heights(t);
+	print_header(t, raw, len);
+	return 0;
+}
+
+/* ---- bundles ---- */
+
+/*
+ * One line per member of a bundle, in index order: cx cz lod side bytes
+ * edit_seq checksum ok (ok: "yes", or the reason the member does not
+ * decode, with "-" in the fields it could not give). Returns 0, or
+ * EXIT_FAILURE when a member is broken (all are still listed).
+ */
+static int list_bundle(const uint8_t *b, size_t len,
+		       const struct api_bundle_entry *e, size_t n)
+{
+	int rc = 0;
+
+	printf("bundle: %zu tiles, version %u, %zu bytes\n", n,
+	       (unsigned)le_get16(b + 4), len);
+	printf("cx cz lod side bytes edit_seq checksum ok\n");
+	for (size_t k = 0; k < n; k++) {
+		struct tile t;
+		int d = tile_decode(e[k].tile, e[k].len, &t);
+
+		if (d) {
+			printf("%" PRId32 " %" PRId32 " - - %zu - - %s\n", e[k].cx,
+			       e[k].cz, e[k].len, err_str(d));
+			rc = EXIT_FAILURE;
+			continue;
+		}
+		printf("%" PRId32 " %" PRId32 " %u %" PRIu32 " %zu %" PRIu64
+		       " %016" PRIx64 " %s\n", e[k].cx, e[k].cz, t.lod, t.side,
+		       e[k].len, t.edit_seq, tile_checksum(e[k].tile),
+		       t.cx == e[k].cx && t.cz == e[k].cz ? "yes" :
+		       "no: tile header names another chunk");
+		if (t.cx != e[k].cx || t.cz != e[k].cz)
+			rc = EXIT_FAILURE;
+		tile_release(&t);
+	}
+	if (rc)
+		fprintf(stderr, PROG ": bundle: a member does not decode\n");
+	return rc;
+}
+
+/*
+ * decode on a bundle (docs/tile-format.md, "Bundles"; parsed by api.c):
+ * list its members, or decode member (cx, cz) exactly as a single tile
+ * when want is not NULL.
+ */
+static int decode_bundle(const char *path, const uint8_t *b, size_t len,
+			 const int32_t *want, int heights)
+{
+	struct api_bundle_entry *e = malloc(API_BUNDLE_MAX_TILES * sizeof(*e));
+	size_t n = 0;
+	char msg[128];
+	struct tile t;
+	int rc;
+
+	if (!e)
+		return fail(path, err_str(ERR_NOMEM));
+	if ((rc = api_bundle_parse(b, len, e, API_BUNDLE_MAX_TILES, &n))) {
+		free(e);
+		snprintf(msg, sizeof(msg), "bundle: %s%s", err_str(rc),
+			 rc == ERR_CORRUPT ? " (a tile lies outside the bundle, "
+			 "or the count is 0: truncated?)" : "");
+		return fail(path, msg);
+	}
+	if (!want) {
+		rc = list_bundle(b, len, e, n);
+		free(e);
+		return rc;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (e[k].cx != want[0] || e[k].cz != want[1])
+			continue;
+		if ((rc = tile_decode(e[k].tile, e[k].len, &t))) {
+			snprintf(msg, sizeof(msg), "tile %" PRId32 ",%" PRId32
+				 ": %s", want[0], want[1], err_str(rc));
+			free(e);
+			return fail(path, msg);
+		}
+		rc = print_tile(&t, e[k].tile, e[k].len, heights);
+		tile_release(&t);
+		free(e);
+		return rc;
+	}
+	free(e);
+	snprintf(msg, sizeof(msg), "bundle has no tile %" PRId32 ",%" PRId32,
+		 want[0], want[1]);
+	return fail(path, msg);
+}
+
+/* "CX,CZ" as two int32. Returns 1 when it parses. */
+static int parse_cxcz(const char *s, int32_t out[2])
+{
+	char *end;
+	long long v[2];
+
+	for (int k = 0; k < 2; k++) {
+		errno = 0;
+		v[k] = strtoll(s, &end, 10);
+		if (end == s || errno || v[k] < INT32_MIN || v[k] > INT32_MAX ||
+		    *end != (k ? '\0' : ','))
+			return 0;
+		out[k] = (int32_t)v[k];
+		s = end + 1;
+	}
+	return 1;
+}
+
 static int cmd_decode(int argc, char **argv)
 {
 	const char *path = NULL;
-	int heights = 0, rc;
+	int heights = 0, has_tile = 0, rc;
+	int32_t want[2];
 	struct tile t;
 	uint8_t *raw;
 	size_t len;
@@ -236,7 +374,12 @@ static int cmd_decode(int argc, char **argv)
 	for (int k = 1; k < argc; k++) {
 		if (strcmp(argv[k], "--heights") == 0)
 			heights = 1;
-		else if (argv[k][0] == '-' && argv[k][1])
+		else if (strcmp(argv[k], "--tile") == 0 && k + 1 < argc) {
+			if (!parse_cxcz(argv[++k], want))
+				return usage_error("decode: bad --tile, expected "
+						   "CX,CZ:", argv[k]);
+			has_tile = 1;
+		} else if (argv[k][0] == '-' && argv[k][1])
 			return usage_error("decode: unknown option", argv[k]);
 		else if (!path)
 			path = argv[k];
@@ -245,15 +388,25 @@ static int cmd_decode(int argc, char **argv)
 	}
 	if (!path)
 		return usage_error("decode: missing FILE", NULL);
-	if (load_tile(path, &t, &raw, &len))
+	if (load_file(path, MAX_BUNDLE_BYTES, &raw, &len))
 		return EXIT_FAILURE;
-	rc = 0;
-	if (heights)
-		rc = print_heights(&t);
-	else
-		print_header(&t, raw, len);
+	if (len >= 4 && memcmp(raw, API_BUNDLE_MAGIC, 4) == 0) {
+		if (heights && !has_tile) {
+			free(raw);
+			return usage_error("decode: --heights on a bundle needs "
+					   "--tile CX,CZ", NULL);
+		}
+		rc = decode_bundle(path, raw, len, has_tile ? want : NULL,
+				   heights);
+	} else if (has_tile) {
+		rc = fail(path, "--tile: not a bundle");
+	} else if ((rc = tile_decode(raw, len, &t)) != 0) {
+		rc = fail(path, err_str(rc));
+	} else {
+		rc = print_tile(&t, raw, len, heights);
+		tile_release(&t);
+	}
 	free(raw);
-	tile_release(&t);
 	if (!rc && (fflush(stdout) || ferror(stdout)))
 		rc = fail("stdout", strerror(errno));
 	return rc;
@@ -328,9 +481,11 @@ static int cmd_pngstat(int argc, char **argv)
 /* ---- dispatch ---- */
 
 static const struct command commands[] = {
-	{ "decode", cmd_decode, "[--heights] FILE",
+	{ "decode", cmd_decode, "[--heights] [--tile CX,CZ] FILE",
 	  "print the header as key: value lines; --heights: the heights\n"
-	  "      in metres, one row per line (z increasing)" },
+	  "      in metres, one row per line (z increasing). FILE may be a\n"
+	  "      bundle (batch answer): list its tiles (cx cz lod side bytes\n"
+	  "      edit_seq checksum ok), or decode member CX,CZ (--tile)" },
 	{ "png", cmd_png, "FILE -o OUT.png",
 	  "write a shaded relief preview (north up; OUT - is stdout)" },
 	{ "pngstat", cmd_pngstat, "FILE",
@@ -367,6 +522,13 @@ static const struct command commands[] = {
 	  "      --strength 0..1 and --height m; set: --height m); print\n"
 	  "      first_seq, last_seq, world_hash and the touched chunks. The\n"
 	  "      token may come from TERRAIN_EDIT_TOKEN instead" },
+	{ "export", export_main,
+	  "--server URL --seed S [--gen G] [--lod L] --cx0 A --cz0 B\n"
+	  "      --cx1 C --cz1 D [--connections N] [--timeout-ms T] -o BASE",
+	  "fetch chunks A..C x B..D at LOD L (0) and write one stitched\n"
+	  "      heightmap as BASE.png (16-bit grey), BASE.r16 (u16 LE),\n"
+	  "      BASE.json (scale, offset, spacing, rectangle) and BASE.tif\n"
+	  "      (Float32 m GeoTIFF); docs/export.md" },
 	{ "follow", follow_main,
 	  "--server URL --seed S [--gen G] [--duration SEC] [--lod L]\n"
 	  "      [--connections N] [--timeout-ms T]",

@@ -180,6 +180,24 @@ int png_write_rgb(const char *path, const uint8_t *rgb, uint32_t w,
 	return ok ? 0 : ERR_IO;
 }
 
+int png_write_gray16(const char *path, const uint16_t *v, uint32_t w,
+		     uint32_t hgt)
+{
+	png_image img;
+	int ok;
+
+	if (!path || !v || !w || !hgt)
+		return ERR_INVAL;
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	img.width = w;
+	img.height = hgt;
+	img.format = PNG_FORMAT_LINEAR_Y; /* 16-bit grey, values as given */
+	ok = png_image_write_to_file(&img, path, 0, v, 0, NULL);
+	png_image_free(&img);
+	return ok ? 0 : ERR_IO;
+}
+
 int png_write_heights(const char *path, const double *h_m, uint32_t w,
 		      uint32_t hgt, double spacing_m)
 {

@@ -57,6 +57,14 @@ int png_write_rgb(const char *path, const uint8_t *rgb, uint32_t w,
 		  uint32_t hgt);
 
 /*
+ * Write v (w x hgt unsigned 16-bit values, row-major, host order) as a
+ * 16-bit greyscale PNG to path, the values unchanged (libpng's linear
+ * grey format: gAMA 1.0, no sRGB). Returns 0, ERR_INVAL or ERR_IO.
+ */
+int png_write_gray16(const char *path, const uint16_t *v, uint32_t w,
+		     uint32_t hgt);
+
+/*
  * png_shade() then png_write_rgb(). Returns 0, ERR_INVAL, ERR_NOMEM or
  * ERR_IO. For example, one tile:
  *

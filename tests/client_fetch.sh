@@ -6,7 +6,9 @@
 # walk and swarm run briefly with zero errors and print their reports, a
 # tile corrupted by a fault-injecting proxy is caught and named, and a
 # server that is down or answers an error status gives a clear message and
-# a non-zero exit. Servers and the proxy are killed on exit (lib.sh).
+# a non-zero exit; decode on a bundle lists its tiles, decodes one member
+# as the single tile, and refuses a cut or corrupt bundle. Servers and the
+# proxy are killed on exit (lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 CLIENT=$BUILD/terrain-client
@@ -268,5 +270,57 @@ check "tiles without the layer: the height ramp shows fewer table colours" \
 	test "$(cat "$TMP/plain.png.n")" -lt "$(cat "$TMP/lake.png.n")"
 kill "$PROXY_PID"
 wait "$PROXY_PID" 2>/dev/null
+# ---- decode on a bundle (the batch endpoint's answer) ----
+# the rectangle -1..1 x 2..3 at LOD 3 fetched as one bundle with curl:
+# decode lists exactly its six chunks, each member decodes with --tile as
+# the same chunk fetched alone, and a cut bundle is refused.
+curl -s -o "$TMP/b.bin" -w '%{content_type}' \
+	"$BASE/v1/worlds/42/chunks/3?cx0=-1&cz0=2&cx1=1&cz1=3" >"$TMP/b.ct"
+check "the batch answer is a bundle" eq "$(cat "$TMP/b.ct")" \
+	application/vnd.terrain.bundle
+check "decode on a bundle exits 0" to "$TMP/b.list" "$TMP/b.err" \
+	"$CLIENT" decode "$TMP/b.bin"
+cat "$TMP/b.list" "$TMP/b.err"
+check "decode on a bundle counts 6 tiles" has "$TMP/b.list" '^bundle: 6 tiles'
+awk 'NR > 2 { print $1 "," $2 }' "$TMP/b.list" | sort >"$TMP/b.got"
+for cz in 2 3; do for cx in -1 0 1; do echo "$cx,$cz"; done; done |
+	sort >"$TMP/b.want"
+check "the list is the requested rectangle" cmp -s "$TMP/b.got" "$TMP/b.want"
+check "every member at lod 3, side 33, checksum ok" test "$(awk \
+	'NR > 2 && $3 == 3 && $4 == 33 && $8 == "yes"' "$TMP/b.list" | wc -l)" = 6
+for cxz in -1,2 1,3; do
+	curl -s -o "$TMP/one.tile" "$BASE/v1/worlds/42/chunks/3/${cxz%,*}/${cxz#*,}"
+	"$CLIENT" decode "$TMP/one.tile" >"$TMP/one.hdr"
+	"$CLIENT" decode --tile "$cxz" "$TMP/b.bin" >"$TMP/mem.hdr"
+	check "--tile $cxz: header equals the single tile's" \
+		cmp -s "$TMP/one.hdr" "$TMP/mem.hdr"
+	"$CLIENT" decode --heights "$TMP/one.tile" >"$TMP/one.h"
+	"$CLIENT" decode --heights --tile "$cxz" "$TMP/b.bin" >"$TMP/mem.h"
+	check "--tile $cxz --heights: equals the single tile's" \
+		cmp -s "$TMP/one.h" "$TMP/mem.h"
+done
+check "checksum column equals the single tile's" has "$TMP/b.list" \
+	"^1 3 3 33 [0-9]+ 0 $(sed -n 's/^checksum: //p' "$TMP/one.hdr") yes$"
+check "--tile of a chunk not in the bundle fails" not "$CLIENT" decode \
+	--tile 5,5 "$TMP/b.bin" 2>"$TMP/b5.err"
+check "... and says so" has "$TMP/b5.err" 'bundle has no tile 5,5'
+size=$(stat -c %s "$TMP/b.bin")
+for cut in 10 100 $((size - 1)); do
+	head -c "$cut" "$TMP/b.bin" >"$TMP/cut.bin"
+	"$CLIENT" decode "$TMP/cut.bin" >/dev/null 2>"$TMP/cut.err"
+	check "a bundle cut to $cut bytes is refused (exit 1)" eq "$?" 1
+	check "... with a message, no crash" has "$TMP/cut.err" \
+		'^terrain-client: .*bundle: (truncated|corrupt)'
+done
+# a member's byte flipped: listed with its error, exit 1
+cp "$TMP/b.bin" "$TMP/flip.bin"
+printf '\377' | dd of="$TMP/flip.bin" bs=1 seek=$((size - 5)) conv=notrunc \
+	2>/dev/null
+"$CLIENT" decode "$TMP/flip.bin" >"$TMP/flip.list" 2>&1
+check "a corrupt member is refused (exit 1)" eq "$?" 1
+check "... and named in the list" has "$TMP/flip.list" '^1 3 - - .*checksum'
+check "... the others still listed ok" test "$(grep -c ' yes$' \
+	"$TMP/flip.list")" = 5
+
 server_stop
 finish
