@@ -11,6 +11,7 @@
  * edits are edits.c's.
  */
 #include "tiles.h"
+#include "tiles_int.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -42,26 +43,7 @@
 
 #define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
 
-struct tiles {
-	uv_loop_t *loop;
-	const struct catalog *cat;
-	const struct world_map *worlds;
-	struct req_env *env;
-	struct cache *cache;
-	struct regions *regions;         /* eroded regions, shared by workers */
-	struct bakes *bakes;             /* chunks' baked edit deltas */
-	int baking;                      /* a bake job is running */
-	unsigned generating;             /* generations queued or running */
-	unsigned max_generations;
-	char cache_control[48];
-};
 
-/* What a cached value is: a tile or a chunk's objects in one form. */
-enum value_kind {
-	KIND_TILE,
-	KIND_OBJECTS_JSON,
-	KIND_OBJECTS_BINARY,
-};
 
 /* Content-Type and Vary of each kind. */
 static const struct {
@@ -72,46 +54,8 @@ static const struct {
 	[KIND_OBJECTS_BINARY] = { OBJECTS_BINARY_TYPE, "Accept, Accept-Encoding" },
 };
 
-/* The cache key of a tile or of a chunk's objects. version is the
- * chunk's edit version for a tile of heights, so an edit makes stale
- * exactly the tiles of the chunks it touched, at every LOD; for a tile
- * with the material layer and for objects, which also read samples just
- * beyond the chunk, it is the largest edit version of the chunk and its
- * 8 neighbours (world_around_version()). */
-struct tile_key {
-	uint64_t seed;
-	uint64_t version;
-	int32_t cx, cz;
-	uint32_t preset;
-	uint16_t lod;                    /* 0 for objects */
-	uint8_t kind;                    /* enum value_kind */
-	uint8_t layers;                  /* PIPELINE_LAYER_* bits of a tile */
-};
-_Static_assert(sizeof(struct tile_key) == 32, "tile_key has no padding");
 
-/* A cached value: both prebuilt response heads and the zstd body, in one
- * allocation (data holds the bytes they point to). */
-struct tile_value {
-	uint64_t sum;                    /* content hash of the identity body */
-	size_t raw_len;
-	struct http_buf head_z, head_id, body_z;
-	char etag_z[24], etag_id[24];
-	char data[];
-};
 
-/* The state of a tile, objects or batch request (struct req first). */
-struct tile_req {
-	struct req q;
-	struct tiles *t;
-	struct tile_key key;
-	int zstd;
-	struct cache_waiter w;
-	struct cache_entry *entry;
-	uv_work_t work;
-	uint8_t *raw;
-	int err;
-	struct world *world;
-};
 
 /* Chunk-size deltas decompressed for a job. */
 #define BAKE_MAX_CHUNKS 9
@@ -147,7 +91,7 @@ struct gen_job {
 	uint64_t ns;
 };
 
-static struct tile_req *tile_req_of(struct req *q)
+struct tile_req *tiles__req_of(struct req *q)
 {
 	struct tile_req *x = container_of(q, struct tile_req, q);
 
@@ -173,7 +117,7 @@ static void release_raw(void *arg)
 }
 
 /* Answer 304 for etag. */
-static int not_modified(struct tile_req *x, const char *etag, const char *vary)
+int tiles__not_modified(struct tile_req *x, const char *etag, const char *vary)
 {
 	char *head = http_req_alloc(x->q.http, 512);
 	int n;
@@ -248,7 +192,7 @@ static int tile_send(struct tile_req *x, struct cache_entry *e)
 	x->entry = e;
 	if (req_etag_matches(x->q.http->header[HTTP_H_IF_NONE_MATCH], etag)) {
 		cache_release(x->t->cache, e);
-		return not_modified(x, etag, kinds[x->key.kind].vary);
+		return tiles__not_modified(x, etag, kinds[x->key.kind].vary);
 	}
 	if (x->zstd) {
 		prefetch_response(&v->head_z, &v->body_z);
@@ -271,7 +215,7 @@ static int tile_send(struct tile_req *x, struct cache_entry *e)
 }
 
 /* The detail of a failed generation. */
-static const char *gen_detail(int err)
+const char *tiles__gen_detail(int err)
 {
 	return err == ERR_BUSY ? "too many tiles being generated, retry later" :
 	       "tile generation failed";
@@ -284,14 +228,14 @@ static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
 	int rc = err;
 
 	if (err)
-		x->q.detail = gen_detail(err);
+		x->q.detail = tiles__gen_detail(err);
 	else
 		rc = tile_send(x, e);
 	if (rc)
 		req_respond_error(&x->q, rc < 0 ? route_status(rc) : rc, x->q.detail);
 }
 
-static int format_head(char *buf, size_t cap, const struct tiles *t,
+int tiles__format_head(char *buf, size_t cap, const struct tiles *t,
 		       const char *type, const char *vary, size_t len,
 		       const char *etag, int zstd)
 {
@@ -306,7 +250,7 @@ static int format_head(char *buf, size_t cap, const struct tiles *t,
 }
 
 /* The strong tags of content hash sum: "<hex>" and "<hex>-z". */
-static void etags(uint64_t sum, char id[24], char z[24])
+void tiles__etags(uint64_t sum, char id[24], char z[24])
 {
 	snprintf(id, 24, "\"%016llx\"", (unsigned long long)sum);
 	snprintf(z, 24, "\"%016llx-z\"", (unsigned long long)sum);
@@ -322,10 +266,10 @@ static int value_build(const struct tiles *t, int kind, uint64_t sum, size_t len
 	struct tile_value *v;
 	int nz, nid;
 
-	etags(sum, etag_id, etag_z);
-	nz = format_head(hz, sizeof(hz), t, kinds[kind].type, kinds[kind].vary, zlen,
+	tiles__etags(sum, etag_id, etag_z);
+	nz = tiles__format_head(hz, sizeof(hz), t, kinds[kind].type, kinds[kind].vary, zlen,
 			 etag_z, 1);
-	nid = format_head(hid, sizeof(hid), t, kinds[kind].type, kinds[kind].vary, len,
+	nid = tiles__format_head(hid, sizeof(hid), t, kinds[kind].type, kinds[kind].vary, len,
 			  etag_id, 0);
 	if (nz < 0 || nid < 0 || (size_t)nz >= sizeof(hz) || (size_t)nid >= sizeof(hid))
 		return ERR_INVAL;
@@ -515,7 +459,7 @@ static int needs_around(const struct tile_key *key)
 /* Queue the generation of key's value (world w's edits, w may be NULL)
  * for the flight; a full queue fails it with ERR_BUSY (503), which bounds
  * the memory waiting requests hold. */
-static void generate(struct tiles *t, const struct tile_key *key,
+void tiles__generate(struct tiles *t, const struct tile_key *key,
 		     const struct preset *p, const struct world *w,
 		     struct cache_entry *flight)
 {
@@ -554,7 +498,7 @@ static void generate(struct tiles *t, const struct tile_key *key,
 
 /* The key of a value of chunk (cx, cz) of world (pi, seed), whose edit
  * state is w (NULL: unedited). */
-static struct tile_key key_of(const struct world *w, uint64_t seed, int pi,
+struct tile_key tiles__key_of(const struct world *w, uint64_t seed, int pi,
 			      int32_t cx, int32_t cz, int lod, int kind,
 			      unsigned layers)
 {
@@ -586,7 +530,7 @@ static int serve_value(struct tile_req *x, const struct preset *p)
 	if (rc == CACHE_HIT)
 		return tile_send(x, e);
 	if (rc == CACHE_MISS)
-		generate(x->t, &x->key, p, x->world, e);
+		tiles__generate(x->t, &x->key, p, x->world, e);
 	return rc < 0 ? rc : 0;
 }
 
@@ -602,7 +546,7 @@ static int parse_coord(struct tile_req *x, int i, const char *name, int32_t *v)
 }
 
 /* The LOD (segment 4) for preset p. */
-static int parse_lod(struct tile_req *x, const struct preset *p, int *lod)
+int tiles__parse_lod(struct tile_req *x, const struct preset *p, int *lod)
 {
 	int rc = tilegen_parse_lod(p, x->q.seg[4], x->q.seglen[4], lod);
 
@@ -612,7 +556,7 @@ static int parse_lod(struct tile_req *x, const struct preset *p, int *lod)
 }
 
 /* ?layers= (default "height") into PIPELINE_LAYER_* bits. */
-static int parse_layers(struct tile_req *x, unsigned *layers)
+int tiles__parse_layers(struct tile_req *x, unsigned *layers)
 {
 	size_t len = 0;
 	int rc;
@@ -632,7 +576,7 @@ static int parse_layers(struct tile_req *x, unsigned *layers)
 
 static int h_tile(struct req *q)
 {
-	struct tile_req *x = tile_req_of(q);
+	struct tile_req *x = tiles__req_of(q);
 	const struct preset *p;
 	uint64_t seed;
 	int32_t cx, cz;
@@ -642,18 +586,18 @@ static int h_tile(struct req *q)
 	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0)
 		return rc;
 	p = catalog_at(x->t->cat, (size_t)pi);
-	if ((rc = parse_lod(x, p, &lod)) != 0 || (rc = parse_coord(x, 5, "cx", &cx)) != 0 ||
-	    (rc = parse_coord(x, 6, "cz", &cz)) != 0 || (rc = parse_layers(x, &layers)) != 0)
+	if ((rc = tiles__parse_lod(x, p, &lod)) != 0 || (rc = parse_coord(x, 5, "cx", &cx)) != 0 ||
+	    (rc = parse_coord(x, 6, "cz", &cz)) != 0 || (rc = tiles__parse_layers(x, &layers)) != 0)
 		return rc;
 	x->world = world_map_find(x->t->worlds, pi, seed);
-	x->key = key_of(x->world, seed, pi, cx, cz, lod, KIND_TILE, layers);
+	x->key = tiles__key_of(x->world, seed, pi, cx, cz, lod, KIND_TILE, layers);
 	return serve_value(x, p);
 }
 
 /* GET objects/{cx}/{cz}: the chunk's objects, JSON or binary by Accept. */
 static int h_objects(struct req *q)
 {
-	struct tile_req *x = tile_req_of(q);
+	struct tile_req *x = tiles__req_of(q);
 	uint64_t seed;
 	int32_t cx, cz;
 	int rc, pi, kind;
@@ -664,251 +608,8 @@ static int h_objects(struct req *q)
 	kind = req_prefers(x->q.http->header[HTTP_H_ACCEPT], OBJECTS_BINARY_TYPE, OBJECTS_JSON_TYPE) ? KIND_OBJECTS_BINARY :
 	       KIND_OBJECTS_JSON;
 	x->world = world_map_find(x->t->worlds, pi, seed);
-	x->key = key_of(x->world, seed, pi, cx, cz, 0, kind, 0);
+	x->key = tiles__key_of(x->world, seed, pi, cx, cz, 0, kind, 0);
 	return serve_value(x, catalog_at(x->t->cat, (size_t)pi));
-}
-
-/* ---- batches --------------------------------------------------------------------- */
-
-/* One tile of a batch. */
-struct member {
-	struct cache_waiter w;
-	struct bundle_job *b;
-	struct tile_key key;
-	struct cache_entry *e;           /* referenced once ready */
-};
-
-/* A batch request, in its arena: its tiles are fetched like single tiles
- * (single flight, generated in parallel on the workers); once all are
- * ready, a worker assembles the bundle and compresses it when accepted. */
-struct bundle_job {
-	struct tile_req *x;
-	uv_work_t work;
-	size_t n, pending;               /* members; fetches not settled */
-	size_t hits;
-	int err;
-	struct bundle_entry *ent;        /* the index, laid out */
-	size_t len;                      /* the bundle's size */
-	uint8_t *body;                   /* the response body, malloc'd */
-	size_t body_len;
-	char etag[24];
-	struct member m[];
-};
-
-static void batch_release(struct bundle_job *b)
-{
-	size_t k;
-
-	for (k = 0; k < b->n; k++)
-		cache_release(b->x->t->cache, b->m[k].e);
-}
-
-static void release_body(void *arg)
-{
-	struct bundle_job *b = arg;
-
-	req_made_give(&b->x->q, b->len);
-	free(b->body);
-}
-
-/* Worker: the identity bundle, then its zstd frame when accepted. */
-static void bundle_work(uv_work_t *w)
-{
-	struct bundle_job *b = container_of(w, struct bundle_job, work);
-	uint8_t *raw = malloc(b->len);
-	size_t k;
-	int rc = raw ? 0 : ERR_NOMEM;
-
-	if (raw)
-		bundle_write_index(b->ent, b->n, raw);
-	for (k = 0; !rc && k < b->n; k++) {
-		const struct tile_value *v = cache_value(b->m[k].e);
-
-		rc = tilegen_decompress_to(v->body_z.base, v->body_z.len,
-					   raw + b->ent[k].offset, v->raw_len);
-	}
-	if (!rc && b->x->zstd) {
-		rc = tilegen_compress(raw, b->len, &b->body,
-				      &b->body_len);
-	} else if (!rc) {
-		b->body = raw;
-		b->body_len = b->len;
-		raw = NULL;
-	}
-	free(raw);
-	b->x->err = rc;
-}
-
-static void bundle_done(uv_work_t *w, int status)
-{
-	struct bundle_job *b = container_of(w, struct bundle_job, work);
-	struct tile_req *x = b->x;
-	char *head;
-	int n;
-
-	batch_release(b);
-	if (status < 0 || x->err) {
-		req_made_give(&x->q, b->len);
-		free(b->body);
-		req_respond_error(&x->q, 500, "bundle assembly failed");
-		return;
-	}
-	if (!(head = http_req_alloc(x->q.http, 512))) {
-		req_made_give(&x->q, b->len);
-		free(b->body);
-		req_respond_oom(x->q.env, x->q.http, x->q.label);
-		return;
-	}
-	n = format_head(head, 512, x->t, ROUTE_BUNDLE_TYPE, "Accept-Encoding",
-			b->body_len, b->etag, x->zstd);
-	req_send(&x->q, 200, head, (size_t)n, b->body, b->body_len, release_body, b);
-}
-
-/* Every member is ready or failed: answer 304, or assemble the bundle. */
-static void batch_ready(struct bundle_job *b)
-{
-	struct tile_req *x = b->x;
-	uint8_t sums[8 * ROUTE_BATCH_MAX];
-	char id[24], z[24];
-	size_t k;
-	int rc;
-
-	x->q.xcache = b->hits == b->n ? "X-Cache: hit\r\n" : "X-Cache: miss\r\n";
-	if (b->err) {
-		batch_release(b);
-		req_respond_error(&x->q, route_status(b->err), gen_detail(b->err));
-		return;
-	}
-	for (k = 0; k < b->n; k++) {
-		const struct tile_value *v = cache_value(b->m[k].e);
-		int i;
-
-		b->ent[k] = (struct bundle_entry){ b->m[k].key.cx, b->m[k].key.cz, 0,
-						   (uint32_t)v->raw_len };
-		for (i = 0; i < 8; i++)
-			sums[8 * k + (size_t)i] = (uint8_t)(v->sum >> (8 * i));
-	}
-	etags(XXH3_64bits(sums, 8 * b->n), id, z);
-	memcpy(b->etag, x->zstd ? z : id, sizeof(b->etag));
-	if (req_etag_matches(x->q.http->header[HTTP_H_IF_NONE_MATCH], b->etag)) {
-		batch_release(b);
-		if ((rc = not_modified(x, b->etag, "Accept-Encoding")) != 0)
-			req_respond_oom(x->q.env, x->q.http, x->q.label);
-		return;
-	}
-	x->q.detail = "cannot assemble the bundle";
-	rc = bundle_layout(b->ent, b->n, &b->len);
-	if (!rc && (rc = req_made_take(&x->q, b->len)) == 0 &&
-	    uv_queue_work(x->t->loop, &b->work, bundle_work, bundle_done) < 0) {
-		req_made_give(&x->q, b->len);
-		rc = ERR_BUSY;
-	}
-	if (rc) {
-		batch_release(b);
-		req_respond_error(&x->q, route_status(rc), x->q.detail);
-	}
-}
-
-/* One fetch of the batch has settled (err: why it failed). */
-static void batch_settle(struct bundle_job *b, int err)
-{
-	if (err && !b->err)
-		b->err = err;
-	if (--b->pending == 0)
-		batch_ready(b);
-}
-
-static void member_ready(struct cache_waiter *w, struct cache_entry *e, int err)
-{
-	struct member *m = container_of(w, struct member, w);
-
-	m->e = e;
-	batch_settle(m->b, err);
-}
-
-static void member_fetch(struct bundle_job *b, struct member *m, const struct preset *p)
-{
-	struct tiles *t = b->x->t;
-	struct cache_entry *e;
-	int rc;
-
-	m->b = b;
-	m->w.done = member_ready;
-	b->pending++;
-	rc = cache_fetch(t->cache, &m->key, sizeof(m->key), uv_now(t->loop), &m->w, &e);
-	if (rc == CACHE_HIT) {
-		m->e = e;
-		b->hits++;
-		batch_settle(b, 0);
-	} else if (rc == CACHE_MISS) {
-		generate(t, &m->key, p, b->x->world, e);
-	} else if (rc < 0) {
-		batch_settle(b, rc);
-	}
-}
-
-/* The rectangle ?cx0=&cz0=&cx1=&cz1= of a batch, at most ROUTE_BATCH_MAX
- * tiles; *n is its tile count. */
-static int parse_rect(struct tile_req *x, int32_t r[4], size_t *n)
-{
-	static const char *const names[4] = { "cx0", "cz0", "cx1", "cz1" };
-	int64_t w, h;
-	int i, rc;
-
-	for (i = 0; i < 4; i++)
-		if ((rc = req_query_i32(&x->q, names[i], &r[i],
-					 "cx0, cz0, cx1, cz1: required, decimal int32")) != 0)
-			return rc;
-	w = (int64_t)r[2] - r[0] + 1;
-	h = (int64_t)r[3] - r[1] + 1;
-	if (w < 1 || h < 1 || w > ROUTE_BATCH_MAX || h > ROUTE_BATCH_MAX ||
-	    w * h > ROUTE_BATCH_MAX) {
-		x->q.detail = w < 1 || h < 1 ? "rectangle: need cx0 <= cx1 and cz0 <= cz1" :
-			    "rectangle: at most 64 tiles (cx0..cx1 x cz0..cz1, inclusive)";
-		return ERR_INVAL;
-	}
-	*n = (size_t)(w * h);
-	return 0;
-}
-
-/* GET chunks/{lod}?cx0=&cz0=&cx1=&cz1=: a bundle of the rectangle's tiles. */
-static int h_batch(struct req *q)
-{
-	struct tile_req *x = tile_req_of(q);
-	const struct preset *p;
-	struct bundle_job *b;
-	uint64_t seed;
-	int32_t r[4];
-	int64_t cx, cz;
-	unsigned layers;
-	size_t n, k = 0;
-	int rc, pi, lod;
-
-	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0)
-		return rc;
-	p = catalog_at(x->t->cat, (size_t)pi);
-	if ((rc = parse_lod(x, p, &lod)) != 0 || (rc = parse_layers(x, &layers)) != 0 ||
-	    (rc = parse_rect(x, r, &n)) != 0)
-		return rc;
-	b = http_req_alloc(x->q.http, sizeof(*b) + n * sizeof(b->m[0]));
-	if (!b)
-		return ERR_NOMEM;
-	memset(b, 0, sizeof(*b) + n * sizeof(b->m[0]));
-	if (!(b->ent = http_req_alloc(x->q.http, n * sizeof(*b->ent))))
-		return ERR_NOMEM;
-	b->x = x;
-	b->n = n;
-	b->pending = 1; /* held until every fetch is started */
-	x->zstd = req_accepts_zstd(x->q.http->header[HTTP_H_ACCEPT_ENCODING]);
-	x->world = world_map_find(x->t->worlds, pi, seed);
-	for (cz = r[1]; cz <= r[3]; cz++)
-		for (cx = r[0]; cx <= r[2]; cx++, k++) {
-			b->m[k].key = key_of(x->world, seed, pi, (int32_t)cx, (int32_t)cz, lod,
-					     KIND_TILE, layers);
-			member_fetch(b, &b->m[k], p);
-		}
-	batch_settle(b, 0);
-	return 0;
 }
 
 /* ---- the module ------------------------------------------------------------- */
@@ -917,7 +618,7 @@ static const struct route routes[] = {
 	{ "tile", { "v1", "worlds", NULL, "chunks", NULL, NULL, NULL }, 7, READ, 0,
 	  sizeof(struct tile_req), h_tile, NULL },
 	{ "batch", { "v1", "worlds", NULL, "chunks", NULL }, 5, READ, 0,
-	  sizeof(struct tile_req), h_batch, NULL },
+	  sizeof(struct tile_req), tiles__h_batch, NULL },
 	{ "objects", { "v1", "worlds", NULL, "objects", NULL, NULL }, 6, READ, 0,
 	  sizeof(struct tile_req), h_objects, NULL },
 };

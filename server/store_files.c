@@ -1,0 +1,90 @@
+/*
+ * store_files.c - the files the server opens besides the log: preset
+ * files, tiles written by `generate`, the access log (store.h). Kept with
+ * the store so that one module owns the disk.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "err.h"
+#include "le.h"
+#include "store.h"
+#include "store_int.h"
+
+int store_read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+	int rc = 0;
+
+	if (!f)
+		return ERR_IO;
+	if (!(buf = malloc(max + 2))) {
+		fclose(f);
+		return ERR_NOMEM;
+	}
+	n = fread(buf, 1, max + 1, f);
+	if (ferror(f))
+		rc = ERR_IO;
+	else if (n > max)
+		rc = ERR_TOOBIG;
+	fclose(f);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+int store_write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *f = path ? fopen(path, "wb") : stdout;
+	int ok;
+
+	if (!f)
+		return ERR_IO;
+	ok = fwrite(buf, 1, len, f) == len;
+	ok = (path ? fclose(f) : fflush(f)) == 0 && ok;
+	return ok ? 0 : ERR_IO;
+}
+
+FILE *store_open_append(const char *path)
+{
+	FILE *f;
+
+	if (!strcmp(path, "-"))
+		return stderr;
+	f = fopen(path, "a");
+	if (f)
+		setvbuf(f, NULL, _IOLBF, 0);
+	return f;
+}
+
+int store_reopen_append(FILE *f, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd < 0)
+		return ERR_IO;
+	fflush(f);
+	if (dup2(fd, fileno(f)) < 0) {
+		close(fd);
+		return ERR_IO;
+	}
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,116 @@
+/*
+ * tiles_int.h - what the files of the tiles module share (tiles.c: single
+ * tiles, objects, the cached values and generation; tiles_batch.c:
+ * bundles of tiles). Not for other modules: their interface is tiles.h.
+ */
+#ifndef TILES_INT_H
+#define TILES_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "cache.h"
+#include "http.h"
+#include "request.h"
+
+struct catalog;
+struct preset;
+struct world;
+struct world_map;
+
+struct tiles {
+	uv_loop_t *loop;
+	const struct catalog *cat;
+	const struct world_map *worlds;
+	struct req_env *env;
+	struct cache *cache;
+	struct regions *regions;         /* eroded regions, shared by workers */
+	struct bakes *bakes;             /* chunks' baked edit deltas */
+	int baking;                      /* a bake job is running */
+	unsigned generating;             /* generations queued or running */
+	unsigned max_generations;
+	char cache_control[48];
+};
+
+/* What a cached value is: a tile or a chunk's objects in one form. */
+enum value_kind {
+	KIND_TILE,
+	KIND_OBJECTS_JSON,
+	KIND_OBJECTS_BINARY,
+};
+
+/* The cache key of a tile or of a chunk's objects. version is the
+ * chunk's edit version for a tile of heights, so an edit makes stale
+ * exactly the tiles of the chunks it touched, at every LOD; for a tile
+ * with the material layer and for objects, which also read samples just
+ * beyond the chunk, it is the largest edit version of the chunk and its
+ * 8 neighbours (world_around_version()). */
+struct tile_key {
+	uint64_t seed;
+	uint64_t version;
+	int32_t cx, cz;
+	uint32_t preset;
+	uint16_t lod;                    /* 0 for objects */
+	uint8_t kind;                    /* enum value_kind */
+	uint8_t layers;                  /* PIPELINE_LAYER_* bits of a tile */
+};
+_Static_assert(sizeof(struct tile_key) == 32, "tile_key has no padding");
+
+/* A cached value: both prebuilt response heads and the zstd body, in one
+ * allocation (data holds the bytes they point to). */
+struct tile_value {
+	uint64_t sum;                    /* content hash of the identity body */
+	size_t raw_len;
+	struct http_buf head_z, head_id, body_z;
+	char etag_z[24], etag_id[24];
+	char data[];
+};
+
+/* The state of a tile, objects or batch request (struct req first). */
+struct tile_req {
+	struct req q;
+	struct tiles *t;
+	struct tile_key key;
+	int zstd;
+	struct cache_waiter w;
+	struct cache_entry *entry;
+	uv_work_t work;
+	uint8_t *raw;
+	int err;
+	struct world *world;
+};
+
+/* q's tile request state (its module set). */
+struct tile_req *tiles__req_of(struct req *q);
+
+/* The detail of a failed generation. */
+const char *tiles__gen_detail(int err);
+
+/* The head of a 200 answer of type and vary with len bytes and etag. */
+int tiles__format_head(char *buf, size_t cap, const struct tiles *t, const char *type,
+		       const char *vary, size_t len, const char *etag, int zstd);
+
+/* The strong tags of content hash sum: "<hex>" and "<hex>-z". */
+void tiles__etags(uint64_t sum, char id[24], char z[24]);
+
+/* Answer 304 for etag. */
+int tiles__not_modified(struct tile_req *x, const char *etag, const char *vary);
+
+/* Queue the generation of key's value for the flight (w may be NULL). */
+void tiles__generate(struct tiles *t, const struct tile_key *key, const struct preset *p,
+		     const struct world *w, struct cache_entry *flight);
+
+/* The key of chunk (cx, cz) of world (pi, seed) with edit state w. */
+struct tile_key tiles__key_of(const struct world *w, uint64_t seed, int pi, int32_t cx,
+			      int32_t cz, int lod, int kind, unsigned layers);
+
+/* The LOD (segment 4) for preset p, and ?layers=. */
+int tiles__parse_lod(struct tile_req *x, const struct preset *p, int *lod);
+int tiles__parse_layers(struct tile_req *x, unsigned *layers);
+
+/* GET chunks/{lod}?cx0=&cz0=&cx1=&cz1= (tiles_batch.c). */
+int tiles__h_batch(struct req *q);
+
+#endif
