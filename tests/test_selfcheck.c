@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "err.h"
-#include "selfcheck.h"
+#include "../server/selfcheck.h"
 
 static void test_this_build_passes_the_start_up_check(void **state)
 {
