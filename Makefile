@@ -217,7 +217,7 @@ test-arm64:
 # chroot (debootstrap; needs root and the Debian mirror). FRESH_ARGS: e.g. --test.
 fresh-check:
 	@$(DEPS) fresh-check
-	tests/fresh-debian.sh $(FRESH_ARGS)
+	bash tests/fresh-debian.sh $(FRESH_ARGS)
 
 check-headers:
 	@for h in common/*.h server/*.h client-sample/*.h; do \
