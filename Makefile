@@ -211,7 +211,7 @@ test-arm64:
 	$(MAKE) --no-print-directory BUILD=$(BUILD) all
 	$(MAKE) --no-print-directory BUILD=build-arm64 CC=aarch64-linux-gnu-gcc all
 	$(MAKE) --no-print-directory BUILD=build-arm64 CC=aarch64-linux-gnu-gcc build-arm64/tests/test_selfcheck
-	tests/arm64.sh $(BUILD) build-arm64
+	bash tests/arm64.sh $(BUILD) build-arm64
 
 # make run and make test from a clean `git archive` of HEAD in a Debian 12
 # chroot (debootstrap; needs root and the Debian mirror). FRESH_ARGS: e.g. --test.

@@ -7,7 +7,8 @@
 # passes on the arm64 build, and fails on one built past the Makefile's
 # guard with -ffp-contract=fast (gcc fuses multiply-adds on arm64).
 # ARM64_TILES=0 skips the tiles, ARM64_UNSAFE=0 the second build.
-# `make test-arm64` installs the packages, builds both and runs this.
+# `make test-arm64` installs the packages, builds both and runs this (not
+# executable, so tests/run.sh leaves it out of `make test`: about 5 min).
 set -euo pipefail
 A=${1:?usage: arm64.sh NATIVE_DIR ARM64_DIR}
 B=${2:?usage: arm64.sh NATIVE_DIR ARM64_DIR}
