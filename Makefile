@@ -4,6 +4,9 @@
 #   make test            install deps, then gcc + clang + ASan/UBSan suites and the gcc/clang tile check
 #   make run             install deps, build, serve on 127.0.0.1:8080
 #   make bench           benchmarks against the anchors measured in the same run
+#   make CC=aarch64-linux-gnu-gcc BUILD=build-arm64   cross build (tools use HOSTCC)
+#   make test-arm64      arm64 cross build, its tiles under qemu-user against native
+#   make fresh-check     make run + make test in a debootstrapped Debian 12 chroot
 #   make BUILD=dir CC=clang   the same sources with another compiler into another folder
 #   make noopt | asan    re-invoke make with -O0 or with sanitizers (into build-noopt, build-asan)
 #   make fuzz            libFuzzer targets: the tile decoder, the server over TCP (clang)
@@ -15,23 +18,61 @@ CC      ?= cc
 OPT     ?= -O2
 SAN     ?=
 PKGS    := libuv libzstd libcjson libpng libtiff-4 cmocka
-LLHTTP_INC := /usr/share/include/llhttp
-LLHTTP_SRC := /usr/share/llhttp
+HOSTCC  ?= cc
+# Where Debian's node-llhttp puts llhttp's C; overridable (tests/first_run.sh).
+LLHTTP_INC ?= /usr/share/include/llhttp
+LLHTTP_SRC ?= /usr/share/llhttp
+# The command that installs the packages of a target (its one argument):
+# `make run`, `make test` and `make bench` run it, then a new make process
+# builds, which reads the file system as the packages left it.
+DEPS    ?= scripts/deps.sh
+# Arguments of `make run`'s server (e.g. RUN_ARGS="--port 0").
+RUN_ARGS ?=
+
+# Cross builds: libraries of the target's multiarch folder.
+TARGET_ARCH_TRIPLET := $(shell $(CC) -print-multiarch 2>/dev/null)
+HOST_ARCH_TRIPLET   := $(shell $(HOSTCC) -print-multiarch 2>/dev/null)
+ifneq ($(filter-out $(HOST_ARCH_TRIPLET),$(TARGET_ARCH_TRIPLET)),)
+PKG_CONFIG ?= PKG_CONFIG_LIBDIR=/usr/lib/$(TARGET_ARCH_TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
+endif
+PKG_CONFIG ?= pkg-config
 
 ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 
-# Determinism: no fast-math, no FMA contraction (see docs/design.md).
+# Determinism: no fast-math, no FMA contraction (see docs/design.md). These
+# flags define the world, so they come last on every compile line, after
+# CFLAGS, and a CFLAGS that would change floating-point results is refused
+# (WORLD_FLAGS_UNSAFE=1 lets it through and puts CFLAGS after them: for
+# tests/world_flags.sh, whose binary the start-up self-check must refuse).
 # -fno-trapping-math only says no code reads floating-point exception flags
 # (clang's default): gcc may then compute both sides of a float select, so
 # clamps and blends vectorise. Values are unchanged.
+WORLD_FLAGS := -ffp-contract=off -fno-fast-math -fno-math-errno -fno-trapping-math
+WORLD_BREAKERS := -ffast-math -Ofast -ffp-contract=fast% -ffp-contract=on -ffp-model=fast% \
+	-funsafe-math-optimizations -fassociative-math -freciprocal-math -ffinite-math-only \
+	-fno-signed-zeros -fapprox-func -fsingle-precision-constant -fcx-limited-range \
+	-fexcess-precision=fast -mfpmath=387% -mrecip%
+WORLD_BROKEN := $(filter $(WORLD_BREAKERS),$(CFLAGS) $(OPT))
+ifneq ($(WORLD_BROKEN),)
+ifneq ($(WORLD_FLAGS_UNSAFE),1)
+$(error CFLAGS/OPT contain $(WORLD_BROKEN), which change the generated world (floating-point \
+results; see docs/design.md). Remove them; WORLD_FLAGS_UNSAFE=1 builds it anyway, and the \
+server will then refuse to start)
+endif
+endif
+ifeq ($(WORLD_FLAGS_UNSAFE),1)
+WORLD_LAST := $(WORLD_FLAGS) $(CFLAGS)
+else
+WORLD_LAST := $(CFLAGS) $(WORLD_FLAGS)
+endif
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g -ffp-contract=off -fno-fast-math -fno-math-errno -fno-trapping-math \
+CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g \
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \
-	$(SANFLAGS) $(CFLAGS)
+	$(SANFLAGS) $(WORLD_LAST)
 LDFLAGS_ALL := -Wl,--as-needed $(SANFLAGS) $(LDFLAGS)
-LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lcjson -lpng16 -ltiff -lcmocka) -lgeotiff -lxxhash -lpthread -lm
+LIBS    := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lcjson -lpng16 -ltiff -lcmocka) -lgeotiff -lxxhash -lpthread -lm
 
 ifneq ($(V),1)
 Q  := @
@@ -52,14 +93,14 @@ CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check run bench fuzz clean noopt asan check-headers help
+.PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client
 
 help:
 	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
-	@scripts/deps.sh build
+	@$(DEPS) build
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -74,16 +115,17 @@ $(BUILD)/common/noise.o $(BUILD)/common/fbm.o $(BUILD)/common/pipeline.o: \
 # llhttp is third-party C from Debian's node-llhttp: its own flags, no -Werror.
 $(BUILD)/llhttp/%.o: $(LLHTTP_SRC)/%.c
 	@mkdir -p $(@D)
-	$(QCC)$(CC) -O2 -g -w -I$(LLHTTP_INC) $(SANFLAGS) $(CFLAGS) -c $< -o $@
+	$(QCC)$(CC) -O2 -g -w -I$(LLHTTP_INC) $(SANFLAGS) $(WORLD_LAST) -c $< -o $@
 
 # The server's main() under another name, for the in-process fuzz target.
 $(BUILD)/fuzz/server_main.o: server/main.c
 	@mkdir -p $(@D)
 	$(QCC)$(CC) $(CFLAGS_ALL) -Wno-missing-prototypes -Dmain=terrain_server_main -I$(LLHTTP_INC) -c $< -o $@
 
+# Run on the build machine while building, so compiled for it (HOSTCC).
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)
-	$(QCC)$(CC) -std=c11 $(WARN) -O1 $< -o $@
+	$(QCC)$(HOSTCC) -std=c11 $(WARN) -O1 $< -o $@
 
 $(BUILD)/gen/builtin_presets.c: $(PRESETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
@@ -124,17 +166,21 @@ check: tests
 	@BUILD=$(BUILD) tests/run.sh $(TEST_BIN)
 
 test:
-	@scripts/deps.sh test
+	@$(DEPS) test
 	$(MAKE) BUILD=build check
 	$(MAKE) BUILD=build-clang CC=clang check
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 check
 	tests/cross-compiler.sh build build-clang
 
-run: deps all
-	$(BUILD)/terrain-server serve
+# deps, then a new make: one that read the file system before the packages
+# were installed would miss llhttp's sources (tests/first_run.sh).
+run:
+	@$(DEPS) build
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/terrain-server serve $(RUN_ARGS)
 
 bench:
-	@scripts/deps.sh bench
+	@$(DEPS) bench
 	$(MAKE) BUILD=build-bench OPT="-O3" all
 	bench/run.sh build-bench
 
@@ -146,7 +192,7 @@ asan:
 
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 fuzz:
-	@scripts/deps.sh test
+	@$(DEPS) test
 	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 \
 		CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
 		build-fuzz/libcommon.a build-fuzz/libserver.a build-fuzz/fuzz/server_main.o
@@ -159,6 +205,20 @@ fuzz:
 	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 build-fuzz/corpus"
 	@echo "     build-fuzz/fuzz_http -dict=tests/fuzz_http.dict -max_total_time=600 build-fuzz/corpus-http tests/fuzz_http"
 
+# arm64: cross build into build-arm64, tiles under qemu-user against $(BUILD).
+test-arm64:
+	@$(DEPS) arm64
+	$(MAKE) --no-print-directory BUILD=$(BUILD) all
+	$(MAKE) --no-print-directory BUILD=build-arm64 CC=aarch64-linux-gnu-gcc all
+	$(MAKE) --no-print-directory BUILD=build-arm64 CC=aarch64-linux-gnu-gcc build-arm64/tests/test_selfcheck
+	bash tests/arm64.sh $(BUILD) build-arm64
+
+# make run and make test from a clean `git archive` of HEAD in a Debian 12
+# chroot (debootstrap; needs root and the Debian mirror). FRESH_ARGS: e.g. --test.
+fresh-check:
+	@$(DEPS) fresh-check
+	bash tests/fresh-debian.sh $(FRESH_ARGS)
+
 check-headers:
 	@for h in common/*.h server/*.h client-sample/*.h; do \
 		[ -f "$$h" ] || continue; \
@@ -166,6 +226,6 @@ check-headers:
 	done; echo "headers: ok"
 
 clean:
-	rm -rf build build-clang build-asan build-noopt build-bench build-fuzz
+	rm -rf build build-clang build-asan build-noopt build-bench build-fuzz build-arm64
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

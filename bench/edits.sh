@@ -45,7 +45,7 @@ port=""
 start_server() { # DATA_DIR: starts; sets port, spid, slog and started_s (to listening)
 	local log="$tmp/server.$RANDOM.log" t0 i
 	t0=$(date +%s.%N)
-	"$bin" serve --bind 127.0.0.1 --port 0 --data-dir "$1" 2>"$log" &
+	TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0 "$bin" serve --bind 127.0.0.1 --port 0 --data-dir "$1" 2>"$log" &
 	spid=$!
 	pids+=("$spid")
 	slog=$log

@@ -1,17 +1,29 @@
 #!/bin/sh
-# deps.sh - install the Debian packages the build, tests or benchmarks need.
-# Usage: scripts/deps.sh [build|test|bench]   (each set includes the ones before)
-# Skips apt-get entirely when every package is already installed.
+# deps.sh - install the Debian packages a make target needs.
+# Usage: scripts/deps.sh [build|test|bench|arm64|fresh-check]
+#   build        make, make run:   the compiler and the libraries
+#   test         make test:        build + clang (with its sanitizer runtime), curl
+#   bench        make bench:       test + the anchors' packages
+#   arm64        make test-arm64:  build + the arm64 cross compiler, qemu-user and
+#                                  the arm64 -dev libraries (adds dpkg's arm64 arch)
+#   fresh-check  make fresh-check: debootstrap
+# tests/viewer_browser.sh installs Debian's chromium itself and playwright-core
+# from npm (skipped without Node.js 20+). Skips apt-get entirely when every
+# package is already installed. The README's "Packages" section lists them.
 set -eu
-BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev zstd"
-TEST_PKGS="clang libclang-rt-14-dev curl"
+BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev zstd"
+TEST_PKGS="clang libclang-rt-14-dev curl gdal-bin"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
+ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64"
+FRESH_PKGS="debootstrap git"
 
 case "${1:-build}" in
 	build) want="$BUILD_PKGS" ;;
 	test)  want="$BUILD_PKGS $TEST_PKGS" ;;
 	bench) want="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS" ;;
-	*) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
+	arm64) want="$BUILD_PKGS $ARM64_PKGS" ;;
+	fresh-check) want="$FRESH_PKGS" ;;
+	*) echo "usage: $0 [build|test|bench|arm64|fresh-check]" >&2; exit 2 ;;
 esac
 
 missing=""
@@ -26,5 +38,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
+case "$want" in
+	*:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64 ;;
+esac
 apt-get update -qq >/dev/null
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

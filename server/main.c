@@ -29,6 +29,7 @@
 #include "preset.h"
 #include "routes.h"
 #include "seed.h"
+#include "selfcheck.h"
 #include "store.h"
 #include "tilegen.h"
 
@@ -409,6 +410,10 @@ static int serve(int argc, char **argv)
 	 * that outlive them and leave holes that keep RSS above the cache.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+	if (selfcheck_run(err, sizeof(err)) != 0) { /* a binary of another world */
+		fprintf(stderr, "terrain-server: %s\n", err);
+		return 1;
+	}
 	if (catalog_load(c.presets[0] ? c.presets : NULL, &cat, err, sizeof(err)) < 0) {
 		fprintf(stderr, "terrain-server: %s\n", err);
 		return 2;

@@ -1,4 +1,7 @@
-/* golden tile hashes for test_pipeline.c; see the comment there */
+/* Golden tile hashes: rows of { preset, seed, lod, cx, cz, XXH3 of the heights
+ * as little-endian int32 }, included into an array by tests/test_pipeline.c
+ * (all rows) and server/selfcheck.c (the start-up check). Regenerate with
+ * TERRAIN_PRINT_GOLDEN=1 build/tests/test_pipeline when the world changes. */
 	{ "default", 0ULL, 0, 0, 0, 0x473d0381e8c1c52fULL },
 	{ "alpine", 18446744073709551615ULL, 0, -1, -1, 0xd633c396c0f7c48eULL },
 	{ "islands", 0ULL, 0, INT32_MAX, INT32_MAX, 0xd7b617845fc83725ULL },
