@@ -198,7 +198,7 @@ noise() {
 	{
 		awk -F '\t' '
 		/^note: / { print; next }
-		NR == 1 { print $0 "\tMsamples/s\tstb_perlin time / this\tthis / FastNoise2 AVX-512"; next }
+		!seen++ { print $0 "\tMsamples/s\tstb_perlin time / this\tthis / FastNoise2 AVX-512"; next }
 		{ name[++n] = $1; ns[n] = $2; if ($1 ~ /stb_perlin/) stb = $2
 		  if ($1 ~ /FastNoise2.*AVX512/) fn2 = $2 }
 		END {
