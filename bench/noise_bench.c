@@ -10,12 +10,22 @@
  * stb_perlin_fbm_noise3() with the same octaves, gain, lacunarity and
  * wavelength over the same grid (3D noise at y = 0; it has no seed).
  *
+ * With -DHAVE_VARIANTS (run.sh, on x86-64) the Perlin fBm also runs from
+ * copies of noise.c and fbm.c built for one instruction set each (see
+ * variant.h): the baseline x86-64 clone, AVX2 and x86-64-v4 (AVX-512), so
+ * each clone is timed by name whatever the loader would pick; before
+ * timing, every noise kind's tile from each copy must equal the library's
+ * bit for bit, or the bench stops. With -DHAVE_FASTNOISE2, FastNoise2's
+ * FractalFBm of Perlin (fastnoise2.h) at AVX-512 and at AVX2 is timed in
+ * the same interleaved batches, and its row names the SIMD level it ran.
+ *
  * Output: "name<TAB>ns per sample" rows (bench.h); run.sh adds the ratio
  * "stb time / this": higher is faster than stb_perlin.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define STB_PERLIN_IMPLEMENTATION
 #include <stb/stb_perlin.h>
@@ -25,17 +35,66 @@
 #include "fbm.h"
 #include "noise.h"
 
+#ifdef HAVE_FASTNOISE2
+#include "fastnoise2.h"
+#endif
+
 #define SIDE 257
 #define SEED 42u
 #define WAVELENGTH 1024.0
 
+/* One build of the fBm: the library's (clones picked at load) or a copy. */
+struct impl {
+	const char *name;
+	void (*init)(struct fbm *f, const struct fbm_params *p, uint64_t seed, uint32_t salt);
+	void (*row)(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
+		    const float *dx, const float *dz, size_t n, float *out,
+		    struct fbm_scratch *s);
+};
+
+#define IMPL(name, sfx) { name, fbm_init##sfx, fbm_row##sfx }
+
+#ifdef HAVE_VARIANTS
+#define VARIANT_DECL(sfx)                                                         \
+	void fbm_init##sfx(struct fbm *f, const struct fbm_params *p, uint64_t seed,  \
+			   uint32_t salt);                                            \
+	void fbm_row##sfx(const struct fbm *f, int64_t x0, int64_t step, int64_t z,   \
+			  const float *dx, const float *dz, size_t n, float *out,     \
+			  struct fbm_scratch *s);
+VARIANT_DECL(_base)
+VARIANT_DECL(_v3)
+VARIANT_DECL(_v4)
+
+static const struct impl variants[] = {
+	IMPL("ours: perlin, baseline x86-64 clone", _base),
+	IMPL("ours: perlin, AVX2 clone", _v3),
+	IMPL("ours: perlin, x86-64-v4 (AVX-512) clone", _v4),
+};
+#define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+/* Whether this CPU runs variant v (the v4 copy needs AVX-512). */
+static int variant_runs(size_t v)
+{
+	__builtin_cpu_init();
+	return v < 2 || (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+			 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"));
+}
+#else
+#define NVARIANTS 0
+#endif
+
 struct job {
+	const struct impl *impl;
 	struct fbm f;
 	struct fbm_params p;
 	struct fbm_scratch s;
 	float *out;           /* one row, as the generator's node buffer */
 	int64_t dx, dz;       /* added to bench_chunk()'s coordinates */
 	unsigned tile;
+#ifdef HAVE_FASTNOISE2
+	struct fn2 *fn2;
+	float *grid;          /* FastNoise2 fills the whole tile at once */
+#endif
 };
 
 static void chunk_origin(struct job *j, int64_t *x0, int64_t *z0)
@@ -54,11 +113,23 @@ static void tile_ours(void *arg)
 	int r;
 
 	chunk_origin(j, &x0, &z0);
-	fbm_init(&j->f, &j->p, SEED, 0);
+	j->impl->init(&j->f, &j->p, SEED, 0);
 	for (r = 0; r < SIDE; r++)
-		fbm_row(&j->f, x0, 1, z0 + r, NULL, NULL, SIDE, j->out, &j->s);
+		j->impl->row(&j->f, x0, 1, z0 + r, NULL, NULL, SIDE, j->out, &j->s);
 	bench_keep(j->out[SIDE / 2]);
 }
+
+#ifdef HAVE_FASTNOISE2
+static void tile_fn2(void *arg)
+{
+	struct job *j = arg;
+	int64_t x0, z0;
+
+	chunk_origin(j, &x0, &z0);
+	fn2_tile(j->fn2, j->grid, (float)x0, (float)z0, SIDE, (int)SEED);
+	bench_keep(j->grid[SIDE * SIDE / 2]);
+}
+#endif
 
 static void tile_stb(void *arg)
 {
@@ -81,7 +152,9 @@ static void tile_stb(void *arg)
 /* Set up j for kind k (NOISE_KIND_COUNT: stb_perlin) at chunk offset d. */
 static void job_init(struct job *j, int k, int64_t dx, int64_t dz)
 {
-	*j = (struct job){ .dx = dx, .dz = dz };
+	static const struct impl library = IMPL("library", );
+
+	*j = (struct job){ .impl = &library, .dx = dx, .dz = dz };
 	j->p = (struct fbm_params){ .noise = k < NOISE_KIND_COUNT ? (enum noise_kind)k : NOISE_PERLIN,
 				    .mode = FBM_PLAIN, .octaves = 6, .wavelength = WAVELENGTH,
 				    .gain = 0.5, .lacunarity = 2.0, .sharpness = 2.0 };
@@ -90,35 +163,115 @@ static void job_init(struct job *j, int k, int64_t dx, int64_t dz)
 		bench_die("out of memory", ERR_NOMEM);
 }
 
+#ifdef HAVE_VARIANTS
+/*
+ * Stop unless variant v gives the library's bits for every kind over a
+ * tile, once unwarped and once displaced by a fixed warp of +-70 m.
+ */
+static void variant_check(size_t v)
+{
+	float dx[SIDE], dz[SIDE], a[SIDE], b[SIDE];
+	struct job ja, jb;
+	int k, r, i;
+
+	for (i = 0; i < SIDE; i++) {
+		dx[i] = (float)((i * 37) % 200 - 100) * 0.7f;
+		dz[i] = (float)((i * 53) % 190 - 95) * 0.7f;
+	}
+	for (k = 0; k < NOISE_KIND_COUNT; k++) {
+		job_init(&ja, k, 0, 0);
+		job_init(&jb, k, 0, 0);
+		jb.impl = &variants[v];
+		ja.impl->init(&ja.f, &ja.p, SEED, 0);
+		jb.impl->init(&jb.f, &jb.p, SEED, 0);
+		for (r = 0; r < 2 * SIDE; r++) {
+			const float *wx = r < SIDE ? NULL : dx, *wz = r < SIDE ? NULL : dz;
+
+			ja.impl->row(&ja.f, -128, 1, r % SIDE - 128, wx, wz, SIDE, a, &ja.s);
+			jb.impl->row(&jb.f, -128, 1, r % SIDE - 128, wx, wz, SIDE, b, &jb.s);
+			if (memcmp(a, b, sizeof(a)) != 0) {
+				fprintf(stderr, "noise_bench: %s differs from the library: %s, row %d\n",
+					variants[v].name, noise_kind_name((enum noise_kind)k), r);
+				exit(1);
+			}
+		}
+		fbm_scratch_release(&ja.s);
+		fbm_scratch_release(&jb.s);
+		free(ja.out);
+		free(jb.out);
+	}
+}
+#endif
+
 int main(void)
 {
-	enum { FAR = NOISE_KIND_COUNT, STB, NJOBS };
-	struct job j[NJOBS];
-	struct bench_fig f[NJOBS];
-	double sec[NJOBS];
-	int k;
+	enum { FAR = NOISE_KIND_COUNT, STB, NFIXED, NMAX = NFIXED + 3 + 2 };
+	struct job j[NMAX];
+	struct bench_fig f[NMAX];
+	const char *name[NMAX];
+	double sec[NMAX];
+	size_t n = NFIXED, k;
 
 	for (k = 0; k < NOISE_KIND_COUNT; k++) {
-		job_init(&j[k], k, 0, 0);
+		job_init(&j[k], (int)k, 0, 0);
 		f[k] = (struct bench_fig){ tile_ours, &j[k] };
+		name[k] = noise_kind_name((enum noise_kind)k);
 	}
 	/* chunks 2^31 - 8208 .. 2^31 - 17 by -2^31 .. -2^31 + 8191 */
 	job_init(&j[FAR], NOISE_PERLIN, INT32_MAX - 4096 - 16, INT32_MIN + 4096);
 	f[FAR] = (struct bench_fig){ tile_ours, &j[FAR] };
 	job_init(&j[STB], NOISE_KIND_COUNT, 0, 0);
 	f[STB] = (struct bench_fig){ tile_stb, &j[STB] };
+#ifdef HAVE_VARIANTS
+	for (k = 0; k < NVARIANTS; k++) {
+		if (!variant_runs(k))
+			continue;
+		variant_check(k);
+		job_init(&j[n], NOISE_PERLIN, 0, 0);
+		j[n].impl = &variants[k];
+		f[n] = (struct bench_fig){ tile_ours, &j[n] };
+		name[n++] = variants[k].name;
+	}
+#endif
+#ifdef HAVE_FASTNOISE2
+	for (k = 0; k < 2; k++) {
+		static char label[2][64];
+		struct fn2 *fn = fn2_create(k == 0, (float)WAVELENGTH);
 
-	bench_times(f, NJOBS, sec);
+		if (!fn) {
+			printf("note: FastNoise2 at %s: not available on this CPU\n", k ? "AVX2" : "AVX-512");
+			continue;
+		}
+		job_init(&j[n], NOISE_PERLIN, 0, 0);
+		j[n].fn2 = fn;
+		j[n].grid = malloc(SIDE * SIDE * sizeof(*j[n].grid));
+		if (!j[n].grid)
+			bench_die("out of memory", ERR_NOMEM);
+		snprintf(label[k], sizeof(label[k]), "anchor: FastNoise2 %s FractalFBm(Perlin), %s",
+			 FASTNOISE2_COMMIT, fn2_level(fn));
+		f[n] = (struct bench_fig){ tile_fn2, &j[n] };
+		name[n++] = label[k];
+	}
+#else
+	printf("note: FastNoise2 anchor skipped: set FASTNOISE2_DIR to its source folder (bench/run.sh)\n");
+#endif
+
+	bench_times(f, n, sec);
 
 	printf("fBm, 6 octaves, over a LOD-0 tile\tns/sample\n");
 	for (k = 0; k < NOISE_KIND_COUNT; k++)
-		printf("ours: %s\t%.2f\n", noise_kind_name((enum noise_kind)k),
-		       sec[k] * 1e9 / (SIDE * SIDE));
+		printf("ours: %s\t%.2f\n", name[k], sec[k] * 1e9 / (SIDE * SIDE));
 	printf("ours: perlin, far corner (cx ~ +2^31, cz ~ -2^31)\t%.2f\n",
 	       sec[FAR] * 1e9 / (SIDE * SIDE));
+	for (k = NFIXED; k < n; k++)
+		printf("%s\t%.2f\n", name[k], sec[k] * 1e9 / (SIDE * SIDE));
 	printf("anchor: stb_perlin_fbm_noise3\t%.2f\n", sec[STB] * 1e9 / (SIDE * SIDE));
 
-	for (k = 0; k < NJOBS; k++) {
+	for (k = 0; k < n; k++) {
+#ifdef HAVE_FASTNOISE2
+		fn2_destroy(j[k].fn2);
+		free(j[k].grid);
+#endif
 		fbm_scratch_release(&j[k].s);
 		free(j[k].out);
 	}

@@ -20,8 +20,12 @@
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8"), TILEBENCH_ARGS (the harness
-# options, default below).
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8", any subset), TILEBENCH_ARGS
+# (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
+# folder outside this repository, for section 1's anchor; absent: skipped)
+# and FASTSIMD_DIR (its FastSIMD dependency at the commit its
+# src/CMakeLists.txt names, default FASTNOISE2_DIR/../FastSIMD): CMake builds
+# them in BUILD_DIR/bench/fastnoise2 from those folders, never downloading.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -55,13 +59,73 @@ cflags=(-O3 -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototype
 	-Wmissing-prototypes -D_POSIX_C_SOURCE=200809L -Icommon -Iserver)
 libs=("$build/libcommon.a" -lzstd -lcjson -lxxhash -lpng -lm)
 
+# FastNoise2 from FASTNOISE2_DIR, built by its CMake with FastSIMD taken
+# from FASTSIMD_DIR (CPM_FastSIMD_SOURCE), so nothing is downloaded. Sets
+# fn2_flags to what noise_bench needs, or leaves it empty and says why.
+fn2_flags=()
+fastnoise2() {
+	local src="${FASTNOISE2_DIR:-}" simd dir="$out/fastnoise2" commit lib
+	if [ -z "$src" ]; then
+		say "FastNoise2 anchor skipped: FASTNOISE2_DIR is not set"
+		return 0
+	fi
+	simd="${FASTSIMD_DIR:-$src/../FastSIMD}"
+	if [ ! -f "$src/CMakeLists.txt" ] || [ ! -f "$simd/CMakeLists.txt" ] || ! command -v cmake >/dev/null; then
+		say "FastNoise2 anchor skipped: need cmake, $src and FastSIMD in $simd (FASTSIMD_DIR)"
+		return 0
+	fi
+	commit="$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || cat "$src/.commit" 2>/dev/null || echo "unknown commit")"
+	say "building FastNoise2 ($commit) from $src into $dir"
+	if ! { cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+		-DFASTNOISE2_TOOLS=OFF -DFASTNOISE2_TESTS=OFF -DCPM_FastSIMD_SOURCE="$(cd "$simd" && pwd)" &&
+		cmake --build "$dir" -j "$(nproc)"; } >"$out/fastnoise2_build.log" 2>&1; then
+		say "FastNoise2 anchor skipped: its build failed (see $out/fastnoise2_build.log)"
+		return 0
+	fi
+	lib="$(find "$dir" -name libFastNoise.a | head -n 1)"
+	if [ -z "$lib" ] || ! "$cxx" -O2 -std=c++17 -I"$src/include" -I"$simd/include" -Ibench \
+		-c bench/fastnoise2.cpp -o "$out/fastnoise2.o" 2>>"$out/fastnoise2_build.log"; then
+		say "FastNoise2 anchor skipped: no libFastNoise.a or shim failed (see $out/fastnoise2_build.log)"
+		return 0
+	fi
+	fn2_flags=(-DHAVE_FASTNOISE2 "-DFASTNOISE2_COMMIT=\"$commit\"" "$out/fastnoise2.o" "$lib" -lstdc++)
+}
+
+# noise.c and fbm.c once per x86-64 clone target, renamed by variant.h, so
+# noise_bench times each clone by name (and checks their bits) in one process.
+variant_flags=()
+variants() {
+	local v name flag m
+	[ "$(uname -m)" = x86_64 ] || return 0
+	mkdir -p "$out/variant"
+	for v in base: v3:-mavx2 v4:-march=x86-64-v4; do
+		name="${v%%:*}" flag="${v#*:}"
+		for m in noise fbm; do
+			# shellcheck disable=SC2086  # flag is one word or none
+			"$cc" "${cflags[@]}" -fno-trapping-math -fno-math-errno -DTERRAIN_NO_CLONES $flag \
+				-include bench/variant.h -DVARIANT="$name" -c "common/$m.c" \
+				-o "$out/variant/${m}_$name.o" || return 0
+			variant_flags+=("$out/variant/${m}_$name.o")
+		done
+	done
+	variant_flags+=(-DHAVE_VARIANTS)
+}
+
+noise_bench() {
+	fastnoise2
+	variants
+	"$cc" "${cflags[@]}" bench/noise_bench.c "$out/bench.o" "${variant_flags[@]}" \
+		"${fn2_flags[@]}" "${libs[@]}" -o "$out/noise_bench"
+}
+
 say "compiling into $out"
 "$cc" "${cflags[@]}" -c bench/bench.c -o "$out/bench.o"
 "$cc" "${cflags[@]}" -Iserver bench/erosion_bench.c server/regions.c "$out/bench.o" \
 	"${libs[@]}" -lpthread -o "$out/erosion_bench"
-for p in noise_bench preset_bench size_bench decode_bench; do
+for p in preset_bench size_bench decode_bench; do
 	"$cc" "${cflags[@]}" "bench/$p.c" "$out/bench.o" "${libs[@]}" -o "$out/$p"
 done
+noise_bench
 have_libnoise=0
 if command -v "$cxx" >/dev/null && [ -f /usr/include/libnoise/noise.h ] &&
 	"$cxx" -O3 -Wall -Wextra -Icommon \
@@ -134,18 +198,25 @@ noise() {
 	{
 		awk -F '\t' '
 		/^note: / { print; next }
-		NR == 1 { print $0 "\tMsamples/s\tstb_perlin time / this"; next }
-		{ name[++n] = $1; ns[n] = $2; if ($1 ~ /stb_perlin/) stb = $2 }
+		!seen++ { print $0 "\tMsamples/s\tstb_perlin time / this\tthis / FastNoise2 AVX-512"; next }
+		{ name[++n] = $1; ns[n] = $2; if ($1 ~ /stb_perlin/) stb = $2
+		  if ($1 ~ /FastNoise2.*AVX512/) fn2 = $2 }
 		END {
 			for (i = 1; i <= n; i++)
-				printf "%s\t%s\t%.1f\t%s\n", name[i], ns[i], 1000 / ns[i],
-				       stb ? sprintf("%.2fx", stb / ns[i]) : "n/a"
+				printf "%s\t%s\t%.1f\t%s\t%s\n", name[i], ns[i], 1000 / ns[i],
+				       stb ? sprintf("%.2fx", stb / ns[i]) : "n/a",
+				       fn2 ? sprintf("%.2fx", ns[i] / fn2) : "n/a"
 		}' "$out/noise.tsv"
 		echo "note: each kind timed as the generator runs it: fbm_init + fbm_row over 257 rows" \
 			"of 257 samples (a LOD-0 tile), cycling over 16 chunks; interleaved with stb_perlin"
 		echo "note: stb_perlin and libnoise evaluate 3D noise point by point; libnoise runs in" \
 			"a separate process right after"
-		echo "note: target: perlin >= 5x faster than stb_perlin (aim: ~10 ns/sample)"
+		echo "note: the clone rows run copies of noise.c and fbm.c built for one instruction set" \
+			"each (bench/variant.h), checked bit for bit against the library first; \"ours: perlin\"" \
+			"is the clone the loader picked"
+		echo "note: FastNoise2: FractalFBm over Perlin, GenUniformGrid2D of the whole tile," \
+			"feature scale 1024, its commit and the SIMD level it reported at run time in the name"
+		echo "note: targets: perlin >= 5x faster than stb_perlin; at most 0.5x FastNoise2 AVX-512 (issue 20)"
 	} | table | emit
 }
 
@@ -221,14 +292,15 @@ decode() {
 
 # The issue's four targets, from the TSV files of this run.
 summary() {
-	local perlin stb gen size dec
-	section "Targets (issue 2), this run"
-	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null)"
-	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null)"
-	gen="$(awk -F '\t' '$1 == "default" { print $5 }' "$out/presets.tsv" 2>/dev/null)"
-	size="$(awk -F '\t' '$1 == "default" { print $11 }' "$out/size.tsv" 2>/dev/null)"
-	dec="$(awk -F '\t' '$1 == "default" { print $2 }' "$out/decode.tsv" 2>/dev/null)"
-	awk -F '\t' -v p="$perlin" -v s="$stb" -v g="$gen" -v z="$size" -v d="$dec" '
+	local perlin stb fn2 gen size dec
+	section "Targets (issues 2 and 20), this run; n/a: its section did not run"
+	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
+	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
+	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*AVX512/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
+	gen="$(awk -F '\t' '$1 == "default" { print $5 }' "$out/presets.tsv" 2>/dev/null || true)"
+	size="$(awk -F '\t' '$1 == "default" { print $11 }' "$out/size.tsv" 2>/dev/null || true)"
+	dec="$(awk -F '\t' '$1 == "default" { print $2 }' "$out/decode.tsv" 2>/dev/null || true)"
+	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
 		printf "%s\t%s\t" fmt "\t%s\n", what, goal, v, ok ? "yes" : "no"
@@ -237,7 +309,10 @@ summary() {
 		print "target\tgoal\tthis run\tmet"
 		row("perlin fBm: stb_perlin time / ours", ">= 5x", p && s ? s / p : "", "%.2fx", p && s / p >= 5)
 		row("perlin fBm ns/sample (aim)", "<= 10 ns", p, "%.1f ns", p <= 10)
+		row("perlin fBm: ours / FastNoise2 AVX-512 (issue 20)", "<= 0.5x", p && q ? p / q : "", "%.2fx",
+		    p && q && p / q <= 0.5)
 		row("default: generate + encode + zstd, LOD 0", "< 2 ms", g, "%.2f ms", g < 2)
+		row("the same (issue 20)", "< 0.6 ms", g, "%.2f ms", g < 0.6)
 		row("default: zstd / PNG16 (libpng default)", "<= 0.4", z, "%.3f", z <= 0.4)
 		row("default: tile_decode", "> 500 MB/s", d, "%.0f MB/s", d > 500)
 	}' | table | emit

@@ -1,8 +1,10 @@
 /*
- * simd.h - CLONES: build a function for AVX2 and for the baseline x86-64,
- * picked when the program loads (gcc and clang target_clones). Both clones
- * run the same IEEE operations in the same order (no FMA contraction, see
- * the Makefile), so they give the same bits; the AVX2 one is wider.
+ * simd.h - CLONES: build a function for x86-64-v4 (AVX-512), for AVX2 and
+ * for the baseline x86-64, picked when the program loads (gcc and clang
+ * target_clones). The clones run the same IEEE operations in the same order
+ * (no FMA contraction, see the Makefile), so they give the same bits; the
+ * wider ones only do more lanes at once. bench/noise_bench checks the three
+ * against each other bit for bit (bench/variant.h builds each on its own).
  * Empty on other machines and under AddressSanitizer.
  */
 #ifndef SIMD_H
@@ -10,7 +12,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__) && \
 	!defined(TERRAIN_NO_CLONES)
-#define CLONES __attribute__((target_clones("avx2", "default")))
+#define CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define CLONES
 #endif

@@ -1,0 +1,33 @@
+/*
+ * fastnoise2.h - section 1 anchor: FastNoise2's FractalFBm over Perlin,
+ * behind a C interface so noise_bench.c times it in its own process,
+ * interleaved with ours. FastNoise2 is not vendored: run.sh builds it from
+ * FASTNOISE2_DIR (see there) and compiles fastnoise2.cpp only then, with
+ * -DHAVE_FASTNOISE2.
+ */
+#ifndef FASTNOISE2_H
+#define FASTNOISE2_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fn2;
+
+/* A 6-octave FractalFBm of Perlin (gain 0.5, lacunarity 2, feature scale
+ * wavelength metres) capped at AVX-512 (avx512 = 1) or AVX2 (0). NULL on
+ * failure, or when the CPU lacks the level asked for. */
+struct fn2 *fn2_create(int avx512, float wavelength);
+void fn2_destroy(struct fn2 *f);
+
+/* The SIMD level FastNoise2 picked at run time, e.g. "AVX512". */
+const char *fn2_level(const struct fn2 *f);
+
+/* side x side samples, 1 m apart, from world (x0, z0) into out. */
+void fn2_tile(const struct fn2 *f, float *out, float x0, float z0, int side, int seed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
