@@ -60,7 +60,7 @@ static void send_batch(struct conn *c)
 				       1 + (int)((x >> 40) % 8));
 	}
 	len += (size_t)sprintf(body + len, "]}");
-	n = (size_t)sprintf(req, "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: b\r\n"
+	n = (size_t)sprintf(req, "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 			    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
 			    world, len);
 	memcpy(req + n, body, len);
