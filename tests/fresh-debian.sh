@@ -51,8 +51,8 @@ if [ "$ok" != 1 ]; then
 	echo "fresh-debian: make run did not serve:" >&2; tail -n 30 "$dir/run.log" >&2; exit 1
 fi
 t "make run: installed the packages, built, listening after $((SECONDS - t1)) s"
-code=$(in_root sh -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; \
-	bash -c "exec 3<>/dev/tcp/127.0.0.1/$port; printf 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3; head -n 1 <&3")
+# the chroot shares the network: ask from here, without curl
+code=$(bash -c "exec 3<>/dev/tcp/127.0.0.1/$port; printf 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3; head -n 1 <&3")
 echo "fresh-debian: GET /healthz: $code"
 pid=""
 for p in $(pgrep -f -x ".*/terrain-server serve --bind 127.0.0.1 --port $port .*" || true); do
