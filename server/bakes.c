@@ -241,7 +241,8 @@ static void job_work(uv_work_t *w)
 	int log2 = preset_chunk_log2(j->p);
 	size_t side = bake_side(log2), count = side * side;
 	int32_t *base = malloc(count * sizeof(*base)), *h = malloc(count * sizeof(*h));
-	int64_t x0 = (int64_t)j->cx << log2, z0 = (int64_t)j->cz << log2;
+	int64_t size = INT64_C(1) << log2;
+	int64_t x0 = (int64_t)j->cx * size, z0 = (int64_t)j->cz * size;
 	int rc = base && h ? 0 : ERR_NOMEM;
 
 	if (!rc)
