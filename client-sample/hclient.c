@@ -30,9 +30,8 @@
 
 #include "err.h"
 #include "llhttp.h"
+#include "util.h"
 
-#define container_of(p, type, member) \
-	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 #define MAX_DELAY_MS 10000 /* backoff ceiling */
 

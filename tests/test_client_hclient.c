@@ -21,9 +21,8 @@
 
 #include "../client-sample/hclient.h"
 #include "err.h"
+#include "util.h"
 
-#define container_of(p, type, member) \
-	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 enum mode {
 	M_ECHO,        /* 200, body = the request target */

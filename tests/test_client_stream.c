@@ -34,9 +34,8 @@
 #include "../client-sample/hclient.h"
 #include "edit.h"
 #include "err.h"
+#include "util.h"
 
-#define container_of(p, type, member) \
-	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 /* ================================================================ evstream */
 

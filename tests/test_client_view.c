@@ -23,9 +23,8 @@
 #include "../client-sample/view.h"
 #include "err.h"
 #include "tile.h"
+#include "util.h"
 
-#define container_of(p, type, member) \
-	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 #define SEED 77
 #define FP 0x1234abcdull
