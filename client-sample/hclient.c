@@ -32,7 +32,6 @@
 #include "llhttp.h"
 #include "util.h"
 
-
 #define MAX_DELAY_MS 10000 /* backoff ceiling */
 
 struct hreq {

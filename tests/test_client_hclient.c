@@ -23,7 +23,6 @@
 #include "err.h"
 #include "util.h"
 
-
 enum mode {
 	M_ECHO,        /* 200, body = the request target */
 	M_SPLIT,       /* the same, one byte per write */

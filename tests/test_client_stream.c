@@ -36,7 +36,6 @@
 #include "err.h"
 #include "util.h"
 
-
 /* ================================================================ evstream */
 
 struct got {

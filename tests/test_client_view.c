@@ -25,7 +25,6 @@
 #include "tile.h"
 #include "util.h"
 
-
 #define SEED 77
 #define FP 0x1234abcdull
 
