@@ -141,8 +141,7 @@ struct bake_rec *bakes_get(struct bakes *b, int gen, uint64_t seed, int32_t cx, 
 	struct key k;
 	struct slot *s;
 
-	memset(&k, 0, sizeof(k)); /* no padding bytes in the hash */
-	k = (struct key){ gen, seed, cx, cz };
+	k = (struct key){ gen, seed, cx, cz }; /* 24 bytes, no padding to hash */
 	if (!b->nslots) {
 		if (!create || grow(b))
 			return NULL;
