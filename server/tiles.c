@@ -693,3 +693,13 @@ void tiles_destroy(struct tiles *t)
 	regions_destroy(t->regions);
 	free(t);
 }
+
+struct bakes *tiles_bakes(struct tiles *t)
+{
+	return t->bakes;
+}
+
+const struct region_source *tiles_region_source(const struct tiles *t)
+{
+	return regions_source(t->regions);
+}
