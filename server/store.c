@@ -259,8 +259,12 @@ int store__prepare_header(struct store *s, char *err, size_t errlen)
 	n = store__pread_all(s->fd, have, (size_t)st.st_size, 0);
 	if (n < 0)
 		return store__fail(err, errlen, ERR_IO, "read %s: %s", s->path, strerror(errno));
-	if (n == STORE_FILE_HEADER && !store__zeros(have, (size_t)n))
-		return store__check_file_header(have, s->path, err, errlen);
+	if (n == STORE_FILE_HEADER && !store__zeros(have, (size_t)n)) {
+		if ((rc = store__check_file_header(have, s->path, err, errlen)))
+			return rc;
+		s->base = le_get64(have + 8);
+		return 0;
+	}
 	if (memcmp(have, want, (size_t)n) && !store__zeros(have, (size_t)n))
 		return store__fail(err, errlen, ERR_MAGIC,
 			    "%s: not an edit log (%zd bytes, shorter than a header)"

@@ -130,6 +130,18 @@ rm "$TMP/whole/snapshot"
 check "a compacted log without a snapshot refuses to start" start_fails "$TMP/whole" "$TMP/refuse2.log" --snapshot-every 0
 check "naming the compaction" has "$TMP/refuse2.log" "compacted"
 
+# ---- a log compacted to its header alone
+server_start --data-dir "$TMP/all" --snapshot-every 10 --workers 2
+post snap 0 || exit 1
+for i in $(seq 1 300); do [ -f "$TMP/all/snapshot" ] && [ ! -f "$TMP/all/snapshot.tmp" ] && break; sleep 0.1; done
+server_stop >/dev/null
+server_start --data-dir "$TMP/all" --snapshot-every 0 --compact-log 1
+server_stop >/dev/null
+check "a snapshot of every edit compacts the log to its header" eq "$(stat -c %s "$TMP/all/edits.log")" 32
+server_start --data-dir "$TMP/all" --snapshot-every 0
+check "which starts with every edit" eq "$(field "$(world snap)" edit_seq)" 10
+server_stop >/dev/null
+
 # ---- a snapshot ahead of its log
 mkdir -p "$TMP/ahead"
 cp "$TMP/snapshot.saved" "$TMP/ahead/snapshot"
