@@ -16,6 +16,7 @@
 
 #include <uv.h>
 #include <xxhash.h>
+#include <zstd.h>
 
 #include "bake.h"
 #include "catalog.h"
@@ -23,6 +24,7 @@
 #include "err.h"
 #include "pipeline.h"
 #include "preset.h"
+#include "tile.h"
 #include "tilegen.h"
 #include "util.h"
 #include "world.h"
@@ -259,6 +261,51 @@ struct job {
 	int err;
 };
 
+int bakes_pack(const int32_t *delta, int chunk_log2, uint8_t **blob, size_t *len)
+{
+	struct tile t;
+	uint8_t *enc = NULL;
+	size_t n = 0;
+	int rc = tile_init(&t, chunk_log2, 0);
+
+	if (rc)
+		return rc;
+	t.quantum_um = TILE_DEFAULT_QUANTUM_UM; /* the header's; deltas are in quanta */
+	memcpy(t.h, delta, (size_t)t.side * t.side * sizeof(*t.h));
+	if (!(enc = malloc(tile_encode_bound(&t))))
+		rc = ERR_NOMEM;
+	else if (!(rc = tile_encode(&t, enc, tile_encode_bound(&t), &n)))
+		rc = tilegen_compress(enc, n, blob, len);
+	free(enc);
+	tile_release(&t);
+	return rc;
+}
+
+int bakes_unpack(const uint8_t *blob, size_t len, int chunk_log2, int32_t *delta)
+{
+	unsigned long long n = ZSTD_getFrameContentSize(blob, len);
+	size_t side = bake_side(chunk_log2);
+	uint8_t *enc;
+	struct tile t;
+	int rc;
+
+	if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    n > 2 * TILE_HEADER_SIZE + 8 * side * side)
+		return ERR_CORRUPT;
+	if (!(enc = malloc((size_t)n)))
+		return ERR_NOMEM;
+	if (!(rc = tilegen_decompress_to(blob, len, enc, (size_t)n)) &&
+	    !(rc = tile_decode(enc, (size_t)n, &t))) {
+		if (t.side == side && t.lod == 0)
+			memcpy(delta, t.h, side * side * sizeof(*delta));
+		else
+			rc = ERR_CORRUPT;
+		tile_release(&t);
+	}
+	free(enc);
+	return rc;
+}
+
 int bakes_fold(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 	       const struct region_source *rs, const uint8_t *old, size_t old_len,
 	       const struct edit *e, size_t n, uint8_t **blob, size_t *len)
@@ -273,7 +320,7 @@ int bakes_fold(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 	if (!rc)
 		rc = pipeline_heights(p, seed, 0, x0, z0, (uint32_t)side, (uint32_t)side, rs, base);
 	if (!rc && old) {
-		rc = tilegen_decompress_to(old, old_len, (uint8_t *)h, count * sizeof(*h));
+		rc = bakes_unpack(old, old_len, log2, h);
 		if (!rc)
 			bake_add(h, base, count); /* h was the delta: now base + delta */
 	} else if (!rc) {
@@ -285,7 +332,7 @@ int bakes_fold(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 		rc = bake_delta(h, base, count, h);
 	}
 	if (!rc)
-		rc = tilegen_compress((const uint8_t *)h, count * sizeof(*h), blob, len);
+		rc = bakes_pack(h, log2, blob, len);
 	free(base);
 	free(h);
 	return rc;

@@ -89,6 +89,17 @@ struct bake_blob *bakes_blob_ref(struct bake_blob *f);
 void bakes_blob_unref(struct bake_blob *f);
 
 /*
+ * Any thread. A delta frame is the chunk's (2^chunk_log2 + 1)^2 delta
+ * quanta encoded as a LOD-0 tile (docs/tile-format.md: its predictor
+ * suits smooth brush deltas; 1.6x smaller than raw int32 under zstd on
+ * bench/mklog.c's worlds), then zstd. pack: a new frame *blob (free() it)
+ * of *len bytes; unpack: decode blob into delta. 0, ERR_NOMEM, ERR_ZSTD,
+ * ERR_CORRUPT (not such a frame).
+ */
+int bakes_pack(const int32_t *delta, int chunk_log2, uint8_t **blob, size_t *len);
+int bakes_unpack(const uint8_t *blob, size_t len, int chunk_log2, int32_t *delta);
+
+/*
  * Any thread: the delta of chunk (cx, cz) of world (p, seed) with edits
  * e[0..n) folded onto the delta frame old (old_len bytes; NULL: none),
  * as a new zstd frame *blob (free() it) of *len bytes. 0, ERR_RANGE (a
