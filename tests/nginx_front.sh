@@ -63,8 +63,8 @@ for try in 1 2 3 4 5; do
 	scripts/nginx-loopback.sh "$FPORT" "${NODE_PORT[1]}" "${NODE_PORT[2]}" "${NODE_PORT[3]}" \
 		>"$TMP/nginx/nginx.conf"
 	[ "$try" = 1 ] && check "nginx -t accepts the rendered docker/nginx.conf" \
-		"$NGINX" -t -q -p "$TMP/nginx/" -c nginx.conf
-	"$NGINX" -p "$TMP/nginx/" -c nginx.conf -g 'daemon off;' 2>>"$TMP/nginx/error.log" &
+		"$NGINX" -e stderr -t -q -p "$TMP/nginx/" -c nginx.conf
+	"$NGINX" -e stderr -p "$TMP/nginx/" -c nginx.conf -g 'daemon off;' 2>>"$TMP/nginx/error.log" &
 	NGINX_PID=$!
 	for _ in $(seq 100); do
 		curl -s -o /dev/null "http://127.0.0.1:$FPORT/healthz" && break 2
@@ -201,8 +201,8 @@ for _ in $(seq 200); do
 done
 check "the stream's head came through" grep -qi '^content-type: text/event-stream' "$TMP/sse.h"
 wait_event() { # wait_event ID: until "id: ID" is in the stream (bounded)
-	local i
-	for i in $(seq 400); do
+	local _
+	for _ in $(seq 400); do
 		grep -q "^id: $1\$" "$TMP/sse" && return 0
 		sleep 0.05
 	done
