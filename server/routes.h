@@ -12,7 +12,9 @@
  * libuv worker pool with the eroded regions of regions.c; tiles are kept
  * in cache.c; bundle.c lays out batch bodies; the edit log is journal.h's.
  *
- * API (every response has Access-Control-Allow-Origin: *):
+ * API (every response has Access-Control-Allow-Origin: * and, unless
+ * --node-name is empty, X-Terrain-Node: the node's name, for clients behind
+ * a proxy; docs/cluster-front.md):
  *
  *   GET|HEAD /v1/worlds/{seed}/chunks/{lod}/{cx}/{cz}[?gen=NAME][&layers=L]
  *	One tile, Content-Type application/vnd.terrain.tile (a vendor type
