@@ -188,11 +188,10 @@ static int tile_send(struct tile_req *x, struct cache_entry *e)
 {
 	const struct tile_value *v = cache_value(e);
 	const char *etag = x->zstd ? v->etag_z : v->etag_id;
-	int rc;
-
 	/* an immutable answer leaves out the head's last line, Cache-Control,
 	 * and sends its own with X-Cache (tiles__xcache()) */
 	size_t cut = x->immutable ? x->t->cc_len : 0;
+	int rc;
 
 	x->entry = e;
 	if (req_etag_matches(x->q.http->header[HTTP_H_IF_NONE_MATCH], etag)) {
