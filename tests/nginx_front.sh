@@ -13,7 +13,8 @@
 # event reaches a client through nginx while its stream is open, in order;
 # after kill -9 of a node every request still succeeds, from the others or,
 # for a cached ?v= tile, from nginx; edits through nginx need the token.
-# Also --node-name: its default, "" and a bad value.
+# Also --node-name: its default, "" and a bad value; and, when docker-compose
+# is installed, that docker-compose accepts the compose files.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 
@@ -36,6 +37,24 @@ stop_front() {
 	cleanup
 }
 trap stop_front EXIT
+
+# ---- the compose files, when Debian's docker-compose is installed (no daemon needed) ----
+if command -v docker-compose >/dev/null; then
+	check "docker-compose accepts docker/compose.yaml" docker-compose -f docker/compose.yaml config -q
+	check "docker-compose accepts docker/compose.cluster.yaml" \
+		env TERRAIN_EDIT_TOKEN=t docker-compose -f docker/compose.cluster.yaml config -q
+	check "the cluster refuses to start without an edit token" not \
+		env -u TERRAIN_EDIT_TOKEN docker-compose -f docker/compose.cluster.yaml config -q 2>/dev/null
+	check "nodes get the shared log by name" grep -q 'TERRAIN_EDIT_LOG: sentinel://s1:26379,s2:26379,s3:26379/terrain' \
+		<(TERRAIN_EDIT_TOKEN=t docker-compose -f docker/compose.cluster.yaml config)
+	check "published on 127.0.0.1 by default" grep -q -- '- 127.0.0.1:8080:8080' \
+		<(docker-compose -f docker/compose.yaml config)
+	check "no ulimits in the compose files" not grep -q ulimits \
+		<(docker-compose -f docker/compose.yaml config; TERRAIN_EDIT_TOKEN=t \
+		  docker-compose -f docker/compose.cluster.yaml config)
+else
+	echo "skip: docker-compose not installed (scripts/deps.sh container): compose files not checked"
+fi
 
 # ---- --node-name ---------------------------------------------------------------------
 check "a bad --node-name is refused (status 2)" eq \
