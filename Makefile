@@ -7,6 +7,7 @@
 #   make CC=aarch64-linux-gnu-gcc BUILD=build-arm64   cross build (tools use HOSTCC)
 #   make test-arm64      arm64 cross build, its tiles under qemu-user against native
 #   make fresh-check     make run + make test in a debootstrapped Debian 12 chroot
+#   make container-test  the cluster in containers (needs a Docker daemon; not in make test)
 #   make BUILD=dir CC=clang   the same sources with another compiler into another folder
 #   make noopt | asan    re-invoke make with -O0 or with sanitizers (into build-noopt, build-asan)
 #   make fuzz            libFuzzer targets: the tile decoder, the server over TCP (clang)
@@ -93,11 +94,12 @@ CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check
+.PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check \
+	container-test
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client
 
 help:
-	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(DEPS) build
@@ -218,6 +220,12 @@ test-arm64:
 fresh-check:
 	@$(DEPS) fresh-check
 	bash tests/fresh-debian.sh $(FRESH_ARGS)
+
+# docker/compose.cluster.yaml built from a debootstrapped base, started,
+# loaded and checked, then torn down (scripts/container-test.sh; exit 2
+# without a Docker daemon).
+container-test:
+	scripts/container-test.sh
 
 check-headers:
 	@for h in common/*.h server/*.h client-sample/*.h; do \

@@ -1,21 +1,26 @@
 #!/bin/sh
 # deps.sh - install the Debian packages a make target needs.
-# Usage: scripts/deps.sh [build|test|bench|arm64|fresh-check]
+# Usage: scripts/deps.sh [build|test|bench|arm64|fresh-check|container]
 #   build        make, make run:   the compiler and the libraries
-#   test         make test:        build + clang (with its sanitizer runtime), curl
+#   test         make test:        build + clang (with its sanitizer runtime), curl,
+#                                  nginx-light (tests/nginx_front.sh)
 #   bench        make bench:       test + the anchors' packages
 #   arm64        make test-arm64:  build + the arm64 cross compiler, qemu-user and
 #                                  the arm64 -dev libraries (adds dpkg's arm64 arch)
 #   fresh-check  make fresh-check: debootstrap
+#   container    make container-test: docker-compose and debootstrap (the Docker
+#                                  daemon itself, docker.io, is the operator's to
+#                                  install and start: the test says when it is missing)
 # tests/viewer_browser.sh installs Debian's chromium itself and playwright-core
 # from npm (skipped without Node.js 20+). Skips apt-get entirely when every
 # package is already installed. The README's "Packages" section lists them.
 set -eu
 BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev zstd"
-TEST_PKGS="clang libclang-rt-14-dev curl gdal-bin"
+TEST_PKGS="clang libclang-rt-14-dev curl gdal-bin nginx-light"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
 ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64"
 FRESH_PKGS="debootstrap git"
+CONTAINER_PKGS="docker-compose debootstrap"
 
 case "${1:-build}" in
 	build) want="$BUILD_PKGS" ;;
@@ -23,7 +28,8 @@ case "${1:-build}" in
 	bench) want="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS" ;;
 	arm64) want="$BUILD_PKGS $ARM64_PKGS" ;;
 	fresh-check) want="$FRESH_PKGS" ;;
-	*) echo "usage: $0 [build|test|bench|arm64|fresh-check]" >&2; exit 2 ;;
+	container) want="$CONTAINER_PKGS" ;;
+	*) echo "usage: $0 [build|test|bench|arm64|fresh-check|container]" >&2; exit 2 ;;
 esac
 
 missing=""

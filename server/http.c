@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -292,7 +293,8 @@ int http_server_create(struct uv_loop_s *loop, const struct http_limits *l,
 	struct http_server *s;
 
 	if (!loop || !l || !h || !h->request || !h->error || !out ||
-	    l->max_pipeline == 0)
+	    l->max_pipeline == 0 || (l->node_name && l->node_name[0] &&
+				     !http_node_name_valid(l->node_name)))
 		return ERR_INVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -305,6 +307,9 @@ int http_server_create(struct uv_loop_s *loop, const struct http_limits *l,
 	s->loop = loop;
 	s->lim = *l;
 	s->h = *h;
+	if (l->node_name && l->node_name[0])
+		snprintf(s->node_line, sizeof(s->node_line), "X-Terrain-Node: %s\r\n",
+			 l->node_name);
 	http__parser_settings(&s->settings);
 	*out = s;
 	return 0;

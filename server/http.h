@@ -61,6 +61,7 @@ enum http_header_id {
 #define HTTP_REASON_MAP(XX)                                  \
 	XX(200, "OK")                                        \
 	XX(204, "No Content")                                \
+	XX(302, "Found")                                     \
 	XX(304, "Not Modified")                              \
 	XX(400, "Bad Request")                               \
 	XX(401, "Unauthorized")                              \
@@ -96,7 +97,16 @@ struct http_limits {
 	 * NULL, is the file it was opened from, for http_server_reopen_log(). */
 	FILE *access_log;
 	const char *access_log_path;
+	/* Sent as "X-Terrain-Node: NAME" on every response, so that a proxy's
+	 * client can see which node answered (--node-name); NULL or "": none.
+	 * At most HTTP_NODE_NAME_MAX bytes of http_node_name_valid(). */
+	const char *node_name;
 };
+
+#define HTTP_NODE_NAME_MAX 64
+
+/* Whether s is a node name: 1..HTTP_NODE_NAME_MAX bytes of [A-Za-z0-9._-]. */
+int http_node_name_valid(const char *s);
 
 void http_limits_default(struct http_limits *l);
 
@@ -134,7 +144,8 @@ struct http_buf {
 /*
  * A response. head is the status line and header lines, each ending in
  * "\r\n", without the blank line: this module appends extra (static header
- * lines such as "X-Cache: hit\r\n", at most 64 bytes, or NULL), Date,
+ * lines such as "X-Cache: hit\r\n", at most 96 bytes, or NULL), the
+ * node's X-Terrain-Node line, Date,
  * Connection when needed, and the blank line. body is dropped for HEAD and
  * for 204 and 304. The bytes are written from where they are, without a
  * copy, and must stay valid until release(arg) runs; release is called

@@ -40,8 +40,9 @@
 #define LINGER_MS 2000     /* how long a closing connection drains input */
 #define DRAIN_GRACE_MS 250 /* how long an idle connection may still send */
 #define REJECT_MAX 64      /* connections answered 503 at the same time */
-#define EXTRA_MAX 64       /* http_response.extra */
-#define TAIL_MAX (EXTRA_MAX + 96)
+#define EXTRA_MAX 96       /* http_response.extra */
+#define NODE_LINE_MAX (HTTP_NODE_NAME_MAX + 20) /* "X-Terrain-Node: NAME\r\n" */
+#define TAIL_MAX (EXTRA_MAX + NODE_LINE_MAX + 96)
 #define FIELD_MAX 32       /* longest kept header name */
 #define REQ_POOL 64        /* freed request structs kept for reuse */
 #define FIRST_READS 16     /* connections read as accepted, per loop turn */
@@ -163,6 +164,7 @@ struct http_server {
 	unsigned nfree_reqs;
 	time_t date_sec;
 	char date[48];
+	char node_line[NODE_LINE_MAX];    /* "X-Terrain-Node: ...\r\n" or "" */
 	int draining;
 	int nodelay;                      /* 1: accepted sockets inherit TCP_NODELAY */
 	int cork;                         /* 1: and TCP_CORK; 0: not known yet */

@@ -25,6 +25,15 @@ void http_limits_default(struct http_limits *l)
 	l->max_pipeline = 32;
 	l->access_log = NULL;
 	l->access_log_path = NULL;
+	l->node_name = NULL;
+}
+
+int http_node_name_valid(const char *s)
+{
+	size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			  "0123456789._-");
+
+	return n > 0 && n <= HTTP_NODE_NAME_MAX && s[n] == '\0';
 }
 
 const char *http_status_line(int status)

@@ -144,13 +144,15 @@ static size_t put(char *dst, const char *s)
 	return n;
 }
 
-/* The tail: extra, Date, Connection when needed, the blank line. */
+/* The tail: extra, the node's name, Date, Connection when needed, the
+ * blank line. */
 static size_t format_tail(struct conn *c, struct req *r)
 {
 	size_t n = 0;
 
 	if (r->resp.extra)
 		n += put(r->tail, r->resp.extra);
+	n += put(r->tail + n, c->srv->node_line);
 	n += put(r->tail + n, date_line(c->srv));
 	if (is_last(c, r) || r->stream_head)
 		n += put(r->tail + n, "Connection: close\r\n");

@@ -38,6 +38,7 @@
 struct config {
 	const char *bind;
 	unsigned port;
+	const char *node_name;
 	unsigned cache_mb;
 	unsigned region_cache_mb;
 	unsigned response_mb;
@@ -76,6 +77,9 @@ static const struct option options[] = {
 	    "address to listen on (0.0.0.0 or :: for all)"),
 	OPT("port", "TERRAIN_PORT", "N", "8080", T_UINT, port, 65535,
 	    "TCP port; 0 picks a free one (printed on stderr)"),
+	OPT("node-name", "TERRAIN_NODE_NAME", "NAME", "hostname", T_STR, node_name, 0,
+	    "sent as X-Terrain-Node on every response: which node of a cluster answered "
+	    "([A-Za-z0-9._-], at most 64; empty: not sent)"),
 	OPT("cache-mb", "TERRAIN_CACHE_MB", "MB", "256", T_UINT, cache_mb, 1 << 20,
 	    "tile cache bound in MiB, overhead included"),
 	OPT("region-cache-mb", "TERRAIN_REGION_CACHE_MB", "MB", "256", T_UINT,
@@ -200,6 +204,21 @@ static const struct option *find_option(const char *name, size_t len)
 	return NULL;
 }
 
+/* The host's name as a node name: its first label's valid bytes, at most
+ * HTTP_NODE_NAME_MAX; "" when there is none. */
+static const char *host_name(void)
+{
+	static char name[256];
+	size_t n;
+
+	if (gethostname(name, sizeof(name) - 1) < 0)
+		name[0] = '\0';
+	name[sizeof(name) - 1] = '\0';
+	n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-");
+	name[n < HTTP_NODE_NAME_MAX ? n : HTTP_NODE_NAME_MAX] = '\0';
+	return name;
+}
+
 /* Defaults, then the environment, then argv. Returns 0, 1 for --help, or
  * -1 after printing an error. */
 static int configure(struct config *c, int argc, char **argv)
@@ -210,7 +229,7 @@ static int configure(struct config *c, int argc, char **argv)
 	for (i = 0; i < NOPTIONS; i++) {
 		const char *def = options[i].def;
 
-		if (!strcmp(def, "cores"))
+		if (!strcmp(def, "cores") || !strcmp(def, "hostname"))
 			def = NULL;
 		if (def && set_option(c, &options[i], def, "default") < 0)
 			return -1;
@@ -248,6 +267,13 @@ static int configure(struct config *c, int argc, char **argv)
 	}
 	if (c->workers == 0) {
 		fprintf(stderr, "terrain-server: --workers must be at least 1\n");
+		return -1;
+	}
+	if (!c->node_name)
+		c->node_name = host_name();
+	else if (c->node_name[0] && !http_node_name_valid(c->node_name)) {
+		fprintf(stderr, "terrain-server: --node-name \"%s\": want 1..%d of "
+			"[A-Za-z0-9._-] (empty: none)\n", c->node_name, HTTP_NODE_NAME_MAX);
 		return -1;
 	}
 	return 0;
@@ -292,6 +318,7 @@ static void limits_of(const struct config *c, FILE *log, struct http_limits *l)
 	l->header_timeout_ms = (uint64_t)(c->header_timeout * 1000 + 0.5);
 	l->access_log = log;
 	l->access_log_path = log && log != stderr ? c->access_log : NULL;
+	l->node_name = c->node_name;
 	l->max_body = ROUTE_MAX_BODY;
 }
 

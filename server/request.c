@@ -577,3 +577,57 @@ void req_hex64(char out[17], uint64_t v)
 {
 	snprintf(out, 17, "%016llx", (unsigned long long)v);
 }
+
+/* ---- versioned URLs --------------------------------------------------------- */
+
+enum req_version req_version_match(uint64_t v, uint64_t version, uint64_t seq)
+{
+	if (v == version)
+		return REQ_V_CURRENT;
+	return v > seq ? REQ_V_AHEAD : REQ_V_MOVED;
+}
+
+/* Append n bytes of s to out (cap) at *len; 0, or -1 when they do not fit
+ * with the NUL. */
+static int append(char *out, size_t cap, size_t *len, const char *s, size_t n)
+{
+	if (n >= cap - *len)
+		return -1;
+	memcpy(out + *len, s, n);
+	*len += n;
+	return 0;
+}
+
+long req_query_set(const char *query, size_t qlen, const char *name, const char *value,
+		   char *out, size_t cap)
+{
+	const char *s = query, *end = query ? query + qlen : NULL;
+	size_t nlen = strlen(name), vlen = strlen(value), len = 0;
+	int done = 0;
+
+	if (!cap)
+		return -1;
+	while (s && s < end) {
+		const char *amp = memchr(s, '&', (size_t)(end - s));
+		const char *stop = amp ? amp : end;
+		int ours = (size_t)(stop - s) >= nlen && !memcmp(s, name, nlen) &&
+			   (s + nlen == stop || s[nlen] == '=');
+
+		if (!ours || !done) {
+			if ((len && append(out, cap, &len, "&", 1)) ||
+			    (!ours && append(out, cap, &len, s, (size_t)(stop - s))) ||
+			    (ours && (append(out, cap, &len, name, nlen) ||
+				      append(out, cap, &len, "=", 1) ||
+				      append(out, cap, &len, value, vlen))))
+				return -1;
+			done |= ours;
+		}
+		s = stop + 1;
+	}
+	if (!done && ((len && append(out, cap, &len, "&", 1)) ||
+		      append(out, cap, &len, name, nlen) || append(out, cap, &len, "=", 1) ||
+		      append(out, cap, &len, value, vlen)))
+		return -1;
+	out[len] = '\0';
+	return (long)len;
+}

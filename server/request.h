@@ -23,7 +23,7 @@ struct metrics;
 
 #define REQ_MAX_SEGS 8
 #define REQ_CORS "Access-Control-Allow-Origin: *\r\n"
-#define REQ_EXPOSE "Access-Control-Expose-Headers: ETag, X-Cache\r\n"
+#define REQ_EXPOSE "Access-Control-Expose-Headers: ETag, X-Cache, X-Terrain-Node\r\n"
 #define REQ_DEFAULT_GEN "default"
 
 /* Bit of an HTTP method (llhttp's HTTP_GET...) in a route's method set. */
@@ -73,7 +73,9 @@ struct req {
 	const struct route *route;       /* NULL: no route matched */
 	unsigned label;                  /* metrics label index */
 	const char *detail;              /* for an error answer */
-	const char *xcache;              /* "X-Cache: ..." line or NULL */
+	const char *xcache;              /* extra static header lines ("X-Cache:
+					    ...", the Cache-Control of an
+					    immutable answer) or NULL */
 	int count_rejects;               /* an error answer is a rejected edit */
 	const char *seg[REQ_MAX_SEGS];   /* decoded path segments */
 	size_t seglen[REQ_MAX_SEGS];
@@ -162,5 +164,36 @@ int req_type_is(const char *ct, const char *type);
 
 /* "%016llx" of v. */
 void req_hex64(char out[17], uint64_t v);
+
+/* ---- versioned URLs (?v=SEQ) ---- */
+
+/* What ?v=SEQ names, against the version of what the URL reads. */
+enum req_version {
+	REQ_V_CURRENT,   /* v is the current version: the answer never changes */
+	REQ_V_MOVED,     /* v is another version this node knows: redirect */
+	REQ_V_AHEAD,     /* v is beyond the world's last sequence number */
+};
+
+/*
+ * Compare the version v a URL names with the current edit version of what
+ * it reads (a chunk's version, or the largest of its neighbourhood's) in a
+ * world whose last applied sequence number is seq (version <= seq).
+ * REQ_V_CURRENT when v == version; REQ_V_AHEAD when v > seq (a node that
+ * has not applied v yet, or a made-up number); REQ_V_MOVED otherwise (an
+ * older version, or a later sequence number at which the thing read had
+ * not changed: both redirect to the one canonical URL). Pure.
+ */
+enum req_version req_version_match(uint64_t v, uint64_t version, uint64_t seq);
+
+/*
+ * Write query (qlen bytes, raw, may be NULL) into out (cap bytes) with
+ * parameter name set to value: its first occurrence replaced in place,
+ * later ones dropped, appended when absent; the other parameters keep
+ * their order and bytes. out is NUL-terminated. Returns the length, or -1
+ * when it does not fit. Pure. For example, "gen=alpine&v=3" with v = "7"
+ * gives "gen=alpine&v=7".
+ */
+long req_query_set(const char *query, size_t qlen, const char *name, const char *value,
+		   char *out, size_t cap);
 
 #endif

@@ -12,7 +12,9 @@
  * libuv worker pool with the eroded regions of regions.c; tiles are kept
  * in cache.c; bundle.c lays out batch bodies; the edit log is journal.h's.
  *
- * API (every response has Access-Control-Allow-Origin: *):
+ * API (every response has Access-Control-Allow-Origin: * and, unless
+ * --node-name is empty, X-Terrain-Node: the node's name, for clients behind
+ * a proxy; docs/cluster-front.md):
  *
  *   GET|HEAD /v1/worlds/{seed}/chunks/{lod}/{cx}/{cz}[?gen=NAME][&layers=L]
  *	One tile, Content-Type application/vnd.terrain.tile (a vendor type
@@ -44,6 +46,16 @@
  *	trade-off is only about edits: a CDN or client may serve a tile up to
  *	max-age seconds after an edit changed it. Larger values offload more
  *	to CDNs; revalidation is cheap (304 by ETag) either way.
+ *	?v=SEQ names the edit version the tile reads (the chunk's, or for
+ *	the material layer the largest of the 3 x 3 around it, as the cache
+ *	key): the current one answers as above with Cache-Control: public,
+ *	max-age=31536000, immutable (those bytes can never change); another
+ *	one the world has reached (older, or a later sequence number at
+ *	which nothing the tile reads changed) a 302 to the URL with the
+ *	current version and Cache-Control: no-cache; one beyond the world's
+ *	last sequence number a 404 (no-store): this node has not applied it.
+ *	A v that is not a decimal u64 is a 400. Objects and bundles take ?v=
+ *	the same way (a bundle's version is its members' largest).
  *   GET|HEAD /v1/worlds/{seed}/chunks/{lod}?cx0=&cz0=&cx1=&cz1=[&gen=][&layers=]
  *	Batch fetch: the tiles of the inclusive rectangle (at most
  *	ROUTE_BATCH_MAX, else 400) as one bundle (bundle.h,

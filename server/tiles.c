@@ -124,9 +124,9 @@ int tiles__not_modified(struct tile_req *x, const char *etag, const char *vary)
 
 	if (!head)
 		return ERR_NOMEM;
-	n = snprintf(head, 512, "%sETag: %s\r\nCache-Control: %s\r\n"
-		     "Vary: %s\r\n" REQ_CORS REQ_EXPOSE,
-		     http_status_line(304), etag, x->t->cache_control, vary);
+	n = snprintf(head, 512, "%sETag: %s\r\nVary: %s\r\n" REQ_CORS REQ_EXPOSE
+		     "Cache-Control: %s\r\n", http_status_line(304), etag, vary,
+		     x->immutable ? TILES_IMMUTABLE : x->t->cache_control);
 	req_send(&x->q, 304, head, (size_t)n, NULL, 0, NULL, NULL);
 	return 0;
 }
@@ -152,8 +152,9 @@ static void inflate_done(uv_work_t *w, int status)
 		req_respond_error(&x->q, 500, x->q.detail);
 		return;
 	}
-	req_send(&x->q, 200, v->head_id.base, v->head_id.len, x->raw,
-		      v->raw_len, release_raw, x);
+	req_send(&x->q, 200, v->head_id.base,
+		 v->head_id.len - (x->immutable ? x->t->cc_len : 0), x->raw, v->raw_len,
+		 release_raw, x);
 }
 
 /*
@@ -187,6 +188,9 @@ static int tile_send(struct tile_req *x, struct cache_entry *e)
 {
 	const struct tile_value *v = cache_value(e);
 	const char *etag = x->zstd ? v->etag_z : v->etag_id;
+	/* an immutable answer leaves out the head's last line, Cache-Control,
+	 * and sends its own with X-Cache (tiles__xcache()) */
+	size_t cut = x->immutable ? x->t->cc_len : 0;
 	int rc;
 
 	x->entry = e;
@@ -196,10 +200,10 @@ static int tile_send(struct tile_req *x, struct cache_entry *e)
 	}
 	if (x->zstd) {
 		prefetch_response(&v->head_z, &v->body_z);
-		req_send(&x->q, 200, v->head_z.base, v->head_z.len,
+		req_send(&x->q, 200, v->head_z.base, v->head_z.len - cut,
 			      v->body_z.base, v->body_z.len, release_entry, x);
 	} else if (x->q.http->method == HTTP_HEAD) {
-		req_send(&x->q, 200, v->head_id.base, v->head_id.len, NULL, 0,
+		req_send(&x->q, 200, v->head_id.base, v->head_id.len - cut, NULL, 0,
 			      release_entry, x);
 	} else if ((rc = req_made_take(&x->q, v->raw_len)) != 0) {
 		cache_release(x->t->cache, e);
@@ -235,18 +239,89 @@ static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
 		req_respond_error(&x->q, rc < 0 ? route_status(rc) : rc, x->q.detail);
 }
 
-int tiles__format_head(char *buf, size_t cap, const struct tiles *t,
-		       const char *type, const char *vary, size_t len,
-		       const char *etag, int zstd)
+int tiles__format_head(char *buf, size_t cap, const char *type, const char *vary,
+		       size_t len, const char *etag, int zstd, const char *cc)
 {
 	return snprintf(buf, cap,
 			"%sContent-Type: %s\r\n"
 			"Content-Length: %zu\r\n%s"
-			"ETag: %s\r\nCache-Control: %s\r\n"
-			"Vary: %s\r\n" REQ_CORS REQ_EXPOSE,
+			"ETag: %s\r\nVary: %s\r\n" REQ_CORS REQ_EXPOSE
+			"Cache-Control: %s\r\n",
 			http_status_line(200), type, len,
-			zstd ? "Content-Encoding: zstd\r\n" : "", etag,
-			t->cache_control, vary);
+			zstd ? "Content-Encoding: zstd\r\n" : "", etag, vary, cc);
+}
+
+const char *tiles__xcache(const struct tile_req *x, int hit)
+{
+#define IMMUTABLE_LINE "Cache-Control: " TILES_IMMUTABLE "\r\n"
+	static const char *const lines[2][2] = {
+		{ "X-Cache: miss\r\n", "X-Cache: hit\r\n" },
+		{ "X-Cache: miss\r\n" IMMUTABLE_LINE, "X-Cache: hit\r\n" IMMUTABLE_LINE },
+	};
+#undef IMMUTABLE_LINE
+
+	return lines[x->immutable != 0][hit != 0];
+}
+
+/* Answer 302 to x's URL with ?v=version: its path and query as they came,
+ * v set. */
+static int redirect(struct tile_req *x, uint64_t version)
+{
+	const struct http_req *r = x->q.http;
+	size_t cap = r->path_len + r->query_len + 32;
+	char num[24], *loc = http_req_alloc(x->q.http, cap), *head, *body;
+	long n;
+	int hn, bn;
+
+	if (!loc || !(head = http_req_alloc(x->q.http, cap + 320)))
+		return ERR_NOMEM;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)version);
+	memcpy(loc, r->path, r->path_len);
+	loc[r->path_len] = '?';
+	n = req_query_set(r->query, r->query_len, "v", num, loc + r->path_len + 1,
+			  cap - r->path_len - 1);
+	if (n < 0)
+		return ERR_NOMEM;
+	if (!(body = http_req_alloc(x->q.http, 48)))
+		return ERR_NOMEM;
+	bn = snprintf(body, 48, "{\"version\":%s}", num);
+	hn = snprintf(head, cap + 320,
+		      "%sContent-Type: application/json\r\nContent-Length: %d\r\n"
+		      "Location: %s\r\nCache-Control: no-cache\r\n" REQ_CORS REQ_EXPOSE,
+		      http_status_line(302), bn, loc);
+	x->q.xcache = NULL;
+	req_send(&x->q, 302, head, (size_t)hn, body, (size_t)bn, NULL, NULL);
+	return 0;
+}
+
+int tiles__check_version(struct tile_req *x, uint64_t version, int *answered)
+{
+	uint64_t v = 0, seq = x->world ? world_seq(x->world) : 0;
+	char *msg;
+	int present, rc;
+
+	*answered = 0;
+	x->immutable = 0;
+	rc = req_query_u64(&x->q, "v", &v, &present, "v: not a decimal edit version");
+	if (rc || !present)
+		return rc;
+	switch (req_version_match(v, version, seq)) {
+	case REQ_V_CURRENT:
+		x->immutable = 1;
+		return 0;
+	case REQ_V_MOVED:
+		if ((rc = redirect(x, version)) == 0)
+			*answered = 1;
+		return rc;
+	case REQ_V_AHEAD:
+		break;
+	}
+	if (!(msg = http_req_alloc(x->q.http, 160)))
+		return ERR_NOMEM;
+	snprintf(msg, 160, "v: %llu is beyond this world's last edit sequence number "
+		 "here, %llu", (unsigned long long)v, (unsigned long long)seq);
+	x->q.detail = msg;
+	return ERR_NOTFOUND;
 }
 
 /* The strong tags of content hash sum: "<hex>" and "<hex>-z". */
@@ -267,10 +342,10 @@ static int value_build(const struct tiles *t, int kind, uint64_t sum, size_t len
 	int nz, nid;
 
 	tiles__etags(sum, etag_id, etag_z);
-	nz = tiles__format_head(hz, sizeof(hz), t, kinds[kind].type, kinds[kind].vary, zlen,
-			 etag_z, 1);
-	nid = tiles__format_head(hid, sizeof(hid), t, kinds[kind].type, kinds[kind].vary, len,
-			  etag_id, 0);
+	nz = tiles__format_head(hz, sizeof(hz), kinds[kind].type, kinds[kind].vary, zlen,
+				etag_z, 1, t->cache_control);
+	nid = tiles__format_head(hid, sizeof(hid), kinds[kind].type, kinds[kind].vary, len,
+				 etag_id, 0, t->cache_control);
 	if (nz < 0 || nid < 0 || (size_t)nz >= sizeof(hz) || (size_t)nid >= sizeof(hid))
 		return ERR_INVAL;
 	*bytes = sizeof(*v) + (size_t)nz + (size_t)nid + zlen;
@@ -526,7 +601,7 @@ static int serve_value(struct tile_req *x, const struct preset *p)
 	x->w.done = tile_ready;
 	rc = cache_fetch(x->t->cache, &x->key, sizeof(x->key),
 			 uv_now(x->t->loop), &x->w, &e);
-	x->q.xcache = rc == CACHE_HIT ? "X-Cache: hit\r\n" : "X-Cache: miss\r\n";
+	x->q.xcache = tiles__xcache(x, rc == CACHE_HIT);
 	if (rc == CACHE_HIT)
 		return tile_send(x, e);
 	if (rc == CACHE_MISS)
@@ -581,7 +656,7 @@ static int h_tile(struct req *q)
 	uint64_t seed;
 	int32_t cx, cz;
 	unsigned layers;
-	int rc, pi, lod;
+	int rc, pi, lod, answered;
 
 	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0)
 		return rc;
@@ -591,6 +666,8 @@ static int h_tile(struct req *q)
 		return rc;
 	x->world = world_map_find(x->t->worlds, pi, seed);
 	x->key = tiles__key_of(x->world, seed, pi, cx, cz, lod, KIND_TILE, layers);
+	if ((rc = tiles__check_version(x, x->key.version, &answered)) != 0 || answered)
+		return rc;
 	return serve_value(x, p);
 }
 
@@ -600,7 +677,7 @@ static int h_objects(struct req *q)
 	struct tile_req *x = tiles__req_of(q);
 	uint64_t seed;
 	int32_t cx, cz;
-	int rc, pi, kind;
+	int rc, pi, kind, answered;
 
 	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0 || (rc = parse_coord(x, 4, "cx", &cx)) != 0 ||
 	    (rc = parse_coord(x, 5, "cz", &cz)) != 0)
@@ -609,6 +686,8 @@ static int h_objects(struct req *q)
 	       KIND_OBJECTS_JSON;
 	x->world = world_map_find(x->t->worlds, pi, seed);
 	x->key = tiles__key_of(x->world, seed, pi, cx, cz, 0, kind, 0);
+	if ((rc = tiles__check_version(x, x->key.version, &answered)) != 0 || answered)
+		return rc;
 	return serve_value(x, catalog_at(x->t->cat, (size_t)pi));
 }
 
@@ -653,6 +732,7 @@ int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
 			 cfg->max_age);
 	else
 		snprintf(t->cache_control, sizeof(t->cache_control), "no-cache");
+	t->cc_len = strlen("Cache-Control: \r\n") + strlen(t->cache_control);
 	if ((rc = cache_create(cfg->cache_bytes, 0, free_value, &t->cache)) != 0 ||
 	    (rc = regions_create(cfg->region_bytes, &t->regions)) != 0 ||
 	    (rc = bakes_create(loop, cat, worlds, regions_source(t->regions),

@@ -111,8 +111,9 @@ static void bundle_done(uv_work_t *w, int status)
 		req_respond_oom(x->q.env, x->q.http, x->q.label);
 		return;
 	}
-	n = tiles__format_head(head, 512, x->t, ROUTE_BUNDLE_TYPE, "Accept-Encoding",
-			b->body_len, b->etag, x->zstd);
+	n = tiles__format_head(head, 512, ROUTE_BUNDLE_TYPE, "Accept-Encoding", b->body_len,
+			       b->etag, x->zstd,
+			       x->immutable ? TILES_IMMUTABLE : x->t->cache_control);
 	req_send(&x->q, 200, head, (size_t)n, b->body, b->body_len, release_body, b);
 }
 
@@ -125,6 +126,7 @@ static void batch_ready(struct bundle_job *b)
 	size_t k;
 	int rc;
 
+	/* the head is made here, immutable Cache-Control included */
 	x->q.xcache = b->hits == b->n ? "X-Cache: hit\r\n" : "X-Cache: miss\r\n";
 	if (b->err) {
 		batch_release(b);
@@ -233,8 +235,9 @@ int tiles__h_batch(struct req *q)
 	int32_t r[4];
 	int64_t cx, cz;
 	unsigned layers;
+	uint64_t version = 0;
 	size_t n, k = 0;
-	int rc, pi, lod;
+	int rc, pi, lod, answered;
 
 	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0)
 		return rc;
@@ -257,8 +260,14 @@ int tiles__h_batch(struct req *q)
 		for (cx = r[0]; cx <= r[2]; cx++, k++) {
 			b->m[k].key = tiles__key_of(x->world, seed, pi, (int32_t)cx, (int32_t)cz, lod,
 					     KIND_TILE, layers);
-			member_fetch(b, &b->m[k], p);
+			if (b->m[k].key.version > version)
+				version = b->m[k].key.version;
 		}
+	/* a bundle's version: the largest of its members' */
+	if ((rc = tiles__check_version(x, version, &answered)) != 0 || answered)
+		return rc;
+	for (k = 0; k < n; k++)
+		member_fetch(b, &b->m[k], p);
 	batch_settle(b, 0);
 	return 0;
 }

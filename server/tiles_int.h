@@ -31,8 +31,14 @@ struct tiles {
 	int baking;                      /* a bake job is running */
 	unsigned generating;             /* generations queued or running */
 	unsigned max_generations;
-	char cache_control[48];
+	char cache_control[48];          /* of unversioned answers (--max-age) */
+	size_t cc_len;                   /* its header line, which ends every
+					    prebuilt head */
 };
+
+/* The Cache-Control of an answer to a URL naming the current version
+ * (?v=SEQ): its bytes can never change. */
+#define TILES_IMMUTABLE "public, max-age=31536000, immutable"
 
 /* What a cached value is: a tile or a chunk's objects in one form. */
 enum value_kind {
@@ -80,6 +86,7 @@ struct tile_req {
 	uint8_t *raw;
 	int err;
 	struct world *world;
+	int immutable;                   /* ?v= named the current version */
 };
 
 /* q's tile request state (its module set). */
@@ -88,9 +95,25 @@ struct tile_req *tiles__req_of(struct req *q);
 /* The detail of a failed generation. */
 const char *tiles__gen_detail(int err);
 
-/* The head of a 200 answer of type and vary with len bytes and etag. */
-int tiles__format_head(char *buf, size_t cap, const struct tiles *t, const char *type,
-		       const char *vary, size_t len, const char *etag, int zstd);
+/* The head of a 200 answer of type and vary with len bytes, etag and
+ * Cache-Control cc, whose line comes last. */
+int tiles__format_head(char *buf, size_t cap, const char *type, const char *vary,
+		       size_t len, const char *etag, int zstd, const char *cc);
+
+/* The X-Cache line of x's answer (hit or miss), with the immutable
+ * Cache-Control line when x named the current version. */
+const char *tiles__xcache(const struct tile_req *x, int hit);
+
+/*
+ * ?v=SEQ of x against version, the edit version of what x reads (x->world
+ * set): 0 to go on, with x->immutable set when v is that version (or when
+ * there is no v: x->immutable 0); 0 with *answered set when a 302 to the
+ * current ?v= went out (v older, or a later sequence number at which
+ * nothing x reads changed); else an error with x->q.detail: ERR_INVAL for
+ * a bad v, ERR_NOTFOUND (404) for a v beyond the world's last sequence
+ * number, ERR_NOMEM.
+ */
+int tiles__check_version(struct tile_req *x, uint64_t version, int *answered);
 
 /* The strong tags of content hash sum: "<hex>" and "<hex>-z". */
 void tiles__etags(uint64_t sum, char id[24], char z[24]);

@@ -1,0 +1,137 @@
+/*
+ * test_request.c - the pure parts of server/request.c that versioned URLs
+ * (?v=SEQ) rest on: which answer a version gets, and the query of the
+ * redirect to the current one. tests/tile_versions.sh checks the answers
+ * themselves against the real server.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "../server/request.h"
+
+/* ---- req_version_match ------------------------------------------------------- */
+
+static void test_version_current_only_when_equal(void **state)
+{
+	(void)state;
+	assert_int_equal(req_version_match(0, 0, 0), REQ_V_CURRENT);
+	assert_int_equal(req_version_match(7, 7, 7), REQ_V_CURRENT);
+	assert_int_equal(req_version_match(7, 7, 1000), REQ_V_CURRENT);
+	assert_int_equal(req_version_match(UINT64_MAX, UINT64_MAX, UINT64_MAX), REQ_V_CURRENT);
+}
+
+static void test_version_older_moves(void **state)
+{
+	(void)state;
+	/* the chunk changed since v: the current one is elsewhere */
+	assert_int_equal(req_version_match(0, 5, 9), REQ_V_MOVED);
+	assert_int_equal(req_version_match(4, 5, 5), REQ_V_MOVED);
+}
+
+static void test_version_later_unchanged_moves(void **state)
+{
+	(void)state;
+	/* v is a world sequence number at which the chunk was already at 5:
+	 * the same bytes, one canonical URL */
+	assert_int_equal(req_version_match(6, 5, 9), REQ_V_MOVED);
+	assert_int_equal(req_version_match(9, 5, 9), REQ_V_MOVED);
+	assert_int_equal(req_version_match(3, 0, 3), REQ_V_MOVED);
+}
+
+static void test_version_beyond_the_world_is_ahead(void **state)
+{
+	(void)state;
+	assert_int_equal(req_version_match(10, 5, 9), REQ_V_AHEAD);
+	assert_int_equal(req_version_match(1, 0, 0), REQ_V_AHEAD);
+	assert_int_equal(req_version_match(UINT64_MAX, 0, UINT64_MAX - 1), REQ_V_AHEAD);
+}
+
+/* ---- req_query_set ----------------------------------------------------------- */
+
+/* query (NUL-terminated or NULL) with name=value, into a big buffer. */
+static const char *set(const char *query, const char *name, const char *value)
+{
+	static char out[256];
+	long n = req_query_set(query, query ? strlen(query) : 0, name, value, out,
+			       sizeof(out));
+
+	assert_true(n >= 0);
+	assert_int_equal((size_t)n, strlen(out));
+	return out;
+}
+
+static void test_query_set_appends_when_absent(void **state)
+{
+	(void)state;
+	assert_string_equal(set(NULL, "v", "7"), "v=7");
+	assert_string_equal(set("", "v", "7"), "v=7");
+	assert_string_equal(set("gen=alpine", "v", "7"), "gen=alpine&v=7");
+	assert_string_equal(set("gen=alpine&layers=height,material", "v", "12"),
+			    "gen=alpine&layers=height,material&v=12");
+}
+
+static void test_query_set_replaces_in_place(void **state)
+{
+	(void)state;
+	assert_string_equal(set("v=3", "v", "7"), "v=7");
+	assert_string_equal(set("v=3&gen=mesa", "v", "7"), "v=7&gen=mesa");
+	assert_string_equal(set("gen=mesa&v=3&layers=height", "v", "70"),
+			    "gen=mesa&v=70&layers=height");
+	assert_string_equal(set("gen=mesa&v=", "v", "0"), "gen=mesa&v=0");
+	assert_string_equal(set("gen=mesa&v", "v", "0"), "gen=mesa&v=0");
+}
+
+static void test_query_set_drops_repeats(void **state)
+{
+	(void)state;
+	assert_string_equal(set("v=1&gen=mesa&v=2&v=3", "v", "9"), "v=9&gen=mesa");
+}
+
+static void test_query_set_leaves_similar_names(void **state)
+{
+	(void)state;
+	/* "vv", "v2" and "xv" are other parameters */
+	assert_string_equal(set("vv=1&v2=2&xv=3", "v", "4"), "vv=1&v2=2&xv=3&v=4");
+	assert_string_equal(set("cx0=-1&cz0=2&cx1=3&cz1=4", "v", "5"),
+			    "cx0=-1&cz0=2&cx1=3&cz1=4&v=5");
+	/* escapes are kept as they came */
+	assert_string_equal(set("gen=my%2Dpreset&v=1", "v", "2"), "gen=my%2Dpreset&v=2");
+}
+
+static void test_query_set_refuses_what_does_not_fit(void **state)
+{
+	char out[10];
+
+	(void)state;
+	/* "gen=x&v=1" is 9 bytes: it fits 10 with its NUL, not 9 */
+	assert_int_equal(req_query_set("gen=x", 5, "v", "1", out, 10), 9);
+	assert_string_equal(out, "gen=x&v=1");
+	assert_true(req_query_set("gen=x", 5, "v", "1", out, 9) < 0);
+	assert_true(req_query_set("v=1", 3, "v", "123456789", out, sizeof(out)) < 0);
+	assert_true(req_query_set(NULL, 0, "v", "1", out, 0) < 0);
+	assert_int_equal(req_query_set(NULL, 0, "v", "1", out, 4), 3);
+	assert_true(req_query_set(NULL, 0, "v", "1", out, 3) < 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_version_current_only_when_equal),
+		cmocka_unit_test(test_version_older_moves),
+		cmocka_unit_test(test_version_later_unchanged_moves),
+		cmocka_unit_test(test_version_beyond_the_world_is_ahead),
+		cmocka_unit_test(test_query_set_appends_when_absent),
+		cmocka_unit_test(test_query_set_replaces_in_place),
+		cmocka_unit_test(test_query_set_drops_repeats),
+		cmocka_unit_test(test_query_set_leaves_similar_names),
+		cmocka_unit_test(test_query_set_refuses_what_does_not_fit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
