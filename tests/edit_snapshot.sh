@@ -48,7 +48,7 @@ fetch_all() { # DIR: tiles and objects of the chunks around (0, 0) of world snap
 }
 wait_snapshots() { # N: at least N written and none running
 	local i
-	for i in $(seq 1 300); do
+	for i in $(seq 1 1200); do
 		[ "$(metric terrain_snapshots_written_total)" -ge "$1" ] && [ -f "$TMP/data/snapshot" ] &&
 			[ ! -f "$TMP/data/snapshot.tmp" ] && return 0
 		sleep 0.1
@@ -133,7 +133,7 @@ check "naming the compaction" has "$TMP/refuse2.log" "compacted"
 # ---- a log compacted to its header alone
 server_start --data-dir "$TMP/all" --snapshot-every 10 --workers 2
 post snap 0 || exit 1
-for i in $(seq 1 300); do [ -f "$TMP/all/snapshot" ] && [ ! -f "$TMP/all/snapshot.tmp" ] && break; sleep 0.1; done
+for i in $(seq 1 1200); do [ -f "$TMP/all/snapshot" ] && [ ! -f "$TMP/all/snapshot.tmp" ] && break; sleep 0.1; done
 server_stop >/dev/null
 server_start --data-dir "$TMP/all" --snapshot-every 0 --compact-log 1
 server_stop >/dev/null
