@@ -12,7 +12,6 @@
  * arguments print a message on stderr and exit with status 2.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,14 +401,6 @@ static int serve(int argc, char **argv)
 		return rv > 0 ? 0 : 2;
 	}
 	fit_descriptors(&c);
-	/*
-	 * A generation's temporaries (heights, encoded tile, zstd bound: 64
-	 * to 300 KiB each) get their own mappings, returned when freed,
-	 * instead of glibc's default of moving them into the workers' heaps
-	 * after the first free, where they interleave with the cached values
-	 * that outlive them and leave holes that keep RSS above the cache.
-	 */
-	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 	if (selfcheck_run(err, sizeof(err)) != 0) { /* a binary of another world */
 		fprintf(stderr, "terrain-server: %s\n", err);
 		return 1;

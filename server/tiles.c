@@ -389,8 +389,10 @@ static void layer_close(const struct job_edits *ed, int32_t *delta[BAKE_MAX_CHUN
 
 /* ---- generation ------------------------------------------------------------- */
 
-/* The identity body of j's key: a tile, or the chunk's objects. */
-static int gen_body(const struct gen_job *j, uint8_t **raw, size_t *len)
+/* The identity body of j's key, a tile (into wk) or the chunk's objects
+ * (*heap: malloc'd, to free). */
+static int gen_body(const struct gen_job *j, struct tilegen_work *wk, const uint8_t **raw,
+		    size_t *len, uint8_t **heap)
 {
 	const struct tile_key *k = &j->key;
 	struct bake_chunk bc[BAKE_MAX_CHUNKS];
@@ -398,36 +400,40 @@ static int gen_body(const struct gen_job *j, uint8_t **raw, size_t *len)
 	struct bake_layer layer, *bl = j->ed.n ? &layer : NULL;
 	int rc = bl ? layer_open(&j->ed, bc, delta, &layer) : 0;
 
+	*heap = NULL;
 	if (!rc && k->kind == KIND_TILE)
-		rc = tilegen_encode(j->p, k->seed, k->lod, k->cx, k->cz, j->rs, bl,
-				    j->edit_seq, k->layers, raw, len);
-	else if (!rc)
-		rc = objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, bl, j->edit_seq,
-				    k->kind == KIND_OBJECTS_BINARY ? OBJECTS_BINARY :
-				    OBJECTS_JSON, raw, len);
+		rc = tilegen_encode_work(wk, j->p, k->seed, k->lod, k->cx, k->cz, j->rs, bl,
+					 j->edit_seq, k->layers, raw, len);
+	else if (!rc && (rc = objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, bl,
+					    j->edit_seq, k->kind == KIND_OBJECTS_BINARY ?
+					    OBJECTS_BINARY : OBJECTS_JSON, heap, len)) == 0)
+		*raw = *heap;
 	if (bl)
 		layer_close(&j->ed, delta);
 	return rc;
 }
 
-/* Worker thread: generate, encode, compress, build the value. */
+/* Worker thread: generate, encode, compress in a workspace of the pool,
+ * then build the value: the one allocation that outlives the job. */
 static void gen_work(uv_work_t *w)
 {
 	struct gen_job *j = container_of(w, struct gen_job, work);
+	struct tilegen_work *wk = tilegen_pool_take(j->t->pool);
 	uint64_t t0 = uv_hrtime(), sum;
-	uint8_t *raw = NULL, *z = NULL;
+	const uint8_t *raw = NULL, *z = NULL;
+	uint8_t *heap = NULL;
 	size_t len, zlen;
 
-	j->err = gen_body(j, &raw, &len);
+	j->err = wk ? gen_body(j, wk, &raw, &len, &heap) : ERR_NOMEM;
 	if (!j->err)
-		j->err = tilegen_compress(raw, len, &z, &zlen);
+		j->err = tilegen_compress_work(wk, raw, len, &z, &zlen);
 	if (!j->err) {
 		sum = j->key.kind == KIND_TILE ? tile_checksum(raw) : XXH3_64bits(raw, len);
 		j->err = value_build(j->t, j->key.kind, sum, len, z, zlen, &j->value,
 				     &j->bytes);
 	}
-	free(raw);
-	free(z);
+	free(heap);
+	tilegen_pool_put(j->t->pool, wk);
 	j->ns = uv_hrtime() - t0;
 }
 
@@ -654,6 +660,7 @@ int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
 	else
 		snprintf(t->cache_control, sizeof(t->cache_control), "no-cache");
 	if ((rc = cache_create(cfg->cache_bytes, 0, free_value, &t->cache)) != 0 ||
+	    (rc = tilegen_pool_create(&t->pool)) != 0 ||
 	    (rc = regions_create(cfg->region_bytes, &t->regions)) != 0 ||
 	    (rc = bakes_create(loop, cat, worlds, regions_source(t->regions),
 				 cfg->bake_after, &t->bakes)) != 0) {
@@ -691,5 +698,6 @@ void tiles_destroy(struct tiles *t)
 	bakes_destroy(t->bakes);
 	cache_destroy(t->cache);
 	regions_destroy(t->regions);
+	tilegen_pool_destroy(t->pool);
 	free(t);
 }

@@ -28,6 +28,7 @@ struct tiles {
 	struct cache *cache;
 	struct regions *regions;         /* eroded regions, shared by workers */
 	struct bakes *bakes;             /* chunks' baked edit deltas */
+	struct tilegen_pool *pool;       /* the workers' buffers (tilegen.h) */
 	int baking;                      /* a bake job is running */
 	unsigned generating;             /* generations queued or running */
 	unsigned max_generations;
