@@ -523,6 +523,22 @@ int req_accepts_zstd(const char *ae)
 	return qz > 0 && (qid < 0 || qz >= qid);
 }
 
+int req_coding(const char *ae)
+{
+	static const char *const names[5] = { "zstd", "gzip", "x-gzip", "*", "identity" };
+	int q[5], qz, qg, qbest, best;
+
+	if (!ae)
+		return REQ_CODING_IDENTITY;
+	list_qs(ae, names, 5, q);
+	qz = q[0] >= 0 ? q[0] : q[3] > 0 ? q[3] : 0;
+	qg = q[1] >= 0 || q[2] >= 0 ? (q[1] > q[2] ? q[1] : q[2]) : q[3] > 0 ? q[3] : 0;
+	best = qz > 0 && qz >= qg ? REQ_CODING_ZSTD : qg > 0 ? REQ_CODING_GZIP : REQ_CODING_IDENTITY;
+	qbest = best == REQ_CODING_ZSTD ? qz : qg;
+	return best != REQ_CODING_IDENTITY && (q[4] < 0 || qbest >= q[4]) ? best :
+	       REQ_CODING_IDENTITY;
+}
+
 int req_prefers(const char *accept, const char *type, const char *other)
 {
 	const char *names[2] = { type, other };
