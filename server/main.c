@@ -78,7 +78,7 @@ static const struct option options[] = {
 	OPT("region-cache-mb", "TERRAIN_REGION_CACHE_MB", "MB", "256", T_UINT,
 	    region_cache_mb, 1 << 20, "eroded region cache bound in MiB (eroded presets)"),
 	OPT("response-mb", "TERRAIN_RESPONSE_MB", "MB", "64", T_UINT, response_mb, 1 << 20,
-	    "MiB of bodies made for single requests (identity tiles, bundles, large "
+	    "MiB of bodies made for single requests (bundles, large "
 	    "JSON) that may wait to be sent; past it, or past a quarter of it on one "
 	    "connection beyond that connection's first, such requests get 503 (at least 1)"),
 	OPT("workers", "TERRAIN_WORKERS", "N", "cores", T_UINT, workers, 1024,

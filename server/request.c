@@ -89,8 +89,8 @@ void req_respond_oom(struct req_env *env, struct http_req *http, unsigned label)
 }
 
 /*
- * Bodies made for one request (an identity tile or object list, a bundle,
- * a JSON body of COPY_CHARGED bytes or more) live until they are sent,
+ * Bodies made for one request (a bundle, a JSON body of COPY_CHARGED
+ * bytes or more) live until they are sent,
  * which a client that does not read can put off. All of them together may
  * hold at most max_made bytes, and those of one connection at most
  * max_made / CONN_SHARE once it holds one, so that a client that

@@ -34,7 +34,8 @@ static const struct {
 	{ "deflate, gzip, br, zstd", ZSTD },          /* curl --compressed */
 	{ "gzip, deflate, br, zstd", ZSTD },          /* browsers */
 	{ "gzip, deflate", GZIP },                    /* python requests, Go, Godot */
-	{ "gzip;q=1.0, identity; q=0.5, *;q=0", GZIP }, /* wget --compression=gzip */
+	{ "gzip;q=1.0, identity; q=0.5, *;q=0", GZIP },
+	{ "gzip", GZIP },                             /* wget --compression=gzip */
 	{ "identity", ID },                           /* urllib's default */
 	/* q-values */
 	{ "gzip, zstd;q=0.5", GZIP },
