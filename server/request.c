@@ -493,10 +493,12 @@ static void list_qs(const char *list, const char *const *names, int n, int *q)
 		tok = skip_ows(list);
 		for (tend = tok; tend < end && *tend != ';' && *tend != ' ' && *tend != '\t'; tend++)
 			;
-		for (k = 0; k < n; k++) {
-			size_t len = strlen(names[k]);
+		for (k = 0; k < n && tend > tok; k++) {
+			size_t len = (size_t)(tend - tok);
 
-			if ((size_t)(tend - tok) != len || strncasecmp(tok, names[k], len))
+			/* first letters first: most names differ there */
+			if ((tok[0] | 0x20) != (names[k][0] | 0x20) ||
+			    strncasecmp(tok, names[k], len) || names[k][len])
 				continue;
 			if (v == -2)
 				v = element_q(tend, end);
