@@ -103,10 +103,10 @@ enum tilegen_gzip_kind {
 };
 
 /*
- * raw (len bytes) as one gzip member (RFC 1952: no name, mtime 0), level 6,
- * with the strategy of kind: a pure function of raw and zlib's version.
- * Into w's output buffer, valid as tilegen_compress_work()'s. Returns 0,
- * ERR_ZLIB or ERR_NOMEM.
+ * raw (len bytes, below 2 GiB) as one gzip member (RFC 1952: no name,
+ * mtime 0), level 6, with the strategy of kind: a pure function of raw
+ * and zlib's version. Into w's output buffer, valid as
+ * tilegen_compress_work()'s. Returns 0, ERR_INVAL, ERR_ZLIB or ERR_NOMEM.
  */
 int tilegen_gzip_work(struct tilegen_work *w, const uint8_t *raw, size_t len,
 		      enum tilegen_gzip_kind kind, const uint8_t **out, size_t *glen);

@@ -508,33 +508,36 @@ struct derive_job {
 	int err;
 };
 
-/* Worker thread: the base's frame decompressed, straight into the value
- * for identity, or into a workspace and deflated for gzip. */
-static void derive_work(uv_work_t *w)
+/* j's value from its base: the frame decompressed straight into the
+ * value for identity, or into wk and deflated for gzip. */
+static int derive_value(struct derive_job *j, struct tilegen_work *wk)
 {
-	struct derive_job *j = container_of(w, struct derive_job, work);
 	const struct tile_value *b = cache_value(j->base);
-	struct tilegen_work *wk = tilegen_pool_take(j->t->pool);
 	const uint8_t *raw, *g;
 	uint8_t *dst;
 	size_t glen;
+	int rc;
 
-	if (!wk)
-		j->err = ERR_NOMEM;
-	else if (j->key.coding == REQ_CODING_IDENTITY &&
-		 !(j->err = value_build(j->t, &j->key, b->sum, b->raw_len, NULL, b->raw_len,
-					&j->value, &dst, &j->bytes)))
-		j->err = tilegen_decompress_work(wk, b->body.base, b->body.len, dst, b->raw_len);
-	else if (j->key.coding == REQ_CODING_GZIP &&
-		 !(j->err = tilegen_inflate_work(wk, b->body.base, b->body.len, b->raw_len, &raw)) &&
-		 !(j->err = tilegen_gzip_work(wk, raw, b->raw_len, kinds[j->key.kind].gzip, &g,
-					      &glen)))
-		j->err = value_build(j->t, &j->key, b->sum, b->raw_len, g, glen, &j->value, NULL,
-				     &j->bytes);
-	if (j->err) {
-		free(j->value);
-		j->value = NULL;
+	if (j->key.coding == REQ_CODING_IDENTITY) {
+		rc = value_build(j->t, &j->key, b->sum, b->raw_len, NULL, b->raw_len, &j->value,
+				 &dst, &j->bytes);
+		return rc ? rc : tilegen_decompress_work(wk, b->body.base, b->body.len, dst,
+							 b->raw_len);
 	}
+	if ((rc = tilegen_inflate_work(wk, b->body.base, b->body.len, b->raw_len, &raw)) != 0 ||
+	    (rc = tilegen_gzip_work(wk, raw, b->raw_len, kinds[j->key.kind].gzip, &g, &glen)) != 0)
+		return rc;
+	return value_build(j->t, &j->key, b->sum, b->raw_len, g, glen, &j->value, NULL,
+			   &j->bytes);
+}
+
+/* Worker thread: make j's value in a workspace of the pool. */
+static void derive_work(uv_work_t *w)
+{
+	struct derive_job *j = container_of(w, struct derive_job, work);
+	struct tilegen_work *wk = tilegen_pool_take(j->t->pool);
+
+	j->err = wk ? derive_value(j, wk) : ERR_NOMEM;
 	tilegen_pool_put(j->t->pool, wk);
 }
 
