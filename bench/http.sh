@@ -15,6 +15,12 @@
 #                (deterministic, unlike the CPU times of 5.2): the server under
 #                valgrind serves one hot tile to wrk (16 connections, 5 s); a
 #                second run with one request is subtracted (start and stop)
+#   5.6 codings  hot tiles in each content coding (issue 21): zstd, gzip and
+#                identity, wrk -t1 -c64 over 64 warmed LOD-0 tiles: req/s, bytes
+#                per response, server CPU per request, cache bytes per tile; the
+#                same for HTTP_BENCH_BASELINE (a terrain-server of the tree
+#                before, which served identity by a worker job per request and
+#                had no gzip) when set
 # Markdown on stdout and in BUILD_DIR/bench/http-results.md (the harness's
 # per-run rows of 5.2 in BUILD_DIR/bench/http-raw.tsv); progress on stderr.
 # Figures are printed, never asserted; the exit status is non-zero only when a
@@ -37,7 +43,8 @@
 # harness's own defaults 18080/18099, which other sessions run it with),
 # HTTP_BENCH_COLD_TILES (400), HTTP_BENCH_FILL_TILES (3000), HTTP_BENCH_FILL_MB
 # (64), HTTP_BENCH_WAIT (300 s: how long to wait for another run-anchors.sh on
-# this machine to finish), HTTP_BENCH_SECTIONS ("1 2 3 4 5"; 2 needs 1).
+# this machine to finish), HTTP_BENCH_SECTIONS ("1 2 3 4 5 6"; 2 needs 1),
+# HTTP_BENCH_BASELINE (none: section 5.6's anchor binary), HTTP_BENCH_CODING_RUNS (3).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -62,7 +69,9 @@ cold_n="${HTTP_BENCH_COLD_TILES:-400}"
 fill_n="${HTTP_BENCH_FILL_TILES:-3000}"
 fill_mb="${HTTP_BENCH_FILL_MB:-64}"
 wait_other="${HTTP_BENCH_WAIT:-300}"
-sections="${HTTP_BENCH_SECTIONS:-1 2 3 4 5}"
+sections="${HTTP_BENCH_SECTIONS:-1 2 3 4 5 6}"
+baseline="${HTTP_BENCH_BASELINE:-}"
+coding_runs="${HTTP_BENCH_CODING_RUNS:-3}"
 ncpu="$(nproc)"
 hz="$(getconf CLK_TCK)"
 
@@ -494,6 +503,101 @@ user_space() {
 	} | table | emit
 }
 
+# ---------------------------------------------------------------- 5.6 codings
+
+run_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+
+# warm PORT HEADER: GET the 64 tiles once with HEADER; statuses in $W/warm.w
+warm() {
+	local x z
+	for x in $(seq 0 7); do for z in $(seq 0 7); do
+		printf 'url = "http://127.0.0.1:%s/v1/worlds/42/chunks/0/%d/%d"\noutput = "/dev/null"\n' "$1" "$x" "$z"
+	done; done >"$W/warm.cfg"
+	bg curl -sS --parallel --parallel-max 8 --max-time 120 -H "$2" -w '%{http_code}\n' -K "$W/warm.cfg" \
+		>"$W/warm.w" 2>/dev/null || true
+	! grep -qv '^200$' "$W/warm.w"
+}
+
+codings() {
+	heading "### 5.6 Content codings of hot tiles: zstd, gzip, identity (issue 21)"
+	command -v wrk >/dev/null || { echo "wrk not installed (scripts/deps.sh bench), skipped" | emit; return 0; }
+	local names=(this) bins=("$server") i r c port pid b0 b1 ns0 ns1 line ok=1
+	local codes=("zstd:Accept-Encoding: zstd" "gzip:Accept-Encoding: gzip" "identity:Accept-Encoding: identity")
+	if [ -n "$baseline" ]; then
+		[ -x "$baseline" ] || { say "5.6: HTTP_BENCH_BASELINE=$baseline is not an executable"; return 1; }
+		names=(baseline this); bins=("$baseline" "$server")
+	fi
+	# random tiles of the 8 x 8, one header; prints the harness's ANCHOR line
+	cat >"$W/codings.lua" <<'EOF'
+local reqs, n = {}, 0
+function init(args)
+  local hn, hv = (os.getenv("CODING_HEADER") or ""):match("^([^:]+):%s*(.*)$")
+  local hdrs = {}
+  if hn then hdrs[hn] = hv end
+  for x = 0, 7 do for z = 0, 7 do
+    n = n + 1
+    reqs[n] = wrk.format("GET", "/v1/worlds/42/chunks/0/" .. x .. "/" .. z, hdrs)
+  end end
+  math.randomseed(os.time() + (tonumber((tostring(reqs):match("0x(%x+)")) or "0", 16) or 0) % 100003)
+end
+function request() return reqs[math.random(n)] end
+function done(summary, latency, requests)
+  local s, e = summary.duration / 1e6, summary.errors
+  io.write(string.format("ANCHOR requests=%d rps=%.1f mbps=%.2f p50=%d p99=%d errors=%d\n",
+    summary.requests, summary.requests / s, summary.bytes / s / 1e6, latency:percentile(50),
+    latency:percentile(99), e.connect + e.read + e.write + e.status + e.timeout))
+end
+EOF
+	: >"$W/codings"
+	for i in "${!names[@]}"; do
+		say "5.6: ${names[$i]}: warming 64 tiles in each coding, then wrk -t1 -c64 ${duration}s x $coding_runs per coding"
+		local saved=$server; server=${bins[$i]}
+		start_server "codings-${names[$i]}" --cache-mb 256 --workers "$ncpu"; local started=$?
+		server=$saved
+		[ $started = 0 ] || return 1
+		port=$SRV_PORT; pid=$SRV_PID
+		for c in "${codes[@]}"; do
+			b0=$(metric "$port" terrain_cache_bytes)
+			warm "$port" "${c#*:}" || ok=0
+			b1=$(metric "$port" terrain_cache_bytes)
+			echo "${names[$i]} ${c%%:*} cache $(( (b1 - b0) / 64 ))" >>"$W/codings"
+		done
+		for r in $(seq "$coding_runs"); do
+			for c in "${codes[@]}"; do
+				ns0=$(run_ns "$pid")
+				line=$(CODING_HEADER="${c#*:}" bg wrk -t1 -c64 -d"${duration}s" -s "$W/codings.lua" \
+					"http://127.0.0.1:$port/" | grep '^ANCHOR ') || line=""
+				ns1=$(run_ns "$pid")
+				[ -n "$line" ] || { say "5.6: wrk failed (${names[$i]}, ${c%%:*})"; ok=0; continue; }
+				echo "${names[$i]} ${c%%:*} run $((ns1 - ns0)) $line" >>"$W/codings"
+			done
+		done
+		stop_server "$pid" "codings-${names[$i]}"
+	done
+	{
+		printf 'server\tcoding asked\treq/s\tbytes per response\tserver CPU us/req\tcache bytes per tile (this coding)\twrk errors\n'
+		awk '$3 == "cache" { cache[$1 " " $2] = $4; next }
+		$3 == "run" { k = $1 " " $2; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+			for (i = 5; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			m = ++cnt[k]; rps[k, m] = v["rps"]; bpr[k, m] = v["mbps"] * 1e6 / v["rps"]
+			us[k, m] = $4 / 1e3 / v["requests"]; err[k] += v["errors"] }
+		function med(a, k, c,   i, j, t, x) { for (i = 1; i <= c; i++) x[i] = a[k, i]
+			for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+			return c % 2 ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2 }
+		END { for (i = 1; i <= n; i++) { k = order[i]; split(k, S, " ")
+			printf "%s\t%s\t%.0f\t%.0f\t%.1f\t%s\t%d\n", S[1], S[2], med(rps, k, cnt[k]), med(bpr, k, cnt[k]),
+				med(us, k, cnt[k]), (k in cache) ? cache[k] : "n/a", err[k] } }' "$W/codings"
+		echo "note: 64 LOD-0 tiles of world 42 (0..7 x 0..7), warmed in each coding first; wrk -t1 -c64, keep-alive," \
+			"${duration} s per run, medians of $coding_runs runs per coding, the codings interleaved; bytes per response" \
+			"= wrk's bytes / requests (head included); CPU = all server threads' run time (schedstat) / requests"
+		echo "note: cache bytes per tile: terrain_cache_bytes growth / 64 while warming that coding after the ones above" \
+			"(a gzip or identity value sits beside the zstd one it was made from)"
+		[ -z "$baseline" ] || echo "note: baseline \`$baseline\`: identity was decompressed by a worker job per request" \
+			"and gzip was not served (gzip rows get identity)"
+	} | table | emit
+	[ $ok = 1 ] || { echo "- WARNING: some warm-up request or wrk run failed" | emit; return 1; }
+}
+
 # ---------------------------------------------------------------- main
 
 : >"$results"
@@ -512,6 +616,7 @@ for s in $sections; do
 	3) cold || { failed=1; echo "- section 5.3 failed (see stderr)" | emit; } ;;
 	4) rss || { failed=1; echo "- section 5.4 failed (see stderr)" | emit; } ;;
 	5) user_space || { failed=1; echo "- section 5.5 failed (see stderr)" | emit; } ;;
+	6) codings || { failed=1; echo "- section 5.6 failed (see stderr)" | emit; } ;;
 	*) say "unknown section $s" ;;
 	esac
 done

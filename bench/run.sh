@@ -20,14 +20,18 @@
 #                whole log, from a snapshot, after --compact-log (about 3 minutes)
 #  11. front     bench/front.sh: the swarm through nginx (docker/nginx.conf): node cache
 #                hits with consistent hashing, round robin, one node; tiles/s, CPU/request
+#  12. cold      bench/cold.sh: server CPU per cold tile beside the same tiles made in
+#                process, cold tiles/s on 2 workers, beside COLD_BASELINE (a server
+#                binary of the tree before) when set
 # and a summary of the issue's targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12", any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
+# COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
 # and FASTSIMD_DIR (its FastSIMD dependency at the commit its
 # src/CMakeLists.txt names, default FASTNOISE2_DIR/../FastSIMD): CMake builds
 # them in BUILD_DIR/bench/fastnoise2 from those folders, never downloading.
@@ -46,7 +50,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -130,6 +134,8 @@ say "compiling into $out"
 for p in preset_bench size_bench decode_bench bake_bench; do
 	"$cc" "${cflags[@]}" "bench/$p.c" "$out/bench.o" "${libs[@]}" -o "$out/$p"
 done
+"$cc" "${cflags[@]}" -D_DEFAULT_SOURCE bench/cold_bench.c server/tilegen.c "$out/bench.o" \
+	"${libs[@]}" -luv -lz -o "$out/cold_bench"
 noise_bench
 have_libnoise=0
 if command -v "$cxx" >/dev/null && [ -f /usr/include/libnoise/noise.h ] &&
@@ -297,7 +303,7 @@ decode() {
 
 # The issue's four targets, from the TSV files of this run.
 summary() {
-	local perlin stb fn2 gen size dec
+	local perlin stb fn2 gen size dec cold coldx
 	section "Targets (issues 2 and 20), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
@@ -305,7 +311,10 @@ summary() {
 	gen="$(awk -F '\t' '$1 == "default" { print $5 }' "$out/presets.tsv" 2>/dev/null || true)"
 	size="$(awk -F '\t' '$1 == "default" { print $11 }' "$out/size.tsv" 2>/dev/null || true)"
 	dec="$(awk -F '\t' '$1 == "default" { print $2 }' "$out/decode.tsv" 2>/dev/null || true)"
-	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" '
+	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
+	coldx="$(awk -F '\t' '$1 == "this" && $8 != "n/a" { sub(/x$/, "", $8); print $8 }' "$out/cold.tsv" 2>/dev/null || true)"
+	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
+		-v c="$cold" -v cx="$coldx" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
 		printf "%s\t%s\t" fmt "\t%s\n", what, goal, v, ok ? "yes" : "no"
@@ -320,6 +329,8 @@ summary() {
 		row("the same (issue 20)", "< 0.6 ms", g, "%.2f ms", g < 0.6)
 		row("default: zstd / PNG16 (libpng default)", "<= 0.4", z, "%.3f", z <= 0.4)
 		row("default: tile_decode", "> 500 MB/s", d, "%.0f MB/s", d > 500)
+		row("server CPU per cold tile / in process (issue 20)", "<= 1.15x", c, "%.2fx", c <= 1.15)
+		row("cold tiles/s, 2 workers / the tree before (issue 20)", ">= 1.6x", cx, "%.2fx", cx >= 1.6)
 	}' | table | emit
 }
 
@@ -343,7 +354,8 @@ preamble() {
 }
 
 : >"$results"
-rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv
+rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv \
+	"$out"/cold.tsv "$out"/cold_inproc.tsv
 preamble
 for s in $sections; do
 	case "$s" in
@@ -362,6 +374,15 @@ for s in $sections; do
 	   run "$out/bake_bench" | table | emit ;;
 	10) bash "$here/snapshots.sh" "$build" | emit || say "section 10: bench/snapshots.sh failed (exit $?)" ;;
 	11) bash "$here/front.sh" "$build" | emit || say "section 11: bench/front.sh failed (exit $?)" ;;
+	12) section "12. Cold tiles: what the server adds (issue 20)"
+	    say "section 12: cold tiles (bench/cold.sh)"
+	    if bash "$here/cold.sh" "$build" | emit; then
+		    table <"$out/cold_inproc.tsv" | emit
+		    echo | emit
+		    table <"$out/cold.tsv" | emit
+	    else
+		    say "section 12: bench/cold.sh failed (exit $?)"
+	    fi ;;
 	*) say "unknown section $s" ;;
 	esac
 done

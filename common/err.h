@@ -23,7 +23,8 @@
 	XX(IO,       -13, "i/o error")                     \
 	XX(BUSY,     -14, "resource busy")                  \
 	XX(AGAIN,    -15, "temporarily unavailable")        \
-	XX(CONFLICT, -16, "conflict")
+	XX(CONFLICT, -16, "conflict")                       \
+	XX(ZLIB,     -17, "zlib error")
 
 enum {
 	ERR_OK = 0,

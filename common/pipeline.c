@@ -555,11 +555,13 @@ static const float *eval(struct ctx *c, const struct node *nd, const struct pos 
 	return out;
 }
 
-static void ctx_release(struct ctx *c, int nodes)
+static void ctx_release(struct ctx *c)
 {
 	int k, w, r;
 
-	for (k = 0; k < nodes; k++) {
+	if (!c)
+		return;
+	for (k = 0; k < NODE_MAX_COUNT; k++) {
 		free(c->row[k]);
 		free(c->wx[k]);
 		free(c->wz[k]);
@@ -584,38 +586,87 @@ static int grid_alloc(struct ctx *c, int k)
 	for (w = 0; w < 2; w++)
 		for (r = 0; r < GRID_ROWS; r++) {
 			c->grid[k][w].row[r] = malloc(c->cap * sizeof(float));
-			c->grid[k][w].m = (size_t)-1;
 			bad |= !c->grid[k][w].row[r];
 		}
 	return bad;
 }
 
-/* Buffers hold cap = side + 4 values: a grid row of a row of n samples at
- * step < g has (n - 1) * step / g + 4 <= n + 4 values. metres is the
- * longest row's length, for the gully cells. */
-static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t side,
-			      size_t metres)
+/* A row buffer of c, allocated when missing; 1 when out of memory. */
+static int row_alloc(const struct ctx *c, float **row)
+{
+	if (!*row)
+		*row = malloc(c->cap * sizeof(float));
+	return !*row;
+}
+
+/* An empty context whose buffers hold cap values and gcells_per_octave
+ * gully floats an octave. */
+static struct ctx *ctx_alloc(size_t cap, size_t gcells_per_octave)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	int k, bad = 0;
 
 	if (!c)
 		return NULL;
-	c->cap = side + 4;
-	c->seed = seed;
+	c->cap = cap;
+	c->gcells_per_octave = gcells_per_octave;
+	c->gcells = malloc(4 * gcells_per_octave * sizeof(float));
+	c->tmp = malloc(cap * sizeof(float));
+	if (!c->gcells || !c->tmp || fbm_scratch_init(&c->s, cap)) {
+		ctx_release(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * The context for rows of up to side samples of world (p, seed), in *slot:
+ * the one there when its buffers are large enough (reused from an earlier
+ * tile, of any preset), else a new one. Buffers hold cap >= side + 4 values
+ * (a grid row of a row of n samples at step < g has (n - 1) * step / g + 4
+ * <= n + 4 values), rounded up so that rows a few samples wider (a material
+ * block) reuse them. metres is the longest row's length, for the gully
+ * cells. Everything a node reads is set as a new context would have it:
+ * buffer contents are never read before they are written, the fBm state is
+ * zeroed then initialised, the grid caches are emptied. NULL when out of
+ * memory (*slot is then freed).
+ */
+static struct ctx *ctx_prepare(struct ctx **slot, const struct preset *p, uint64_t seed,
+			       size_t side, size_t metres)
+{
+	size_t cap = (side + 4 + 63) & ~(size_t)63;
 	/* 3 cell rows of cells >= 2 m over a row of `metres`, 2 floats each */
-	c->gcells_per_octave = 3 * (metres / 2 + 4) * 2;
-	c->gcells = malloc(4 * c->gcells_per_octave * sizeof(float));
-	bad |= !c->gcells;
-	c->tmp = malloc(c->cap * sizeof(float));
-	bad |= !c->tmp;
+	size_t gcells = 3 * (metres / 2 + 4) * 2;
+	struct ctx *c = *slot;
+	int k, w, r, bad = 0;
+
+	if (c && (c->cap < cap || c->gcells_per_octave < gcells)) {
+		ctx_release(c);
+		c = NULL;
+	}
+	if (!c && !(c = ctx_alloc(cap, gcells))) {
+		*slot = NULL;
+		return NULL;
+	}
+	*slot = c;
+	c->seed = seed;
 	for (k = 0; k < p->n_nodes; k++) {
 		const struct node *nd = &p->nodes[k];
 
-		c->row[k] = malloc(c->cap * sizeof(float));
-		bad |= !c->row[k];
-		if (nd->grid_log2 > 0)
+		memset(&c->fa[k], 0, sizeof(c->fa[k]));
+		memset(&c->fb[k], 0, sizeof(c->fb[k]));
+		bad |= row_alloc(c, &c->row[k]);
+		if (nd->grid_log2 > 0 && !c->grid[k])
 			bad |= grid_alloc(c, k);
+		for (w = 0; nd->grid_log2 > 0 && c->grid[k] && w < 2; w++) {
+			struct grid *gr = &c->grid[k][w];
+
+			for (r = 0; r < GRID_ROWS; r++) {
+				gr->tag[r] = 0;
+				gr->used[r] = 0;
+			}
+			gr->gx0 = 0;
+			gr->m = (size_t)-1;
+		}
 		if (nd->type == NODE_FBM)
 			fbm_init(&c->fa[k], &nd->fbm, seed, (uint32_t)k);
 		if (nd->type != NODE_WARP && nd->type != NODE_GULLIES)
@@ -624,12 +675,12 @@ static struct ctx *ctx_create(const struct preset *p, uint64_t seed, size_t side
 			fbm_init(&c->fa[k], &nd->fbm, seed, (uint32_t)k + 0x10000);
 			fbm_init(&c->fb[k], &nd->fbm, seed, (uint32_t)k + 0x20000);
 		}
-		c->wx[k] = malloc(c->cap * sizeof(float));
-		c->wz[k] = malloc(c->cap * sizeof(float));
-		bad |= !c->wx[k] || !c->wz[k];
+		bad |= row_alloc(c, &c->wx[k]);
+		bad |= row_alloc(c, &c->wz[k]);
 	}
-	if (bad || fbm_scratch_init(&c->s, c->cap)) {
-		ctx_release(c, p->n_nodes);
+	if (bad) {
+		ctx_release(c);
+		*slot = NULL;
 		return NULL;
 	}
 	return c;
@@ -672,14 +723,13 @@ int pipeline_region(const struct preset *p, uint64_t seed, int64_t rx, int64_t r
 {
 	size_t side = pipeline_region_side(p), i, j;
 	double half = 0.5 * (p->hmax - p->hmin), mid = p->hmin + half;
-	struct ctx *c;
+	struct ctx *c = NULL;
 	struct pos pos;
 	int64_t x0, z0;
 
 	if (!p->eroded || !out)
 		return ERR_INVAL;
-	c = ctx_create(p, seed, side, side - 1);
-	if (!c)
+	if (!ctx_prepare(&c, p, seed, side, side - 1))
 		return ERR_NOMEM;
 	pipeline_region_origin(p, rx, rz, &x0, &z0);
 	pos = (struct pos){ x0, 1, 0, NULL, NULL, side };
@@ -691,7 +741,7 @@ int pipeline_region(const struct preset *p, uint64_t seed, int64_t rx, int64_t r
 		for (i = 0; i < side; i++)
 			out[j * side + i] = (float)(mid + half * (double)clamp1(v[i]));
 	}
-	ctx_release(c, p->n_nodes);
+	ctx_release(c);
 	return erosion_droplets(out, (int)side, (int)side, x0, z0, seed, &p->ero, NULL);
 }
 
@@ -840,9 +890,10 @@ static int heights_eroded(const struct preset *p, uint64_t seed, int64_t x0, int
 
 /* ---------------------------------------------------------------- grids */
 
-int pipeline_heights(const struct preset *p, uint64_t seed, int lod, int64_t x0,
-		     int64_t z0, uint32_t w, uint32_t h, const struct region_source *rs,
-		     int32_t *out)
+/* pipeline_heights() with the context kept in *slot (ctx_prepare()). */
+static int heights_in(struct ctx **slot, const struct preset *p, uint64_t seed, int lod,
+		      int64_t x0, int64_t z0, uint32_t w, uint32_t h,
+		      const struct region_source *rs, int32_t *out)
 {
 	int64_t step;
 	struct ctx *c;
@@ -857,7 +908,7 @@ int pipeline_heights(const struct preset *p, uint64_t seed, int lod, int64_t x0,
 		return ERR_INVAL;
 	if (p->eroded)
 		return heights_eroded(p, seed, x0, z0, step, w, h, rs, out);
-	c = ctx_create(p, seed, w, (size_t)(w - 1) * (size_t)step);
+	c = ctx_prepare(slot, p, seed, w, (size_t)(w - 1) * (size_t)step);
 	if (!c)
 		return ERR_NOMEM;
 	pos = (struct pos){ x0, step, 0, NULL, NULL, w };
@@ -865,8 +916,18 @@ int pipeline_heights(const struct preset *p, uint64_t seed, int lod, int64_t x0,
 		pos.z = z0 + (int64_t)j * step;
 		quantise(p, eval(c, p->root, &pos), w, out + (size_t)j * w);
 	}
-	ctx_release(c, p->n_nodes);
 	return 0;
+}
+
+int pipeline_heights(const struct preset *p, uint64_t seed, int lod, int64_t x0,
+		     int64_t z0, uint32_t w, uint32_t h, const struct region_source *rs,
+		     int32_t *out)
+{
+	struct ctx *c = NULL;
+	int rc = heights_in(&c, p, seed, lod, x0, z0, w, h, rs, out);
+
+	ctx_release(c);
+	return rc;
 }
 
 int pipeline_generate_with(const struct preset *p, uint64_t seed, int lod,
@@ -913,47 +974,71 @@ static int apply_edits(const struct preset *p, int32_t *h, int64_t x0, int64_t z
 	return 0;
 }
 
+/* The header fields of the tile of chunk (cx, cz) at lod of world (p, seed). */
+static void tile_fields(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
+			uint64_t edit_seq, struct tile *t)
+{
+	t->fingerprint = p->fingerprint;
+	t->seed = seed;
+	t->cx = cx;
+	t->cz = cz;
+	t->quantum_um = p->quantum_um;
+	t->edit_seq = edit_seq;
+}
+
+/*
+ * The heights (edited) and, with PIPELINE_LAYER_MATERIAL, the materials of
+ * tile t, whose shape, h and material the caller set up: side * side
+ * values each. blk holds (side + 2)^2 heights of scratch when there is a
+ * material layer: materials need each sample's neighbours, so the block
+ * one sample wider is generated and edited, and the tile is its interior.
+ */
+static int tile_fill(struct ctx **slot, const struct preset *p, uint64_t seed, int lod,
+		     const struct region_source *rs, const struct edit *edits, size_t n_edits,
+		     const struct bake_layer *bl, unsigned layers, struct tile *t, int32_t *blk)
+{
+	int64_t chunk = INT64_C(1) << p->chunk_log2, step = INT64_C(1) << lod;
+	int64_t x0 = (int64_t)t->cx * chunk, z0 = (int64_t)t->cz * chunk;
+	uint32_t side = t->side, n = side + 2, j;
+	int rc;
+
+	if (!(layers & PIPELINE_LAYER_MATERIAL)) {
+		rc = heights_in(slot, p, seed, lod, x0, z0, side, side, rs, t->h);
+		return rc ? rc : apply_edits(p, t->h, x0, z0, lod, side, side, edits, n_edits, bl);
+	}
+	rc = heights_in(slot, p, seed, lod, x0 - step, z0 - step, n, n, rs, blk);
+	if (!rc)
+		rc = apply_edits(p, blk, x0 - step, z0 - step, lod, n, n, edits, n_edits, bl);
+	if (rc)
+		return rc;
+	for (j = 0; j < side; j++)
+		memcpy(t->h + (size_t)j * side, blk + (size_t)(j + 1) * n + 1, side * sizeof(*blk));
+	return material_classify(p, seed, lod, x0, z0, side, side, blk, t->material);
+}
+
 static int tile_with(const struct preset *p, uint64_t seed, int lod, int32_t cx, int32_t cz,
 		     const struct region_source *rs, const struct edit *edits, size_t n_edits,
 		     const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
 		     struct tile *out)
 {
-	int64_t chunk, step, x0, z0;
-	uint32_t side, n, j;
-	int32_t *blk;
+	struct ctx *c = NULL;
+	int32_t *blk = NULL;
+	size_t n;
 	int rc;
 
-	rc = pipeline_generate_with(p, seed, lod, cx, cz, rs, out);
+	if (!p || !out || lod < 0 || lod > p->chunk_log2)
+		return ERR_INVAL;
+	rc = tile_init(out, p->chunk_log2, lod);
 	if (rc)
 		return rc;
-	out->edit_seq = edit_seq;
-	chunk = INT64_C(1) << p->chunk_log2;
-	step = INT64_C(1) << lod;
-	if (!(layers & PIPELINE_LAYER_MATERIAL)) {
-		rc = apply_edits(p, out->h, (int64_t)cx * chunk, (int64_t)cz * chunk, lod,
-				 out->side, out->side, edits, n_edits, bl);
-		if (rc)
-			tile_release(out);
-		return rc;
-	}
-	/* materials need each sample's neighbours: the block one sample wider */
-	side = out->side;
-	n = side + 2;
-	x0 = (int64_t)cx * chunk - step;
-	z0 = (int64_t)cz * chunk - step;
-	blk = malloc((size_t)n * n * sizeof(*blk));
-	rc = blk ? pipeline_heights(p, seed, lod, x0, z0, n, n, rs, blk) : ERR_NOMEM;
+	tile_fields(p, seed, cx, cz, edit_seq, out);
+	n = (size_t)out->side + 2;
+	if ((layers & PIPELINE_LAYER_MATERIAL) &&
+	    ((rc = tile_add_material(out)) != 0 || !(blk = malloc(n * n * sizeof(*blk)))))
+		rc = ERR_NOMEM;
 	if (!rc)
-		rc = tile_add_material(out);
-	if (!rc)
-		rc = apply_edits(p, blk, x0, z0, lod, n, n, edits, n_edits, bl);
-	if (!rc) {
-		for (j = 0; j < side; j++)
-			memcpy(out->h + (size_t)j * side, blk + (size_t)(j + 1) * n + 1,
-			       side * sizeof(*blk));
-		rc = material_classify(p, seed, lod, x0 + step, z0 + step, side, side, blk,
-				       out->material);
-	}
+		rc = tile_fill(&c, p, seed, lod, rs, edits, n_edits, bl, layers, out, blk);
+	ctx_release(c);
 	free(blk);
 	if (rc)
 		tile_release(out);
@@ -972,4 +1057,96 @@ int pipeline_tile_baked(const struct preset *p, uint64_t seed, int lod, int32_t 
 			uint64_t edit_seq, unsigned layers, struct tile *out)
 {
 	return tile_with(p, seed, lod, cx, cz, rs, NULL, 0, bl, edit_seq, layers, out);
+}
+
+/* ---------------------------------------------------------------- workspaces */
+
+struct pipeline_work {
+	struct ctx *ctx;          /* the evaluation context, kept (ctx_prepare()) */
+	struct tile tile;         /* the last tile; its arrays are the ones below */
+	int32_t *h, *blk;
+	uint8_t *material;
+	size_t h_cap, blk_cap, material_cap;   /* elements */
+};
+
+int pipeline_work_create(struct pipeline_work **out)
+{
+	if (!out)
+		return ERR_INVAL;
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : ERR_NOMEM;
+}
+
+void pipeline_work_destroy(struct pipeline_work *w)
+{
+	if (!w)
+		return;
+	ctx_release(w->ctx);
+	free(w->h);
+	free(w->blk);
+	free(w->material);
+	free(w);
+}
+
+/* *buf holding at least n elements of size each (*cap of them now);
+ * 1 when out of memory (*buf is then freed). Contents are not kept. */
+static int reserve(void **buf, size_t *cap, size_t n, size_t size)
+{
+	if (*cap >= n)
+		return 0;
+	free(*buf);
+	*buf = malloc(n * size);
+	*cap = *buf ? n : 0;
+	return !*buf;
+}
+
+size_t pipeline_work_bytes(const struct pipeline_work *w)
+{
+	size_t b, k, nodes = 0;
+
+	if (!w)
+		return 0;
+	b = sizeof(*w) + w->h_cap * sizeof(*w->h) + w->blk_cap * sizeof(*w->blk) +
+	    w->material_cap;
+	if (!w->ctx)
+		return b;
+	for (k = 0; k < NODE_MAX_COUNT; k++)
+		nodes += !!w->ctx->row[k] + !!w->ctx->wx[k] + !!w->ctx->wz[k] +
+			 (w->ctx->grid[k] ? 2 * GRID_ROWS : 0);
+	return b + sizeof(*w->ctx) + (nodes + 9) * w->ctx->cap * sizeof(float) +
+	       4 * w->ctx->gcells_per_octave * sizeof(float);
+}
+
+int pipeline_tile_work(struct pipeline_work *w, const struct preset *p, uint64_t seed,
+		       int lod, int32_t cx, int32_t cz, const struct region_source *rs,
+		       const struct edit *edits, size_t n_edits, const struct bake_layer *bl,
+		       uint64_t edit_seq, unsigned layers, const struct tile **out)
+{
+	struct tile *t;
+	size_t side, n;
+	int rc;
+
+	if (!w || !p || !out || lod < 0 || lod > p->chunk_log2)
+		return ERR_INVAL;
+	*out = NULL;
+	t = &w->tile;
+	*t = (struct tile){ 0 };
+	side = ((size_t)1 << (p->chunk_log2 - lod)) + 1;
+	n = side + 2;
+	if (reserve((void **)&w->h, &w->h_cap, side * side, sizeof(*w->h)))
+		return ERR_NOMEM;
+	if ((layers & PIPELINE_LAYER_MATERIAL) &&
+	    (reserve((void **)&w->material, &w->material_cap, side * side, 1) ||
+	     reserve((void **)&w->blk, &w->blk_cap, n * n, sizeof(*w->blk))))
+		return ERR_NOMEM;
+	t->lod = (uint8_t)lod;
+	t->chunk_log2 = (uint8_t)p->chunk_log2;
+	t->side = (uint32_t)side;
+	t->h = w->h;
+	t->material = (layers & PIPELINE_LAYER_MATERIAL) ? w->material : NULL;
+	tile_fields(p, seed, cx, cz, edit_seq, t);
+	rc = tile_fill(&w->ctx, p, seed, lod, rs, edits, n_edits, bl, layers, t, w->blk);
+	if (!rc)
+		*out = t;
+	return rc;
 }

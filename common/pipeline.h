@@ -95,4 +95,38 @@ int pipeline_tile_baked(const struct preset *p, uint64_t seed, int lod, int32_t 
 			int32_t cz, const struct region_source *rs, const struct bake_layer *bl,
 			uint64_t edit_seq, unsigned layers, struct tile *out);
 
+/*
+ * A workspace for making tile after tile without allocating: the
+ * evaluation rows of the preset's nodes and the tile's arrays, kept from
+ * one call to the next and grown when a tile needs more (any preset, LOD
+ * or layers). One user at a time (a worker thread keeps one); it holds no
+ * state that changes a tile: the same bytes as pipeline_tile().
+ *
+ *	struct pipeline_work *w;  const struct tile *t;
+ *	pipeline_work_create(&w);
+ *	pipeline_tile_work(w, p, seed, 0, cx, cz, NULL, NULL, 0, NULL, 0, 0, &t);
+ *	... encode t ...;  pipeline_work_destroy(w);
+ */
+struct pipeline_work;
+
+/* A new empty workspace into *out. Returns 0, ERR_INVAL or ERR_NOMEM. */
+int pipeline_work_create(struct pipeline_work **out);
+
+/* Free w and everything it holds; NULL does nothing. */
+void pipeline_work_destroy(struct pipeline_work *w);
+
+/* About how many bytes w holds (to decide whether to keep it). */
+size_t pipeline_work_bytes(const struct pipeline_work *w);
+
+/*
+ * pipeline_tile() (edits, n_edits) or pipeline_tile_baked() (bl, when not
+ * NULL) into w: *out is w's tile, its heights and materials w's arrays,
+ * valid until w's next use; never tile_release() it. Returns 0, ERR_INVAL
+ * or ERR_NOMEM.
+ */
+int pipeline_tile_work(struct pipeline_work *w, const struct preset *p, uint64_t seed,
+		       int lod, int32_t cx, int32_t cz, const struct region_source *rs,
+		       const struct edit *edits, size_t n_edits, const struct bake_layer *bl,
+		       uint64_t edit_seq, unsigned layers, const struct tile **out);
+
 #endif

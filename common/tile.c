@@ -307,37 +307,52 @@ static void write_header(const struct tile *t, unsigned planes, uint8_t *out)
 	le_put64(out + OFF_CHECKSUM, 0);
 }
 
-int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len)
+size_t tile_encode_scratch_size(const struct tile *t)
+{
+	return t ? ((size_t)t->side * t->side + t->side) * sizeof(uint32_t) : 0;
+}
+
+int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
+		   size_t *len)
 {
 	size_t n, need;
 	unsigned planes;
-	uint32_t *z;
+	uint32_t *z = scratch;
 	uint64_t sum;
 	int rc;
 
-	if (!t || !out || !len || !tile_valid(t))
+	if (!t || !scratch || !out || !len || !tile_valid(t))
 		return ERR_INVAL;
 	n = (size_t)t->side * t->side;
-	z = malloc((n + t->side) * sizeof(*z)); /* residuals, scratch row */
-	if (!z)
-		return ERR_NOMEM;
-	planes = planes_for(lz21_forward(t->h, t->side, z, z + n));
+	planes = planes_for(lz21_forward(t->h, t->side, z, z + n)); /* residuals, a row */
 	need = TILE_HEADER_SIZE + planes * n + layers_size(t);
-	if (cap < need) {
-		free(z);
+	if (cap < need)
 		return ERR_TOOBIG;
-	}
 	write_header(t, planes, out);
 	split_planes(z, n, planes, out + TILE_HEADER_SIZE);
 	if (t->material)
 		write_layers(t, out + TILE_HEADER_SIZE + planes * n);
-	free(z);
 	rc = checksum_of(out, need, &sum);
 	if (rc)
 		return rc;
 	le_put64(out + OFF_CHECKSUM, sum);
 	*len = need;
 	return 0;
+}
+
+int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len)
+{
+	void *z;
+	int rc;
+
+	if (!t || !out || !len || !tile_valid(t))
+		return ERR_INVAL;
+	z = malloc(tile_encode_scratch_size(t));
+	if (!z)
+		return ERR_NOMEM;
+	rc = tile_encode_in(t, z, out, cap, len);
+	free(z);
+	return rc;
 }
 
 /* Check the fields that only need the header; fill t and x. */

@@ -67,6 +67,19 @@ size_t tile_encode_bound(const struct tile *t);
  */
 int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len);
 
+/* Bytes of scratch that tile_encode_in() needs for a tile with t's side
+ * (0 for NULL). */
+size_t tile_encode_scratch_size(const struct tile *t);
+
+/*
+ * tile_encode() with the caller's scratch (tile_encode_scratch_size(t)
+ * bytes, aligned for uint32_t), so that a caller encoding tile after tile
+ * allocates nothing: the same bytes and errors. The scratch holds no
+ * state between calls.
+ */
+int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
+		   size_t *len);
+
 /*
  * Decode buf (len bytes) into t, allocating t->h (free with tile_release).
  * Rejects with an error, never a crash: ERR_TRUNC (short), ERR_MAGIC,

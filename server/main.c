@@ -12,7 +12,6 @@
  * arguments print a message on stderr and exit with status 2.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +84,7 @@ static const struct option options[] = {
 	OPT("region-cache-mb", "TERRAIN_REGION_CACHE_MB", "MB", "256", T_UINT,
 	    region_cache_mb, 1 << 20, "eroded region cache bound in MiB (eroded presets)"),
 	OPT("response-mb", "TERRAIN_RESPONSE_MB", "MB", "64", T_UINT, response_mb, 1 << 20,
-	    "MiB of bodies made for single requests (identity tiles, bundles, large "
+	    "MiB of bodies made for single requests (bundles, large "
 	    "JSON) that may wait to be sent; past it, or past a quarter of it on one "
 	    "connection beyond that connection's first, such requests get 503 (at least 1)"),
 	OPT("workers", "TERRAIN_WORKERS", "N", "cores", T_UINT, workers, 1024,
@@ -440,14 +439,6 @@ static int serve(int argc, char **argv)
 		return rv > 0 ? 0 : 2;
 	}
 	fit_descriptors(&c);
-	/*
-	 * A generation's temporaries (heights, encoded tile, zstd bound: 64
-	 * to 300 KiB each) get their own mappings, returned when freed,
-	 * instead of glibc's default of moving them into the workers' heaps
-	 * after the first free, where they interleave with the cached values
-	 * that outlive them and leave holes that keep RSS above the cache.
-	 */
-	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 	if (selfcheck_run(err, sizeof(err)) != 0) { /* a binary of another world */
 		fprintf(stderr, "terrain-server: %s\n", err);
 		return 1;

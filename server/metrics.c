@@ -301,7 +301,7 @@ static const struct family_def families[] = {
 	{ "terrain_generation_errors_total", "counter", "Generations that failed.",
 	  FIELD(SELF, struct metrics, gen_errors) },
 	{ "terrain_made_bytes", "gauge",
-	  "Bodies made for single requests (identity tiles, bundles, large JSON), not yet sent.",
+	  "Bodies made for single requests (bundles, large JSON), not yet sent.",
 	  FIELD(SELF, struct metrics, made) },
 	{ "terrain_made_capacity_bytes", "gauge",
 	  "Their bound (--response-mb); past it such requests get 503.",

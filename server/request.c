@@ -90,8 +90,8 @@ void req_respond_oom(struct req_env *env, struct http_req *http, unsigned label)
 }
 
 /*
- * Bodies made for one request (an identity tile or object list, a bundle,
- * a JSON body of COPY_CHARGED bytes or more) live until they are sent,
+ * Bodies made for one request (a bundle, a JSON body of COPY_CHARGED
+ * bytes or more) live until they are sent,
  * which a client that does not read can put off. All of them together may
  * hold at most max_made bytes, and those of one connection at most
  * max_made / CONN_SHARE once it holds one, so that a client that
@@ -494,10 +494,12 @@ static void list_qs(const char *list, const char *const *names, int n, int *q)
 		tok = skip_ows(list);
 		for (tend = tok; tend < end && *tend != ';' && *tend != ' ' && *tend != '\t'; tend++)
 			;
-		for (k = 0; k < n; k++) {
-			size_t len = strlen(names[k]);
+		for (k = 0; k < n && tend > tok; k++) {
+			size_t len = (size_t)(tend - tok);
 
-			if ((size_t)(tend - tok) != len || strncasecmp(tok, names[k], len))
+			/* first letters first: most names differ there */
+			if ((tok[0] | 0x20) != (names[k][0] | 0x20) ||
+			    strncasecmp(tok, names[k], len) || names[k][len])
 				continue;
 			if (v == -2)
 				v = element_q(tend, end);
@@ -522,6 +524,22 @@ int req_accepts_zstd(const char *ae)
 	if (qz < 0)
 		qz = qstar > 0 ? qstar : 0;
 	return qz > 0 && (qid < 0 || qz >= qid);
+}
+
+int req_coding(const char *ae)
+{
+	static const char *const names[5] = { "zstd", "gzip", "x-gzip", "*", "identity" };
+	int q[5], qz, qg, qbest, best;
+
+	if (!ae)
+		return REQ_CODING_IDENTITY;
+	list_qs(ae, names, 5, q);
+	qz = q[0] >= 0 ? q[0] : q[3] > 0 ? q[3] : 0;
+	qg = q[1] >= 0 || q[2] >= 0 ? (q[1] > q[2] ? q[1] : q[2]) : q[3] > 0 ? q[3] : 0;
+	best = qz > 0 && qz >= qg ? REQ_CODING_ZSTD : qg > 0 ? REQ_CODING_GZIP : REQ_CODING_IDENTITY;
+	qbest = best == REQ_CODING_ZSTD ? qz : qg;
+	return best != REQ_CODING_IDENTITY && (q[4] < 0 || qbest >= q[4]) ? best :
+	       REQ_CODING_IDENTITY;
 }
 
 int req_prefers(const char *accept, const char *type, const char *other)

@@ -153,6 +153,27 @@ int req_world(struct req *q, const struct catalog *cat, uint64_t *seed, int *gen
  * zstd's wins. NULL: no. */
 int req_accepts_zstd(const char *ae);
 
+/* The content codings a tile may travel in (req_coding()). */
+enum req_coding {
+	REQ_CODING_IDENTITY,
+	REQ_CODING_ZSTD,
+	REQ_CODING_GZIP,
+};
+
+/*
+ * The coding to answer Accept-Encoding ae with: zstd or gzip (x-gzip is
+ * its alias), whichever has the higher q above 0, zstd on a tie; "*"
+ * stands for a coding the list does not name. identity when neither is
+ * acceptable, when ae is NULL or empty, or when identity is named with a
+ * q above the chosen coding's (a list that forbids identity still gets
+ * it when nothing else is acceptable: no 406). q-values as in
+ * req_accepts_zstd(): "gzip;q=0" forbids gzip.
+ *
+ *	req_coding("gzip, deflate, br, zstd")  -> REQ_CODING_ZSTD
+ *	req_coding("gzip, zstd;q=0.5")          -> REQ_CODING_GZIP
+ */
+int req_coding(const char *ae);
+
 /* Whether Accept names type with a q above 0 and not below other's. */
 int req_prefers(const char *accept, const char *type, const char *other);
 

@@ -33,14 +33,19 @@
  *	neighbour's, and they agree at the seam (the header's edit_seq stays
  *	the chunk's own). Until the chunk has edits, the identity body is
  *	byte-identical to `terrain-server generate [--layers L]`.
- *	Content-Encoding: zstd when Accept-Encoding allows it: q-values are
- *	honoured, "zstd;q=0" forbids it, "*" counts for zstd, and an explicit
- *	identity q above zstd's wins; otherwise identity. Vary:
- *	Accept-Encoding. X-Cache: hit or miss.
- *	ETag: the strong tag "<16 hex of the tile checksum>" for identity and
- *	"<16 hex>-z" for zstd: the two representations have different bytes,
- *	so they must not share a strong validator. If-None-Match (a list,
- *	weak W/ forms compare weakly as RFC 9110 says, or *) gives 304.
+ *	Content-Encoding: zstd or gzip (x-gzip), whichever Accept-Encoding
+ *	gives the higher q, zstd on a tie (req_coding(): "*" counts for a
+ *	coding not named, "gzip;q=0" forbids gzip, an explicit identity q
+ *	above both wins); otherwise identity. ?encoding=zstd sends the zstd
+ *	frame itself as the body, Content-Type application/zstd, no
+ *	Content-Encoding and no Vary, whatever Accept-Encoding says (for
+ *	clients with their own decoder; docs/codings.md). Vary:
+ *	Accept-Encoding. X-Cache: hit or miss. Range is ignored (200).
+ *	ETag: the strong tag "<16 hex of the tile checksum>" for identity,
+ *	"<16 hex>-z" for zstd (and the frame) and "<16 hex>-g" for gzip: the
+ *	representations have different bytes, so they must not share a
+ *	strong validator. If-None-Match (a list, weak W/ forms compare
+ *	weakly as RFC 9110 says, or *) gives 304.
  *	Cache-Control: public, max-age=N (--max-age, 60 s by default; 0 sends
  *	no-cache). A tile is a pure function of the world state, so the
  *	trade-off is only about edits: a CDN or client may serve a tile up to
@@ -63,9 +68,11 @@
  *	is the exact identity body of the single tile, taken from and put
  *	into the same cache with the same single flight (missing tiles are
  *	generated in parallel on the workers). The whole bundle is one zstd
- *	frame when Accept-Encoding allows it, so tiles share context;
- *	identity otherwise. ETag: XXH3-64 of the members' checksums in order,
- *	"-z" for zstd; If-None-Match gives 304. Cache-Control and Vary as
+ *	frame when Accept-Encoding allows zstd (or with ?encoding=zstd, as
+ *	application/zstd), so tiles share context; identity otherwise, gzip
+ *	clients included (bundles are made per request). ETag: XXH3-64 of
+ *	the members' checksums in order, "-z" for zstd; If-None-Match gives
+ *	304. Cache-Control and Vary as
  *	tiles; X-Cache: hit when every member was cached. Bundles themselves
  *	are not cached: a batch of cached tiles costs their decompression
  *	and, for zstd, one compression of the bundle on a worker.
@@ -125,11 +132,14 @@
  * 431 from the HTTP layer; 503 with Retry-After when overloaded (at the
  * connection limit, or max_generations tiles already being generated).
  *
- * Tiles (and object lists) are cached in their zstd form with both prebuilt response heads, so
- * a zstd hit is one write of stored bytes. An identity GET decompresses the
- * cached frame on the worker pool (about 0.2 ms for a LOD 0 tile, against
- * 5-10 ms to generate it) rather than keeping the identity body too, which
- * is about 5 times the zstd one and would cut the tiles cached by 6.
+ * Tiles (and object lists) are cached per content coding, each value
+ * with its prebuilt response head, so every hit is one write of stored
+ * bytes. Generation makes the zstd value; the first gzip or identity
+ * request of a tile makes that coding from it on the worker pool (gzip
+ * with zlib's Z_RLE: as small as zstd on tiles, 0.7 ms) and caches it
+ * beside it. An identity value is about 4 times the zstd one: it costs
+ * cache space (within --cache-mb) instead of a worker job per request
+ * (docs/codings.md has the figures).
  */
 #ifndef ROUTES_H
 #define ROUTES_H
@@ -157,8 +167,8 @@ struct route_config {
 				256 MiB) */
 	unsigned max_age;    /* tile Cache-Control max-age, seconds (60) */
 	unsigned max_generations; /* queued or running; more get 503 (1024) */
-	size_t response_bytes;   /* bodies made for one request (identity
-				    tiles and objects, bundles) until sent;
+	size_t response_bytes;   /* bodies made for one request (bundles,
+				    large JSON answers) until sent;
 				    beyond it such requests get 503
 				    (--response-mb; 64 MiB) */
 	unsigned bake_after;     /* --bake-after (tiles.h; 0: never) */

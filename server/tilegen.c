@@ -5,6 +5,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#include <uv.h>
+#define ZLIB_CONST   /* next_in is const */
+#include <zlib.h>
 #include <zstd.h>
 
 #include "err.h"
@@ -22,36 +26,269 @@ static const struct {
 	{ "material", PIPELINE_LAYER_MATERIAL },
 };
 
+/* ---- workspaces -------------------------------------------------------------- */
+
+struct tilegen_work {
+	struct tilegen_work *next;       /* in the pool's list */
+	struct pipeline_work *pw;        /* rows and heights */
+	uint8_t *enc;                    /* the encoded tile, or an inflated body */
+	uint8_t *out;                    /* encoding scratch, then zstd or gzip output */
+	size_t enc_cap, out_cap;
+	ZSTD_CCtx *zc;
+	ZSTD_DCtx *zd;
+	z_stream gz;
+	int gz_ready;                    /* gz is initialised */
+};
+
+int tilegen_work_create(struct tilegen_work **out)
+{
+	struct tilegen_work *w;
+
+	if (!out)
+		return ERR_INVAL;
+	if (!(w = calloc(1, sizeof(*w))))
+		return ERR_NOMEM;
+	if (pipeline_work_create(&w->pw)) {
+		free(w);
+		return ERR_NOMEM;
+	}
+	*out = w;
+	return 0;
+}
+
+void tilegen_work_destroy(struct tilegen_work *w)
+{
+	if (!w)
+		return;
+	pipeline_work_destroy(w->pw);
+	free(w->enc);
+	free(w->out);
+	ZSTD_freeCCtx(w->zc);
+	ZSTD_freeDCtx(w->zd);
+	if (w->gz_ready)
+		deflateEnd(&w->gz);
+	free(w);
+}
+
+size_t tilegen_work_bytes(const struct tilegen_work *w)
+{
+	if (!w)
+		return 0;
+	return sizeof(*w) + pipeline_work_bytes(w->pw) + w->enc_cap + w->out_cap +
+	       (w->zc ? ZSTD_sizeof_CCtx(w->zc) : 0) + (w->zd ? ZSTD_sizeof_DCtx(w->zd) : 0) +
+	       (w->gz_ready ? (size_t)256 << 10 : 0);   /* deflate's window, hash, buffers */
+}
+
+/* *buf holding at least n bytes (contents not kept). 0 or ERR_NOMEM. */
+static int reserve(uint8_t **buf, size_t *cap, size_t n)
+{
+	if (*cap >= n)
+		return 0;
+	free(*buf);
+	*buf = malloc(n ? n : 1);
+	*cap = *buf ? n : 0;
+	return *buf ? 0 : ERR_NOMEM;
+}
+
+int tilegen_encode_work(struct tilegen_work *w, const struct preset *p, uint64_t seed,
+			int lod, int32_t cx, int32_t cz, const struct region_source *rs,
+			const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
+			const uint8_t **out, size_t *len)
+{
+	const struct tile *t;
+	int rc;
+
+	if (!w || !p || !out || !len)
+		return ERR_INVAL;
+	rc = pipeline_tile_work(w->pw, p, seed, lod, cx, cz, rs, NULL, 0, bl, edit_seq,
+				layers, &t);
+	if (!rc)
+		rc = reserve(&w->enc, &w->enc_cap, tile_encode_bound(t));
+	if (!rc)
+		rc = reserve(&w->out, &w->out_cap, tile_encode_scratch_size(t));
+	if (!rc)
+		rc = tile_encode_in(t, w->out, w->enc, w->enc_cap, len);
+	if (!rc)
+		*out = w->enc;
+	return rc;
+}
+
+int tilegen_compress_work(struct tilegen_work *w, const uint8_t *raw, size_t len,
+			  const uint8_t **out, size_t *zlen)
+{
+	size_t n;
+
+	if (!w || (!raw && len) || !out || !zlen)
+		return ERR_INVAL;
+	if (!w->zc) {
+		if (!(w->zc = ZSTD_createCCtx()))
+			return ERR_NOMEM;
+		if (tile_zstd_params(w->zc)) {
+			ZSTD_freeCCtx(w->zc);
+			w->zc = NULL;
+			return ERR_ZSTD;
+		}
+	}
+	if (reserve(&w->out, &w->out_cap, ZSTD_compressBound(len)))
+		return ERR_NOMEM;
+	n = ZSTD_compress2(w->zc, w->out, w->out_cap, raw, len);
+	if (ZSTD_isError(n))
+		return ERR_ZSTD;
+	*out = w->out;
+	*zlen = n;
+	return 0;
+}
+
+int tilegen_gzip_work(struct tilegen_work *w, const uint8_t *raw, size_t len,
+		      enum tilegen_gzip_kind kind, const uint8_t **out, size_t *glen)
+{
+	int strategy = kind == TILEGEN_GZIP_TILE ? Z_RLE : Z_DEFAULT_STRATEGY;
+
+	if (!w || (!raw && len) || !out || !glen || len > UINT32_MAX / 2)
+		return ERR_INVAL;
+	if (!w->gz_ready) {
+		/* 15 + 16: a gzip wrapper; memory level 8, zlib's default */
+		if (deflateInit2(&w->gz, 6, Z_DEFLATED, 15 + 16, 8, strategy) != Z_OK)
+			return ERR_NOMEM;
+		w->gz_ready = 1;
+	} else if (deflateReset(&w->gz) != Z_OK || deflateParams(&w->gz, 6, strategy) != Z_OK) {
+		return ERR_ZLIB;
+	}
+	if (reserve(&w->out, &w->out_cap, deflateBound(&w->gz, (uLong)len)))
+		return ERR_NOMEM;
+	w->gz.next_in = raw;
+	w->gz.avail_in = (uInt)len;
+	w->gz.next_out = w->out;
+	w->gz.avail_out = (uInt)(w->out_cap > UINT32_MAX ? UINT32_MAX : w->out_cap);
+	if (deflate(&w->gz, Z_FINISH) != Z_STREAM_END)
+		return ERR_ZLIB;
+	*out = w->out;
+	*glen = (size_t)w->gz.total_out;
+	return 0;
+}
+
+int tilegen_decompress_work(struct tilegen_work *w, const uint8_t *z, size_t zlen,
+			    uint8_t *out, size_t len)
+{
+	size_t n;
+
+	if (!w || !z || (!out && len))
+		return ERR_INVAL;
+	if (!w->zd && !(w->zd = ZSTD_createDCtx()))
+		return ERR_NOMEM;
+	n = ZSTD_decompressDCtx(w->zd, out, len, z, zlen);
+	return ZSTD_isError(n) || n != len ? ERR_ZSTD : 0;
+}
+
+int tilegen_inflate_work(struct tilegen_work *w, const uint8_t *z, size_t zlen, size_t len,
+			 const uint8_t **out)
+{
+	int rc;
+
+	if (!w || !out)
+		return ERR_INVAL;
+	if ((rc = reserve(&w->enc, &w->enc_cap, len)) != 0 ||
+	    (rc = tilegen_decompress_work(w, z, zlen, w->enc, len)) != 0)
+		return rc;
+	*out = w->enc;
+	return 0;
+}
+
+struct tilegen_pool {
+	uv_mutex_t mu;
+	struct tilegen_work *idle;       /* given back, most recent first */
+	size_t n_idle, made;
+};
+
+int tilegen_pool_create(struct tilegen_pool **out)
+{
+	struct tilegen_pool *pool = calloc(1, sizeof(*pool));
+
+	if (!pool || uv_mutex_init(&pool->mu)) {
+		free(pool);
+		return ERR_NOMEM;
+	}
+	*out = pool;
+	return 0;
+}
+
+void tilegen_pool_destroy(struct tilegen_pool *pool)
+{
+	struct tilegen_work *w;
+
+	if (!pool)
+		return;
+	while ((w = pool->idle)) {
+		pool->idle = w->next;
+		tilegen_work_destroy(w);
+	}
+	uv_mutex_destroy(&pool->mu);
+	free(pool);
+}
+
+struct tilegen_work *tilegen_pool_take(struct tilegen_pool *pool)
+{
+	struct tilegen_work *w;
+
+	uv_mutex_lock(&pool->mu);
+	if ((w = pool->idle)) {
+		pool->idle = w->next;
+		pool->n_idle--;
+	}
+	uv_mutex_unlock(&pool->mu);
+	if (w || tilegen_work_create(&w))
+		return w;
+	uv_mutex_lock(&pool->mu);
+	pool->made++;
+	uv_mutex_unlock(&pool->mu);
+	return w;
+}
+
+void tilegen_pool_put(struct tilegen_pool *pool, struct tilegen_work *w)
+{
+	if (!w)
+		return;
+	if (tilegen_work_bytes(w) > TILEGEN_WORK_KEEP) {
+		tilegen_work_destroy(w);
+		return;
+	}
+	uv_mutex_lock(&pool->mu);
+	w->next = pool->idle;
+	pool->idle = w;
+	pool->n_idle++;
+	uv_mutex_unlock(&pool->mu);
+}
+
+void tilegen_pool_stats(struct tilegen_pool *pool, size_t *idle, size_t *made)
+{
+	uv_mutex_lock(&pool->mu);
+	*idle = pool->n_idle;
+	*made = pool->made;
+	uv_mutex_unlock(&pool->mu);
+}
+
+/* ---- one-off calls -------------------------------------------------------------- */
+
 int tilegen_encode(const struct preset *p, uint64_t seed, int lod,
 		   int32_t cx, int32_t cz, const struct region_source *rs,
 		   const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
 		   uint8_t **out, size_t *len)
 {
-	struct tile t = { 0 };
-	uint8_t *buf;
-	size_t cap;
+	struct tilegen_work *w;
+	const uint8_t *enc;
 	int rc;
 
 	if (!p || !out || !len)
 		return ERR_INVAL;
-	rc = bl ? pipeline_tile_baked(p, seed, lod, cx, cz, rs, bl, edit_seq, layers, &t) :
-	     pipeline_tile(p, seed, lod, cx, cz, rs, NULL, 0, edit_seq, layers, &t);
-	if (rc)
-		return rc;
-	cap = tile_encode_bound(&t);
-	buf = malloc(cap);
-	if (!buf) {
-		tile_release(&t);
+	if (tilegen_work_create(&w))
 		return ERR_NOMEM;
-	}
-	rc = tile_encode(&t, buf, cap, len);
-	tile_release(&t);
-	if (rc) {
-		free(buf);
-		return rc;
-	}
-	*out = buf;
-	return 0;
+	rc = tilegen_encode_work(w, p, seed, lod, cx, cz, rs, bl, edit_seq, layers, &enc, len);
+	if (!rc && !(*out = malloc(*len)))
+		rc = ERR_NOMEM;
+	if (!rc)
+		memcpy(*out, enc, *len);
+	tilegen_work_destroy(w);
+	return rc;
 }
 
 int tilegen_compress(const uint8_t *raw, size_t len, uint8_t **out, size_t *zlen)

@@ -3,12 +3,15 @@
  * (see tiles.h).
  *
  * A request looks its value up in the cache by key (world, chunk, LOD,
- * kind, layers and the chunk's edit version); a miss starts one flight
- * that generates, encodes and compresses on the worker pool, and every
- * request waiting for that key is answered from the finished entry. An
- * entry holds both prebuilt response heads and the zstd body, so a zstd
- * hit is one write of stored bytes. The world map is read, never changed:
- * edits are edits.c's.
+ * kind, layers, the chunk's edit version and the content coding); a miss
+ * starts one flight, and every request waiting for that key is answered
+ * from the finished entry. The zstd value is generated, encoded and
+ * compressed on the worker pool; a gzip or identity value is made from
+ * the zstd one (fetched, or generated first) by a short job, once, and
+ * cached beside it. An entry holds its coding's prebuilt response head
+ * and body, so every hit, whatever the coding, is one write of stored
+ * bytes (docs/codings.md). The world map is read, never changed: edits
+ * are edits.c's.
  */
 #include "tiles.h"
 #include "tiles_int.h"
@@ -45,14 +48,29 @@
 
 
 
-/* Content-Type and Vary of each kind. */
+/* Content-Type and Vary of each kind, the Vary of its frame answer
+ * (?encoding=zstd, which Accept-Encoding does not change) and what its
+ * gzip body holds. */
 static const struct {
-	const char *type, *vary;
+	const char *type, *vary, *frame_vary;
+	enum tilegen_gzip_kind gzip;
 } kinds[] = {
-	[KIND_TILE] = { ROUTE_TILE_TYPE, "Accept-Encoding" },
-	[KIND_OBJECTS_JSON] = { OBJECTS_JSON_TYPE, "Accept, Accept-Encoding" },
-	[KIND_OBJECTS_BINARY] = { OBJECTS_BINARY_TYPE, "Accept, Accept-Encoding" },
+	[KIND_TILE] = { ROUTE_TILE_TYPE, "Accept-Encoding", NULL, TILEGEN_GZIP_TILE },
+	[KIND_OBJECTS_JSON] = { OBJECTS_JSON_TYPE, "Accept, Accept-Encoding", "Accept",
+				TILEGEN_GZIP_TEXT },
+	[KIND_OBJECTS_BINARY] = { OBJECTS_BINARY_TYPE, "Accept, Accept-Encoding", "Accept",
+				  TILEGEN_GZIP_TEXT },
 };
+
+/* The Content-Encoding of each coding (enum req_coding). */
+static const char *const encodings[] = {
+	[REQ_CODING_IDENTITY] = NULL,
+	[REQ_CODING_ZSTD] = "zstd",
+	[REQ_CODING_GZIP] = "gzip",
+};
+
+/* The Content-Type of a zstd frame sent as the body (?encoding=zstd). */
+#define FRAME_TYPE "application/zstd"
 
 
 
@@ -106,16 +124,6 @@ static void release_entry(void *arg)
 	cache_release(x->t->cache, x->entry);
 }
 
-static void release_raw(void *arg)
-{
-	struct tile_req *x = arg;
-	const struct tile_value *v = cache_value(x->entry);
-
-	req_made_give(&x->q, v->raw_len);
-	free(x->raw);
-	cache_release(x->t->cache, x->entry);
-}
-
 /* Answer 304 for etag. */
 int tiles__not_modified(struct tile_req *x, const char *etag, const char *vary)
 {
@@ -124,37 +132,12 @@ int tiles__not_modified(struct tile_req *x, const char *etag, const char *vary)
 
 	if (!head)
 		return ERR_NOMEM;
-	n = snprintf(head, 512, "%sETag: %s\r\nVary: %s\r\n" REQ_CORS REQ_EXPOSE
-		     "Cache-Control: %s\r\n", http_status_line(304), etag, vary,
-		     x->immutable ? TILES_IMMUTABLE : x->t->cache_control);
+	n = snprintf(head, 512, "%sETag: %s\r\nCache-Control: %s\r\n%s%s%s" REQ_CORS REQ_EXPOSE,
+		     http_status_line(304), etag,
+		     x->immutable ? TILES_IMMUTABLE : x->t->cache_control, vary ? "Vary: " : "",
+		     vary ? vary : "", vary ? "\r\n" : "");
 	req_send(&x->q, 304, head, (size_t)n, NULL, 0, NULL, NULL);
 	return 0;
-}
-
-static void inflate_work(uv_work_t *w)
-{
-	struct tile_req *x = container_of(w, struct tile_req, work);
-	const struct tile_value *v = cache_value(x->entry);
-
-	x->err = tilegen_decompress(v->body_z.base, v->body_z.len, v->raw_len,
-				    &x->raw);
-}
-
-static void inflate_done(uv_work_t *w, int status)
-{
-	struct tile_req *x = container_of(w, struct tile_req, work);
-	const struct tile_value *v = cache_value(x->entry);
-
-	if (status < 0 || x->err) {
-		req_made_give(&x->q, v->raw_len);
-		cache_release(x->t->cache, x->entry);
-		x->q.detail = "tile decompression failed";
-		req_respond_error(&x->q, 500, x->q.detail);
-		return;
-	}
-	req_send(&x->q, 200, v->head_id.base,
-		 v->head_id.len - (x->immutable ? x->t->cc_len : 0), x->raw, v->raw_len,
-		 release_raw, x);
 }
 
 /*
@@ -183,38 +166,45 @@ static void prefetch_response(const struct http_buf *head,
 		__builtin_prefetch((const void *)p);
 }
 
+/* The head of a zstd frame sent as the body (?encoding=zstd), from the
+ * arena: the tile's (or objects') media type is what the frame holds. */
+static int frame_head(struct tile_req *x, const struct tile_value *v, struct http_buf *out)
+{
+	char *head = http_req_alloc(x->q.http, 512);
+	int n;
+
+	if (!head)
+		return ERR_NOMEM;
+	n = tiles__format_head(head, 512, x->t, FRAME_TYPE, kinds[x->key.kind].frame_vary,
+			       v->body.len, v->etag, NULL);
+	if (n < 0 || n >= 512)
+		return ERR_NOMEM;
+	*out = (struct http_buf){ head, (size_t)n };
+	return 0;
+}
+
 /* Answer from a ready entry (the reference passes to the response). */
 static int tile_send(struct tile_req *x, struct cache_entry *e)
 {
 	const struct tile_value *v = cache_value(e);
-	const char *etag = x->zstd ? v->etag_z : v->etag_id;
+	const char *vary = x->frame ? kinds[x->key.kind].frame_vary : kinds[x->key.kind].vary;
+	struct http_buf head = v->head;
 	/* an immutable answer leaves out the head's last line, Cache-Control,
 	 * and sends its own with X-Cache (tiles__xcache()) */
 	size_t cut = x->immutable ? x->t->cc_len : 0;
 	int rc;
 
 	x->entry = e;
-	if (req_etag_matches(x->q.http->header[HTTP_H_IF_NONE_MATCH], etag)) {
+	if (req_etag_matches(x->q.http->header[HTTP_H_IF_NONE_MATCH], v->etag)) {
 		cache_release(x->t->cache, e);
-		return tiles__not_modified(x, etag, kinds[x->key.kind].vary);
+		return tiles__not_modified(x, v->etag, vary);
 	}
-	if (x->zstd) {
-		prefetch_response(&v->head_z, &v->body_z);
-		req_send(&x->q, 200, v->head_z.base, v->head_z.len - cut,
-			      v->body_z.base, v->body_z.len, release_entry, x);
-	} else if (x->q.http->method == HTTP_HEAD) {
-		req_send(&x->q, 200, v->head_id.base, v->head_id.len - cut, NULL, 0,
-			      release_entry, x);
-	} else if ((rc = req_made_take(&x->q, v->raw_len)) != 0) {
+	if (x->frame && (rc = frame_head(x, v, &head)) != 0) {
 		cache_release(x->t->cache, e);
 		return rc;
-	} else if ((rc = uv_queue_work(x->t->loop, &x->work, inflate_work,
-				       inflate_done)) < 0) {
-		req_made_give(&x->q, v->raw_len);
-		cache_release(x->t->cache, e);
-		x->q.detail = "cannot queue work";
-		return ERR_BUSY;
 	}
+	prefetch_response(&head, &v->body);
+	req_send(&x->q, 200, head.base, head.len - cut, v->body.base, v->body.len, release_entry, x);
 	return 0;
 }
 
@@ -239,16 +229,19 @@ static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
 		req_respond_error(&x->q, rc < 0 ? route_status(rc) : rc, x->q.detail);
 }
 
-int tiles__format_head(char *buf, size_t cap, const char *type, const char *vary,
-		       size_t len, const char *etag, int zstd, const char *cc)
+int tiles__format_head(char *buf, size_t cap, const struct tiles *t,
+		       const char *type, const char *vary, size_t len,
+		       const char *etag, const char *encoding)
 {
 	return snprintf(buf, cap,
 			"%sContent-Type: %s\r\n"
-			"Content-Length: %zu\r\n%s"
-			"ETag: %s\r\nVary: %s\r\n" REQ_CORS REQ_EXPOSE
-			"Cache-Control: %s\r\n",
+			"Content-Length: %zu\r\n%s%s%s"
+			"ETag: %s\r\n%s%s%s" REQ_CORS REQ_EXPOSE "Cache-Control: %s\r\n",
 			http_status_line(200), type, len,
-			zstd ? "Content-Encoding: zstd\r\n" : "", etag, vary, cc);
+			encoding ? "Content-Encoding: " : "", encoding ? encoding : "",
+			encoding ? "\r\n" : "", etag,
+			vary ? "Vary: " : "", vary ? vary : "", vary ? "\r\n" : "",
+			t->cache_control);
 }
 
 const char *tiles__xcache(const struct tile_req *x, int hit)
@@ -324,44 +317,45 @@ int tiles__check_version(struct tile_req *x, uint64_t version, int *answered)
 	return ERR_NOTFOUND;
 }
 
-/* The strong tags of content hash sum: "<hex>" and "<hex>-z". */
-void tiles__etags(uint64_t sum, char id[24], char z[24])
+void tiles__etag(uint64_t sum, int coding, char out[24])
 {
-	snprintf(id, 24, "\"%016llx\"", (unsigned long long)sum);
-	snprintf(z, 24, "\"%016llx-z\"", (unsigned long long)sum);
+	snprintf(out, 24, "\"%016llx%s\"", (unsigned long long)sum,
+		 coding == REQ_CODING_ZSTD ? "-z" : coding == REQ_CODING_GZIP ? "-g" : "");
 }
 
-/* Build the cached value of a kind from its identity length, content hash
- * and zstd body. */
-static int value_build(const struct tiles *t, int kind, uint64_t sum, size_t len,
-		       const uint8_t *z, size_t zlen, struct tile_value **out,
-		       size_t *bytes)
+/*
+ * The cached value of key (its kind and coding) for a body of blen bytes
+ * of content hash sum, whose identity is len bytes, in one exact
+ * allocation of *bytes: the head, then the body, copied from body or,
+ * when body is NULL, left for the caller to fill (*dst).
+ */
+static int value_build(const struct tiles *t, const struct tile_key *key, uint64_t sum,
+		       size_t len, const uint8_t *body, size_t blen, struct tile_value **out,
+		       uint8_t **dst, size_t *bytes)
 {
-	char hz[512], hid[512], etag_z[24], etag_id[24];
+	char head[512], etag[24];
 	struct tile_value *v;
-	int nz, nid;
+	int n;
 
-	tiles__etags(sum, etag_id, etag_z);
-	nz = tiles__format_head(hz, sizeof(hz), kinds[kind].type, kinds[kind].vary, zlen,
-				etag_z, 1, t->cache_control);
-	nid = tiles__format_head(hid, sizeof(hid), kinds[kind].type, kinds[kind].vary, len,
-				 etag_id, 0, t->cache_control);
-	if (nz < 0 || nid < 0 || (size_t)nz >= sizeof(hz) || (size_t)nid >= sizeof(hid))
+	tiles__etag(sum, key->coding, etag);
+	n = tiles__format_head(head, sizeof(head), t, kinds[key->kind].type,
+			       kinds[key->kind].vary, blen, etag, encodings[key->coding]);
+	if (n < 0 || (size_t)n >= sizeof(head))
 		return ERR_INVAL;
-	*bytes = sizeof(*v) + (size_t)nz + (size_t)nid + zlen;
+	*bytes = sizeof(*v) + (size_t)n + blen;
 	v = malloc(*bytes);
 	if (!v)
 		return ERR_NOMEM;
 	v->sum = sum;
 	v->raw_len = len;
-	memcpy(v->etag_z, etag_z, sizeof(etag_z));
-	memcpy(v->etag_id, etag_id, sizeof(etag_id));
-	memcpy(v->data, hz, (size_t)nz);
-	memcpy(v->data + nz, hid, (size_t)nid);
-	memcpy(v->data + nz + nid, z, zlen);
-	v->head_z = (struct http_buf){ v->data, (size_t)nz };
-	v->head_id = (struct http_buf){ v->data + nz, (size_t)nid };
-	v->body_z = (struct http_buf){ v->data + nz + nid, zlen };
+	memcpy(v->etag, etag, sizeof(etag));
+	memcpy(v->data, head, (size_t)n);
+	if (body)
+		memcpy(v->data + n, body, blen);
+	v->head = (struct http_buf){ v->data, (size_t)n };
+	v->body = (struct http_buf){ v->data + n, blen };
+	if (dst)
+		*dst = (uint8_t *)v->data + n;
 	*out = v;
 	return 0;
 }
@@ -464,8 +458,10 @@ static void layer_close(const struct job_edits *ed, int32_t *delta[BAKE_MAX_CHUN
 
 /* ---- generation ------------------------------------------------------------- */
 
-/* The identity body of j's key: a tile, or the chunk's objects. */
-static int gen_body(const struct gen_job *j, uint8_t **raw, size_t *len)
+/* The identity body of j's key, a tile (into wk) or the chunk's objects
+ * (*heap: malloc'd, to free). */
+static int gen_body(const struct gen_job *j, struct tilegen_work *wk, const uint8_t **raw,
+		    size_t *len, uint8_t **heap)
 {
 	const struct tile_key *k = &j->key;
 	struct bake_chunk bc[BAKE_MAX_CHUNKS];
@@ -473,36 +469,40 @@ static int gen_body(const struct gen_job *j, uint8_t **raw, size_t *len)
 	struct bake_layer layer, *bl = j->ed.n ? &layer : NULL;
 	int rc = bl ? layer_open(&j->ed, bc, delta, &layer) : 0;
 
+	*heap = NULL;
 	if (!rc && k->kind == KIND_TILE)
-		rc = tilegen_encode(j->p, k->seed, k->lod, k->cx, k->cz, j->rs, bl,
-				    j->edit_seq, k->layers, raw, len);
-	else if (!rc)
-		rc = objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, bl, j->edit_seq,
-				    k->kind == KIND_OBJECTS_BINARY ? OBJECTS_BINARY :
-				    OBJECTS_JSON, raw, len);
+		rc = tilegen_encode_work(wk, j->p, k->seed, k->lod, k->cx, k->cz, j->rs, bl,
+					 j->edit_seq, k->layers, raw, len);
+	else if (!rc && (rc = objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, bl,
+					    j->edit_seq, k->kind == KIND_OBJECTS_BINARY ?
+					    OBJECTS_BINARY : OBJECTS_JSON, heap, len)) == 0)
+		*raw = *heap;
 	if (bl)
 		layer_close(&j->ed, delta);
 	return rc;
 }
 
-/* Worker thread: generate, encode, compress, build the value. */
+/* Worker thread: generate, encode, compress in a workspace of the pool,
+ * then build the value: the one allocation that outlives the job. */
 static void gen_work(uv_work_t *w)
 {
 	struct gen_job *j = container_of(w, struct gen_job, work);
+	struct tilegen_work *wk = tilegen_pool_take(j->t->pool);
 	uint64_t t0 = uv_hrtime(), sum;
-	uint8_t *raw = NULL, *z = NULL;
+	const uint8_t *raw = NULL, *z = NULL;
+	uint8_t *heap = NULL;
 	size_t len, zlen;
 
-	j->err = gen_body(j, &raw, &len);
+	j->err = wk ? gen_body(j, wk, &raw, &len, &heap) : ERR_NOMEM;
 	if (!j->err)
-		j->err = tilegen_compress(raw, len, &z, &zlen);
+		j->err = tilegen_compress_work(wk, raw, len, &z, &zlen);
 	if (!j->err) {
 		sum = j->key.kind == KIND_TILE ? tile_checksum(raw) : XXH3_64bits(raw, len);
-		j->err = value_build(j->t, j->key.kind, sum, len, z, zlen, &j->value,
+		j->err = value_build(j->t, &j->key, sum, len, z, zlen, &j->value, NULL,
 				     &j->bytes);
 	}
-	free(raw);
-	free(z);
+	free(heap);
+	tilegen_pool_put(j->t->pool, wk);
 	j->ns = uv_hrtime() - t0;
 }
 
@@ -571,14 +571,130 @@ void tiles__generate(struct tiles *t, const struct tile_key *key,
 	metrics_generation_start(t->env->metrics);
 }
 
+/* ---- other codings ---------------------------------------------------------- */
+
+/* A gzip or identity value made from its zstd base on the worker pool;
+ * the loop thread owns it otherwise. */
+struct derive_job {
+	uv_work_t work;
+	struct tiles *t;
+	struct cache_waiter w;           /* on the base */
+	struct cache_entry *flight, *base;
+	struct tile_key key;             /* the value's */
+	struct tile_value *value;
+	size_t bytes;
+	int err;
+};
+
+/* j's value from its base: the frame decompressed straight into the
+ * value for identity, or into wk and deflated for gzip. */
+static int derive_value(struct derive_job *j, struct tilegen_work *wk)
+{
+	const struct tile_value *b = cache_value(j->base);
+	const uint8_t *raw, *g;
+	uint8_t *dst;
+	size_t glen;
+	int rc;
+
+	if (j->key.coding == REQ_CODING_IDENTITY) {
+		rc = value_build(j->t, &j->key, b->sum, b->raw_len, NULL, b->raw_len, &j->value,
+				 &dst, &j->bytes);
+		return rc ? rc : tilegen_decompress_work(wk, b->body.base, b->body.len, dst,
+							 b->raw_len);
+	}
+	if ((rc = tilegen_inflate_work(wk, b->body.base, b->body.len, b->raw_len, &raw)) != 0 ||
+	    (rc = tilegen_gzip_work(wk, raw, b->raw_len, kinds[j->key.kind].gzip, &g, &glen)) != 0)
+		return rc;
+	return value_build(j->t, &j->key, b->sum, b->raw_len, g, glen, &j->value, NULL,
+			   &j->bytes);
+}
+
+/* Worker thread: make j's value in a workspace of the pool. */
+static void derive_work(uv_work_t *w)
+{
+	struct derive_job *j = container_of(w, struct derive_job, work);
+	struct tilegen_work *wk = tilegen_pool_take(j->t->pool);
+
+	j->err = wk ? derive_value(j, wk) : ERR_NOMEM;
+	tilegen_pool_put(j->t->pool, wk);
+}
+
+static void derive_done(uv_work_t *w, int status)
+{
+	struct derive_job *j = container_of(w, struct derive_job, work);
+	struct tiles *t = j->t;
+
+	if (status < 0 && !j->err)
+		j->err = ERR_BUSY;
+	t->generating--;
+	cache_release(t->cache, j->base);
+	if (j->err) {
+		free(j->value);
+		cache_abort(t->cache, j->flight, j->err);
+	} else {
+		cache_complete(t->cache, j->flight, j->value, j->bytes, uv_now(t->loop));
+	}
+	free(j);
+}
+
+/* The base is ready (or failed): queue the job that makes the coding. */
+static void base_ready(struct cache_waiter *w, struct cache_entry *e, int err)
+{
+	struct derive_job *j = container_of(w, struct derive_job, w);
+	struct tiles *t = j->t;
+
+	j->base = e;
+	if (!err && t->generating >= t->max_generations)
+		err = ERR_BUSY;
+	if (!err && uv_queue_work(t->loop, &j->work, derive_work, derive_done) < 0)
+		err = ERR_BUSY;
+	if (err) {
+		cache_release(t->cache, e);
+		cache_abort(t->cache, j->flight, err);
+		free(j);
+		return;
+	}
+	t->generating++;
+}
+
+/* Make key's value (a coding other than zstd) for the flight from its
+ * zstd base: from the cache, after the base's flight, or after generating
+ * it (world w's edits, p). The job counts against max_generations. */
+static void derive(struct tiles *t, const struct tile_key *key, const struct preset *p,
+		   const struct world *w, struct cache_entry *flight)
+{
+	struct derive_job *j = calloc(1, sizeof(*j));
+	struct tile_key base;
+	struct cache_entry *e;
+	int rc;
+
+	if (!j) {
+		cache_abort(t->cache, flight, ERR_NOMEM);
+		return;
+	}
+	*j = (struct derive_job){ .t = t, .flight = flight, .key = *key };
+	j->w.done = base_ready;
+	base = *key;
+	base.coding = REQ_CODING_ZSTD;
+	rc = cache_fetch(t->cache, &base, sizeof(base), uv_now(t->loop), &j->w, &e);
+	if (rc == CACHE_HIT) {
+		base_ready(&j->w, e, 0);
+	} else if (rc == CACHE_MISS) {
+		tiles__generate(t, &base, p, w, e);
+	} else if (rc < 0) {
+		cache_abort(t->cache, flight, rc);
+		free(j);
+	}
+}
+
 /* The key of a value of chunk (cx, cz) of world (pi, seed), whose edit
  * state is w (NULL: unedited). */
 struct tile_key tiles__key_of(const struct world *w, uint64_t seed, int pi,
 			      int32_t cx, int32_t cz, int lod, int kind,
 			      unsigned layers)
 {
-	struct tile_key k = { seed, 0, cx, cz, (uint32_t)pi, (uint16_t)lod, (uint8_t)kind,
-			      (uint8_t)layers };
+	struct tile_key k = { seed, 0, cx, cz, (uint32_t)pi, (uint8_t)lod, REQ_CODING_ZSTD,
+			      (uint8_t)kind, (uint8_t)layers };
 	struct world_chunk ch;
 
 	if (w && needs_around(&k)) {
@@ -597,16 +713,35 @@ static int serve_value(struct tile_req *x, const struct preset *p)
 	struct cache_entry *e;
 	int rc;
 
-	x->zstd = req_accepts_zstd(x->q.http->header[HTTP_H_ACCEPT_ENCODING]);
+	x->key.coding = (uint8_t)(x->frame ? REQ_CODING_ZSTD : x->coding);
 	x->w.done = tile_ready;
 	rc = cache_fetch(x->t->cache, &x->key, sizeof(x->key),
 			 uv_now(x->t->loop), &x->w, &e);
 	x->q.xcache = tiles__xcache(x, rc == CACHE_HIT);
 	if (rc == CACHE_HIT)
 		return tile_send(x, e);
-	if (rc == CACHE_MISS)
+	if (rc == CACHE_MISS && x->key.coding == REQ_CODING_ZSTD)
 		tiles__generate(x->t, &x->key, p, x->world, e);
+	else if (rc == CACHE_MISS)
+		derive(x->t, &x->key, p, x->world, e);
 	return rc < 0 ? rc : 0;
+}
+
+int tiles__parse_coding(struct tile_req *x)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = req_query(&x->q, "encoding", &len, &rc);
+
+	if (rc)
+		return rc;
+	x->frame = s != NULL;
+	x->coding = req_coding(x->q.http->header[HTTP_H_ACCEPT_ENCODING]);
+	if (s && (len != 4 || memcmp(s, "zstd", 4))) {
+		x->q.detail = "encoding: only zstd (the zstd frame as the body, application/zstd)";
+		return ERR_INVAL;
+	}
+	return 0;
 }
 
 /* Path segment i as an int32 coordinate; detail names it. */
@@ -662,7 +797,8 @@ static int h_tile(struct req *q)
 		return rc;
 	p = catalog_at(x->t->cat, (size_t)pi);
 	if ((rc = tiles__parse_lod(x, p, &lod)) != 0 || (rc = parse_coord(x, 5, "cx", &cx)) != 0 ||
-	    (rc = parse_coord(x, 6, "cz", &cz)) != 0 || (rc = tiles__parse_layers(x, &layers)) != 0)
+	    (rc = parse_coord(x, 6, "cz", &cz)) != 0 || (rc = tiles__parse_layers(x, &layers)) != 0 ||
+	    (rc = tiles__parse_coding(x)) != 0)
 		return rc;
 	x->world = world_map_find(x->t->worlds, pi, seed);
 	x->key = tiles__key_of(x->world, seed, pi, cx, cz, lod, KIND_TILE, layers);
@@ -680,7 +816,7 @@ static int h_objects(struct req *q)
 	int rc, pi, kind, answered;
 
 	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0 || (rc = parse_coord(x, 4, "cx", &cx)) != 0 ||
-	    (rc = parse_coord(x, 5, "cz", &cz)) != 0)
+	    (rc = parse_coord(x, 5, "cz", &cz)) != 0 || (rc = tiles__parse_coding(x)) != 0)
 		return rc;
 	kind = req_prefers(x->q.http->header[HTTP_H_ACCEPT], OBJECTS_BINARY_TYPE, OBJECTS_JSON_TYPE) ? KIND_OBJECTS_BINARY :
 	       KIND_OBJECTS_JSON;
@@ -734,6 +870,7 @@ int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
 		snprintf(t->cache_control, sizeof(t->cache_control), "no-cache");
 	t->cc_len = strlen("Cache-Control: \r\n") + strlen(t->cache_control);
 	if ((rc = cache_create(cfg->cache_bytes, 0, free_value, &t->cache)) != 0 ||
+	    (rc = tilegen_pool_create(&t->pool)) != 0 ||
 	    (rc = regions_create(cfg->region_bytes, &t->regions)) != 0 ||
 	    (rc = bakes_create(loop, cat, worlds, regions_source(t->regions),
 				 cfg->bake_after, &t->bakes)) != 0) {
@@ -771,6 +908,7 @@ void tiles_destroy(struct tiles *t)
 	bakes_destroy(t->bakes);
 	cache_destroy(t->cache);
 	regions_destroy(t->regions);
+	tilegen_pool_destroy(t->pool);
 	free(t);
 }
 

@@ -2,7 +2,11 @@
  * tiles_batch.c - batch fetch: the tiles of a rectangle as one bundle
  * (bundle.h), each taken from and put into the tile cache with the same
  * single flight as a single tile; the bundle is assembled and compressed
- * on a worker (see routes.h for the HTTP semantics).
+ * on a worker (see routes.h for the HTTP semantics). A bundle travels as
+ * zstd or identity (a gzip-only client gets identity: bundles are made
+ * per request, and deflating megabytes per request is what the cached
+ * codings of single tiles avoid), or as the zstd frame itself with
+ * ?encoding=zstd.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +43,7 @@ struct bundle_job {
 	size_t n, pending;               /* members; fetches not settled */
 	size_t hits;
 	int err;
+	int zstd;                        /* the body is a zstd frame */
 	struct bundle_entry *ent;        /* the index, laid out */
 	size_t len;                      /* the bundle's size */
 	uint8_t *body;                   /* the response body, malloc'd */
@@ -67,19 +72,21 @@ static void release_body(void *arg)
 static void bundle_work(uv_work_t *w)
 {
 	struct bundle_job *b = container_of(w, struct bundle_job, work);
+	struct tilegen_work *wk = tilegen_pool_take(b->x->t->pool);
 	uint8_t *raw = malloc(b->len);
 	size_t k;
-	int rc = raw ? 0 : ERR_NOMEM;
+	int rc = raw && wk ? 0 : ERR_NOMEM;
 
 	if (raw)
 		bundle_write_index(b->ent, b->n, raw);
 	for (k = 0; !rc && k < b->n; k++) {
 		const struct tile_value *v = cache_value(b->m[k].e);
 
-		rc = tilegen_decompress_to(v->body_z.base, v->body_z.len,
-					   raw + b->ent[k].offset, v->raw_len);
+		rc = tilegen_decompress_work(wk, v->body.base, v->body.len,
+					     raw + b->ent[k].offset, v->raw_len);
 	}
-	if (!rc && b->x->zstd) {
+	tilegen_pool_put(b->x->t->pool, wk);
+	if (!rc && b->zstd) {
 		rc = tilegen_compress(raw, b->len, &b->body,
 				      &b->body_len);
 	} else if (!rc) {
@@ -111,9 +118,14 @@ static void bundle_done(uv_work_t *w, int status)
 		req_respond_oom(x->q.env, x->q.http, x->q.label);
 		return;
 	}
-	n = tiles__format_head(head, 512, ROUTE_BUNDLE_TYPE, "Accept-Encoding", b->body_len,
-			       b->etag, x->zstd,
-			       x->immutable ? TILES_IMMUTABLE : x->t->cache_control);
+	n = x->frame ? tiles__format_head(head, 512, x->t, "application/zstd", NULL, b->body_len,
+					  b->etag, NULL) :
+	    tiles__format_head(head, 512, x->t, ROUTE_BUNDLE_TYPE, "Accept-Encoding", b->body_len,
+			       b->etag, b->zstd ? "zstd" : NULL);
+	if (n > 0 && n < 512 && x->immutable) { /* its last line becomes the immutable one */
+		n -= (int)x->t->cc_len;
+		n += snprintf(head + n, 512 - (size_t)n, "Cache-Control: " TILES_IMMUTABLE "\r\n");
+	}
 	req_send(&x->q, 200, head, (size_t)n, b->body, b->body_len, release_body, b);
 }
 
@@ -122,7 +134,6 @@ static void batch_ready(struct bundle_job *b)
 {
 	struct tile_req *x = b->x;
 	uint8_t sums[8 * ROUTE_BATCH_MAX];
-	char id[24], z[24];
 	size_t k;
 	int rc;
 
@@ -142,11 +153,11 @@ static void batch_ready(struct bundle_job *b)
 		for (i = 0; i < 8; i++)
 			sums[8 * k + (size_t)i] = (uint8_t)(v->sum >> (8 * i));
 	}
-	tiles__etags(XXH3_64bits(sums, 8 * b->n), id, z);
-	memcpy(b->etag, x->zstd ? z : id, sizeof(b->etag));
+	tiles__etag(XXH3_64bits(sums, 8 * b->n), b->zstd ? REQ_CODING_ZSTD : REQ_CODING_IDENTITY,
+		    b->etag);
 	if (req_etag_matches(x->q.http->header[HTTP_H_IF_NONE_MATCH], b->etag)) {
 		batch_release(b);
-		if ((rc = tiles__not_modified(x, b->etag, "Accept-Encoding")) != 0)
+		if ((rc = tiles__not_modified(x, b->etag, x->frame ? NULL : "Accept-Encoding")) != 0)
 			req_respond_oom(x->q.env, x->q.http, x->q.label);
 		return;
 	}
@@ -243,7 +254,7 @@ int tiles__h_batch(struct req *q)
 		return rc;
 	p = catalog_at(x->t->cat, (size_t)pi);
 	if ((rc = tiles__parse_lod(x, p, &lod)) != 0 || (rc = tiles__parse_layers(x, &layers)) != 0 ||
-	    (rc = parse_rect(x, r, &n)) != 0)
+	    (rc = parse_rect(x, r, &n)) != 0 || (rc = tiles__parse_coding(x)) != 0)
 		return rc;
 	b = http_req_alloc(x->q.http, sizeof(*b) + n * sizeof(b->m[0]));
 	if (!b)
@@ -254,7 +265,7 @@ int tiles__h_batch(struct req *q)
 	b->x = x;
 	b->n = n;
 	b->pending = 1; /* held until every fetch is started */
-	x->zstd = req_accepts_zstd(x->q.http->header[HTTP_H_ACCEPT_ENCODING]);
+	b->zstd = x->frame || req_accepts_zstd(x->q.http->header[HTTP_H_ACCEPT_ENCODING]);
 	x->world = world_map_find(x->t->worlds, pi, seed);
 	for (cz = r[1]; cz <= r[3]; cz++)
 		for (cx = r[0]; cx <= r[2]; cx++, k++) {

@@ -28,6 +28,7 @@ struct tiles {
 	struct cache *cache;
 	struct regions *regions;         /* eroded regions, shared by workers */
 	struct bakes *bakes;             /* chunks' baked edit deltas */
+	struct tilegen_pool *pool;       /* the workers' buffers (tilegen.h) */
 	int baking;                      /* a bake job is running */
 	unsigned generating;             /* generations queued or running */
 	unsigned max_generations;
@@ -47,30 +48,34 @@ enum value_kind {
 	KIND_OBJECTS_BINARY,
 };
 
-/* The cache key of a tile or of a chunk's objects. version is the
- * chunk's edit version for a tile of heights, so an edit makes stale
- * exactly the tiles of the chunks it touched, at every LOD; for a tile
- * with the material layer and for objects, which also read samples just
- * beyond the chunk, it is the largest edit version of the chunk and its
- * 8 neighbours (world_around_version()). */
+/* The cache key of a tile or of a chunk's objects in one content coding.
+ * version is the chunk's edit version for a tile of heights, so an edit
+ * makes stale exactly the tiles of the chunks it touched, at every LOD;
+ * for a tile with the material layer and for objects, which also read
+ * samples just beyond the chunk, it is the largest edit version of the
+ * chunk and its 8 neighbours (world_around_version()). coding is an enum
+ * req_coding: the zstd value is the base that generation makes; the gzip
+ * and identity values are made from it when first asked for, and cached
+ * beside it (docs/codings.md). */
 struct tile_key {
 	uint64_t seed;
 	uint64_t version;
 	int32_t cx, cz;
 	uint32_t preset;
-	uint16_t lod;                    /* 0 for objects */
+	uint8_t lod;                     /* 0 for objects */
+	uint8_t coding;                  /* enum req_coding */
 	uint8_t kind;                    /* enum value_kind */
 	uint8_t layers;                  /* PIPELINE_LAYER_* bits of a tile */
 };
 _Static_assert(sizeof(struct tile_key) == 32, "tile_key has no padding");
 
-/* A cached value: both prebuilt response heads and the zstd body, in one
- * allocation (data holds the bytes they point to). */
+/* A cached value: one coding of a tile or objects, its prebuilt 200 head
+ * and its body in one allocation (data holds the bytes they point to). */
 struct tile_value {
 	uint64_t sum;                    /* content hash of the identity body */
-	size_t raw_len;
-	struct http_buf head_z, head_id, body_z;
-	char etag_z[24], etag_id[24];
+	size_t raw_len;                  /* the identity body's length */
+	struct http_buf head, body;      /* this coding's */
+	char etag[24];                   /* this coding's strong tag */
 	char data[];
 };
 
@@ -79,11 +84,10 @@ struct tile_req {
 	struct req q;
 	struct tiles *t;
 	struct tile_key key;
-	int zstd;
+	int coding;                      /* enum req_coding of the answer */
+	int frame;                       /* ?encoding=zstd: the frame as the body */
 	struct cache_waiter w;
 	struct cache_entry *entry;
-	uv_work_t work;
-	uint8_t *raw;
 	int err;
 	struct world *world;
 	int immutable;                   /* ?v= named the current version */
@@ -95,10 +99,11 @@ struct tile_req *tiles__req_of(struct req *q);
 /* The detail of a failed generation. */
 const char *tiles__gen_detail(int err);
 
-/* The head of a 200 answer of type and vary with len bytes, etag and
- * Cache-Control cc, whose line comes last. */
-int tiles__format_head(char *buf, size_t cap, const char *type, const char *vary,
-		       size_t len, const char *etag, int zstd, const char *cc);
+/* The head of a 200 answer of type and vary (NULL: none) with len bytes,
+ * etag and Content-Encoding encoding (NULL: none); its last line is
+ * Cache-Control (t->cc_len bytes), which an immutable answer replaces. */
+int tiles__format_head(char *buf, size_t cap, const struct tiles *t, const char *type,
+		       const char *vary, size_t len, const char *etag, const char *encoding);
 
 /* The X-Cache line of x's answer (hit or miss), with the immutable
  * Cache-Control line when x named the current version. */
@@ -115,11 +120,16 @@ const char *tiles__xcache(const struct tile_req *x, int hit);
  */
 int tiles__check_version(struct tile_req *x, uint64_t version, int *answered);
 
-/* The strong tags of content hash sum: "<hex>" and "<hex>-z". */
-void tiles__etags(uint64_t sum, char id[24], char z[24]);
+/* The strong tag of content hash sum in coding (enum req_coding):
+ * "<hex>", "<hex>-z" (zstd, and the frame as the body), "<hex>-g". */
+void tiles__etag(uint64_t sum, int coding, char out[24]);
 
-/* Answer 304 for etag. */
+/* Answer 304 for etag, with Vary: vary (NULL: none). */
 int tiles__not_modified(struct tile_req *x, const char *etag, const char *vary);
+
+/* ?encoding= (x->frame) and Accept-Encoding (x->coding) of x: the coding
+ * to answer in. ERR_INVAL with detail for an ?encoding= other than zstd. */
+int tiles__parse_coding(struct tile_req *x);
 
 /* Queue the generation of key's value for the flight (w may be NULL). */
 void tiles__generate(struct tiles *t, const struct tile_key *key, const struct preset *p,

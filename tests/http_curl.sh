@@ -48,9 +48,10 @@ ce() {
 		sed -n 's/^[Cc]ontent-[Ee]ncoding: //p'
 }
 check "zstd;q=0 gives identity" eq "$(ce 'zstd;q=0')" ""
-check "* allows zstd" eq "$(ce 'gzip, *;q=0.1')" zstd
-check "explicit zstd;q=0 beats *" eq "$(ce '*;q=0.5, zstd;q=0')" ""
-check "q-values parsed" eq "$(ce 'br;q=1.0, zstd;q=0.8, gzip')" zstd
+check "* allows zstd" eq "$(ce 'br, *;q=0.1')" zstd
+check "explicit zstd;q=0 beats *, which stands for gzip" eq "$(ce '*;q=0.5, zstd;q=0')" gzip
+check "q-values parsed" eq "$(ce 'br;q=1.0, zstd;q=0.8, gzip;q=0.5')" zstd
+check "the higher q wins" eq "$(ce 'br;q=1.0, zstd;q=0.8, gzip')" gzip
 check "identity preferred over zstd wins" eq "$(ce 'identity;q=1, zstd;q=0.5')" ""
 check "coding names ignore case" eq "$(ce 'ZSTD')" zstd
 
