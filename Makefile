@@ -93,7 +93,7 @@ CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check
+.PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check FORCE
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client
 
 help:
@@ -134,6 +134,14 @@ $(BUILD)/gen/builtin_presets.c: $(PRESETS) $(BUILD)/tools/embed
 $(BUILD)/gen/assets.c: $(ASSETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(Q)$(BUILD)/tools/embed assets $(ASSETS) > $@
+
+# The version and commit (server/buildinfo.c): remade by every make, rewritten
+# only when they change, so a new commit recompiles that one file.
+$(BUILD)/gen/version.h: FORCE
+	@mkdir -p $(@D)
+	$(Q)tools/version.sh > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+$(BUILD)/server/buildinfo.o: $(BUILD)/gen/version.h
+FORCE:
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(QCC)$(CC) $(CFLAGS_ALL) -Wno-missing-prototypes -c $< -o $@

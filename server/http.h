@@ -123,6 +123,11 @@ struct http_handler {
 	 * a static lowercase detail. The connection closes after the answer. */
 	void (*error)(void *ctx, struct http_req *r, int status,
 		      const char *detail);
+	/* Optional (NULL: none): r's response went out whole with status, ns
+	 * nanoseconds (uv_hrtime()) after r's first byte was parsed; for a
+	 * stream, once its head is out. Runs once per response written (not
+	 * for one cut short by a failed write), before r is freed. */
+	void (*done)(void *ctx, struct http_req *r, int status, uint64_t ns);
 };
 
 struct http_buf {

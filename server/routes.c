@@ -25,6 +25,7 @@
 #include "err.h"
 #include "http.h"
 #include "metrics.h"
+#include "procstat.h"
 #include "regions.h"
 #include "request.h"
 #include "static.h"
@@ -55,6 +56,7 @@ struct routes {
 	struct tiles *tiles;
 	struct edits *edits;
 	struct static_files *files;
+	const struct catalog *cat;
 	const struct http_server *server;
 	struct slot table[MAX_ROUTES];
 	size_t nroutes;
@@ -112,6 +114,8 @@ static int h_metrics(struct req *q)
 	struct metrics_edit_stats es;
 	struct regions_stats rs;
 	struct bakes_stats bs;
+	struct procstat ps;
+	struct metrics_sources src = { &cs, &hs, &rs, &bs, &es, &ps, rt->cat };
 	char *text;
 	size_t len;
 	int rc;
@@ -120,7 +124,9 @@ static int h_metrics(struct req *q)
 	if (rt->server)
 		http_server_stats(rt->server, &hs);
 	edits_stats(rt->edits, &es);
-	rc = metrics_render(rt->env.metrics, &cs, &hs, &rs, &bs, &es, &text, &len);
+	if (procstat_read(&ps) != 0)
+		src.process = NULL;
+	rc = metrics_render(rt->env.metrics, &src, &text, &len);
 	if (rc)
 		return rc;
 	req_respond_copy(q, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -226,6 +232,7 @@ static struct req *route_state(struct routes *rt, struct http_req *http, int par
 		return NULL;
 	memset(x, 0, size);
 	*x = q;
+	http->user = x; /* for on_done() */
 	return x;
 }
 
@@ -272,16 +279,57 @@ static void on_error(void *ctx, struct http_req *http, int status, const char *d
 	req_respond_error(q, status, detail);
 }
 
+/* A response went out whole: its duration, by the label of its route. */
+static void on_done(void *ctx, struct http_req *http, int status, uint64_t ns)
+{
+	struct routes *rt = ctx;
+	const struct req *q = http->user;
+
+	(void)status;
+	metrics_request_done(rt->env.metrics, q ? q->label : rt->label_none, ns);
+}
+
 void route_handler(struct routes *rt, struct http_handler *h)
 {
 	h->ctx = rt;
 	h->request = on_request;
 	h->error = on_error;
+	h->done = on_done;
 }
 
 void route_set_server(struct routes *rt, const struct http_server *s)
 {
 	rt->server = s;
+}
+
+/* ---- the table, printed -------------------------------------------------------- */
+
+static void print_routes(FILE *f, const struct route *r, size_t n)
+{
+	size_t i;
+	int m, s;
+
+	for (i = 0; i < n; i++) {
+		for (m = 0; m < 64; m++)
+			if (r[i].methods & REQ_M(m))
+				fprintf(f, "%s,", llhttp_method_name((llhttp_method_t)m));
+		fputs("OPTIONS ", f);
+		for (s = 0; s < r[i].nseg; s++)
+			fprintf(f, "/%s", r[i].seg[s] ? r[i].seg[s] : "*");
+		fprintf(f, " %s\n", r[i].label);
+	}
+}
+
+void route_print_table(FILE *f)
+{
+	const struct route *r;
+	size_t n;
+
+	n = tiles_routes(&r);
+	print_routes(f, r, n);
+	n = edits_routes(&r);
+	print_routes(f, r, n);
+	print_routes(f, service_routes, ARRAY_LEN(service_routes));
 }
 
 /* ---- life cycle --------------------------------------------------------------- */
@@ -337,6 +385,7 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	}
 	if (!(rt = calloc(1, sizeof(*rt))))
 		return ERR_NOMEM;
+	rt->cat = cat;
 	tc = (struct tiles_config){ cfg->cache_bytes, cfg->region_bytes, cfg->max_age,
 				    cfg->max_generations, cfg->bake_after };
 	ec = (struct edits_config){ cfg->edit_log, cfg->data_dir, cfg->edit_token,

@@ -123,6 +123,7 @@
 #define ROUTES_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct routes;
 struct catalog;
@@ -188,6 +189,14 @@ int route_status(int err);
 
 /* Answer q with the JSON error of rc (a status or ERR_*) and q->detail. */
 void route_fail(struct req *q, int rc);
+
+/*
+ * Print the route table to f, one route a line: its methods, its path
+ * and its metrics label, as in "GET,HEAD,OPTIONS /v1/presets presets"; a
+ * path segment that takes any value prints as "*". For `terrain-server
+ * routes`, which tests/openapi.sh checks the API description against.
+ */
+void route_print_table(FILE *f);
 
 /* The server starts draining: no more background work. arg is rt (a
  * loop_on_drain() callback). */
