@@ -129,7 +129,7 @@ $(BUILD)/tools/embed: tools/embed.c
 
 $(BUILD)/gen/builtin_presets.c: $(PRESETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
-	$(Q)$(BUILD)/tools/embed builtin_presets $(PRESETS) > $@
+	$(Q)$(BUILD)/tools/embed -s .json builtin_presets $(PRESETS) > $@
 
 $(BUILD)/gen/assets.c: $(ASSETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)

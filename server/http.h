@@ -40,6 +40,7 @@ struct http_stream;
 	XX(ACCEPT,          "accept")                        \
 	XX(ACCEPT_ENCODING, "accept-encoding")               \
 	XX(IF_NONE_MATCH,   "if-none-match")                 \
+	XX(IF_MODIFIED_SINCE, "if-modified-since")           \
 	XX(CONTENT_TYPE,    "content-type")                  \
 	XX(AUTHORIZATION,   "authorization")                 \
 	XX(LAST_EVENT_ID,   "last-event-id")                 \

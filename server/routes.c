@@ -33,7 +33,8 @@
 #include "util.h"
 
 #define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
-#define ALLOWED_HEADERS "If-None-Match, Content-Type, Authorization, Last-Event-ID"
+#define ALLOWED_HEADERS "If-None-Match, If-Modified-Since, Content-Type, Authorization, " \
+	"Last-Event-ID"
 #define MAX_ROUTES (METRICS_MAX_ROUTES - 2)
 
 /* The one mapping from error codes to statuses. */
@@ -145,7 +146,7 @@ static int h_static(struct req *q)
 		q->detail = "no such file";
 		return 404;
 	}
-	if (req_etag_matches(q->http->header[HTTP_H_IF_NONE_MATCH], f->etag))
+	if (req_not_modified(q, f->etag, f->mtime))
 		req_send(q, 304, f->head_304, f->head_304_len, NULL, 0, NULL, NULL);
 	else
 		req_send(q, 200, f->head, f->head_len, f->data, f->len, NULL, NULL);
