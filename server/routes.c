@@ -1,7 +1,8 @@
 /*
  * routes.c - the routing core: one table of method + path, made of the
  * routes each resource declares (tiles.h, edits.h) and the service routes
- * below (health, metrics, the viewer's files); dispatch; CORS preflight;
+ * below (health, metrics, the API description, the viewer's files);
+ * dispatch; CORS preflight;
  * and the one mapping from ERR_* codes to HTTP statuses (see routes.h).
  *
  * The core knows no resource's fields: it matches the path, allocates the
@@ -36,6 +37,7 @@
 #define ALLOWED_HEADERS "If-None-Match, If-Modified-Since, Content-Type, Authorization, " \
 	"Last-Event-ID"
 #define MAX_ROUTES (METRICS_MAX_ROUTES - 2)
+#define OPENAPI_FILE "openapi.json"
 
 /* The one mapping from error codes to statuses. */
 static const struct {
@@ -136,12 +138,9 @@ static int h_metrics(struct req *q)
 	return 0;
 }
 
-/* GET / and GET /assets/NAME: the viewer's files (static.h). */
-static int h_static(struct req *q)
+/* Answer with an embedded file, or 304 by its validators. */
+static int send_file(struct req *q, const struct static_file *f)
 {
-	struct routes *rt = q->module;
-	const struct static_file *f = static_find(rt->files, q->http->path, q->http->path_len);
-
 	if (!f) {
 		q->detail = "no such file";
 		return 404;
@@ -153,7 +152,26 @@ static int h_static(struct req *q)
 	return 0;
 }
 
+/* GET / and GET /assets/NAME: the viewer's files (static.h). */
+static int h_static(struct req *q)
+{
+	struct routes *rt = q->module;
+
+	return send_file(q, static_find(rt->files, q->http->path, q->http->path_len));
+}
+
+/* GET /v1/openapi.json: this API's OpenAPI 3.1 description, compiled in
+ * from server/assets/openapi.json (tests/openapi.sh checks it against
+ * the route table and the real answers). */
+static int h_openapi(struct req *q)
+{
+	struct routes *rt = q->module;
+
+	return send_file(q, static_get(rt->files, OPENAPI_FILE, sizeof(OPENAPI_FILE) - 1));
+}
+
 static const struct route service_routes[] = {
+	{ "openapi", { "v1", "openapi.json" }, 2, READ, 0, sizeof(struct req), h_openapi, NULL },
 	{ "healthz", { "healthz" }, 1, READ, 0, sizeof(struct req), h_health, NULL },
 	{ "metrics", { "metrics" }, 1, READ, REQ_UNCHARGED, sizeof(struct req), h_metrics, NULL },
 	{ "viewer", { "" }, 1, READ, 0, sizeof(struct req), h_static, NULL },
