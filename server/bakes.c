@@ -16,6 +16,7 @@
 
 #include <uv.h>
 #include <xxhash.h>
+#include <zstd.h>
 
 #include "bake.h"
 #include "catalog.h"
@@ -23,6 +24,7 @@
 #include "err.h"
 #include "pipeline.h"
 #include "preset.h"
+#include "tile.h"
 #include "tilegen.h"
 #include "util.h"
 #include "world.h"
@@ -83,7 +85,7 @@ static void free_all(struct bakes *b)
 
 	for (i = 0; i < b->nslots; i++)
 		if (b->slots[i].r) {
-			free(b->slots[i].r->blob);
+			bakes_blob_unref(b->slots[i].r->frame);
 			free(b->slots[i].r);
 		}
 	free(b->slots);
@@ -161,13 +163,39 @@ struct bake_rec *bakes_get(struct bakes *b, int gen, uint64_t seed, int32_t cx, 
 	return s->r;
 }
 
-void bakes_set(struct bakes *b, struct bake_rec *r, uint64_t version, uint64_t pos,
-	       size_t folded, uint8_t *blob, size_t len)
+struct bake_blob *bakes_blob_new(const uint8_t *data, size_t len)
 {
-	b->bytes += len - r->len;
-	free(r->blob);
-	r->blob = blob;
-	r->len = len;
+	struct bake_blob *f = malloc(sizeof(*f) + len);
+
+	if (f) {
+		f->refs = 1;
+		f->len = len;
+		memcpy(f->data, data, len);
+	}
+	return f;
+}
+
+struct bake_blob *bakes_blob_ref(struct bake_blob *f)
+{
+	if (f)
+		f->refs++;
+	return f;
+}
+
+void bakes_blob_unref(struct bake_blob *f)
+{
+	if (f && !--f->refs)
+		free(f);
+}
+
+void bakes_set(struct bakes *b, struct bake_rec *r, uint64_t version, uint64_t pos,
+	       size_t folded, struct bake_blob *frame)
+{
+	b->bytes += frame->len - r->len;
+	bakes_blob_unref(r->frame);
+	r->frame = frame;
+	r->blob = frame->data;
+	r->len = frame->len;
 	r->version = version;
 	r->pos = pos;
 	r->folded = folded;
@@ -223,8 +251,7 @@ struct job {
 	int gen;
 	uint64_t seed;
 	int32_t cx, cz;
-	uint8_t *old;              /* the delta frame baked so far, or NULL */
-	size_t old_len;
+	struct bake_blob *old;     /* the delta frame baked so far (a reference) */
 	struct edit *edits;        /* the edits since */
 	size_t n;
 	uint64_t version, pos;     /* what the new bake will fold in */
@@ -234,21 +261,66 @@ struct job {
 	int err;
 };
 
-static void job_work(uv_work_t *w)
+int bakes_pack(const int32_t *delta, int chunk_log2, uint8_t **blob, size_t *len)
 {
-	struct job *j = container_of(w, struct job, work);
-	int log2 = preset_chunk_log2(j->p);
+	struct tile t;
+	uint8_t *enc = NULL;
+	size_t n = 0;
+	int rc = tile_init(&t, chunk_log2, 0);
+
+	if (rc)
+		return rc;
+	t.quantum_um = TILE_DEFAULT_QUANTUM_UM; /* the header's; deltas are in quanta */
+	memcpy(t.h, delta, (size_t)t.side * t.side * sizeof(*t.h));
+	if (!(enc = malloc(tile_encode_bound(&t))))
+		rc = ERR_NOMEM;
+	else if (!(rc = tile_encode(&t, enc, tile_encode_bound(&t), &n)))
+		rc = tilegen_compress(enc, n, blob, len);
+	free(enc);
+	tile_release(&t);
+	return rc;
+}
+
+int bakes_unpack(const uint8_t *blob, size_t len, int chunk_log2, int32_t *delta)
+{
+	unsigned long long n = ZSTD_getFrameContentSize(blob, len);
+	size_t side = bake_side(chunk_log2);
+	uint8_t *enc;
+	struct tile t;
+	int rc;
+
+	if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    n > 2 * TILE_HEADER_SIZE + 8 * side * side)
+		return ERR_CORRUPT;
+	if (!(enc = malloc((size_t)n)))
+		return ERR_NOMEM;
+	if (!(rc = tilegen_decompress_to(blob, len, enc, (size_t)n)) &&
+	    !(rc = tile_decode(enc, (size_t)n, &t))) {
+		if (t.side == side && t.lod == 0)
+			memcpy(delta, t.h, side * side * sizeof(*delta));
+		else
+			rc = ERR_CORRUPT;
+		tile_release(&t);
+	}
+	free(enc);
+	return rc;
+}
+
+int bakes_fold(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
+	       const struct region_source *rs, const uint8_t *old, size_t old_len,
+	       const struct edit *e, size_t n, uint8_t **blob, size_t *len)
+{
+	int log2 = preset_chunk_log2(p);
 	size_t side = bake_side(log2), count = side * side;
 	int32_t *base = malloc(count * sizeof(*base)), *h = malloc(count * sizeof(*h));
 	int64_t size = INT64_C(1) << log2;
-	int64_t x0 = (int64_t)j->cx * size, z0 = (int64_t)j->cz * size;
+	int64_t x0 = (int64_t)cx * size, z0 = (int64_t)cz * size;
 	int rc = base && h ? 0 : ERR_NOMEM;
 
 	if (!rc)
-		rc = pipeline_heights(j->p, j->seed, 0, x0, z0, (uint32_t)side, (uint32_t)side,
-				      j->b->rs, base);
-	if (!rc && j->old) {
-		rc = tilegen_decompress_to(j->old, j->old_len, (uint8_t *)h, count * sizeof(*h));
+		rc = pipeline_heights(p, seed, 0, x0, z0, (uint32_t)side, (uint32_t)side, rs, base);
+	if (!rc && old) {
+		rc = bakes_unpack(old, old_len, log2, h);
 		if (!rc)
 			bake_add(h, base, count); /* h was the delta: now base + delta */
 	} else if (!rc) {
@@ -256,14 +328,23 @@ static void job_work(uv_work_t *w)
 	}
 	if (!rc) {
 		edit_apply_block(h, x0, z0, 0, (uint32_t)side, (uint32_t)side,
-				 preset_quantum_um(j->p), j->edits, j->n);
+				 preset_quantum_um(p), e, n);
 		rc = bake_delta(h, base, count, h);
 	}
 	if (!rc)
-		rc = tilegen_compress((const uint8_t *)h, count * sizeof(*h), &j->blob, &j->len);
+		rc = bakes_pack(h, log2, blob, len);
 	free(base);
 	free(h);
-	j->err = rc;
+	return rc;
+}
+
+static void job_work(uv_work_t *w)
+{
+	struct job *j = container_of(w, struct job, work);
+
+	j->err = bakes_fold(j->p, j->seed, j->cx, j->cz, j->b->rs,
+			    j->old ? j->old->data : NULL, j->old ? j->old->len : 0,
+			    j->edits, j->n, &j->blob, &j->len);
 }
 
 static void job_done(uv_work_t *w, int status);
@@ -317,18 +398,14 @@ static void start_next(struct bakes *b)
 		*j = (struct job){ .b = b, .p = catalog_at(b->cat, (size_t)gen), .gen = gen,
 				   .seed = seed, .cx = cx, .cz = cz, .version = ch.version,
 				   .folded = ch.nedits, .pos = r->blob ? r->pos : 0 };
-		if ((r->blob && !(j->old = malloc(r->len))) ||
-		    world_chunk_edits_from(w, cx, cz, &j->pos, &j->edits, &j->n) ||
+		j->old = bakes_blob_ref(r->frame); /* before the worker may run */
+		if (world_chunk_edits_from(w, cx, cz, &j->pos, &j->edits, &j->n) ||
 		    uv_queue_work(b->loop, &j->work, job_work, job_done) < 0) {
-			free(j->old);
+			bakes_blob_unref(j->old);
 			free(j->edits);
 			free(j);
 			r->queued = 0;
 			return;
-		}
-		if (r->blob) {
-			memcpy(j->old, r->blob, r->len);
-			j->old_len = r->len;
 		}
 		b->running = 1;
 	}
@@ -352,15 +429,17 @@ static void job_done(uv_work_t *w, int status)
 	b->running = 0;
 	if (r) {
 		r->queued = 0;
-		if (status == 0 && j->err == 0 && j->version > r->version) {
-			bakes_set(b, r, j->version, j->pos, j->folded, j->blob, j->len);
-			j->blob = NULL;
+		struct bake_blob *f;
+
+		if (status == 0 && j->err == 0 && j->version > r->version &&
+		    (f = bakes_blob_new(j->blob, j->len))) {
+			bakes_set(b, r, j->version, j->pos, j->folded, f);
 		} else if (j->err == ERR_RANGE) {
 			r->failed = 1; /* heights beyond int32 apart: keep replaying */
 		}
 		maybe_queue(b, j->gen, j->seed, j->cx, j->cz); /* edits since */
 	}
-	free(j->old);
+	bakes_blob_unref(j->old);
 	free(j->edits);
 	free(j->blob);
 	free(j);

@@ -25,12 +25,21 @@ struct world_map;
  * edits at most beyond its delta. */
 #define BAKES_AFTER 8
 
+/* A zstd frame of a delta, shared by reference (loop thread only; a
+ * worker may read data while it holds a reference taken for it). */
+struct bake_blob {
+	unsigned refs;
+	size_t len;
+	uint8_t data[];
+};
+
 /* One chunk's bake. */
 struct bake_rec {
 	uint64_t version;   /* chunk version folded in; 0: nothing baked */
 	uint64_t pos;       /* world_chunk_edits_from() position after it */
 	size_t folded;      /* edits folded in */
-	uint8_t *blob;      /* zstd frame of the delta (owned), NULL: none */
+	struct bake_blob *frame; /* the delta (a reference), NULL: none */
+	const uint8_t *blob;     /* frame->data, NULL: none */
 	size_t len;
 	int queued;         /* waiting in the queue or being baked */
 	int failed;         /* a delta overflowed int32: stays unbaked */
@@ -68,10 +77,39 @@ void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunk
 struct bake_rec *bakes_get(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz,
 			   int create);
 
-/* Replace r's delta with blob (len bytes, taken) folding edits up to
- * version, of which there are folded, ending at world position pos. */
+/* Replace r's delta with frame (the reference is taken) folding edits up
+ * to version, of which there are folded, ending at world position pos. */
 void bakes_set(struct bakes *b, struct bake_rec *r, uint64_t version, uint64_t pos,
-	       size_t folded, uint8_t *blob, size_t len);
+	       size_t folded, struct bake_blob *frame);
+
+/* A new frame holding a copy of data (refs 1), or NULL; a reference more;
+ * one less (the last frees it; NULL does nothing). */
+struct bake_blob *bakes_blob_new(const uint8_t *data, size_t len);
+struct bake_blob *bakes_blob_ref(struct bake_blob *f);
+void bakes_blob_unref(struct bake_blob *f);
+
+/*
+ * Any thread. A delta frame is the chunk's (2^chunk_log2 + 1)^2 delta
+ * quanta encoded as a LOD-0 tile (docs/tile-format.md: its predictor
+ * suits smooth brush deltas; 1.6x smaller than raw int32 under zstd on
+ * bench/mklog.c's worlds), then zstd. pack: a new frame *blob (free() it)
+ * of *len bytes; unpack: decode blob into delta. 0, ERR_NOMEM, ERR_ZSTD,
+ * ERR_CORRUPT (not such a frame).
+ */
+int bakes_pack(const int32_t *delta, int chunk_log2, uint8_t **blob, size_t *len);
+int bakes_unpack(const uint8_t *blob, size_t len, int chunk_log2, int32_t *delta);
+
+/*
+ * Any thread: the delta of chunk (cx, cz) of world (p, seed) with edits
+ * e[0..n) folded onto the delta frame old (old_len bytes; NULL: none),
+ * as a new zstd frame *blob (free() it) of *len bytes. 0, ERR_RANGE (a
+ * difference beyond int32), ERR_NOMEM or ERR_ZSTD.
+ */
+struct edit;
+struct preset;
+int bakes_fold(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
+	       const struct region_source *rs, const uint8_t *old, size_t old_len,
+	       const struct edit *e, size_t n, uint8_t **blob, size_t *len);
 
 void bakes_stats(const struct bakes *b, struct bakes_stats *out);
 

@@ -34,6 +34,7 @@
 #include "preset.h"
 #include "request.h"
 #include "routes.h"
+#include "snapshots.h"
 #include "sse.h"
 #include "tile.h"
 #include "util.h"
@@ -71,6 +72,10 @@ struct edits {
 	struct bucket *buckets;          /* CLIENTS, open addressing on addr */
 	edits_change_fn on_change;       /* chunks a batch touched, or NULL */
 	void *change_arg;
+	struct snapshots *snaps;         /* NULL: none */
+	int compact;                     /* compact the log below the snapshot */
+	uint64_t covered;                /* replay: batches the snapshot holds */
+	uint64_t confirmed;              /* of those, ending at a world's base */
 	uint64_t skipped;                /* replay: batches of absent generators */
 	char skip_note[256];
 	char follow_err[256];
@@ -103,7 +108,23 @@ static int follow(void *arg, const struct batch *b, int live)
 	struct edits *e = arg;
 	struct world *w;
 	char msg[200];
-	int rc = world_map_follow(e->worlds, b, &w, msg, sizeof(msg));
+	int rc, gen;
+
+	if (!live && (gen = catalog_find(e->cat, b->gen, b->gen_len)) >= 0 &&
+	    (w = world_map_find(e->worlds, gen, b->seed)) && b->first_seq <= world_base(w)) {
+		if (b->first_seq + b->count - 1 > world_base(w)) {
+			snprintf(e->follow_err, sizeof(e->follow_err), "edit log: a batch of"
+				 " world %llu straddles its snapshot (edits %llu..%llu, snapshot"
+				 " at %llu): move DIR/snapshot aside to replay the log alone",
+				 (ull)b->seed, (ull)b->first_seq,
+				 (ull)(b->first_seq + b->count - 1), (ull)world_base(w));
+			return ERR_CORRUPT;
+		}
+		e->covered++;
+		e->confirmed += b->first_seq + b->count - 1 == world_base(w);
+		return 0; /* folded into the snapshot */
+	}
+	rc = world_map_follow(e->worlds, b, &w, msg, sizeof(msg));
 
 	if (rc == ERR_NOTFOUND && !live) {
 		if (!e->skipped++)
@@ -114,8 +135,10 @@ static int follow(void *arg, const struct batch *b, int live)
 		snprintf(e->follow_err, sizeof(e->follow_err), "edit log: %s", msg);
 		return rc;
 	}
-	if (live)
+	if (live) {
 		sse_publish(e->sse, w);
+		snapshots_applied(e->snaps, b->count);
+	}
 	if (e->on_change) {
 		struct world_batch wb;
 
@@ -126,14 +149,55 @@ static int follow(void *arg, const struct batch *b, int live)
 	return 0;
 }
 
+/* Compaction keeps what the snapshot does not hold. */
+static int not_covered(void *arg, const struct batch *b)
+{
+	struct edits *e = arg;
+	int gen = catalog_find(e->cat, b->gen, b->gen_len);
+	const struct world *w = gen >= 0 ? world_map_find(e->worlds, gen, b->seed) : NULL;
+
+	return !w || b->first_seq + b->count - 1 > world_base(w);
+}
+
+/* Restore the snapshot, if any: 0, or why the server cannot start. */
+static int load_snapshot(struct edits *e, struct snapshots_loaded *ld, char *msg,
+			 size_t msglen, char *warn, size_t warnlen)
+{
+	char why[300];
+	int rc;
+
+	if (!e->snaps)
+		return 0;
+	rc = snapshots_load(e->snaps, ld, why, sizeof(why));
+	if (rc == 0 && !ld->found && journal_base(e->log)) {
+		snprintf(msg, msglen, "edit log: %llu batches were compacted away below a"
+			 " snapshot, and there is no DIR/snapshot: restore it from a backup",
+			 (ull)journal_base(e->log));
+		return ERR_NOTFOUND;
+	}
+	if (rc == 0 || (!ld->touched && journal_base(e->log) == 0)) {
+		if (rc)
+			snprintf(warn, warnlen, "warning: snapshot not used (%s); replaying the"
+				 " whole log", why);
+		return 0;
+	}
+	snprintf(msg, msglen, "snapshot: %s; the log is compacted below it, so this server"
+		 " cannot start without it: start the build that wrote it, or restore"
+		 " DIR/snapshot from a backup", why);
+	return rc;
+}
+
 int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t warnlen)
 {
 	struct journal_replay_stats st;
-	uint64_t n = 0;
+	struct snapshots_loaded ld = { 0 };
+	uint64_t n = 0, dropped = 0;
 	size_t i;
 	int rc, len;
 
 	warn[0] = '\0';
+	if ((rc = load_snapshot(e, &ld, msg, msglen, warn, warnlen)) != 0)
+		return rc;
 	rc = journal_replay(e->log, &st);
 	if (rc) {
 		snprintf(msg, msglen, "%s", e->follow_err[0] ? e->follow_err : st.message);
@@ -141,15 +205,35 @@ int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t w
 	}
 	if (st.warning)
 		snprintf(warn, warnlen, "%s", st.message);
+	if (ld.found && journal_base(e->log) == 0 && e->confirmed < ld.worlds) {
+		snprintf(msg, msglen, "edit log: the snapshot holds edits that the log does not"
+			 " (was the log cut by repair-log?): move DIR/snapshot aside to replay"
+			 " the log alone");
+		return ERR_CORRUPT;
+	}
+	if (e->compact && ld.found && e->covered &&
+	    (rc = journal_compact(e->log, not_covered, e, &dropped, msg, msglen)) != 0)
+		return rc;
 	for (i = 0; i < world_map_count(e->worlds); i++)
 		n += world_seq(world_map_at(e->worlds, i, NULL));
 	len = snprintf(msg, msglen, "replayed %llu edits in %llu batches of %zu worlds",
 		       (ull)n, (ull)(st.records - st.skipped), world_map_count(e->worlds));
+	if (ld.found && len >= 0 && (size_t)len < msglen)
+		len += snprintf(msg + len, msglen - (size_t)len, " (%llu edits from a snapshot"
+				" of %llu chunks, %llu batches of the log skipped%s)",
+				(ull)ld.edits, (ull)ld.chunks, (ull)e->covered,
+				dropped ? " and compacted away" : "");
 	if (st.skipped && len >= 0 && (size_t)len < msglen)
 		snprintf(msg + len, msglen - (size_t)len,
 			 "; skipped %llu batches (kept in the log): %s", (ull)st.skipped,
 			 e->skip_note);
 	return 0;
+}
+
+void edits_use_snapshots(struct edits *e, struct snapshots *s, int compact)
+{
+	e->snaps = s;
+	e->compact = compact;
 }
 
 /* ---- world info and presets --------------------------------------------------- */
@@ -210,6 +294,7 @@ static int h_world(struct req *q)
 {
 	struct edit_req *x = edit_req_of(q);
 	const struct preset *p;
+	const struct world *w;
 	char seed_s[24], hash[17], gen[256], url[400];
 	cJSON *o, *tiles;
 	uint64_t seed, seq, h;
@@ -236,6 +321,8 @@ static int h_world(struct req *q)
 		cJSON_AddItemToArray(tiles, cJSON_CreateString(url));
 	cJSON_AddNumberToObject(o, "edit_seq", (double)seq);
 	cJSON_AddStringToObject(o, "world_hash", hash);
+	w = world_map_find(x->e->worlds, pi, seed);
+	cJSON_AddNumberToObject(o, "base", w ? (double)world_base(w) : 0);
 	req_respond_json(q, 200, o, "Cache-Control: no-cache\r\n");
 	return 0;
 }
@@ -678,6 +765,12 @@ static int get_edits(struct edit_req *x, int pi, uint64_t seed)
 	}
 	if (limit > EDITS_PAGE)
 		limit = EDITS_PAGE;
+	if (w && since < world_base(w)) {
+		x->q.detail = "since: the edits up to this world's snapshot are folded into"
+			      " it (see base in GET /v1/worlds/SEED); fetch tiles afresh and"
+			      " read on from there";
+		return 410;
+	}
 	seq = world_state(x->e, pi, seed, &hash);
 	req_hex64(hex, hash);
 	o = cJSON_CreateObject();
@@ -789,6 +882,12 @@ static int h_events(struct req *q)
 		return rc;
 	if ((rc = world_map_get(e->worlds, pi, seed, &x->world)) != 0)
 		return rc;
+	if (resume && since < world_base(x->world)) {
+		q->detail = "last-event-id: the events up to this world's snapshot are folded"
+			    " into it (see base in GET /v1/worlds/SEED); fetch tiles afresh"
+			    " and subscribe without it";
+		return 410;
+	}
 	/* x lives in the request's arena, which may go with the head */
 	if ((rc = sse_subscribe(e->sse, q->http, &head, x->world, resume, since)) != 0) {
 		q->detail = "cannot open the event stream";
@@ -873,14 +972,19 @@ int edits_failed(const struct edits *e)
 
 void edits_stats(const struct edits *e, struct metrics_edit_stats *es)
 {
+	struct snapshots_stats sn = { 0 };
 	struct journal_stats ls;
 	struct sse_stats ss;
 
 	journal_stats(e->log, &ls);
 	sse_stats(e->sse, &ss);
+	if (e->snaps)
+		snapshots_stats(e->snaps, &sn);
 	*es = (struct metrics_edit_stats){ ls.commits, ls.last_commit, ls.records, ls.bytes,
 					   ls.failed != 0, ss.subscribers, ss.events,
-					   ss.dropped, world_map_count(e->worlds) };
+					   ss.dropped, world_map_count(e->worlds),
+					   e->log ? journal_base(e->log) : 0, sn.written,
+					   sn.failed, sn.edits, sn.bytes, sn.ms, sn.load_ms };
 }
 
 void edits_close_log(struct edits *e)
@@ -904,4 +1008,9 @@ void edits_destroy(struct edits *e)
 	free(e->allowed_hosts);
 	free(e->buckets);
 	free(e);
+}
+
+struct world_map *edits_world_map(struct edits *e)
+{
+	return e->worlds;
 }

@@ -65,6 +65,14 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
  */
 int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t warnlen);
 
+/* Restore worlds from the snapshots of s before the replay, and with
+ * compact, compact the log below the snapshot after it; s is not owned. */
+struct snapshots;
+void edits_use_snapshots(struct edits *e, struct snapshots *s, int compact);
+
+/* The world map, writable: for the snapshots. */
+struct world_map *edits_world_map(struct edits *e);
+
 /* The routes of this resource (static); their module is the struct edits. */
 size_t edits_routes(const struct route **out);
 

@@ -70,6 +70,7 @@ enum http_header_id {
 	XX(405, "Method Not Allowed")                        \
 	XX(408, "Request Timeout")                           \
 	XX(409, "Conflict")                                  \
+	XX(410, "Gone")                                      \
 	XX(413, "Content Too Large")                         \
 	XX(414, "URI Too Long")                              \
 	XX(415, "Unsupported Media Type")                    \

@@ -174,6 +174,36 @@ void journal_stats(const struct journal *l, struct journal_stats *st)
 		st->failed = l->failed;
 }
 
+struct keep {
+	journal_keep_fn fn;
+	void *arg;
+};
+
+static int keep_record(void *arg, const uint8_t *rec, size_t len)
+{
+	struct keep *k = arg;
+	struct batch b;
+
+	return batch_decode(rec, len, &b) ? ERR_CORRUPT : k->fn(k->arg, &b);
+}
+
+int journal_compact(struct journal *l, journal_keep_fn keep, void *arg, uint64_t *dropped,
+		    char *err, size_t errlen)
+{
+	struct keep k = { keep, arg };
+
+	if (!l->ops->compact) {
+		snprintf(err, errlen, "edit log: the %s backend cannot compact", l->ops->name);
+		return ERR_INVAL;
+	}
+	return l->ops->compact(l->be, keep_record, &k, dropped, err, errlen);
+}
+
+uint64_t journal_base(const struct journal *l)
+{
+	return l->ops->base ? l->ops->base(l->be) : 0;
+}
+
 void journal_close(struct journal *l)
 {
 	if (!l)

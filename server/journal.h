@@ -94,6 +94,21 @@ int journal_failed(const struct journal *l);
 
 void journal_stats(const struct journal *l, struct journal_stats *st);
 
+/*
+ * Compaction below a snapshot (snapshots.h), after the replay and before
+ * the first append: drop every batch for which keep(arg, b) returns 0
+ * (1 keeps it; a negative ERR_* stops, changing nothing). 0 with *dropped
+ * set; ERR_INVAL when the backend cannot compact; else an ERR_* with err
+ * saying why.
+ */
+typedef int (*journal_keep_fn)(void *arg, const struct batch *b);
+int journal_compact(struct journal *l, journal_keep_fn keep, void *arg, uint64_t *dropped,
+		    char *err, size_t errlen);
+
+/* Batches compacted away from the front of the log: 0 while it holds the
+ * whole history. */
+uint64_t journal_base(const struct journal *l);
+
 /* Close: every accepted append has had its done callback on return.
  * NULL does nothing. */
 void journal_close(struct journal *l);
@@ -114,6 +129,10 @@ struct journal_ops {
 		      void (*done)(void *arg, int status), void *arg);
 	void (*stats)(void *be, struct journal_stats *st);
 	void (*close)(void *be);
+	/* Optional (NULL: cannot compact): as journal_compact() over records. */
+	int (*compact)(void *be, journal_record_fn keep, void *arg, uint64_t *dropped,
+		       char *err, size_t errlen);
+	uint64_t (*base)(void *be);
 };
 
 /* The file backend (journal_file.c). */

@@ -47,8 +47,19 @@ static void file_close(void *be)
 	store_close(be);
 }
 
+static int file_compact(void *be, journal_record_fn keep, void *arg, uint64_t *dropped,
+			char *err, size_t errlen)
+{
+	return store_compact(be, keep, arg, dropped, err, errlen);
+}
+
+static uint64_t file_base(void *be)
+{
+	return store_base(be);
+}
+
 static const struct journal_ops file_ops = {
-	"file", file_replay, file_append, file_stats, file_close,
+	"file", file_replay, file_append, file_stats, file_close, file_compact, file_base,
 };
 
 int journal_file_open(const char *dir, struct uv_loop_s *loop,

@@ -54,6 +54,8 @@ struct config {
 	unsigned max_age;
 	const char *edit_token;
 	unsigned bake_after;
+	unsigned snapshot_every;
+	unsigned compact_log;
 	unsigned edit_rate;
 	unsigned edit_area;
 	const char *cors_origins;
@@ -96,6 +98,13 @@ static const struct option options[] = {
 	OPT("bake-after", "TERRAIN_BAKE_AFTER", "N", "8", T_UINT, bake_after, 1 << 20,
 	    "fold a chunk's edits into a stored height delta once N of them are not; "
 	    "a cold tile then costs about the same whatever the chunk's history (0: never)"),
+	OPT("snapshot-every", "TERRAIN_SNAPSHOT_EVERY", "N", "100000", T_UINT, snapshot_every,
+	    1u << 31, "write DIR/snapshot (every chunk's edits baked, each world's hash) in "
+	    "the background after N applied edits; start-up reads it plus the log after "
+	    "it (0: never)"),
+	OPT("compact-log", "TERRAIN_COMPACT_LOG", "0|1", "0", T_UINT, compact_log, 1,
+	    "at start, drop from the log the batches the snapshot holds (the history "
+	    "before it is then only in the snapshot: docs/edit-log.md)"),
 	OPT("edit-rate", "TERRAIN_EDIT_RATE", "N", "1000", T_UINT, edit_rate, 1 << 30,
 	    "edits a second one client (address) may post, in bursts of 5 s; past it "
 	    "429 with Retry-After (0: no limit)"),
@@ -335,6 +344,8 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .max_age = c->max_age,
 				   .max_generations = 1024,
 				   .bake_after = c->bake_after,
+				   .snapshot_every = c->snapshot_every,
+				   .compact_log = (int)c->compact_log,
 				   .edit_rate = c->edit_rate,
 				   .edit_area_km2 = c->edit_area,
 				   .edit_log = "file",

@@ -37,6 +37,13 @@ struct metrics_edit_stats {
 	uint64_t sse_events;      /* batches published */
 	uint64_t sse_dropped;     /* streams dropped as too slow */
 	uint64_t worlds;          /* worlds with edit state in memory */
+	uint64_t wal_base;        /* batches compacted away below a snapshot */
+	uint64_t snap_written;    /* snapshots written since start */
+	uint64_t snap_failed;     /* snapshots that failed */
+	uint64_t snap_edits;      /* edits the latest snapshot holds */
+	uint64_t snap_bytes;      /* its size */
+	uint64_t snap_ms;         /* time the last write took */
+	uint64_t snap_load_ms;    /* time loading it at start took */
 };
 
 /* Most route labels a metrics object accepts. */

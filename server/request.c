@@ -33,6 +33,7 @@
 	XX(405, "method_not_allowed")         \
 	XX(408, "request_timeout")            \
 	XX(409, "conflict")                   \
+	XX(410, "gone")                       \
 	XX(413, "content_too_large")          \
 	XX(414, "uri_too_long")               \
 	XX(415, "unsupported_media_type")     \

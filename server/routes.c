@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "bakes.h"
+#include "snapshots.h"
 #include "cache.h"
 #include "catalog.h"
 #include "edits.h"
@@ -58,6 +59,7 @@ struct routes {
 	struct req_env env;
 	struct tiles *tiles;
 	struct edits *edits;
+	struct snapshots *snaps;
 	struct static_files *files;
 	const struct catalog *cat;
 	const struct http_server *server;
@@ -416,7 +418,12 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	    (rc = tiles_create(loop, cat, edits_worlds(rt->edits), &rt->env, &tc,
 			       &rt->tiles)) == 0) {
 		edits_on_change(rt->edits, tiles_changed, rt->tiles);
-		if ((rc = build_table(rt)) == 0 &&
+		if ((rc = snapshots_create(loop, cfg->data_dir, cat, edits_world_map(rt->edits),
+					   tiles_bakes(rt->tiles),
+					   tiles_region_source(rt->tiles), cfg->snapshot_every,
+					   &rt->snaps)) == 0)
+			edits_use_snapshots(rt->edits, rt->snaps, cfg->compact_log);
+		if (rc == 0 && (rc = build_table(rt)) == 0 &&
 		    (rc = metrics_create(rt->labels, rt->nroutes + 2, &m)) == 0)
 			rc = static_create(NULL, REQ_CORS, &rt->files);
 	}
@@ -439,6 +446,7 @@ void route_stop(void *arg)
 {
 	struct routes *rt = arg;
 
+	snapshots_stop(rt->snaps);
 	tiles_stop(rt->tiles);
 }
 
@@ -452,6 +460,7 @@ void route_destroy(struct routes *rt)
 {
 	if (!rt)
 		return;
+	snapshots_destroy(rt->snaps);
 	tiles_destroy(rt->tiles);
 	static_destroy(rt->files);
 	edits_destroy(rt->edits);

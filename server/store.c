@@ -157,16 +157,22 @@ int store__make_dirs(const char *dir, char *err, size_t errlen)
 /* ---- file format ---- */
 
 /*
- * File header, 32 bytes: u32 magic "TWAL", u32 version, u64 base (0; kept
- * for compaction: what a snapshot would fold in), u64 flags (0), u64
- * XXH3-64 of the 24 bytes before it.
+ * File header, 32 bytes: u32 magic "TWAL", u32 version, u64 base (records
+ * compacted away below a snapshot, store_compact(); 0 in a log that holds
+ * its whole history), u64 flags (0), u64 XXH3-64 of the 24 bytes before it.
  */
-void store__file_header(uint8_t h[STORE_FILE_HEADER])
+void store__file_header_base(uint8_t h[STORE_FILE_HEADER], uint64_t base)
 {
 	memset(h, 0, STORE_FILE_HEADER);
 	le_put32(h, STORE_FILE_MAGIC);
 	le_put32(h + 4, STORE_FILE_VERSION);
+	le_put64(h + 8, base);
 	le_put64(h + 24, XXH3_64bits(h, 24));
+}
+
+void store__file_header(uint8_t h[STORE_FILE_HEADER])
+{
+	store__file_header_base(h, 0);
 }
 
 /*
@@ -242,14 +248,23 @@ int store__prepare_header(struct store *s, char *err, size_t errlen)
 
 	if (fstat(s->fd, &st))
 		return store__fail(err, errlen, ERR_IO, "stat %s: %s", s->path, strerror(errno));
-	if (st.st_size > STORE_FILE_HEADER)
-		return store__read_file_header(s->fd, s->path, err, errlen);
+	if (st.st_size > STORE_FILE_HEADER) {
+		if ((rc = store__read_file_header(s->fd, s->path, err, errlen)))
+			return rc;
+		n = store__pread_all(s->fd, have, sizeof(have), 0);
+		s->base = n == STORE_FILE_HEADER ? le_get64(have + 8) : 0;
+		return 0;
+	}
 	store__file_header(want);
 	n = store__pread_all(s->fd, have, (size_t)st.st_size, 0);
 	if (n < 0)
 		return store__fail(err, errlen, ERR_IO, "read %s: %s", s->path, strerror(errno));
-	if (n == STORE_FILE_HEADER && !store__zeros(have, (size_t)n))
-		return store__check_file_header(have, s->path, err, errlen);
+	if (n == STORE_FILE_HEADER && !store__zeros(have, (size_t)n)) {
+		if ((rc = store__check_file_header(have, s->path, err, errlen)))
+			return rc;
+		s->base = le_get64(have + 8);
+		return 0;
+	}
 	if (memcmp(have, want, (size_t)n) && !store__zeros(have, (size_t)n))
 		return store__fail(err, errlen, ERR_MAGIC,
 			    "%s: not an edit log (%zd bytes, shorter than a header)"

@@ -225,6 +225,46 @@ void store_close(struct store *s);
 int store_truncate(const char *dir, uint64_t offset, uint64_t *kept, char *err,
 		   size_t errlen);
 
+/* ---- snapshots and compaction (store_snap.c) ------------------------------ */
+
+/* Name of the snapshot inside the data directory (server/snapshots.h). */
+#define STORE_SNAP_NAME "snapshot"
+
+struct store_snap;
+
+/*
+ * Write a snapshot: begin (DIR/snapshot.tmp), write its bytes in pieces,
+ * then commit (a checksum trailer, fsync, rename over DIR/snapshot, fsync
+ * of the directory; *bytes gets the file size) or abort (remove the
+ * temporary file). Any one thread at a time. begin: 0, ERR_NOMEM or
+ * ERR_IO; write and commit: 0 or ERR_IO (errno says why; the writer is
+ * freed by commit either way).
+ */
+int store_snap_begin(const char *dir, struct store_snap **out);
+int store_snap_write(struct store_snap *w, const void *p, size_t n);
+int store_snap_commit(struct store_snap *w, uint64_t *bytes);
+void store_snap_abort(struct store_snap *w);
+
+/* Read DIR/snapshot whole and check its trailer: *out (free() it) holds
+ * the *len bytes written. ERR_NOTFOUND when there is none, ERR_CORRUPT
+ * (damaged or cut), ERR_IO, ERR_NOMEM; err says which file and why. */
+int store_snap_read(const char *dir, uint8_t **out, size_t *len, char *err, size_t errlen);
+
+/* Records compacted away from the front of the log (0: it holds the
+ * whole history). */
+uint64_t store_base(const struct store *s);
+
+/*
+ * Rewrite the log keeping only the records for which keep(arg, payload,
+ * len) returns 1 (0 drops it, a negative ERR_* stops and changes
+ * nothing), in order, adding the dropped ones to the header's base. After
+ * a replay that returned 0 and before any append. Crash-safe: the old log
+ * stays whole until the new one is fsync'd and renamed over it. 0 with
+ * *dropped set, or ERR_INVAL, ERR_IO, ERR_NOMEM with a message in err.
+ */
+int store_compact(struct store *s, store_replay_fn keep, void *arg, uint64_t *dropped,
+		  char *err, size_t errlen);
+
 /*
  * Other files. The store is the one module that opens files, so every
  * path the server reads or writes goes through it: preset files, tiles

@@ -62,6 +62,7 @@ struct store {
 	int has_writer;
 	int has_sync;            /* mu and wake are initialised */
 	size_t max_queued;
+	uint64_t base;           /* records compacted away (file header) */
 	/* loop thread only */
 	int replayed;            /* the last replay returned 0 */
 	int closing;             /* store_close() has begun */
@@ -90,6 +91,7 @@ ssize_t store__pread_all(int fd, uint8_t *p, size_t n, uint64_t off);
 int store__fsync_dir(const char *dir);
 int store__make_dirs(const char *dir, char *err, size_t errlen);
 void store__file_header(uint8_t h[STORE_FILE_HEADER]);
+void store__file_header_base(uint8_t h[STORE_FILE_HEADER], uint64_t base);
 int store__check_file_header(const uint8_t h[STORE_FILE_HEADER], const char *path, char *err, size_t errlen);
 int store__read_file_header(int fd, const char *path, char *err, size_t errlen);
 int store__zeros(const uint8_t *p, size_t n);

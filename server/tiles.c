@@ -369,8 +369,8 @@ static int layer_open(const struct job_edits *ed, struct bake_chunk *bc,
 			if (!(delta[k] = malloc(bytes)))
 				rc = ERR_NOMEM;
 			else
-				rc = tilegen_decompress_to(ed->c[k].blob, ed->c[k].blob_len,
-							   (uint8_t *)delta[k], bytes);
+				rc = bakes_unpack(ed->c[k].blob, ed->c[k].blob_len,
+						  ed->chunk_log2, delta[k]);
 		}
 		bc[k] = (struct bake_chunk){ ed->c[k].cx, ed->c[k].cz, delta[k], ed->c[k].edits,
 					     ed->c[k].nedits };
@@ -692,4 +692,14 @@ void tiles_destroy(struct tiles *t)
 	cache_destroy(t->cache);
 	regions_destroy(t->regions);
 	free(t);
+}
+
+struct bakes *tiles_bakes(struct tiles *t)
+{
+	return t->bakes;
+}
+
+const struct region_source *tiles_region_source(const struct tiles *t)
+{
+	return regions_source(t->regions);
 }

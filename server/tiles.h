@@ -17,7 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct bakes;
 struct bakes_stats;
+struct region_source;
 struct cache_stats;
 struct catalog;
 struct regions_stats;
@@ -59,6 +61,10 @@ void tiles_stop(struct tiles *t);
 /* Cache, region-cache and bake figures for /metrics. */
 void tiles_stats(const struct tiles *t, struct cache_stats *cs, struct regions_stats *rs,
 		 struct bakes_stats *bs);
+
+/* The bakes and the eroded-region source of t, for the snapshots. */
+struct bakes *tiles_bakes(struct tiles *t);
+const struct region_source *tiles_region_source(const struct tiles *t);
 
 /* Free t once every request and job has finished. NULL does nothing. */
 void tiles_destroy(struct tiles *t);

@@ -39,7 +39,8 @@ struct node {
 struct chunk {
 	int32_t cx, cz;
 	uint32_t head, tail;     /* its first and last node, NONE: none */
-	uint32_t nedits;
+	uint32_t nedits;         /* edits touching it, those folded included */
+	uint32_t folded;         /* of those, folded into a snapshot: no nodes */
 	uint64_t version, hash;
 };
 
@@ -52,6 +53,8 @@ struct world {
 	uint64_t fingerprint, seed;
 	int chunk_log2;
 	uint64_t seq, hash;      /* last applied, and the hash after it */
+	uint64_t base;           /* edits folded into a snapshot: edit seq is
+				    at index seq - base - 1 */
 	uint64_t reserved;       /* last reserved sequence number */
 	size_t pend_edits, pend_touches, pend_batches; /* reserved, unapplied */
 	struct edit *edits;
@@ -310,7 +313,7 @@ static void touch(struct world *w, struct applied *b, int32_t cx, int32_t cz,
 
 	if (!found) {
 		w->slots[i] = (uint32_t)++w->nchunks;
-		w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, 0, 0, 0 };
+		w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, 0, 0, 0, 0 };
 	}
 	c = &w->chunks[w->slots[i] - 1];
 	if (c->version < b->first) { /* first touch in this batch */
@@ -372,7 +375,7 @@ int world_apply(struct world *w, uint64_t first, const struct edit *e,
 
 const struct edit *world_edit(const struct world *w, uint64_t seq)
 {
-	return seq >= 1 && seq <= w->seq ? &w->edits[seq - 1] : NULL;
+	return seq > w->base && seq <= w->seq ? &w->edits[seq - w->base - 1] : NULL;
 }
 
 void world_chunk(const struct world *w, int32_t cx, int32_t cz,
@@ -394,14 +397,14 @@ int world_chunk_edits(const struct world *w, int32_t cx, int32_t cz,
 
 	*out = NULL;
 	*n = 0;
-	if (!c || !c->nedits)
+	if (!c || c->nedits == c->folded)
 		return 0;
-	v = malloc(c->nedits * sizeof(*v));
+	v = malloc((c->nedits - c->folded) * sizeof(*v));
 	if (!v)
 		return ERR_NOMEM;
 	for (nd = c->head; nd != NONE; nd = w->nodes[nd].next)
 		v[k++] = w->edits[w->nodes[nd].edit];
-	assert(k == c->nedits);
+	assert(k == c->nedits - c->folded);
 	*out = v;
 	*n = k;
 	return 0;
@@ -417,7 +420,7 @@ int world_chunk_edits_from(const struct world *w, int32_t cx, int32_t cz, uint64
 
 	*out = NULL;
 	*n = 0;
-	if (!c || !c->nedits)
+	if (!c || c->head == NONE)
 		return 0;
 	first = *pos ? w->nodes[*pos - 1].next : c->head;
 	for (nd = first; nd != NONE; nd = w->nodes[nd].next)
@@ -467,7 +470,7 @@ int world_around_edits(const struct world *w, int32_t cx, int32_t cz,
 	*out = NULL;
 	*n = 0;
 	for (i = 0; i < nc; i++)
-		total += c[i]->nedits;
+		total += c[i]->nedits - c[i]->folded;
 	if (!total)
 		return 0;
 	idx = malloc(total * sizeof(*idx));
@@ -534,6 +537,52 @@ size_t world_batch_after(const struct world *w, uint64_t seq)
 size_t world_chunks(const struct world *w)
 {
 	return w->nchunks;
+}
+
+void world_chunk_at(const struct world *w, size_t i, int32_t *cx, int32_t *cz,
+		    struct world_chunk *out)
+{
+	const struct chunk *c = &w->chunks[i];
+
+	assert(i < w->nchunks);
+	*cx = c->cx;
+	*cz = c->cz;
+	*out = (struct world_chunk){ c->version, c->hash, c->nedits };
+}
+
+uint64_t world_base(const struct world *w)
+{
+	return w->base;
+}
+
+int world_restore(struct world *w, uint64_t seq, uint64_t hash)
+{
+	if (w->seq || w->reserved || w->nchunks)
+		return ERR_INVAL;
+	w->seq = w->reserved = w->base = seq;
+	w->hash = hash;
+	return 0;
+}
+
+int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,
+			const struct world_chunk *st)
+{
+	size_t i;
+	int found;
+
+	if (w->nedits || !st->nedits || st->nedits >= NONE || st->version > w->seq ||
+	    st->version == 0)
+		return ERR_INVAL;
+	if (room(w, 0, 1, 0))
+		return ERR_NOMEM;
+	i = chunk_slot(w, cx, cz, &found);
+	if (found)
+		return ERR_INVAL;
+	w->slots[i] = (uint32_t)++w->nchunks;
+	w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, (uint32_t)st->nedits,
+						    (uint32_t)st->nedits, st->version,
+						    st->hash };
+	return 0;
 }
 
 /* ---- the map of worlds -------------------------------------------------------- */

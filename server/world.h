@@ -154,6 +154,25 @@ size_t world_batch_after(const struct world *w, uint64_t seq);
 /* Distinct chunks with edits, for metrics. */
 size_t world_chunks(const struct world *w);
 
+/* Chunk i (< world_chunks()) with its position, in first-touch order. */
+void world_chunk_at(const struct world *w, size_t i, int32_t *cx, int32_t *cz,
+		    struct world_chunk *out);
+
+/*
+ * Snapshots (snapshots.h). A world restored from a snapshot starts at
+ * sequence number seq with world hash hash, its history before that
+ * folded into baked deltas that the caller keeps: world_base() is seq,
+ * world_edit() and world_batch*() know only what was applied after it,
+ * and the edits returned per chunk are those after it (the chunk's
+ * version, hash and edit count still count every edit). world_restore()
+ * takes an empty world; world_restore_chunk() then records each chunk's
+ * state at seq, before anything is applied. 0, ERR_INVAL or ERR_NOMEM.
+ */
+uint64_t world_base(const struct world *w);
+int world_restore(struct world *w, uint64_t seq, uint64_t hash);
+int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,
+			const struct world_chunk *st);
+
 /*
  * The worlds of a catalog's generators, by (preset index, seed). Worlds
  * are created on first use and live as long as the map.

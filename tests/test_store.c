@@ -1027,6 +1027,160 @@ static int million_cb(void *arg, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* keep records whose index is odd, or fail at fail_at */
+static int keep_odd(void *arg, const uint8_t *p, size_t len)
+{
+	unsigned long long i = 0;
+
+	(void)arg;
+	assert_int_equal(len, PAYLOAD);
+	assert_int_equal(sscanf((const char *)p, "rec %llu", &i), 1);
+	return (int)(i & 1);
+}
+
+static int skip_all(void *arg, const uint8_t *p, size_t len)
+{
+	(void)arg, (void)p, (void)len;
+	return 0;
+}
+
+static int keep_fail(void *arg, const uint8_t *p, size_t len)
+{
+	(void)arg, (void)p, (void)len;
+	return ERR_NOMEM;
+}
+
+struct odd_seen {
+	uint64_t n, next;
+	int bad;
+};
+
+static int odd_cb(void *arg, const uint8_t *p, size_t len)
+{
+	struct odd_seen *v = arg;
+	unsigned long long i = 0;
+
+	if (len != PAYLOAD || sscanf((const char *)p, "rec %llu", &i) != 1 || i != v->next)
+		v->bad = 1;
+	v->next = i + 2;
+	v->n++;
+	return 0;
+}
+
+static void test_store_compact_keeps_what_the_caller_keeps_and_counts_the_rest(void **state)
+{
+	struct fixture *f = *state;
+	struct odd_seen v = { 0, 1, 0 };
+	struct store_stats st;
+	struct acks a = { 0 };
+	struct store *s = NULL;
+	uint64_t dropped = 0;
+	char err[256];
+
+	write_log(f, 100);
+	s = open_replayed(f, 100, NULL);
+	assert_int_equal(store_base(s), 0);
+	/* a failing keep changes nothing */
+	assert_int_equal(store_compact(s, keep_fail, NULL, &dropped, err, sizeof(err)),
+			 ERR_NOMEM);
+	assert_int_equal(file_size(f->log), AT(100));
+	assert_int_equal(store_compact(s, keep_odd, NULL, &dropped, err, sizeof(err)), 0);
+	assert_int_equal(dropped, 50);
+	assert_int_equal(store_base(s), 50);
+	assert_int_equal(file_size(f->log), AT(50));
+	store_stats(s, &st);
+	assert_int_equal(st.records, 50);
+	/* the new file is locked as the old one was */
+	{
+		struct store *t = NULL;
+
+		assert_int_equal(store_open(f->dir, NULL, NULL, &t, err, sizeof(err)), ERR_BUSY);
+	}
+	/* appends go on at the end of the new file */
+	a.s = s;
+	append_n(&a, 101, 1);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(a.ok, 1);
+	store_close(s);
+	assert_int_equal(file_size(f->log), AT(51));
+
+	/* a new open sees the base and the odd records, then record 101 */
+	assert_int_equal(store_open(f->dir, &f->loop, NULL, &s, err, sizeof(err)), 0);
+	assert_int_equal(store_base(s), 50);
+	assert_int_equal(store_replay(s, odd_cb, &v, NULL), 0);
+	assert_false(v.bad);
+	assert_int_equal(v.n, 51);
+	store_close(s);
+}
+
+static void test_store_compact_of_everything_leaves_a_header_with_the_base(void **state)
+{
+	struct fixture *f = *state;
+	struct store *s;
+	uint64_t dropped;
+	char err[256];
+
+	write_log(f, 10);
+	s = open_replayed(f, 10, NULL);
+	assert_int_equal(store_compact(s, keep_odd, NULL, &dropped, err, sizeof(err)), 0);
+	store_close(s);
+	assert_int_equal(store_open(f->dir, &f->loop, NULL, &s, err, sizeof(err)), 0);
+	assert_int_equal(store_replay(s, skip_all, NULL, NULL), 0);
+	assert_int_equal(store_compact(s, skip_all, NULL, &dropped, err, sizeof(err)), 0);
+	assert_int_equal(dropped, 5);
+	store_close(s);
+	assert_int_equal(file_size(f->log), STORE_FILE_HEADER);
+	s = open_replayed(f, 0, NULL);
+	assert_int_equal(store_base(s), 10);
+	store_close(s);
+}
+
+static void test_store_snapshot_is_written_whole_or_not_at_all(void **state)
+{
+	struct fixture *f = *state;
+	struct store_snap *w;
+	static uint8_t big[3 << 20];
+	uint8_t *buf;
+	char err[256], path[PATH_MAX];
+	size_t len, i;
+	uint64_t bytes;
+
+	assert_int_equal(store_snap_read(f->dir, &buf, &len, err, sizeof(err)), ERR_NOTFOUND);
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7 + (i >> 11));
+	assert_int_equal(store_snap_begin(f->dir, &w), 0);
+	assert_int_equal(store_snap_write(w, "head", 4), 0);
+	assert_int_equal(store_snap_write(w, big, sizeof(big)), 0); /* past the buffer */
+	assert_int_equal(store_snap_commit(w, &bytes), 0);
+	assert_int_equal(bytes, 4 + sizeof(big) + 12);
+	assert_int_equal(store_snap_read(f->dir, &buf, &len, err, sizeof(err)), 0);
+	assert_int_equal(len, 4 + sizeof(big));
+	assert_memory_equal(buf, "head", 4);
+	assert_memory_equal(buf + 4, big, sizeof(big));
+	free(buf);
+
+	/* an abandoned one leaves the last one in place */
+	assert_int_equal(store_snap_begin(f->dir, &w), 0);
+	assert_int_equal(store_snap_write(w, "other", 5), 0);
+	store_snap_abort(w);
+	snprintf(path, sizeof(path), "%s/%s.tmp", f->dir, STORE_SNAP_NAME);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(store_snap_read(f->dir, &buf, &len, err, sizeof(err)), 0);
+	assert_int_equal(len, 4 + sizeof(big));
+	free(buf);
+
+	/* a flipped byte or a cut is found */
+	snprintf(path, sizeof(path), "%s/%s", f->dir, STORE_SNAP_NAME);
+	flip(path, 1000);
+	assert_int_equal(store_snap_read(f->dir, &buf, &len, err, sizeof(err)), ERR_CORRUPT);
+	assert_non_null(strstr(err, "checksum mismatch"));
+	flip(path, 1000);
+	assert_int_equal(store_snap_read(f->dir, &buf, &len, err, sizeof(err)), 0);
+	free(buf);
+	assert_int_equal(truncate(path, 100), 0);
+	assert_int_equal(store_snap_read(f->dir, &buf, &len, err, sizeof(err)), ERR_CORRUPT);
+}
+
 static void test_store_replays_a_million_records_in_seconds(void **state)
 {
 	struct fixture *f = *state;
@@ -1100,6 +1254,9 @@ int main(void)
 		T(test_store_append_beyond_the_queue_bound_is_busy),
 		T(test_store_failed_write_fails_every_waiting_append_and_every_later_one),
 		T(test_store_close_commits_the_queued_appends),
+		T(test_store_compact_keeps_what_the_caller_keeps_and_counts_the_rest),
+		T(test_store_compact_of_everything_leaves_a_header_with_the_base),
+		T(test_store_snapshot_is_written_whole_or_not_at_all),
 		T(test_store_replays_a_million_records_in_seconds),
 #undef T
 	};

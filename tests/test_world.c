@@ -357,6 +357,59 @@ static void test_world_map_holds_many_worlds(void **state)
 	catalog_destroy(cat);
 }
 
+static void test_world_restored_from_a_snapshot_goes_on_as_the_replayed_one(void **state)
+{
+	struct edit e[6] = { raise_at(10, 10, 5), raise_at(300, 10, 40), raise_at(-5, -5, 30),
+			     raise_at(12, 12, 3), raise_at(600, 600, 10), raise_at(11, 9, 2) };
+	struct world *whole = new_world(8), *w = new_world(8);
+	struct world_chunk a, b;
+	struct edit *got;
+	size_t i, n;
+	int32_t cx, cz;
+
+	(void)state;
+	apply(whole, e, 3, NULL); /* the history the snapshot folds in */
+	assert_int_equal(world_restore(w, world_seq(whole), world_hash(whole)), 0);
+	for (i = 0; i < world_chunks(whole); i++) {
+		world_chunk_at(whole, i, &cx, &cz, &a);
+		assert_int_equal(world_restore_chunk(w, cx, cz, &a), 0);
+	}
+	assert_int_equal(world_restore_chunk(w, cx, cz, &a), ERR_INVAL); /* twice */
+	assert_int_equal(world_base(w), 3);
+	assert_int_equal(world_seq(w), 3);
+	assert_null(world_edit(w, 3));
+	assert_int_equal(world_batches(w), 0);
+
+	apply(whole, e + 3, 3, NULL);
+	apply(w, e + 3, 3, NULL);
+	assert_int_equal(world_seq(w), 6);
+	assert_int_equal(world_hash(w), world_hash(whole));
+	assert_int_equal(world_chunks(w), world_chunks(whole));
+	for (i = 0; i < world_chunks(whole); i++) {
+		world_chunk_at(whole, i, &cx, &cz, &a);
+		world_chunk(w, cx, cz, &b);
+		assert_int_equal(b.version, a.version);
+		assert_int_equal(b.hash, a.hash);
+		assert_int_equal(b.nedits, a.nedits);
+	}
+	/* only the edits after the snapshot are kept, in order */
+	assert_non_null(world_edit(w, 4));
+	assert_memory_equal(world_edit(w, 4), &e[3], sizeof(e[3]));
+	assert_int_equal(world_chunk_edits(w, 0, 0, &got, &n), 0);
+	assert_int_equal(n, 2); /* e[3] and e[5]; e[0] and e[2] are folded */
+	assert_memory_equal(&got[0], &e[3], sizeof(e[3]));
+	assert_memory_equal(&got[1], &e[5], sizeof(e[5]));
+	free(got);
+	assert_int_equal(world_around_edits(w, 0, 0, &got, &n), 0);
+	assert_int_equal(n, 2);
+	free(got);
+	assert_int_equal(world_batch_after(w, 0), 0);
+	/* a restore needs an empty world */
+	assert_int_equal(world_restore(w, 9, 0), ERR_INVAL);
+	world_destroy(whole);
+	world_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_world_finds_the_batches_after_a_seq),
 		cmocka_unit_test(test_world_map_replays_logged_batches_in_order),
 		cmocka_unit_test(test_world_map_holds_many_worlds),
+		cmocka_unit_test(test_world_restored_from_a_snapshot_goes_on_as_the_replayed_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,485 @@
+/*
+ * snapshots.c - cutting, writing and loading snapshots (snapshots.h).
+ *
+ * A cut, on the loop thread, records each world's sequence number and
+ * hash and, per chunk with edits, its state, a reference to its bake and
+ * a copy of the edits since that bake: after it the worlds may change
+ * freely. Worker jobs of SLICE chunks each then fold what is not baked yet
+ * (bakes_fold()) and write the entries; the last one commits the file.
+ * Back on the loop the new deltas also replace older bakes, so a snapshot
+ * leaves every chunk baked.
+ *
+ * File (little-endian), before the store's trailer:
+ *   u32 magic "TSNP", u32 version 1, u64 worlds, u64 chunks, u64 edits
+ *   per world: u8 gen_len, gen, u64 fingerprint, seed, seq, hash, chunks
+ *     per chunk: i32 cx, cz, u64 version, hash, edits, u32 len, len bytes
+ *       of the zstd frame of its LOD-0 delta
+ */
+#include "snapshots.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "bakes.h"
+#include "catalog.h"
+#include "edit.h"
+#include "err.h"
+#include "le.h"
+#include "preset.h"
+#include "store.h"
+#include "util.h"
+#include "world.h"
+
+#define SNAP_MAGIC   0x504e5354u /* "TSNP" */
+#define SNAP_VERSION 1
+#define SLICE        32          /* chunks per worker job */
+
+struct cut_world {
+	int gen;
+	const struct preset *p;
+	uint64_t seed, seq, hash;
+	size_t first, n;         /* its chunks: [first, first + n) */
+};
+
+struct cut_chunk {
+	size_t world;
+	int32_t cx, cz;
+	struct world_chunk st;
+	struct bake_blob *old;   /* its bake at the cut (a reference) */
+	uint64_t pos;            /* world position after st's edits */
+	struct edit *edits;      /* the edits since old */
+	size_t n;
+	uint8_t *blob;           /* the delta folded by the job, or NULL */
+	size_t len;
+};
+
+struct job {
+	uv_work_t work;
+	struct snapshots *s;
+	struct cut_world *worlds;
+	size_t nworlds, wnext;
+	struct cut_chunk *chunks;
+	size_t nchunks, next;
+	uint64_t edits, bytes, t0;
+	struct store_snap *w;
+	int err;
+};
+
+struct snapshots {
+	uv_loop_t *loop;
+	char *dir;
+	const struct catalog *cat;
+	struct world_map *worlds;
+	struct bakes *bakes;
+	const struct region_source *rs;
+	uint64_t every, since;
+	struct job *job;         /* the snapshot being written, or NULL */
+	int stopped, closing;
+	struct snapshots_stats st;
+};
+
+int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct catalog *cat,
+		     struct world_map *worlds, struct bakes *bakes,
+		     const struct region_source *rs, uint64_t every, struct snapshots **out)
+{
+	struct snapshots *s = calloc(1, sizeof(*s));
+
+	if (!s || !(s->dir = strdup(data_dir))) {
+		free(s);
+		return ERR_NOMEM;
+	}
+	s->loop = loop;
+	s->cat = cat;
+	s->worlds = worlds;
+	s->bakes = bakes;
+	s->rs = rs;
+	s->every = every;
+	*out = s;
+	return 0;
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+static void job_free(struct job *j)
+{
+	size_t k;
+
+	for (k = 0; k < j->nchunks; k++) {
+		bakes_blob_unref(j->chunks[k].old);
+		free(j->chunks[k].edits);
+		free(j->chunks[k].blob);
+	}
+	free(j->chunks);
+	free(j->worlds);
+	store_snap_abort(j->w);
+	free(j);
+}
+
+/* Record the worlds and their chunks as they are now. */
+static int cut(struct snapshots *s, struct job *j)
+{
+	size_t i, k, nw = world_map_count(s->worlds), nc = 0;
+
+	for (i = 0; i < nw; i++)
+		nc += world_chunks(world_map_at(s->worlds, i, NULL));
+	if (!(j->worlds = calloc(nw ? nw : 1, sizeof(*j->worlds))) ||
+	    !(j->chunks = calloc(nc ? nc : 1, sizeof(*j->chunks))))
+		return ERR_NOMEM;
+	for (i = 0; i < nw; i++) {
+		int gen;
+		const struct world *w = world_map_at(s->worlds, i, &gen);
+		struct cut_world *cw = &j->worlds[j->nworlds];
+
+		if (!world_seq(w))
+			continue;
+		*cw = (struct cut_world){ gen, catalog_at(s->cat, (size_t)gen), world_seed(w),
+					  world_seq(w), world_hash(w), j->nchunks,
+					  world_chunks(w) };
+		for (k = 0; k < cw->n; k++) {
+			struct cut_chunk *c = &j->chunks[j->nchunks++];
+			const struct bake_rec *r;
+
+			c->world = j->nworlds;
+			world_chunk_at(w, k, &c->cx, &c->cz, &c->st);
+			r = bakes_get(s->bakes, gen, cw->seed, c->cx, c->cz, 0);
+			if (r && r->frame) {
+				c->old = bakes_blob_ref(r->frame);
+				c->pos = r->pos;
+			}
+			if ((!r || r->version < c->st.version) &&
+			    world_chunk_edits_from(w, c->cx, c->cz, &c->pos, &c->edits, &c->n))
+				return ERR_NOMEM;
+		}
+		j->edits += cw->seq;
+		j->nworlds++;
+	}
+	return 0;
+}
+
+static int put(struct job *j, const void *p, size_t n)
+{
+	return store_snap_write(j->w, p, n);
+}
+
+static int put_world(struct job *j, const struct cut_world *cw)
+{
+	const char *name = preset_name(cw->p);
+	size_t len = strlen(name);
+	uint8_t h[1 + 255 + 40], *q = h;
+
+	*q++ = (uint8_t)len;
+	memcpy(q, name, len);
+	q += len;
+	le_put64(q, preset_fingerprint(cw->p));
+	le_put64(q + 8, cw->seed);
+	le_put64(q + 16, cw->seq);
+	le_put64(q + 24, cw->hash);
+	le_put64(q + 32, cw->n);
+	return put(j, h, (size_t)(q + 40 - h));
+}
+
+static int put_chunk(struct job *j, const struct cut_chunk *c)
+{
+	const uint8_t *blob = c->blob ? c->blob : c->old->data;
+	size_t len = c->blob ? c->len : c->old->len;
+	uint8_t h[36];
+
+	le_put32(h, (uint32_t)c->cx);
+	le_put32(h + 4, (uint32_t)c->cz);
+	le_put64(h + 8, c->st.version);
+	le_put64(h + 16, c->st.hash);
+	le_put64(h + 24, c->st.nedits);
+	le_put32(h + 32, (uint32_t)len);
+	return put(j, h, sizeof(h)) || put(j, blob, len) ? ERR_IO : 0;
+}
+
+/* Worker: the next slice of chunks; the last one commits the file. */
+static void job_work(uv_work_t *w)
+{
+	struct job *j = container_of(w, struct job, work);
+	size_t k;
+	int rc = 0;
+
+	if (j->next == 0) {
+		uint8_t h[32];
+
+		le_put32(h, SNAP_MAGIC);
+		le_put32(h + 4, SNAP_VERSION);
+		le_put64(h + 8, j->nworlds);
+		le_put64(h + 16, j->nchunks);
+		le_put64(h + 24, j->edits);
+		rc = put(j, h, sizeof(h));
+	}
+	for (k = 0; !rc && k < SLICE && j->next < j->nchunks; k++, j->next++) {
+		struct cut_chunk *c = &j->chunks[j->next];
+		const struct cut_world *cw = &j->worlds[c->world];
+
+		while (!rc && j->wnext < j->nworlds && j->worlds[j->wnext].first == j->next)
+			rc = put_world(j, &j->worlds[j->wnext++]);
+		if (!rc && (c->n || !c->old))
+			rc = bakes_fold(cw->p, cw->seed, c->cx, c->cz, j->s->rs,
+					c->old ? c->old->data : NULL, c->old ? c->old->len : 0,
+					c->edits, c->n, &c->blob, &c->len);
+		if (!rc)
+			rc = put_chunk(j, c);
+		free(c->edits);
+		c->edits = NULL;
+	}
+	while (!rc && j->next == j->nchunks && j->wnext < j->nworlds)
+		rc = put_world(j, &j->worlds[j->wnext++]);
+	if (!rc && j->next == j->nchunks) {
+		rc = store_snap_commit(j->w, &j->bytes);
+		j->w = NULL;
+	}
+	j->err = rc;
+}
+
+/* Loop: hand the deltas folded by the job to the bakes they are newer than. */
+static void adopt(struct snapshots *s, struct job *j)
+{
+	size_t k;
+
+	for (k = 0; k < j->nchunks; k++) {
+		struct cut_chunk *c = &j->chunks[k];
+		const struct cut_world *cw = &j->worlds[c->world];
+		struct bake_rec *r;
+		struct bake_blob *f;
+
+		if (!c->blob)
+			continue;
+		r = bakes_get(s->bakes, cw->gen, cw->seed, c->cx, c->cz, 1);
+		if (r && r->version < c->st.version && (f = bakes_blob_new(c->blob, c->len)))
+			bakes_set(s->bakes, r, c->st.version, c->pos, c->st.nedits, f);
+	}
+}
+
+static void job_done(uv_work_t *w, int status)
+{
+	struct job *j = container_of(w, struct job, work);
+	struct snapshots *s = j->s;
+
+	if (!s->closing && !s->stopped && status == 0 && !j->err && j->next < j->nchunks &&
+	    uv_queue_work(s->loop, &j->work, job_work, job_done) == 0)
+		return; /* the next slice */
+	if (s->closing) {
+		job_free(j);
+		free(s->dir);
+		free(s);
+		return;
+	}
+	s->job = NULL;
+	if (status || j->err || j->next < j->nchunks) {
+		s->st.failed++;
+		if (j->err)
+			fprintf(stderr, "terrain-server: snapshot failed (%s); the last one"
+				" stays, the log holds every edit\n", err_str(j->err));
+	} else {
+		adopt(s, j);
+		s->st.written++;
+		s->st.edits = j->edits;
+		s->st.chunks = j->nchunks;
+		s->st.bytes = j->bytes;
+		s->st.ms = (uv_hrtime() - j->t0) / 1000000;
+		fprintf(stderr, "terrain-server: snapshot of %llu edits in %zu worlds, %zu chunks,"
+			" %llu bytes, in %llu ms\n", (ull)j->edits, j->nworlds, j->nchunks,
+			(ull)j->bytes, (ull)s->st.ms);
+	}
+	job_free(j);
+}
+
+int snapshots_start(struct snapshots *s)
+{
+	struct job *j;
+	int rc;
+
+	if (s->job)
+		return ERR_BUSY;
+	if (s->stopped)
+		return ERR_INVAL;
+	if (!(j = calloc(1, sizeof(*j))))
+		return ERR_NOMEM;
+	j->s = s;
+	j->t0 = uv_hrtime();
+	if ((rc = cut(s, j)) != 0 || (rc = store_snap_begin(s->dir, &j->w)) != 0 ||
+	    (rc = uv_queue_work(s->loop, &j->work, job_work, job_done) ? ERR_NOMEM : 0)) {
+		job_free(j);
+		s->st.failed++;
+		return rc;
+	}
+	s->job = j;
+	s->since = 0;
+	return 0;
+}
+
+void snapshots_applied(struct snapshots *s, uint64_t n)
+{
+	if (!s || !s->every)
+		return;
+	s->since += n;
+	if (s->since >= s->every && !s->job && !s->stopped)
+		snapshots_start(s);
+}
+
+void snapshots_stop(void *arg)
+{
+	struct snapshots *s = arg;
+
+	s->stopped = 1;
+}
+
+void snapshots_destroy(struct snapshots *s)
+{
+	if (!s)
+		return;
+	if (s->job) {
+		s->closing = 1; /* the job's completion frees both */
+		return;
+	}
+	free(s->dir);
+	free(s);
+}
+
+void snapshots_stats(const struct snapshots *s, struct snapshots_stats *out)
+{
+	*out = s->st;
+	out->running = s->job != NULL;
+}
+
+/* ---- loading ----------------------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p, *end;
+};
+
+static const uint8_t *take(struct rd *r, size_t n)
+{
+	const uint8_t *p = r->p;
+
+	if ((size_t)(r->end - r->p) < n)
+		return NULL;
+	r->p += n;
+	return p;
+}
+
+/* One pass over the file: check it (restore 0) or restore it (1). */
+static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore,
+		struct snapshots_loaded *ld, char *msg, size_t msglen)
+{
+	struct rd r = { buf, buf + len };
+	const uint8_t *h = take(&r, 32);
+	uint64_t nworlds, i, k;
+
+	if (!h || le_get32(h) != SNAP_MAGIC) {
+		snprintf(msg, msglen, "not a snapshot (bad magic)");
+		return ERR_CORRUPT;
+	}
+	if (le_get32(h + 4) != SNAP_VERSION) {
+		snprintf(msg, msglen, "snapshot format version %u, this server reads %d",
+			 le_get32(h + 4), SNAP_VERSION);
+		return ERR_VERSION;
+	}
+	nworlds = le_get64(h + 8);
+	*ld = (struct snapshots_loaded){ 1, 0, nworlds, le_get64(h + 16), le_get64(h + 24), len };
+	for (i = 0; i < nworlds; i++) {
+		const uint8_t *g = take(&r, 1), *name, *wh;
+		uint64_t seed, seq, hash, nchunks;
+		struct world *w = NULL;
+		int gen;
+
+		if (!g || !(name = take(&r, *g)) || !(wh = take(&r, 40))) {
+			snprintf(msg, msglen, "cut short in world %llu", (ull)i);
+			return ERR_CORRUPT;
+		}
+		seed = le_get64(wh + 8);
+		seq = le_get64(wh + 16);
+		hash = le_get64(wh + 24);
+		nchunks = le_get64(wh + 32);
+		gen = catalog_find(s->cat, (const char *)name, *g);
+		if (gen < 0 || preset_fingerprint(catalog_at(s->cat, (size_t)gen)) !=
+				       le_get64(wh)) {
+			snprintf(msg, msglen, "world %llu of generator \"%.*s\" (fingerprint"
+				 " %016llx) %s", (ull)seed, (int)*g, (const char *)name,
+				 (ull)le_get64(wh), gen < 0 ? "is not in this server's presets" :
+				 "was made by a generator that differs from this server's");
+			return ERR_NOTFOUND;
+		}
+		if (restore && (world_map_get(s->worlds, gen, seed, &w) ||
+				world_restore(w, seq, hash))) {
+			snprintf(msg, msglen, "cannot restore world %llu", (ull)seed);
+			return ERR_NOMEM;
+		}
+		for (k = 0; k < nchunks; k++) {
+			const uint8_t *ch = take(&r, 36), *blob;
+			struct world_chunk st;
+			struct bake_rec *b;
+			struct bake_blob *f;
+			int32_t cx, cz;
+
+			if (!ch || !(blob = take(&r, le_get32(ch + 32))) || !le_get32(ch + 32)) {
+				snprintf(msg, msglen, "cut short in world %llu", (ull)seed);
+				return ERR_CORRUPT;
+			}
+			cx = (int32_t)le_get32(ch);
+			cz = (int32_t)le_get32(ch + 4);
+			st = (struct world_chunk){ le_get64(ch + 8), le_get64(ch + 16),
+						   (size_t)le_get64(ch + 24) };
+			if (!st.version || st.version > seq || !st.nedits || st.nedits > seq) {
+				snprintf(msg, msglen, "world %llu chunk (%d, %d): bad state",
+					 (ull)seed, cx, cz);
+				return ERR_CORRUPT;
+			}
+			if (!restore)
+				continue;
+			if (world_restore_chunk(w, cx, cz, &st) ||
+			    !(b = bakes_get(s->bakes, gen, seed, cx, cz, 1)) ||
+			    !(f = bakes_blob_new(blob, le_get32(ch + 32)))) {
+				snprintf(msg, msglen, "world %llu chunk (%d, %d): cannot restore"
+					 " (a repeated chunk, or out of memory)", (ull)seed, cx, cz);
+				return ERR_CORRUPT;
+			}
+			bakes_set(s->bakes, b, st.version, 0, st.nedits, f);
+		}
+	}
+	if (r.p != r.end) {
+		snprintf(msg, msglen, "%zu bytes after the last world", (size_t)(r.end - r.p));
+		return ERR_CORRUPT;
+	}
+	return 0;
+}
+
+int snapshots_load(struct snapshots *s, struct snapshots_loaded *ld, char *msg, size_t msglen)
+{
+	uint64_t t0 = uv_hrtime();
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	memset(ld, 0, sizeof(*ld));
+	msg[0] = '\0';
+	if (world_map_count(s->worlds))
+		return ERR_INVAL;
+	rc = store_snap_read(s->dir, &buf, &len, msg, msglen);
+	if (rc == ERR_NOTFOUND) {
+		msg[0] = '\0';
+		return 0;
+	}
+	if (rc)
+		return rc;
+	if ((rc = pass(s, buf, len, 0, ld, msg, msglen)) == 0) {
+		rc = pass(s, buf, len, 1, ld, msg, msglen);
+		ld->touched = 1;
+	}
+	free(buf);
+	if (rc) {
+		ld->found = 0;
+		return rc;
+	}
+	s->st.edits = ld->edits;
+	s->st.chunks = ld->chunks;
+	s->st.bytes = ld->bytes;
+	s->st.load_ms = (uv_hrtime() - t0) / 1000000;
+	return 0;
+}

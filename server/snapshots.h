@@ -1,0 +1,90 @@
+/*
+ * snapshots.h - the worlds' state at a cut, on disk: every chunk's edits
+ * folded into its baked delta, with each world's sequence number and hash
+ * chain head, so that start-up reads one snapshot plus the log after it
+ * rather than the whole history, and the log before it may be compacted.
+ *
+ * A snapshot is derived data like a bake: a world restored from one
+ * serves the same bytes as a world replayed from the whole log (the tests
+ * compare the two), and the world hash chain goes on from the stored head,
+ * so it stays verifiable from the snapshot. Snapshots are written in the
+ * background every `every` applied edits, a slice of chunks per worker job
+ * so that tiles keep the pool; the bytes go through the store
+ * (store_snap_*), the format is in docs/edit-log.md. Loop thread only.
+ *
+ *	snapshots_create(loop, dir, cat, worlds, bakes, rs, every, &s);
+ *	snapshots_load(s, &ld, msg, sizeof(msg));   // before the log's replay
+ *	snapshots_applied(s, n);                    // after each live batch
+ *	snapshots_stop(s); snapshots_destroy(s);
+ */
+#ifndef SNAPSHOTS_H
+#define SNAPSHOTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bakes;
+struct catalog;
+struct region_source;
+struct snapshots;
+struct uv_loop_s;
+struct world_map;
+
+/* The default of --snapshot-every: applied edits between snapshots. */
+#define SNAPSHOTS_EVERY 100000
+
+struct snapshots_stats {
+	uint64_t written;       /* snapshots written since start */
+	uint64_t failed;        /* snapshots that failed (the old one stays) */
+	uint64_t edits;         /* edits the last snapshot (or the loaded one) covers */
+	uint64_t chunks;        /* chunks in it */
+	uint64_t bytes;         /* its file size */
+	uint64_t ms;            /* how long the last one took to write */
+	uint64_t load_ms;       /* how long loading it at start took */
+	int running;            /* one is being written */
+};
+
+/* What snapshots_load() found. */
+struct snapshots_loaded {
+	int found;              /* a snapshot was loaded */
+	int touched;            /* the world map was changed (even on failure) */
+	uint64_t worlds, chunks, edits, bytes;
+};
+
+/* Snapshots of worlds (generators of cat, bakes of bakes, eroded regions
+ * from rs) in data_dir, one every `every` applied edits (0: never).
+ * 0 or ERR_NOMEM. */
+int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct catalog *cat,
+		     struct world_map *worlds, struct bakes *bakes,
+		     const struct region_source *rs, uint64_t every, struct snapshots **out);
+
+/*
+ * Restore every world of the snapshot in data_dir (none: 0 with
+ * ld->found 0) into the world map, which must be empty, and its deltas
+ * into the bakes. ERR_NOTFOUND when a world's generator is missing or has
+ * another fingerprint, ERR_CORRUPT for a damaged file, ERR_VERSION, with
+ * msg saying what and where; the map is then untouched only for
+ * ERR_NOTFOUND, ERR_CORRUPT and ERR_VERSION found before the first world
+ * was restored (the caller refuses to start on any error it cannot
+ * replay around).
+ */
+int snapshots_load(struct snapshots *s, struct snapshots_loaded *ld, char *msg, size_t msglen);
+
+/* n edits were applied live: start a snapshot when enough have been. */
+void snapshots_applied(struct snapshots *s, uint64_t n);
+
+/* Write one now unless one is running or nothing changed. 0, ERR_BUSY
+ * (one is running), ERR_NOMEM. */
+int snapshots_start(struct snapshots *s);
+
+/* Start no more (the server drains); a running one goes on to its end
+ * unless destroyed. arg is the struct snapshots. */
+void snapshots_stop(void *arg);
+
+/* Free s once its job (if any) is back; the unfinished file is dropped.
+ * NULL does nothing. */
+void snapshots_destroy(struct snapshots *s);
+
+void snapshots_stats(const struct snapshots *s, struct snapshots_stats *out);
+
+#endif
