@@ -187,23 +187,27 @@ struct sources {
 
 enum source { SELF, HTTP, CACHE, REGIONS, BAKES, EDITS, PROC };
 
+/* How a scalar field reads: a count, a double, or milliseconds shown in
+ * seconds (Prometheus's base unit). */
+enum kind { COUNT, REAL, MS };
+
 /*
  * One metric family: a scalar read from a field of one source (a uint64_t
- * or size_t at off, or a double when real), or rendered by its own
- * function. A family whose source is absent (PROC without /proc) is left
- * out.
+ * or size_t at off, or a double), or rendered by its own function. A
+ * family whose source is absent (PROC without /proc) is left out.
  */
 struct family_def {
 	const char *name, *type, *help;
 	enum source src;
 	size_t off, size;
-	int real;
+	enum kind kind;
 	void (*render)(struct out *o, const struct family_def *f, const struct sources *s);
 };
 
-#define FIELD(src, type, field) src, offsetof(type, field), sizeof(((type *)0)->field), 0, NULL
-#define FIELD_REAL(src, type, field) src, offsetof(type, field), sizeof(double), 1, NULL
-#define CUSTOM(fn) SELF, 0, 0, 0, fn
+#define FIELD(src, type, field) src, offsetof(type, field), sizeof(((type *)0)->field), COUNT, NULL
+#define FIELD_REAL(src, type, field) src, offsetof(type, field), sizeof(double), REAL, NULL
+#define FIELD_MS(src, type, field) src, offsetof(type, field), sizeof(uint64_t), MS, NULL
+#define CUSTOM(fn) SELF, 0, 0, COUNT, fn
 
 /* A Prometheus label value: '\', '"' and newlines escaped. */
 static void put_label(struct out *o, const char *v)
@@ -454,12 +458,12 @@ static const struct family_def families[] = {
 	  FIELD(EDITS, struct metrics_edit_stats, snap_edits) },
 	{ "terrain_snapshot_bytes", "gauge", "Size of the latest snapshot file.",
 	  FIELD(EDITS, struct metrics_edit_stats, snap_bytes) },
-	{ "terrain_snapshot_write_milliseconds", "gauge",
+	{ "terrain_snapshot_write_seconds", "gauge",
 	  "Time the last snapshot took to write.",
-	  FIELD(EDITS, struct metrics_edit_stats, snap_ms) },
-	{ "terrain_snapshot_load_milliseconds", "gauge",
+	  FIELD_MS(EDITS, struct metrics_edit_stats, snap_ms) },
+	{ "terrain_snapshot_load_seconds", "gauge",
 	  "Time loading the snapshot took at start.",
-	  FIELD(EDITS, struct metrics_edit_stats, snap_load_ms) },
+	  FIELD_MS(EDITS, struct metrics_edit_stats, snap_load_ms) },
 	{ "terrain_bakes_total", "counter",
 	  "Chunk bakes made: edits folded into a chunk's height delta.",
 	  FIELD(BAKES, struct bakes_stats, baked) },
@@ -503,8 +507,8 @@ static const void *base_of(const struct family_def *f, const struct sources *s)
 	return base[f->src];
 }
 
-/* Print a scalar family's sample: its field, as uint64_t or size_t, or a
- * double when real. */
+/* Print a scalar family's sample: its field, as uint64_t or size_t, a
+ * double, or milliseconds as seconds. */
 static void put_field(struct out *o, const struct family_def *f, const void *base)
 {
 	const char *p = (const char *)base + f->off;
@@ -512,9 +516,12 @@ static void put_field(struct out *o, const struct family_def *f, const void *bas
 	size_t z;
 	double d;
 
-	if (f->real) {
+	if (f->kind == REAL) {
 		memcpy(&d, p, sizeof(d));
 		put(o, "%s %.6f\n", f->name, d);
+	} else if (f->kind == MS) {
+		memcpy(&u, p, sizeof(u));
+		put(o, "%s %.3f\n", f->name, (double)u / 1000.0);
 	} else if (f->size == sizeof(u)) {
 		memcpy(&u, p, sizeof(u));
 		put(o, "%s %llu\n", f->name, (unsigned long long)u);

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """openapi_check.py - server/assets/openapi.json against the running server.
 
-Usage: openapi_check.py DOC ROUTES BASE [TOKEN_BASE TOKEN]
-  DOC         the OpenAPI document (server/assets/openapi.json)
-  ROUTES      the output of `terrain-server routes`
-  BASE        http://127.0.0.1:PORT of a server without an edit token
-  TOKEN_BASE  a server started with --edit-token TOKEN (for 401)
+Usage: openapi_check.py DOC ROUTES BASE [--token-base URL --token TOKEN]
+                       [--snapshot-base URL --snapshot-world SEED]
+  DOC            the OpenAPI document (server/assets/openapi.json)
+  ROUTES         the output of `terrain-server routes`
+  BASE           http://127.0.0.1:PORT of a server without an edit token
+  --token-base   a server started with --edit-token TOKEN (for its 401s)
+  --snapshot-base  a server restarted from a snapshot that holds edits of
+                 world SEED (base > 0: for the 410s of history before it)
 
 Checks, with the standard library only:
   - the served /v1/openapi.json is DOC, byte for byte;
@@ -20,6 +23,7 @@ Checks, with the standard library only:
     against the documented schema (a JSON Schema 2020-12 subset).
 Prints "ok: ..." / "FAIL: ..." lines; exits 1 when anything failed.
 """
+import argparse
 import http.client
 import json
 import re
@@ -540,6 +544,22 @@ def check_token(token_base, token):
          dict(JSON_CT, Authorization="Bearer " + token), RAISE.encode(), 200)
 
 
+def check_snapshot(snap_base, seed):
+    status, _, data = request(snap_base, "GET", "/v1/worlds/%s" % seed)
+    base = json.loads(data).get("base", 0) if status == 200 else 0
+    if base <= 0:
+        fail("the snapshot server's world %s has base %s, not above 0" % (seed, base))
+        return
+    ok("the snapshot server's world has base %d" % base)
+    for method in ("GET", "HEAD"):
+        call(snap_base, "edits before the snapshot", EDITS, method,
+             "/v1/worlds/%s/edits?since=0" % seed, want=410)
+    call(snap_base, "edits from the snapshot on", EDITS, "GET",
+         "/v1/worlds/%s/edits?since=%d" % (seed, base), want=200)
+    call(snap_base, "events resumed before the snapshot", EVENTS, "GET",
+         "/v1/worlds/%s/events" % seed, {"Last-Event-ID": "0"}, want=410)
+
+
 def check_coverage():
     missing = []
     for path, m, op in operations():
@@ -553,21 +573,30 @@ def check_coverage():
 
 def main():
     global DOC
-    if len(sys.argv) not in (4, 6):
-        sys.exit(__doc__)
-    raw = open(sys.argv[1], "rb").read()
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("doc")
+    ap.add_argument("routes")
+    ap.add_argument("base")
+    ap.add_argument("--token-base")
+    ap.add_argument("--token")
+    ap.add_argument("--snapshot-base")
+    ap.add_argument("--snapshot-world")
+    args = ap.parse_args()
+    raw = open(args.doc, "rb").read()
     DOC = json.loads(raw)
-    base = sys.argv[3]
+    base = args.base
     status, h, served = request(base, "GET", "/v1/openapi.json")
     (ok if status == 200 and served == raw else fail)("GET /v1/openapi.json serves the document")
     check_structure()
-    check_routes(open(sys.argv[2]).read())
+    check_routes(open(args.routes).read())
     check_examples(base)
     check_cases(base)
     check_global(base)
     check_events(base)
-    if len(sys.argv) == 6:
-        check_token(sys.argv[4], sys.argv[5])
+    if args.token_base:
+        check_token(args.token_base, args.token)
+    if args.snapshot_base:
+        check_snapshot(args.snapshot_base, args.snapshot_world)
     check_coverage()
     if FAILS:
         print("%d failed" % len(FAILS))
