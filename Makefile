@@ -95,7 +95,7 @@ LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhtt
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check \
-	container-test
+	container-test FORCE
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client
 
 help:
@@ -131,11 +131,19 @@ $(BUILD)/tools/embed: tools/embed.c
 
 $(BUILD)/gen/builtin_presets.c: $(PRESETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
-	$(Q)$(BUILD)/tools/embed builtin_presets $(PRESETS) > $@
+	$(Q)$(BUILD)/tools/embed -s .json builtin_presets $(PRESETS) > $@
 
 $(BUILD)/gen/assets.c: $(ASSETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(Q)$(BUILD)/tools/embed assets $(ASSETS) > $@
+
+# The version and commit (server/buildinfo.c): remade by every make, rewritten
+# only when they change, so a new commit recompiles that one file.
+$(BUILD)/gen/version.h: FORCE
+	@mkdir -p $(@D)
+	$(Q)tools/version.sh > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+$(BUILD)/server/buildinfo.o: $(BUILD)/gen/version.h
+FORCE:
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(QCC)$(CC) $(CFLAGS_ALL) -Wno-missing-prototypes -c $< -o $@

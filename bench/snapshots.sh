@@ -69,11 +69,11 @@ for n in $counts; do
 		[ "$(metric terrain_snapshots_written_total)" = 1 ] && break
 		sleep 0.1
 	done
-	snap_ms=$(metric terrain_snapshot_write_milliseconds)
+	snap_ms=$(metric terrain_snapshot_write_seconds | awk '{ printf "%.0f", $1 * 1000 }')
 	snap_mb=$(mib "$d/snapshot")
 	stop
 	start "$d" --snapshot-every 0
-	from_s=$secs from_rss=$(rss) load_ms=$(metric terrain_snapshot_load_milliseconds)
+	from_s=$secs from_rss=$(rss) load_ms=$(metric terrain_snapshot_load_seconds | awk '{ printf "%.0f", $1 * 1000 }')
 	stop
 	start "$d" --snapshot-every 0 --compact-log 1
 	stop

@@ -13,6 +13,9 @@ struct embedded_file {
 	const char *name;  /* base name; ".json" dropped for presets */
 	const char *data;  /* file bytes, NUL-terminated */
 	size_t len;        /* bytes, without the NUL */
+	long long mtime;   /* the file's modification time at build time,
+			      seconds since the epoch (clamped to
+			      SOURCE_DATE_EPOCH when set): Last-Modified */
 };
 
 /* The presets in presets/, sorted by name; terminated by { NULL }. */

@@ -13,8 +13,10 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__) && \
 	!defined(TERRAIN_NO_CLONES)
 #define CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#define SIMD_CLONES "x86-64-v4,avx2,default" /* for build info */
 #else
 #define CLONES
+#define SIMD_CLONES "none"
 #endif
 
 /* Inline into each clone, so the clone's instruction set reaches it. */

@@ -3,7 +3,8 @@
 # Usage: scripts/deps.sh [build|test|bench|arm64|fresh-check|container]
 #   build        make, make run:   the compiler and the libraries
 #   test         make test:        build + clang (with its sanitizer runtime), curl,
-#                                  nginx-light (tests/nginx_front.sh)
+#                                  nginx-light (tests/nginx_front.sh), python3, prometheus
+#                                  (for promtool: tests/metrics.sh)
 #   bench        make bench:       test + the anchors' packages
 #   arm64        make test-arm64:  build + the arm64 cross compiler, qemu-user and
 #                                  the arm64 -dev libraries (adds dpkg's arm64 arch)
@@ -16,7 +17,7 @@
 # package is already installed. The README's "Packages" section lists them.
 set -eu
 BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev zstd"
-TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light"
+TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
 ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64"
 FRESH_PKGS="debootstrap git"

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "embed.h"
 #include "err.h"
 #include "preset.h"
 #include "store.h"
@@ -16,6 +18,7 @@
 struct catalog {
 	struct preset **v; /* preset_destroy_all() frees it */
 	size_t n;
+	long long mtime;   /* the newest source's modification time */
 };
 
 static int by_name(const void *a, const void *b)
@@ -64,6 +67,7 @@ static int load_file(struct catalog *c, const char *dir, const char *file,
 {
 	char path[4096], name[256], msg[256] = "";
 	struct preset *p;
+	struct stat st;
 	size_t len, nlen = strlen(file) - 5;
 	char *json;
 	int rc;
@@ -75,6 +79,8 @@ static int load_file(struct catalog *c, const char *dir, const char *file,
 	}
 	memcpy(name, file, nlen);
 	name[nlen] = '\0';
+	if (stat(path, &st) == 0 && (long long)st.st_mtime > c->mtime)
+		c->mtime = (long long)st.st_mtime;
 	rc = store_read_file(path, CATALOG_FILE_MAX, &json, &len);
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", path,
@@ -112,6 +118,7 @@ static int load_dir(struct catalog *c, const char *dir, char *err, size_t errlen
 int catalog_load(const char *dir, struct catalog **out, char *err,
 		 size_t errlen)
 {
+	const struct embedded_file *f;
 	struct catalog *c;
 	int rc;
 
@@ -127,6 +134,9 @@ int catalog_load(const char *dir, struct catalog **out, char *err,
 		free(c);
 		return rc;
 	}
+	for (f = builtin_presets; f->name; f++)
+		if (f->mtime > c->mtime)
+			c->mtime = f->mtime;
 	if (dir && (rc = load_dir(c, dir, err, errlen)) != 0) {
 		catalog_destroy(c);
 		return rc;
@@ -142,6 +152,11 @@ void catalog_destroy(struct catalog *c)
 		return;
 	preset_destroy_all(c->v, c->n);
 	free(c);
+}
+
+long long catalog_mtime(const struct catalog *c)
+{
+	return c->mtime;
 }
 
 size_t catalog_count(const struct catalog *c)

@@ -31,6 +31,11 @@ void catalog_destroy(struct catalog *c);
 
 size_t catalog_count(const struct catalog *c);
 
+/* The newest modification time of the presets' sources (the built-in files
+ * when compiled in, common/embed.h, and the files of dir when loaded),
+ * seconds since the epoch: /v1/presets's Last-Modified. */
+long long catalog_mtime(const struct catalog *c);
+
 /* The i-th preset (i < catalog_count), owned by the catalog. */
 const struct preset *catalog_at(const struct catalog *c, size_t i);
 

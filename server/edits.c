@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -63,6 +64,9 @@ struct edits {
 	char *allowed_hosts;             /* comma-separated, or NULL */
 	char *presets_json;
 	size_t presets_len;
+	char presets_etag[20];           /* strong, XXH3-64 of the body */
+	long long presets_mtime;         /* Last-Modified */
+	char presets_head[160];          /* their header lines */
 	struct uv_loop_s *loop;
 	struct edits_limits lim;
 	struct bucket *buckets;          /* CLIENTS, open addressing on addr */
@@ -323,12 +327,18 @@ static int h_world(struct req *q)
 	return 0;
 }
 
+/* GET presets: the body built once, with its ETag and Last-Modified (the
+ * newest preset source's mtime, catalog.h) for 304s. */
 static int h_presets(struct req *q)
 {
 	struct edit_req *x = edit_req_of(q);
+	struct edits *e = x->e;
 
-	req_respond_copy(q, 200, "application/json", "Cache-Control: no-cache\r\n",
-			 x->e->presets_json, x->e->presets_len);
+	if (req_not_modified(q, e->presets_etag, e->presets_mtime))
+		req_respond_copy(q, 304, NULL, e->presets_head, NULL, 0);
+	else
+		req_respond_copy(q, 200, "application/json", e->presets_head,
+				 e->presets_json, e->presets_len);
 	return 0;
 }
 
@@ -336,6 +346,7 @@ static int h_presets(struct req *q)
 static int presets_body(struct edits *e)
 {
 	cJSON *o = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(o, "presets");
+	char date[30];
 	size_t i;
 
 	if (!o || !list) {
@@ -360,6 +371,14 @@ static int presets_body(struct edits *e)
 	if (!e->presets_json)
 		return ERR_NOMEM;
 	e->presets_len = strlen(e->presets_json);
+	snprintf(e->presets_etag, sizeof(e->presets_etag), "\"%016llx\"",
+		 (ull)XXH3_64bits(e->presets_json, e->presets_len));
+	e->presets_mtime = catalog_mtime(e->cat) < (long long)time(NULL) ?
+			   catalog_mtime(e->cat) : (long long)time(NULL);
+	req_http_date(date, e->presets_mtime);
+	snprintf(e->presets_head, sizeof(e->presets_head),
+		 "Cache-Control: no-cache\r\nETag: %s\r\nLast-Modified: %s\r\n",
+		 e->presets_etag, date);
 	return 0;
 }
 

@@ -40,6 +40,7 @@ struct http_stream;
 	XX(ACCEPT,          "accept")                        \
 	XX(ACCEPT_ENCODING, "accept-encoding")               \
 	XX(IF_NONE_MATCH,   "if-none-match")                 \
+	XX(IF_MODIFIED_SINCE, "if-modified-since")           \
 	XX(CONTENT_TYPE,    "content-type")                  \
 	XX(AUTHORIZATION,   "authorization")                 \
 	XX(LAST_EVENT_ID,   "last-event-id")                 \
@@ -134,6 +135,11 @@ struct http_handler {
 	 * a static lowercase detail. The connection closes after the answer. */
 	void (*error)(void *ctx, struct http_req *r, int status,
 		      const char *detail);
+	/* Optional (NULL: none): r's response went out whole with status, ns
+	 * nanoseconds (uv_hrtime()) after r's first byte was parsed; for a
+	 * stream, once its head is out. Runs once per response written (not
+	 * for one cut short by a failed write), before r is freed. */
+	void (*done)(void *ctx, struct http_req *r, int status, uint64_t ns);
 };
 
 struct http_buf {

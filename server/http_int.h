@@ -74,6 +74,7 @@ struct req {
 	unsigned method_done : 1;
 	uint8_t http_minor;
 	uint64_t start;                   /* loop time of the first byte */
+	uint64_t start_ns;                /* uv_hrtime() at the first byte */
 	struct text text;                 /* target, then kept header values */
 	size_t url_len;
 	size_t hoff[HTTP_H_COUNT], hlen[HTTP_H_COUNT];
@@ -216,7 +217,8 @@ void http__parser_settings(llhttp_settings_t *st);
 
 /* ---- http_log.c: the access log ---- */
 
-/* Write r's line to s's access log (not NULL); body is the body bytes sent. */
-void http__log_access(struct http_server *s, struct req *r, size_t body);
+/* Write r's line to s's access log (not NULL); body is the body bytes sent,
+ * ns the time from r's first byte to its response written. */
+void http__log_access(struct http_server *s, struct req *r, size_t body, uint64_t ns);
 
 #endif

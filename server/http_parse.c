@@ -130,6 +130,7 @@ static struct req *req_new(struct conn *c)
 	r->arena_left = sizeof(r->arena_inline);
 	r->conn = c;
 	r->start = uv_now(c->srv->loop);
+	r->start_ns = uv_hrtime();
 	r->pub.method = -1;
 	r->pub.method_name = "-";
 	r->pub.path = "";

@@ -68,7 +68,7 @@ static void stream_ready(struct conn *c)
 		st->cb.writable(st->cb.arg);
 }
 
-/* Count a response as sent (status 0) and free it. */
+/* Count a response as sent (status 0: log it, time it) and free it. */
 static void req_done(struct req *r, int status)
 {
 	struct conn *c = r->conn;
@@ -76,9 +76,13 @@ static void req_done(struct req *r, int status)
 	int stream_head = r->stream_head;
 
 	if (status == 0) {
+		uint64_t ns = uv_hrtime() - r->start_ns;
+
 		s->st.bytes_sent += r->bytes;
 		if (s->lim.access_log)
-			http__log_access(s, r, has_body(r) ? r->resp.body.len : 0);
+			http__log_access(s, r, has_body(r) ? r->resp.body.len : 0, ns);
+		if (s->h.done)
+			s->h.done(s->h.ctx, &r->pub, r->resp.status, ns);
 	}
 	http__req_free(r);
 	if (stream_head && status == 0 && c->stream && !c->closing)

@@ -6,6 +6,8 @@
  *   terrain-server generate --seed S ...    write one unedited tile body
  *   terrain-server repair-log --data-dir DIR --truncate-at OFFSET
  *                                           cut a corrupt edit log (store.h)
+ *   terrain-server routes                   the HTTP route table (routes.h)
+ *   terrain-server version                  version, commit, compiler (buildinfo.h)
  *
  * Every serve option has a flag and an environment variable; the flag
  * wins. `terrain-server --help` lists them with their defaults. Bad
@@ -21,6 +23,7 @@
 
 #include <uv.h>
 
+#include "buildinfo.h"
 #include "catalog.h"
 #include "err.h"
 #include "http.h"
@@ -125,7 +128,7 @@ static const struct option options[] = {
 	OPT("header-timeout", "TERRAIN_HEADER_TIMEOUT", "SECONDS", "10", T_SECS,
 	    header_timeout, 0, "a request must arrive whole within this; else 408"),
 	OPT("access-log", "TERRAIN_ACCESS_LOG", "FILE", "", T_STR, access_log, 0,
-	    "append one line per response to FILE (- for stderr); default off"),
+	    "append one line per response to FILE (- for stdout); default off"),
 	OPT("max-age", "TERRAIN_MAX_AGE", "SECONDS", "60", T_UINT, max_age,
 	    365 * 86400, "Cache-Control max-age of tiles; edits show after at most this"),
 };
@@ -140,7 +143,8 @@ static void usage(FILE *f)
 		"       terrain-server generate --seed S --lod L --cx X --cz Z"
 		" [--gen NAME] [--layers LIST]\n"
 		"                               [--presets DIR] [-o FILE]\n"
-		"       terrain-server repair-log --data-dir DIR --truncate-at OFFSET\n\n"
+		"       terrain-server repair-log --data-dir DIR --truncate-at OFFSET\n"
+		"       terrain-server routes | version\n\n"
 		"serve options (flag, environment variable, default):\n");
 	for (i = 0; i < NOPTIONS; i++) {
 		const struct option *o = &options[i];
@@ -316,7 +320,7 @@ static void limits_of(const struct config *c, FILE *log, struct http_limits *l)
 	l->idle_timeout_ms = (uint64_t)(c->idle_timeout * 1000 + 0.5);
 	l->header_timeout_ms = (uint64_t)(c->header_timeout * 1000 + 0.5);
 	l->access_log = log;
-	l->access_log_path = log && log != stderr ? c->access_log : NULL;
+	l->access_log_path = log && log != stdout ? c->access_log : NULL;
 	l->node_name = c->node_name;
 	l->max_body = ROUTE_MAX_BODY;
 }
@@ -455,7 +459,7 @@ static int serve(int argc, char **argv)
 		return 2;
 	}
 	rv = serve_with(&c, cat, log);
-	if (log && log != stderr)
+	if (log && log != stdout)
 		fclose(log);
 	catalog_destroy(cat);
 	return rv;
@@ -621,8 +625,26 @@ static int repair_log(int argc, char **argv)
 	return 0;
 }
 
+/* ---- routes, version ------------------------------------------------------------ */
+
+static int version(void)
+{
+	const struct buildinfo *b = buildinfo_get();
+
+	printf("terrain-server %s\ncommit %s\ncompiler %s\narch %s\nsimd %s\n"
+	       "algorithm_version %d\ntile_format_versions %s\n", b->version, b->commit,
+	       b->compiler, b->arch, b->simd, b->algorithm_version, b->tile_formats);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "routes")) {
+		route_print_table(stdout);
+		return 0;
+	}
+	if (argc == 2 && (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")))
+		return version();
 	if (argc > 1 && !strcmp(argv[1], "generate"))
 		return generate(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "repair-log"))

@@ -11,9 +11,13 @@
 #include <string.h>
 
 #include "bakes.h"
+#include "buildinfo.h"
 #include "cache.h"
+#include "catalog.h"
 #include "err.h"
 #include "http.h"
+#include "preset.h"
+#include "procstat.h"
 #include "regions.h"
 
 static const int statuses[] = {
@@ -30,10 +34,22 @@ static const double buckets[] = {
 };
 #define NBUCKET (sizeof(buckets) / sizeof(buckets[0]))
 
+/* Request duration buckets, nanoseconds (le in seconds: 0.0001 .. 10): a
+ * cache hit takes tens of microseconds, a cold LOD 0 tile some
+ * milliseconds, an eroded region or a large bundle up to seconds. */
+static const uint64_t dur_buckets[] = {
+	100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000, 25000000,
+	50000000, 100000000, 250000000, 500000000, 1000000000, 2500000000u,
+	5000000000u, 10000000000u
+};
+#define NDUR (sizeof(dur_buckets) / sizeof(dur_buckets[0]))
+
 struct metrics {
 	const char *const *labels;
 	size_t nroutes;
 	uint64_t requests[METRICS_MAX_ROUTES][NSTATUS];
+	uint64_t dur_bucket[METRICS_MAX_ROUTES][NDUR + 1]; /* last: +Inf */
+	uint64_t dur_sum_ns[METRICS_MAX_ROUTES];
 	uint64_t gen_in_flight, gen_total, gen_errors;
 	uint64_t gen_bucket[NBUCKET + 1]; /* last: +Inf */
 	double gen_sum;
@@ -68,6 +84,18 @@ void metrics_request(struct metrics *m, unsigned route, int status)
 {
 	if (route < m->nroutes)
 		m->requests[route][status_index(status)]++;
+}
+
+void metrics_request_done(struct metrics *m, unsigned route, uint64_t ns)
+{
+	size_t i;
+
+	if (route >= m->nroutes)
+		return;
+	for (i = 0; i < NDUR && ns > dur_buckets[i]; i++)
+		;
+	m->dur_bucket[route][i]++;
+	m->dur_sum_ns[route] += ns;
 }
 
 void metrics_generation_start(struct metrics *m)
@@ -154,28 +182,45 @@ static void put(struct out *o, const char *fmt, ...)
 /* What one /metrics render reads. */
 struct sources {
 	const struct metrics *m;
-	const struct cache_stats *cs;
-	const struct http_stats *hs;
-	const struct regions_stats *rs;
-	const struct bakes_stats *bs;
-	const struct metrics_edit_stats *es;
+	const struct metrics_sources *src;
 };
 
-enum source { SELF, HTTP, CACHE, REGIONS, BAKES, EDITS };
+enum source { SELF, HTTP, CACHE, REGIONS, BAKES, EDITS, PROC };
+
+/* How a scalar field reads: a count, a double, or milliseconds shown in
+ * seconds (Prometheus's base unit). */
+enum kind { COUNT, REAL, MS };
 
 /*
  * One metric family: a scalar read from a field of one source (a uint64_t
- * or size_t at off), or rendered by its own function.
+ * or size_t at off, or a double), or rendered by its own function. A
+ * family whose source is absent (PROC without /proc) is left out.
  */
 struct family_def {
 	const char *name, *type, *help;
 	enum source src;
 	size_t off, size;
+	enum kind kind;
 	void (*render)(struct out *o, const struct family_def *f, const struct sources *s);
 };
 
-#define FIELD(src, type, field) src, offsetof(type, field), sizeof(((type *)0)->field), NULL
-#define CUSTOM(fn) SELF, 0, 0, fn
+#define FIELD(src, type, field) src, offsetof(type, field), sizeof(((type *)0)->field), COUNT, NULL
+#define FIELD_REAL(src, type, field) src, offsetof(type, field), sizeof(double), REAL, NULL
+#define FIELD_MS(src, type, field) src, offsetof(type, field), sizeof(uint64_t), MS, NULL
+#define CUSTOM(fn) SELF, 0, 0, COUNT, fn
+
+/* A Prometheus label value: '\', '"' and newlines escaped. */
+static void put_label(struct out *o, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			put(o, "\\%c", *v);
+		else if (*v == '\n')
+			put(o, "\\n");
+		else
+			put(o, "%c", *v);
+	}
+}
 
 static void render_requests(struct out *o, const struct family_def *f,
 			    const struct sources *s)
@@ -193,6 +238,30 @@ static void render_requests(struct out *o, const struct family_def *f,
 				put(o, "%s{route=\"%s\",status=\"%s\"} %llu\n", f->name,
 				    m->labels[r], st, (unsigned long long)m->requests[r][i]);
 			}
+}
+
+static void render_durations(struct out *o, const struct family_def *f,
+			     const struct sources *s)
+{
+	const struct metrics *m = s->m;
+	size_t r, i;
+
+	for (r = 0; r < m->nroutes; r++) {
+		uint64_t cum = 0;
+
+		for (i = 0; i < NDUR; i++) {
+			cum += m->dur_bucket[r][i];
+			put(o, "%s_bucket{route=\"%s\",le=\"%g\"} %llu\n", f->name, m->labels[r],
+			    (double)dur_buckets[i] / 1e9, (unsigned long long)cum);
+		}
+		cum += m->dur_bucket[r][NDUR];
+		put(o, "%s_bucket{route=\"%s\",le=\"+Inf\"} %llu\n", f->name, m->labels[r],
+		    (unsigned long long)cum);
+		put(o, "%s_sum{route=\"%s\"} %.9f\n", f->name, m->labels[r],
+		    (double)m->dur_sum_ns[r] / 1e9);
+		put(o, "%s_count{route=\"%s\"} %llu\n", f->name, m->labels[r],
+		    (unsigned long long)cum);
+	}
 }
 
 static void render_histogram(struct out *o, const struct family_def *f,
@@ -232,13 +301,53 @@ static void render_rejects(struct out *o, const struct family_def *f,
 static void render_compute(struct out *o, const struct family_def *f,
 			   const struct sources *s)
 {
-	put(o, "%s %.6f\n", f->name, s->rs->compute_ms / 1000.0);
+	put(o, "%s %.6f\n", f->name, s->src->regions->compute_ms / 1000.0);
+}
+
+static void render_build(struct out *o, const struct family_def *f, const struct sources *s)
+{
+	const struct buildinfo *b = buildinfo_get();
+	const char *const kv[][2] = {
+		{ "version", b->version }, { "commit", b->commit },
+		{ "compiler", b->compiler }, { "arch", b->arch }, { "simd", b->simd },
+		{ "tile_format_versions", b->tile_formats },
+	};
+	size_t i;
+
+	(void)s;
+	put(o, "%s{", f->name);
+	for (i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+		put(o, "%s=\"", kv[i][0]);
+		put_label(o, kv[i][1]);
+		put(o, "\",");
+	}
+	put(o, "algorithm_version=\"%d\"} 1\n", b->algorithm_version);
+}
+
+static void render_generators(struct out *o, const struct family_def *f,
+			      const struct sources *s)
+{
+	const struct catalog *cat = s->src->catalog;
+	size_t i, n = cat ? catalog_count(cat) : 0;
+
+	for (i = 0; i < n; i++) {
+		const struct preset *p = catalog_at(cat, i);
+
+		put(o, "%s{generator=\"", f->name);
+		put_label(o, preset_name(p));
+		put(o, "\",fingerprint=\"%016llx\",chunk_size=\"%d\",max_lod=\"%d\"} 1\n",
+		    (unsigned long long)preset_fingerprint(p), 1 << preset_chunk_log2(p),
+		    preset_max_lod(p));
+	}
 }
 
 /* Every family, in the order /metrics lists them. */
 static const struct family_def families[] = {
 	{ "terrain_requests_total", "counter", "HTTP responses by route and status.",
 	  CUSTOM(render_requests) },
+	{ "terrain_request_duration_seconds", "histogram",
+	  "Time from a request's first byte to its response written, by route.",
+	  CUSTOM(render_durations) },
 	{ "terrain_response_bytes_total", "counter", "Response bytes written to clients.",
 	  FIELD(HTTP, struct http_stats, bytes_sent) },
 	{ "terrain_connections_open", "gauge", "Open client connections.",
@@ -349,12 +458,12 @@ static const struct family_def families[] = {
 	  FIELD(EDITS, struct metrics_edit_stats, snap_edits) },
 	{ "terrain_snapshot_bytes", "gauge", "Size of the latest snapshot file.",
 	  FIELD(EDITS, struct metrics_edit_stats, snap_bytes) },
-	{ "terrain_snapshot_write_milliseconds", "gauge",
+	{ "terrain_snapshot_write_seconds", "gauge",
 	  "Time the last snapshot took to write.",
-	  FIELD(EDITS, struct metrics_edit_stats, snap_ms) },
-	{ "terrain_snapshot_load_milliseconds", "gauge",
+	  FIELD_MS(EDITS, struct metrics_edit_stats, snap_ms) },
+	{ "terrain_snapshot_load_seconds", "gauge",
 	  "Time loading the snapshot took at start.",
-	  FIELD(EDITS, struct metrics_edit_stats, snap_load_ms) },
+	  FIELD_MS(EDITS, struct metrics_edit_stats, snap_load_ms) },
 	{ "terrain_bakes_total", "counter",
 	  "Chunk bakes made: edits folded into a chunk's height delta.",
 	  FIELD(BAKES, struct bakes_stats, baked) },
@@ -364,31 +473,68 @@ static const struct family_def families[] = {
 	  FIELD(BAKES, struct bakes_stats, bytes) },
 	{ "terrain_bake_queue", "gauge", "Chunks waiting for a bake.",
 	  FIELD(BAKES, struct bakes_stats, queued) },
+	{ "terrain_build_info", "gauge",
+	  "Always 1: the version, commit, compiler and formats of this binary.",
+	  CUSTOM(render_build) },
+	{ "terrain_generator_info", "gauge",
+	  "Always 1: each generator preset served, with its fingerprint.",
+	  CUSTOM(render_generators) },
+	{ "process_cpu_seconds_total", "counter",
+	  "Total user and system CPU time spent in seconds.",
+	  FIELD_REAL(PROC, struct procstat, cpu_seconds) },
+	{ "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+	  FIELD(PROC, struct procstat, resident_bytes) },
+	{ "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+	  FIELD(PROC, struct procstat, virtual_bytes) },
+	{ "process_open_fds", "gauge", "Number of open file descriptors.",
+	  FIELD(PROC, struct procstat, open_fds) },
+	{ "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+	  FIELD(PROC, struct procstat, max_fds) },
+	{ "process_start_time_seconds", "gauge",
+	  "Start time of the process since unix epoch in seconds.",
+	  FIELD_REAL(PROC, struct procstat, start_time) },
 };
 
-/* The value of a scalar family: its field, as uint64_t or size_t. */
-static uint64_t field(const struct family_def *f, const struct sources *s)
+/* The source of family f, or NULL when it is absent. */
+static const void *base_of(const struct family_def *f, const struct sources *s)
 {
-	const void *const base[] = { [SELF] = s->m, [HTTP] = s->hs, [CACHE] = s->cs,
-				     [REGIONS] = s->rs, [BAKES] = s->bs, [EDITS] = s->es };
-	const char *p = (const char *)base[f->src] + f->off;
-	uint64_t u;
-	size_t z;
+	const struct metrics_sources *x = s->src;
+	const void *const base[] = {
+		[SELF] = s->m, [HTTP] = x->http, [CACHE] = x->cache, [REGIONS] = x->regions,
+		[BAKES] = x->bakes, [EDITS] = x->edits, [PROC] = x->process
+	};
 
-	if (f->size == sizeof(u)) {
-		memcpy(&u, p, sizeof(u));
-		return u;
-	}
-	memcpy(&z, p, sizeof(z));
-	return z;
+	return base[f->src];
 }
 
-int metrics_render(const struct metrics *m, const struct cache_stats *cs,
-		   const struct http_stats *hs, const struct regions_stats *rs,
-		   const struct bakes_stats *bs, const struct metrics_edit_stats *es,
+/* Print a scalar family's sample: its field, as uint64_t or size_t, a
+ * double, or milliseconds as seconds. */
+static void put_field(struct out *o, const struct family_def *f, const void *base)
+{
+	const char *p = (const char *)base + f->off;
+	uint64_t u;
+	size_t z;
+	double d;
+
+	if (f->kind == REAL) {
+		memcpy(&d, p, sizeof(d));
+		put(o, "%s %.6f\n", f->name, d);
+	} else if (f->kind == MS) {
+		memcpy(&u, p, sizeof(u));
+		put(o, "%s %.3f\n", f->name, (double)u / 1000.0);
+	} else if (f->size == sizeof(u)) {
+		memcpy(&u, p, sizeof(u));
+		put(o, "%s %llu\n", f->name, (unsigned long long)u);
+	} else {
+		memcpy(&z, p, sizeof(z));
+		put(o, "%s %llu\n", f->name, (unsigned long long)z);
+	}
+}
+
+int metrics_render(const struct metrics *m, const struct metrics_sources *src,
 		   char **out, size_t *len)
 {
-	const struct sources s = { m, cs, hs, rs, bs, es };
+	const struct sources s = { m, src };
 	struct out o = { malloc(4096), 0, 4096, 0 };
 	size_t i;
 
@@ -396,12 +542,15 @@ int metrics_render(const struct metrics *m, const struct cache_stats *cs,
 		return ERR_NOMEM;
 	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		const struct family_def *f = &families[i];
+		const void *base = base_of(f, &s);
 
+		if (!base)
+			continue;
 		put(&o, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
 		if (f->render)
 			f->render(&o, f, &s);
 		else
-			put(&o, "%s %llu\n", f->name, (unsigned long long)field(f, &s));
+			put_field(&o, f, base);
 	}
 	if (o.failed) {
 		free(o.p);

@@ -2,12 +2,15 @@
  * metrics.h - the server's counters, rendered in the Prometheus text
  * exposition format (version 0.0.4) for GET /metrics.
  *
- * Request counts are kept per route label and status; generation counts,
- * a latency histogram and the edit counters come from routes.c; the
- * connection, cache, region cache, log and event figures are read from
- * their modules (struct http_stats, struct cache_stats, struct
- * regions_stats, struct metrics_edit_stats) at render time. Loop thread
- * only: plain counters, no locks.
+ * Request counts are kept per route label and status, request durations
+ * as a histogram per route label; generation counts, a latency histogram
+ * and the edit counters come from routes.c; the connection, cache, region
+ * cache, log and event figures are read from their modules (struct
+ * http_stats, struct cache_stats, struct regions_stats, struct
+ * metrics_edit_stats), the process_* figures from /proc (procstat.h) and
+ * the generators from the catalog at render time, with the build's
+ * figures (buildinfo.h). docs/operations.md lists every family. Loop
+ * thread only: plain counters, no locks.
  */
 #ifndef METRICS_H
 #define METRICS_H
@@ -18,7 +21,9 @@
 struct metrics;
 struct bakes_stats;
 struct cache_stats;
+struct catalog;
 struct http_stats;
+struct procstat;
 struct regions_stats;
 
 /* Gauges and counters of other modules, gathered by routes.c. */
@@ -42,7 +47,7 @@ struct metrics_edit_stats {
 };
 
 /* Most route labels a metrics object accepts. */
-#define METRICS_MAX_ROUTES 16
+#define METRICS_MAX_ROUTES 32
 
 /*
  * Create counters for n route labels (static strings such as "tile",
@@ -54,6 +59,10 @@ void metrics_destroy(struct metrics *m);
 
 /* Count one response of route (an index into labels) with status. */
 void metrics_request(struct metrics *m, unsigned route, int status);
+
+/* A response of route went out whole, ns nanoseconds after its request's
+ * first byte (the terrain_request_duration_seconds histogram). */
+void metrics_request_done(struct metrics *m, unsigned route, uint64_t ns);
 
 /* A generation (a tile or a chunk's objects) started / ended after
  * seconds (err: 0 or an ERR_* code). */
@@ -70,13 +79,23 @@ void metrics_edits_accepted(struct metrics *m, size_t n);
 /* An edit request was refused with status (400, 401, 403, 413, 422, 503...). */
 void metrics_edit_rejected(struct metrics *m, int status);
 
+/* What one render reads besides the counters (gathered by routes.c). */
+struct metrics_sources {
+	const struct cache_stats *cache;
+	const struct http_stats *http;
+	const struct regions_stats *regions;
+	const struct bakes_stats *bakes;
+	const struct metrics_edit_stats *edits;
+	const struct procstat *process;  /* NULL: no process_* samples */
+	const struct catalog *catalog;   /* terrain_generator_info; NULL: none */
+};
+
 /*
  * Render everything as Prometheus text into a new malloc'd buffer: *out
- * (NUL-terminated, caller frees) of *len bytes. Returns 0 or ERR_NOMEM.
+ * (NUL-terminated, caller frees) of *len bytes. Every source but process
+ * and catalog must be set. Returns 0 or ERR_NOMEM.
  */
-int metrics_render(const struct metrics *m, const struct cache_stats *cs,
-		   const struct http_stats *hs, const struct regions_stats *rs,
-		   const struct bakes_stats *bs, const struct metrics_edit_stats *es,
+int metrics_render(const struct metrics *m, const struct metrics_sources *src,
 		   char **out, size_t *len);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <llhttp.h>
@@ -154,7 +155,7 @@ void req_respond_copy(struct req *q, int status, const char *type,
 	struct copied *c;
 	int n;
 
-	if (status == 204)
+	if (status == 204 || status == 304)
 		n = snprintf(head, sizeof(head), "%s" REQ_CORS "%s",
 			     http_status_line(status), headers ? headers : "");
 	else
@@ -578,6 +579,76 @@ int req_etag_matches(const char *inm, const char *etag)
 			return 1;
 		p = e + 1;
 	}
+}
+
+void req_http_date(char out[30], long long t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(out, 30, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+}
+
+/* 0..11 for a month's three letters (any case), or -1. */
+static int month_of(const char *m)
+{
+	static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	int i;
+
+	for (i = 0; i < 12; i++)
+		if (strlen(m) == 3 && !strncasecmp(names + 3 * i, m, 3))
+			return i;
+	return -1;
+}
+
+int req_parse_http_date(const char *s, long long *out)
+{
+	char wd[10], mon[4];
+	int d, y, hh, mi, ss, n = 0;
+	struct tm tm = { 0 };
+	time_t t;
+
+	if (!s)
+		return ERR_INVAL;
+	if (sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", wd, &d, mon, &y,
+		   &hh, &mi, &ss, &n) == 7 && n && !s[n]) {
+		/* IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT */
+	} else if (n = 0, sscanf(s, "%9[A-Za-z], %2d-%3[A-Za-z]-%2d %2d:%2d:%2d GMT%n", wd, &d,
+				 mon, &y, &hh, &mi, &ss, &n) == 7 && n && !s[n]) {
+		y += y < 70 ? 2000 : 1900; /* RFC 850: Sunday, 06-Nov-94 08:49:37 GMT */
+	} else if (n = 0, sscanf(s, "%3[A-Za-z] %3[A-Za-z] %2d %2d:%2d:%2d %4d%n", wd, mon, &d,
+				 &hh, &mi, &ss, &y, &n) == 7 && n && !s[n]) {
+		/* asctime: Sun Nov  6 08:49:37 1994 */
+	} else {
+		return ERR_INVAL;
+	}
+	if ((tm.tm_mon = month_of(mon)) < 0 || d < 1 || d > 31 || y < 1970 || hh > 23 ||
+	    mi > 59 || ss > 60 || hh < 0 || mi < 0 || ss < 0)
+		return ERR_INVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mday = d;
+	tm.tm_hour = hh;
+	tm.tm_min = mi;
+	tm.tm_sec = ss;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return ERR_INVAL;
+	*out = (long long)t;
+	return 0;
+}
+
+int req_not_modified(const struct req *q, const char *etag, long long last_modified)
+{
+	const struct http_req *r = q->http;
+	long long since;
+
+	if (r->header[HTTP_H_IF_NONE_MATCH])
+		return etag && req_etag_matches(r->header[HTTP_H_IF_NONE_MATCH], etag);
+	if (!last_modified || (r->method != HTTP_GET && r->method != HTTP_HEAD) ||
+	    req_parse_http_date(r->header[HTTP_H_IF_MODIFIED_SINCE], &since) != 0)
+		return 0;
+	return last_modified <= since;
 }
 
 int req_type_is(const char *ct, const char *type)

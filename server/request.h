@@ -92,8 +92,9 @@ void req_send(struct req *q, int status, const void *head, size_t hlen,
 	      const void *body, size_t blen, void (*release)(void *), void *arg);
 
 /* Answer with a copy of body under a head of status, Content-Type type
- * (unused for 204) and extra header lines; bodies of 4 KiB or more are
- * charged to the budget (a 503 when it is spent). */
+ * (unused for 204 and 304, which get no Content-Type or Content-Length)
+ * and extra header lines; bodies of 4 KiB or more are charged to the
+ * budget (a 503 when it is spent). */
 void req_respond_copy(struct req *q, int status, const char *type,
 		      const char *headers, const char *body, size_t blen);
 
@@ -179,6 +180,23 @@ int req_prefers(const char *accept, const char *type, const char *other);
 
 /* Whether If-None-Match inm (NULL, a list, W/ forms, or *) matches etag. */
 int req_etag_matches(const char *inm, const char *etag);
+
+/* Write t (seconds since the epoch) as an IMF-fixdate, "Sun, 06 Nov 1994
+ * 08:49:37 GMT" (29 characters and a NUL). */
+void req_http_date(char out[30], long long t);
+
+/* Parse an HTTP-date (RFC 9110 5.6.7: IMF-fixdate, or the obsolete RFC 850
+ * and asctime forms) into seconds since the epoch. 0 or ERR_INVAL. */
+int req_parse_http_date(const char *s, long long *out);
+
+/*
+ * Whether q's conditional headers make its answer a 304 (RFC 9110 13.2.2):
+ * with If-None-Match, whether it matches etag (NULL: none), and then
+ * If-Modified-Since is ignored; without, for GET and HEAD, whether
+ * If-Modified-Since is a valid HTTP-date no earlier than last_modified
+ * (seconds since the epoch; 0: unknown, never 304 by date).
+ */
+int req_not_modified(const struct req *q, const char *etag, long long last_modified);
 
 /* Whether Content-Type ct is type (parameters allowed). */
 int req_type_is(const char *ct, const char *type);

@@ -1,7 +1,8 @@
 /*
  * routes.c - the routing core: one table of method + path, made of the
  * routes each resource declares (tiles.h, edits.h) and the service routes
- * below (health, metrics, the viewer's files); dispatch; CORS preflight;
+ * below (health, metrics, the API description, the viewer's files);
+ * dispatch; CORS preflight;
  * and the one mapping from ERR_* codes to HTTP statuses (see routes.h).
  *
  * The core knows no resource's fields: it matches the path, allocates the
@@ -26,6 +27,7 @@
 #include "err.h"
 #include "http.h"
 #include "metrics.h"
+#include "procstat.h"
 #include "regions.h"
 #include "request.h"
 #include "static.h"
@@ -33,8 +35,10 @@
 #include "util.h"
 
 #define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
-#define ALLOWED_HEADERS "If-None-Match, Content-Type, Authorization, Last-Event-ID"
+#define ALLOWED_HEADERS "If-None-Match, If-Modified-Since, Content-Type, Authorization, " \
+	"Last-Event-ID"
 #define MAX_ROUTES (METRICS_MAX_ROUTES - 2)
+#define OPENAPI_FILE "openapi.json"
 
 /* The one mapping from error codes to statuses. */
 static const struct {
@@ -57,6 +61,7 @@ struct routes {
 	struct edits *edits;
 	struct snapshots *snaps;
 	struct static_files *files;
+	const struct catalog *cat;
 	const struct http_server *server;
 	struct slot table[MAX_ROUTES];
 	size_t nroutes;
@@ -114,6 +119,8 @@ static int h_metrics(struct req *q)
 	struct metrics_edit_stats es;
 	struct regions_stats rs;
 	struct bakes_stats bs;
+	struct procstat ps;
+	struct metrics_sources src = { &cs, &hs, &rs, &bs, &es, &ps, rt->cat };
 	char *text;
 	size_t len;
 	int rc;
@@ -122,7 +129,9 @@ static int h_metrics(struct req *q)
 	if (rt->server)
 		http_server_stats(rt->server, &hs);
 	edits_stats(rt->edits, &es);
-	rc = metrics_render(rt->env.metrics, &cs, &hs, &rs, &bs, &es, &text, &len);
+	if (procstat_read(&ps) != 0)
+		src.process = NULL;
+	rc = metrics_render(rt->env.metrics, &src, &text, &len);
 	if (rc)
 		return rc;
 	req_respond_copy(q, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -131,24 +140,40 @@ static int h_metrics(struct req *q)
 	return 0;
 }
 
-/* GET / and GET /assets/NAME: the viewer's files (static.h). */
-static int h_static(struct req *q)
+/* Answer with an embedded file, or 304 by its validators. */
+static int send_file(struct req *q, const struct static_file *f)
 {
-	struct routes *rt = q->module;
-	const struct static_file *f = static_find(rt->files, q->http->path, q->http->path_len);
-
 	if (!f) {
 		q->detail = "no such file";
 		return 404;
 	}
-	if (req_etag_matches(q->http->header[HTTP_H_IF_NONE_MATCH], f->etag))
+	if (req_not_modified(q, f->etag, f->mtime))
 		req_send(q, 304, f->head_304, f->head_304_len, NULL, 0, NULL, NULL);
 	else
 		req_send(q, 200, f->head, f->head_len, f->data, f->len, NULL, NULL);
 	return 0;
 }
 
+/* GET / and GET /assets/NAME: the viewer's files (static.h). */
+static int h_static(struct req *q)
+{
+	struct routes *rt = q->module;
+
+	return send_file(q, static_find(rt->files, q->http->path, q->http->path_len));
+}
+
+/* GET /v1/openapi.json: this API's OpenAPI 3.1 description, compiled in
+ * from server/assets/openapi.json (tests/openapi.sh checks it against
+ * the route table and the real answers). */
+static int h_openapi(struct req *q)
+{
+	struct routes *rt = q->module;
+
+	return send_file(q, static_get(rt->files, OPENAPI_FILE, sizeof(OPENAPI_FILE) - 1));
+}
+
 static const struct route service_routes[] = {
+	{ "openapi", { "v1", "openapi.json" }, 2, READ, 0, sizeof(struct req), h_openapi, NULL },
 	{ "healthz", { "healthz" }, 1, READ, 0, sizeof(struct req), h_health, NULL },
 	{ "metrics", { "metrics" }, 1, READ, REQ_UNCHARGED, sizeof(struct req), h_metrics, NULL },
 	{ "viewer", { "" }, 1, READ, 0, sizeof(struct req), h_static, NULL },
@@ -228,6 +253,7 @@ static struct req *route_state(struct routes *rt, struct http_req *http, int par
 		return NULL;
 	memset(x, 0, size);
 	*x = q;
+	http->user = x; /* for on_done() */
 	return x;
 }
 
@@ -274,16 +300,57 @@ static void on_error(void *ctx, struct http_req *http, int status, const char *d
 	req_respond_error(q, status, detail);
 }
 
+/* A response went out whole: its duration, by the label of its route. */
+static void on_done(void *ctx, struct http_req *http, int status, uint64_t ns)
+{
+	struct routes *rt = ctx;
+	const struct req *q = http->user;
+
+	(void)status;
+	metrics_request_done(rt->env.metrics, q ? q->label : rt->label_none, ns);
+}
+
 void route_handler(struct routes *rt, struct http_handler *h)
 {
 	h->ctx = rt;
 	h->request = on_request;
 	h->error = on_error;
+	h->done = on_done;
 }
 
 void route_set_server(struct routes *rt, const struct http_server *s)
 {
 	rt->server = s;
+}
+
+/* ---- the table, printed -------------------------------------------------------- */
+
+static void print_routes(FILE *f, const struct route *r, size_t n)
+{
+	size_t i;
+	int m, s;
+
+	for (i = 0; i < n; i++) {
+		for (m = 0; m < 64; m++)
+			if (r[i].methods & REQ_M(m))
+				fprintf(f, "%s,", llhttp_method_name((llhttp_method_t)m));
+		fputs("OPTIONS ", f);
+		for (s = 0; s < r[i].nseg; s++)
+			fprintf(f, "/%s", r[i].seg[s] ? r[i].seg[s] : "*");
+		fprintf(f, " %s\n", r[i].label);
+	}
+}
+
+void route_print_table(FILE *f)
+{
+	const struct route *r;
+	size_t n;
+
+	n = tiles_routes(&r);
+	print_routes(f, r, n);
+	n = edits_routes(&r);
+	print_routes(f, r, n);
+	print_routes(f, service_routes, ARRAY_LEN(service_routes));
 }
 
 /* ---- life cycle --------------------------------------------------------------- */
@@ -339,6 +406,7 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	}
 	if (!(rt = calloc(1, sizeof(*rt))))
 		return ERR_NOMEM;
+	rt->cat = cat;
 	tc = (struct tiles_config){ cfg->cache_bytes, cfg->region_bytes, cfg->max_age,
 				    cfg->max_generations, cfg->bake_after };
 	ec = (struct edits_config){ cfg->edit_log, cfg->data_dir, cfg->edit_token,

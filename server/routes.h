@@ -4,10 +4,10 @@
  * One table maps method + path to a handler: the routes that each
  * resource declares (tiles.h: tiles, bundles, objects; edits.h: worlds,
  * edits, hashes, events, presets) and the service routes of routes.c
- * (health, metrics, the viewer). routes.c is also the only place where
- * ERR_* codes become HTTP statuses (route_status()); request.h makes the
- * answers, error bodies included: JSON {"error": "<token>", "detail":
- * "<text>"}. The HTTP mechanics (parsing, ordering, limits) are http.c's;
+ * (health, metrics, the API description, the viewer). routes.c is also
+ * the only place where ERR_* codes become HTTP statuses (route_status());
+ * request.h makes the answers, error bodies included: JSON {"error":
+ * "<token>", "detail": "<text>"}. The HTTP mechanics (parsing, ordering, limits) are http.c's;
  * generation is tilegen.c's (objects.c's for object lists), run on the
  * libuv worker pool with the eroded regions of regions.c; tiles are kept
  * in cache.c; bundle.c lays out batch bodies; the edit log is journal.h's.
@@ -121,6 +121,8 @@
  *   GET|HEAD /v1/presets      every generator preset with its parameters
  *   GET|HEAD /healthz         {"status":"ok"} while serving
  *   GET|HEAD /metrics         Prometheus text (metrics.h)
+ *   GET|HEAD /v1/openapi.json this API as OpenAPI 3.1 (server/assets/openapi.json,
+ *	served like the viewer's files: ETag, Last-Modified, no-cache)
  *   GET|HEAD /                the map viewer page (index.html)
  *   GET|HEAD /assets/NAME     its files, compiled in from server/assets/
  *	(static.h): Content-Type by extension, strong ETag from XXH3-64 of
@@ -146,6 +148,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct routes;
 struct catalog;
@@ -213,6 +216,14 @@ int route_status(int err);
 
 /* Answer q with the JSON error of rc (a status or ERR_*) and q->detail. */
 void route_fail(struct req *q, int rc);
+
+/*
+ * Print the route table to f, one route a line: its methods, its path
+ * and its metrics label, as in "GET,HEAD,OPTIONS /v1/presets presets"; a
+ * path segment that takes any value prints as "*". For `terrain-server
+ * routes`, which tests/openapi.sh checks the API description against.
+ */
+void route_print_table(FILE *f);
 
 /* The server starts draining: no more background work. arg is rt (a
  * loop_on_drain() callback). */

@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <xxhash.h>
 
 #include "embed.h"
 #include "err.h"
 #include "http.h"
+#include "request.h"
 
 /* Made by tools/embed.c from server/assets/ (Makefile: $(BUILD)/gen/assets.c). */
 extern const struct embedded_file assets[];
@@ -85,18 +87,21 @@ static long format_heads(struct static_file *f, const char *extra, char *buf,
 			 size_t cap)
 {
 	const char *more = is_html(f->type) ? CSP "Referrer-Policy: no-referrer\r\n" : "";
+	char date[30];
 	int n, m;
 
+	req_http_date(date, f->mtime);
 	n = snprintf(buf, cap,
 		     "%sContent-Type: %s\r\nContent-Length: %zu\r\nETag: %s\r\n"
+		     "Last-Modified: %s\r\n"
 		     "Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\n%s%s",
-		     http_status_line(200), f->type, f->len, f->etag, more,
+		     http_status_line(200), f->type, f->len, f->etag, date, more,
 		     extra ? extra : "");
 	if (n < 0 || (size_t)n >= cap)
 		return -1;
 	m = snprintf(buf + n, cap - (size_t)n,
-		     "%sETag: %s\r\nCache-Control: no-cache\r\n%s",
-		     http_status_line(304), f->etag, extra ? extra : "");
+		     "%sETag: %s\r\nLast-Modified: %s\r\nCache-Control: no-cache\r\n%s",
+		     http_status_line(304), f->etag, date, extra ? extra : "");
 	if (m < 0 || (size_t)m >= cap - (size_t)n)
 		return -1;
 	f->head = buf;
@@ -113,6 +118,7 @@ int static_create(const struct embedded_file *files, const char *extra,
 	const size_t per_file = 1024 + (extra ? 2 * strlen(extra) : 0);
 	struct static_files *sf;
 	size_t i, j, used = 0;
+	long long now = (long long)time(NULL);
 
 	if (!out)
 		return ERR_INVAL;
@@ -143,6 +149,7 @@ int static_create(const struct embedded_file *files, const char *extra,
 		f->data = files[i].data;
 		f->len = files[i].len;
 		f->type = static_content_type(f->name);
+		f->mtime = files[i].mtime < now ? files[i].mtime : now;
 		static_etag(f->data, f->len, f->etag);
 		n = format_heads(f, extra, sf->heads + used, per_file);
 		if (n < 0) {

@@ -10,8 +10,10 @@
  *
  * Each file comes with its Content-Type (by extension), a strong ETag (the
  * 16 lowercase hex digits of XXH3-64 of its bytes, in quotes, like a
- * tile's) and two prebuilt response heads, 200 and 304, so an answer is
- * one write of static bytes with no allocation. Files are sent with
+ * tile's), a Last-Modified date (the file's modification time when it was
+ * compiled in, common/embed.h, but never later than static_create()'s
+ * clock, as RFC 9110 8.8.2.1 asks) and two prebuilt response heads, 200
+ * and 304, so an answer is one write of static bytes with no allocation. Files are sent with
  * "Cache-Control: no-cache" (the browser keeps them and revalidates with
  * If-None-Match, so a new server build is picked up at once) and
  * "X-Content-Type-Options: nosniff"; HTML pages also get a
@@ -35,6 +37,7 @@ struct static_file {
 	const char *data;     /* the bytes (embedded, not copied) */
 	size_t len;
 	char etag[20];        /* "\"<16 hex>\"" */
+	long long mtime;      /* Last-Modified, seconds since the epoch */
 	const char *head;     /* "HTTP/1.1 200 OK\r\n" ... every header line */
 	size_t head_len;
 	const char *head_304; /* the same for 304 (no Content-Type/Length) */

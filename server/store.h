@@ -280,8 +280,9 @@ int store_read_file(const char *path, size_t max, char **out, size_t *len);
  * when path is NULL. 0 or ERR_IO (errno says why). */
 int store_write_file(const char *path, const void *buf, size_t len);
 
-/* Open path for appending lines, line-buffered; "-" is standard error.
- * NULL on failure (errno says why). */
+/* Open path for appending lines, line-buffered; "-" is standard output
+ * (made line-buffered: call before anything is written to it). NULL on
+ * failure (errno says why). */
 FILE *store_open_append(const char *path);
 
 /* Point f (opened by store_open_append()) at path anew, after logrotate

@@ -66,8 +66,10 @@ FILE *store_open_append(const char *path)
 {
 	FILE *f;
 
-	if (!strcmp(path, "-"))
-		return stderr;
+	if (!strcmp(path, "-")) { /* access lines apart from stderr's messages */
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		return stdout;
+	}
 	f = fopen(path, "a");
 	if (f)
 		setvbuf(f, NULL, _IOLBF, 0);

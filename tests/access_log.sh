@@ -2,7 +2,8 @@
 # access_log.sh - the access log against the real server: one JSON object
 # per line with its fields escaped (a raw '"' and '\' in the query, a tab and
 # a byte 0xff in the user agent), bytes equal to the body sent, nothing but
-# access lines in the file, and SIGHUP reopening it at its path after a mv.
+# access lines in the file, SIGHUP reopening it at its path after a mv, and
+# with "--access-log -" the lines on stdout, apart from stderr's messages.
 . "$(dirname "$0")/lib.sh"
 
 LOG=$TMP/access.log
@@ -72,4 +73,27 @@ check "the new file holds just that line" eq "$(count_json "$LOG")" 1
 check "the moved file keeps its 3 lines" eq "$(count_json "$LOG.1")" 3
 check "the server survives SIGHUP" kill -0 "$PID"
 check "server stops with 0" server_stop
+
+# duration_ms: the request's time in ms with its fraction (uv_hrtime), > 0
+check "duration_ms is a positive number" python3 -c 'import json, sys
+d = json.loads(open(sys.argv[1]).read().splitlines()[-1])["duration_ms"]
+sys.exit(not (isinstance(d, float) and d > 0))' "$LOG"
+
+# --access-log -: the lines on stdout, the messages alone on stderr
+timeout -k 5 60 "$SERVER_BIN" serve --bind 127.0.0.1 --port 0 --data-dir "$TMP/data2" \
+	--access-log - >"$TMP/out" 2>"$TMP/err" &
+SERVERS+=("$!")
+for i in $(seq 1 200); do
+	PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/err")
+	[ -n "$PORT" ] && break
+	sleep 0.05
+done
+curl -sS -o /dev/null "http://127.0.0.1:$PORT/v1/presets?on=stdout"
+curl -sS -o /dev/null "http://127.0.0.1:$PORT/healthz"
+for i in $(seq 1 100); do [ "$(wc -l <"$TMP/out")" -ge 2 ] && break; sleep 0.05; done
+check "with - the access lines go to stdout, as JSON" eq "$(count_json "$TMP/out")" 2
+check "the first is the presets request" \
+	python3 -c 'import json, sys; sys.exit(json.loads(open(sys.argv[1]).readline())["path"] != "/v1/presets?on=stdout")' "$TMP/out"
+check "stderr holds the start-up messages" has "$TMP/err" "listening on"
+check "and no access line" not has "$TMP/err" '"status"'
 finish
