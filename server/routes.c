@@ -24,6 +24,7 @@
 #include "edits.h"
 #include "err.h"
 #include "http.h"
+#include "maps.h"
 #include "metrics.h"
 #include "regions.h"
 #include "request.h"
@@ -307,6 +308,9 @@ static int build_table(struct routes *rt)
 	int rc;
 
 	n = tiles_routes(&r);
+	if ((rc = add_routes(rt, r, n, rt->tiles)) != 0)
+		return rc;
+	n = maps_routes(&r);
 	if ((rc = add_routes(rt, r, n, rt->tiles)) != 0)
 		return rc;
 	n = edits_routes(&r);
