@@ -34,14 +34,15 @@ int maptile_min_zoom(const struct preset *p)
 	return MAPTILE_MAX_ZOOM - depth;
 }
 
-/* Whether the samples x0 - step .. x0 + 256 * step lie in chunks of
- * the int32 grid (half-open squares of 2^chunk_log2 metres). */
+/* Whether the samples x0 - step .. x0 + 256 * step lie in the squares of
+ * the int32 chunk grid (of 2^chunk_log2 metres; the last one's east edge
+ * included). */
 static int in_grid(int64_t x0, int64_t step, int chunk_log2)
 {
 	int64_t c = INT64_C(1) << chunk_log2;
 
 	return floor_div(x0 - step, c) >= INT32_MIN &&
-	       floor_div(x0 + MAPTILE_SIZE * step, c) <= INT32_MAX;
+	       x0 + MAPTILE_SIZE * step <= ((int64_t)INT32_MAX + 1) * c;
 }
 
 int maptile_block(const struct preset *p, int z, uint32_t x, uint32_t y, int64_t ox,

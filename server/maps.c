@@ -492,8 +492,11 @@ static int h_map_tile(struct req *q)
 	hi = (MAPTILE_SIZE - 1 + b) * step;
 	x->rect[0] = (int32_t)floor_div(blk.x0 + lo, c);
 	x->rect[1] = (int32_t)floor_div(blk.z0 + lo, c);
-	x->rect[2] = (int32_t)floor_div(blk.x0 + hi, c);
-	x->rect[3] = (int32_t)floor_div(blk.z0 + hi, c);
+	/* the grid's east edge belongs to no chunk's half-open square */
+	x->rect[2] = (int32_t)(floor_div(blk.x0 + hi, c) > INT32_MAX ? INT32_MAX :
+			       floor_div(blk.x0 + hi, c));
+	x->rect[3] = (int32_t)(floor_div(blk.z0 + hi, c) > INT32_MAX ? INT32_MAX :
+			       floor_div(blk.z0 + hi, c));
 	x->world = world_map_find(x->t->worlds, pi, seed);
 	world_rect_chunks(x->world, x->rect[0], x->rect[1], x->rect[2], x->rect[3],
 			  &x->key.version, NULL, 0);

@@ -11,9 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* zlib level of the map tiles: 6 (zlib's default) costs about twice the
- * time of 1 for 10-15% less (bench: make bench section 10). */
-#define PNGENC_LEVEL 6
+/* zlib level of the map tiles: the fastest. Terrain pixels are noisy (the
+ * low byte of a Terrarium height is nearly random), so higher levels take
+ * two to six times as long for a few per cent (docs/maps.md, "Sizes"). */
+#define PNGENC_LEVEL 1
 
 /*
  * Encode rgb (w x h pixels, 3 bytes each, row-major) as an 8-bit RGB PNG
