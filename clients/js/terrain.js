@@ -551,7 +551,7 @@ export function stitch(tiles, { cx0, cz0, cx1, cz1 }) {
  * world x and z in metres relative to the grid's sample 0, plus offset,
  * y the height times verticalScale), normals (unit, from central
  * differences) and indices (two triangles per cell, counter-clockwise
- * seen from above, as three.js and Babylon.js take front faces), as
+ * seen from above: three.js's front faces; docs/js-client.md for Babylon.js), as
  * typed arrays for a BufferGeometry or a VertexData.
  * options: { verticalScale = 1, offset: [x, y, z] = [0, 0, 0] }.
  */

@@ -98,7 +98,7 @@ test('fetchBundle equals the single tiles, and stitch shares their edges', async
 	assert.throws(() => stitch(missing, rect), code('ERR_MISMATCH'));
 });
 
-test('gridMesh builds a mesh three.js and Babylon.js take', async () => {
+test('gridMesh builds a mesh three.js takes', async () => {
 	const rect = { seed: 42, lod: 6, cx0: 0, cz0: 0, cx1: 1, cz1: 0 };
 	const g = stitch(await fetchBundle(BASE, rect), rect);
 	const m = gridMesh(g, { verticalScale: 2, offset: [10, 0, -5] });
