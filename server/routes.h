@@ -4,8 +4,7 @@
  * One table maps method + path to a handler: the routes that each
  * resource declares (tiles.h: tiles, bundles, objects; maps.h: web maps;
  * edits.h: worlds, edits, hashes, events, presets) and the service routes
- * of routes.c
- * (health, metrics, the viewer). routes.c is also the only place where
+ * of routes.c (health, metrics, the viewer). routes.c is also the only place where
  * ERR_* codes become HTTP statuses (route_status()); request.h makes the
  * answers, error bodies included: JSON {"error": "<token>", "detail":
  * "<text>"}. The HTTP mechanics (parsing, ordering, limits) are http.c's;
