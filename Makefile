@@ -86,7 +86,8 @@ SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 CLIENT_SRC := $(filter-out client-sample/main.c,$(wildcard client-sample/*.c))
 TEST_SRC   := $(wildcard tests/test_*.c)
 PRESETS    := $(sort $(wildcard presets/*.json))
-ASSETS     := $(sort $(wildcard server/assets/*))
+# the viewer's files, and the JavaScript client module it imports (/assets/terrain.js)
+ASSETS     := $(sort $(wildcard server/assets/*)) clients/js/terrain.js
 
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/builtin_presets.o
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(if $(ASSETS),$(BUILD)/gen/assets.o)

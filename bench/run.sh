@@ -23,12 +23,13 @@
 #  12. cold      bench/cold.sh: server CPU per cold tile beside the same tiles made in
 #                process, cold tiles/s on 2 workers, beside COLD_BASELINE (a server
 #                binary of the tree before) when set
+#  13. maps      a cold web map tile (Terrarium, shaded; PNG) beside a cold LOD-0 tile
 # and a summary of the issue's targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13", any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
 # COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
@@ -50,7 +51,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -136,6 +137,8 @@ for p in preset_bench size_bench decode_bench bake_bench; do
 done
 "$cc" "${cflags[@]}" -D_DEFAULT_SOURCE bench/cold_bench.c server/tilegen.c "$out/bench.o" \
 	"${libs[@]}" -luv -lz -o "$out/cold_bench"
+"$cc" "${cflags[@]}" bench/maps_bench.c server/pngenc.c server/tilegen.c "$out/bench.o" \
+	"${libs[@]}" -o "$out/maps_bench"
 noise_bench
 have_libnoise=0
 if command -v "$cxx" >/dev/null && [ -f /usr/include/libnoise/noise.h ] &&
@@ -383,6 +386,9 @@ for s in $sections; do
 	    else
 		    say "section 12: bench/cold.sh failed (exit $?)"
 	    fi ;;
+	13) section "13. Web map tiles: a cold 256 x 256 PNG beside a cold LOD-0 binary tile, single-threaded"
+	   say "section 13: map tiles"
+	   run "$out/maps_bench" | table | emit ;;
 	*) say "unknown section $s" ;;
 	esac
 done

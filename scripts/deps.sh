@@ -3,6 +3,7 @@
 # Usage: scripts/deps.sh [build|test|bench|arm64|fresh-check|container]
 #   build        make, make run:   the compiler and the libraries
 #   test         make test:        build + clang (with its sanitizer runtime), curl,
+#                                  gdal-bin, nodejs (node --test of the JS client),
 #                                  nginx-light (tests/nginx_front.sh), python3, prometheus
 #                                  (for promtool: tests/metrics.sh)
 #   bench        make bench:       test + the anchors' packages
@@ -12,12 +13,13 @@
 #   container    make container-test: docker-compose and debootstrap (the Docker
 #                                  daemon itself, docker.io, is the operator's to
 #                                  install and start: the test says when it is missing)
-# tests/viewer_browser.sh installs Debian's chromium itself and playwright-core
-# from npm (skipped without Node.js 20+). Skips apt-get entirely when every
+# tests/viewer_browser.sh, maps_browser.sh and js_client.sh install Debian's
+# chromium themselves and their npm packages (tests/browser/package.json) into
+# tests/browser/node_modules (skipped without Node.js 20+ and npm). Skips apt-get entirely when every
 # package is already installed. The README's "Packages" section lists them.
 set -eu
 BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev zstd"
-TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus"
+TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus nodejs"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
 ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64"
 FRESH_PKGS="debootstrap git"

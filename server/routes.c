@@ -11,6 +11,7 @@
  */
 #include "routes.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "edits.h"
 #include "err.h"
 #include "http.h"
+#include "maps.h"
 #include "metrics.h"
 #include "procstat.h"
 #include "regions.h"
@@ -341,15 +343,26 @@ static void print_routes(FILE *f, const struct route *r, size_t n)
 	}
 }
 
+/* The resources, in table order: their routes and the module that serves
+ * them (a struct routes member); the service routes come after them. */
+static const struct {
+	size_t (*routes)(const struct route **out);
+	size_t module;
+} resources[] = {
+	{ tiles_routes, offsetof(struct routes, tiles) },
+	{ maps_routes, offsetof(struct routes, tiles) },
+	{ edits_routes, offsetof(struct routes, edits) },
+};
+
 void route_print_table(FILE *f)
 {
 	const struct route *r;
-	size_t n;
+	size_t i, n;
 
-	n = tiles_routes(&r);
-	print_routes(f, r, n);
-	n = edits_routes(&r);
-	print_routes(f, r, n);
+	for (i = 0; i < ARRAY_LEN(resources); i++) {
+		n = resources[i].routes(&r);
+		print_routes(f, r, n);
+	}
 	print_routes(f, service_routes, ARRAY_LEN(service_routes));
 }
 
@@ -372,15 +385,18 @@ static int add_routes(struct routes *rt, const struct route *r, size_t n, void *
 static int build_table(struct routes *rt)
 {
 	const struct route *r;
-	size_t n;
+	size_t i, n;
 	int rc;
 
-	n = tiles_routes(&r);
-	if ((rc = add_routes(rt, r, n, rt->tiles)) != 0)
-		return rc;
-	n = edits_routes(&r);
-	if ((rc = add_routes(rt, r, n, rt->edits)) != 0 ||
-	    (rc = add_routes(rt, service_routes, ARRAY_LEN(service_routes), rt)) != 0)
+	for (i = 0; i < ARRAY_LEN(resources); i++) {
+		void *module;
+
+		n = resources[i].routes(&r);
+		memcpy(&module, (const char *)rt + resources[i].module, sizeof(module));
+		if ((rc = add_routes(rt, r, n, module)) != 0)
+			return rc;
+	}
+	if ((rc = add_routes(rt, service_routes, ARRAY_LEN(service_routes), rt)) != 0)
 		return rc;
 	rt->label_none = (unsigned)rt->nroutes;
 	rt->label_error = (unsigned)rt->nroutes + 1;

@@ -2,8 +2,8 @@
  * routes.h - the HTTP API of the terrain server, and its routing core.
  *
  * One table maps method + path to a handler: the routes that each
- * resource declares (tiles.h: tiles, bundles, objects; edits.h: worlds,
- * edits, hashes, events, presets) and the service routes of routes.c
+ * resource declares (tiles.h: tiles, bundles, objects; maps.h: web maps;
+ * edits.h: worlds, edits, hashes, events, presets) and the service routes of routes.c
  * (health, metrics, the API description, the viewer). routes.c is also
  * the only place where ERR_* codes become HTTP statuses (route_status());
  * request.h makes the answers, error bodies included: JSON {"error":
@@ -118,6 +118,11 @@
  *   GET /v1/worlds/{seed}/events[?gen=NAME][&last_event_id=SEQ]
  *	Server-Sent Events of the accepted batches (sse.h); Last-Event-ID
  *	(header or parameter) resumes after that sequence number.
+ *   GET|HEAD /v1/worlds/{seed}/maps/{style}[?gen=][&origin=CX,CZ]
+ *   GET|HEAD /v1/worlds/{seed}/maps/{style}/{z}/{x}/{y}.png[?gen=][&origin=]
+ *	Web maps (maps.h, docs/maps.md): a TileJSON 3.0.0 document and
+ *	256 x 256 PNG tiles, style terrarium (elevation) or shaded (relief),
+ *	made from the same heights and edits as the tiles, cached with them.
  *   GET|HEAD /v1/presets      every generator preset with its parameters
  *   GET|HEAD /healthz         {"status":"ok"} while serving
  *   GET|HEAD /metrics         Prometheus text (metrics.h)

@@ -505,6 +505,48 @@ uint64_t world_around_version(const struct world *w, int32_t cx, int32_t cz)
 	return v;
 }
 
+/* Count chunk c (with edits) for world_rect_chunks(). */
+static void rect_take(const struct chunk *c, uint64_t *version, int32_t *out, size_t cap,
+		      size_t *n)
+{
+	if (!c || !c->nedits)
+		return;
+	if (c->version > *version)
+		*version = c->version;
+	if (out && *n < cap) {
+		out[2 * *n] = c->cx;
+		out[2 * *n + 1] = c->cz;
+	}
+	(*n)++;
+}
+
+size_t world_rect_chunks(const struct world *w, int32_t cx0, int32_t cz0, int32_t cx1,
+			 int32_t cz1, uint64_t *version, int32_t *out, size_t cap)
+{
+	uint64_t area;
+	size_t n = 0, i;
+	int64_t x, z;
+
+	*version = 0;
+	if (!w || cx1 < cx0 || cz1 < cz0 || !w->nchunks)
+		return 0;
+	area = (uint64_t)((int64_t)cx1 - cx0 + 1) * (uint64_t)((int64_t)cz1 - cz0 + 1);
+	if (area <= w->nchunks) {
+		for (z = cz0; z <= cz1; z++)
+			for (x = cx0; x <= cx1; x++)
+				rect_take(chunk_get(w, (int32_t)x, (int32_t)z), version, out,
+					  cap, &n);
+		return n;
+	}
+	for (i = 0; i < w->nchunks; i++) {
+		const struct chunk *c = &w->chunks[i];
+
+		if (c->cx >= cx0 && c->cx <= cx1 && c->cz >= cz0 && c->cz <= cz1)
+			rect_take(c, version, out, cap, &n);
+	}
+	return n;
+}
+
 size_t world_batches(const struct world *w)
 {
 	return w->nbatches;

@@ -143,6 +143,17 @@ int world_around_edits(const struct world *w, int32_t cx, int32_t cz,
  * version of what world_around_edits() returns (0: no edit). */
 uint64_t world_around_version(const struct world *w, int32_t cx, int32_t cz);
 
+/*
+ * The chunks with edits in the inclusive rectangle cx0..cx1 x cz0..cz1:
+ * returns how many, sets *version to the largest edit version among them
+ * (0: none), and writes up to cap of their (cx, cz) pairs to out (may be
+ * NULL), in no particular order. Scans the rectangle or the world's list
+ * of edited chunks, whichever is shorter, so a large rectangle (a zoomed
+ * out map tile, maps.h) costs no more than the world's edited chunks.
+ */
+size_t world_rect_chunks(const struct world *w, int32_t cx0, int32_t cz0, int32_t cx1,
+			 int32_t cz1, uint64_t *version, int32_t *out, size_t cap);
+
 /* Batches recorded so far, and batch i of them (i < world_batches()). */
 size_t world_batches(const struct world *w);
 void world_batch(const struct world *w, size_t i, struct world_batch *out);

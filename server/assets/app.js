@@ -2,12 +2,13 @@
 // the terrain server, with pan and zoom, a LOD per zoom, seed and preset
 // pickers, world info, a click-to-edit brush and live updates from the event
 // stream. Tiles are requested with their material layer
-// (layers=height,material), decoded from the binary format (tile.js) and
-// coloured (shade.js) in workers - by material, or by the height ramp (a
-// toggle; also for tiles without the layer) - requested nearest-first with a
+// (layers=height,material), decoded from the binary format by terrain.js
+// (the JavaScript client module, clients/js/terrain.js) and coloured
+// (shade.js) in workers - by material, or by the height ramp (a toggle;
+// also for tiles without the layer) - requested nearest-first with a
 // bounded number in flight, drawn as each arrives, and cancelled when they
 // leave the view.
-import { decodeTile, xxh3Hex, MATERIALS } from './tile.js';
+import { decodeTile, xxh3Hex, MATERIALS, tileUrl as apiTileUrl } from './terrain.js';
 import { shadeTile } from './shade.js';
 
 // ---- tuning ----------------------------------------------------------------
@@ -160,7 +161,7 @@ const failures = new Map();  // tile key -> { n, until }
 
 // Both colourings use the same URL: toggling finds the tiles in the HTTP cache.
 const tileUrl = (lod, cx, cz, seed = st.seed, gen = st.gen, layers = LAYERS) =>
-	`/v1/worlds/${enc(seed)}/chunks/${lod}/${cx}/${cz}?gen=${enc(gen)}${layers ? `&layers=${layers}` : ''}`;
+	apiTileUrl('', { seed, gen, lod, cx, cz, layers });
 
 async function loadTile(lod, cx, cz, key) {
 	const ctrl = new AbortController();

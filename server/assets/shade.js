@@ -8,7 +8,7 @@
 //   level.
 // Pure functions of the tile and the world position, so tiles match across
 // their borders.
-import { MATERIALS } from './tile.js';
+import { MATERIALS } from './terrain.js';
 
 // Layer colours by climate; a preset picks one by name (unknown: temperate).
 const TEMPERATE = {

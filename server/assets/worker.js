@@ -4,7 +4,7 @@
 // null (a tile without the material layer), rgba: Uint8ClampedArray, size
 // (pixels per side = samples per side), ms } (buffers transferred) or
 // { id, ok: false, error, code }.
-import { decodeTile } from './tile.js';
+import { decodeTile } from './terrain.js';
 import { shadeTile } from './shade.js';
 
 self.onmessage = (ev) => {

@@ -1,7 +1,18 @@
-// tile.js - decoder of the terrain tile format, versions 1 and 2 (heights,
-// and in version 2 a material layer; docs/tile-format.md), and XXH3-64
-// (seed 0) to verify its checksum. No dependencies; runs in a page and in a
-// worker.
+// terrain.js - the JavaScript client of the terrain chunk server, as one ES
+// module with no dependencies: fetch a tile or a bundle, decode it (the
+// tile format, versions 1 and 2: heights and the material layer;
+// docs/tile-format.md), verify it (XXH3-64 checksum, and that the header
+// names what was asked for), and build height arrays and meshes that
+// three.js, Babylon.js or a physics engine take as they are.
+//
+// The server's map viewer imports this very file (served as
+// /assets/terrain.js); a web game can import it from there, or copy it.
+// Runs in pages, workers and Node.js 18+ (fetch). docs/js-client.md.
+//
+//   import { fetchBundle, stitch, gridMesh } from 'http://127.0.0.1:8080/assets/terrain.js';
+//   const tiles = await fetchBundle('http://127.0.0.1:8080', { seed: 42, lod: 2, cx0: -1, cz0: -1, cx1: 1, cz1: 1 });
+//   const grid = stitch(tiles, { cx0: -1, cz0: -1, cx1: 1, cz1: 1 });   // 193 x 193 heights, edges shared
+//   const { positions, indices } = gridMesh(grid);
 
 const KSECRET = new Uint8Array([
 	0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
@@ -342,3 +353,239 @@ export function decodeTile(input, { verify = true, metres = true } = {}) {
 	const materials = h.version === 2 ? u8.slice(want - N, want) : null;
 	return { header: h, quanta: q, heights, materials };
 }
+
+// ---- seeds ----
+
+const TEXT_SEED = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The 64-bit seed (BigInt) the server uses for seed: a number, a BigInt,
+ * a decimal string (0 .. 2^64-1), or a text seed of [A-Za-z0-9_-]{1,64}
+ * (not all digits), which is XXH3-64 of its bytes (common/seed.h).
+ */
+export function seedU64(seed) {
+	if (typeof seed === 'bigint' || typeof seed === 'number') {
+		const v = BigInt(seed);
+		if (v < 0n || v > M64) throw new TileError('ERR_RANGE', `seed ${seed} is not a u64`);
+		return v;
+	}
+	const s = String(seed);
+	if (/^[0-9]{1,20}$/.test(s)) {
+		const v = BigInt(s);
+		if (v > M64) throw new TileError('ERR_RANGE', `seed ${s} is above 2^64-1`);
+		return v;
+	}
+	if (!TEXT_SEED.test(s)) throw new TileError('ERR_INVAL', `seed "${s}" is not a decimal or [A-Za-z0-9_-]{1,64} text seed`);
+	return xxh3(new TextEncoder().encode(s));
+}
+
+// ---- bundles ----
+
+const BUNDLE_MAGIC = [0x54, 0x52, 0x42, 0x4e]; // "TRBN"
+const BUNDLE_HEADER = 16, BUNDLE_ENTRY = 16, BUNDLE_MAX = 4096;
+
+/**
+ * Decode a bundle (the batch answer; docs/tile-format.md, "Bundles"):
+ * every member decoded and verified as decodeTile() does (options passed
+ * on), in index order: [{ cx, cz, tile }]. Throws TileError for a bundle
+ * whose magic or version is unknown, that is truncated, whose count is 0
+ * or above 4096, whose bodies leave it or overlap the index, or whose
+ * member's header names another chunk than its index entry.
+ */
+export function decodeBundle(input, options = {}) {
+	const u8 = input instanceof Uint8Array ? input : new Uint8Array(input);
+	if (u8.byteLength < BUNDLE_HEADER) throw new TileError('ERR_TRUNC', `${u8.byteLength} bytes, a bundle header is 16`);
+	if (BUNDLE_MAGIC.some((b, i) => u8[i] !== b)) throw new TileError('ERR_MAGIC', 'not a bundle (magic is not TRBN)');
+	const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+	const version = dv.getUint16(4, true), count = dv.getUint32(8, true);
+	if (version !== 1) throw new TileError('ERR_VERSION', `bundle version ${version}, this decoder reads 1`);
+	if (count === 0) throw new TileError('ERR_CORRUPT', 'an empty bundle');
+	if (count > BUNDLE_MAX) throw new TileError('ERR_TOOBIG', `${count} tiles, at most ${BUNDLE_MAX}`);
+	const indexEnd = BUNDLE_HEADER + BUNDLE_ENTRY * count;
+	if (u8.byteLength < indexEnd) throw new TileError('ERR_TRUNC', `the index of ${count} tiles is cut short`);
+	const out = [];
+	for (let k = 0; k < count; k++) {
+		const at = BUNDLE_HEADER + BUNDLE_ENTRY * k;
+		const cx = dv.getInt32(at, true), cz = dv.getInt32(at + 4, true);
+		const offset = dv.getUint32(at + 8, true), length = dv.getUint32(at + 12, true);
+		if (offset < indexEnd || offset + length > u8.byteLength)
+			throw new TileError(offset + length > u8.byteLength ? 'ERR_TRUNC' : 'ERR_CORRUPT',
+				`tile ${k} (${cx}, ${cz}) at ${offset}+${length} is outside the bundle's bodies`);
+		const tile = decodeTile(u8.subarray(offset, offset + length), options);
+		if (tile.header.cx !== cx || tile.header.cz !== cz)
+			throw new TileError('ERR_MISMATCH', `entry ${k} is (${cx}, ${cz}), its tile (${tile.header.cx}, ${tile.header.cz})`);
+		out.push({ cx, cz, tile });
+	}
+	return out;
+}
+
+// ---- the HTTP API ----
+
+const enc = encodeURIComponent;
+// layers is a comma-separated list of names (height, material): sent as it is
+const query = (gen, layers) => `?gen=${enc(gen ?? 'default')}${layers ? `&layers=${layers}` : ''}`;
+
+/** The URL of one tile: base ('' for the page's own server) + /v1/worlds/... */
+export const tileUrl = (base, { seed, gen, lod = 0, cx, cz, layers }) =>
+	`${base}/v1/worlds/${enc(String(seed))}/chunks/${lod}/${cx}/${cz}${query(gen, layers)}`;
+
+/** The URL of the bundle of the inclusive rectangle cx0..cx1 x cz0..cz1 (at most 64 tiles). */
+export const bundleUrl = (base, { seed, gen, lod = 0, cx0, cz0, cx1, cz1, layers }) =>
+	`${base}/v1/worlds/${enc(String(seed))}/chunks/${lod}${query(gen, layers)}&cx0=${cx0}&cz0=${cz0}&cx1=${cx1}&cz1=${cz1}`;
+
+/** The URL of the world's info (fingerprint, LOD range, edit_seq, world_hash). */
+export const worldUrl = (base, { seed, gen }) => `${base}/v1/worlds/${enc(String(seed))}${query(gen)}`;
+
+// The body of a response, or a TileError with the server's JSON error.
+async function body(res, what) {
+	if (!res.ok) {
+		let detail = '';
+		try {
+			const e = await res.json();
+			detail = `${e.error}: ${e.detail}`;
+		} catch { /* not JSON */ }
+		throw Object.assign(new TileError(`HTTP_${res.status}`, `${what}: ${detail || res.statusText}`),
+			{ status: res.status, retryAfter: Number(res.headers.get('Retry-After')) || 0 });
+	}
+	return new Uint8Array(await res.arrayBuffer());
+}
+
+// Throw unless header h is the tile (seed, lod, cx, cz) that was asked for.
+function expectTile(h, seed, lod, cx, cz) {
+	const want = seedU64(seed).toString();
+	if (h.seed !== want || h.lod !== lod || h.cx !== cx || h.cz !== cz)
+		throw new TileError('ERR_MISMATCH',
+			`asked for seed ${want} LOD ${lod} (${cx}, ${cz}), the tile is seed ${h.seed} LOD ${h.lod} (${h.cx}, ${h.cz})`);
+}
+
+/**
+ * Fetch, decode and verify one tile: what decodeTile() returns, plus etag
+ * (the response's ETag) and url. Checks the checksum and that the header
+ * names the seed, LOD and chunk asked for (ERR_MISMATCH otherwise); HTTP
+ * errors throw TileError with code HTTP_<status> and the server's detail.
+ * options: { fetch (default globalThis.fetch), init (fetch's RequestInit:
+ * signal, cache, headers...), verify, metres }.
+ */
+export async function fetchTile(base, tile, options = {}) {
+	const f = options.fetch ?? globalThis.fetch, url = tileUrl(base, tile);
+	const res = await f(url, options.init);
+	const u8 = await body(res, `tile ${tile.lod ?? 0}/${tile.cx}/${tile.cz}`);
+	const t = decodeTile(u8, options);
+	expectTile(t.header, tile.seed, tile.lod ?? 0, tile.cx, tile.cz);
+	return { ...t, etag: res.headers.get('ETag'), url };
+}
+
+/**
+ * Fetch, decode and verify the tiles of a rectangle (at most 64) as one
+ * bundle: a Map from "cx,cz" to what decodeTile() returns. Every chunk of
+ * the rectangle must be there once, with the seed and LOD asked for.
+ * options as fetchTile().
+ */
+export async function fetchBundle(base, rect, options = {}) {
+	const f = options.fetch ?? globalThis.fetch, lod = rect.lod ?? 0;
+	const res = await f(bundleUrl(base, rect), options.init);
+	const u8 = await body(res, `bundle ${lod}/${rect.cx0},${rect.cz0}..${rect.cx1},${rect.cz1}`);
+	const tiles = new Map();
+	for (const { cx, cz, tile } of decodeBundle(u8, options)) {
+		if (cx < rect.cx0 || cx > rect.cx1 || cz < rect.cz0 || cz > rect.cz1 || tiles.has(`${cx},${cz}`))
+			throw new TileError('ERR_MISMATCH', `the bundle holds (${cx}, ${cz}) twice or outside the rectangle`);
+		expectTile(tile.header, rect.seed, lod, cx, cz);
+		tiles.set(`${cx},${cz}`, tile);
+	}
+	const want = (rect.cx1 - rect.cx0 + 1) * (rect.cz1 - rect.cz0 + 1);
+	if (tiles.size !== want) throw new TileError('ERR_MISMATCH', `the bundle holds ${tiles.size} tiles, the rectangle ${want}`);
+	return tiles;
+}
+
+// ---- height arrays and meshes ----
+
+/** The heights of a decoded tile in metres as a Float32Array (or type), side x side, rows of z. */
+export function heightArray(tile, type = Float32Array) {
+	const { side, quantumUm } = tile.header, q = tile.quanta, out = new type(side * side), s = quantumUm / 1e6;
+	for (let k = 0; k < q.length; k++) out[k] = q[k] * s;
+	return out;
+}
+
+/**
+ * One grid of the tiles of the inclusive rectangle cx0..cx1 x cz0..cz1
+ * (a Map from "cx,cz", as fetchBundle() returns, or an array of decoded
+ * tiles), all at one LOD: neighbours share their edge samples, so each
+ * shared row and column is kept once. Returns { width, height (samples),
+ * spacing (metres between samples), x0, z0 (world position of sample 0),
+ * lod, heights: Float32Array of width * height metres, rows of z }.
+ * Throws TileError when a tile is missing or at another LOD, or when two
+ * neighbours disagree on their shared edge.
+ */
+export function stitch(tiles, { cx0, cz0, cx1, cz1 }) {
+	const byKey = tiles instanceof Map ? tiles : new Map(tiles.map((t) => [`${t.header.cx},${t.header.cz}`, t]));
+	const first = byKey.get(`${cx0},${cz0}`);
+	if (!first) throw new TileError('ERR_MISMATCH', `no tile (${cx0}, ${cz0})`);
+	const { side, lod, chunkLog2 } = first.header, n = side - 1;
+	const width = (cx1 - cx0 + 1) * n + 1, height = (cz1 - cz0 + 1) * n + 1;
+	const heights = new Float32Array(width * height);
+	for (let cz = cz0; cz <= cz1; cz++) {
+		for (let cx = cx0; cx <= cx1; cx++) {
+			const t = byKey.get(`${cx},${cz}`);
+			if (!t) throw new TileError('ERR_MISMATCH', `no tile (${cx}, ${cz})`);
+			if (t.header.lod !== lod || t.header.side !== side) throw new TileError('ERR_MISMATCH', `tile (${cx}, ${cz}) is LOD ${t.header.lod}, not ${lod}`);
+			const h = heightArray(t), ox = (cx - cx0) * n, oz = (cz - cz0) * n;
+			for (let j = 0; j < side; j++) {
+				for (let i = 0; i < side; i++) {
+					const at = (oz + j) * width + ox + i, v = h[j * side + i];
+					// a shared edge sample written by the west or north neighbour
+					if ((i === 0 && cx > cx0) || (j === 0 && cz > cz0)) {
+						if (heights[at] !== v) throw new TileError('ERR_SEAM', `tiles disagree at (${cx}, ${cz}) sample (${i}, ${j})`);
+						continue;
+					}
+					heights[at] = v;
+				}
+			}
+		}
+	}
+	const spacing = 2 ** lod, chunk = 2 ** chunkLog2;
+	return { width, height, spacing, x0: cx0 * chunk, z0: cz0 * chunk, lod, heights };
+}
+
+/**
+ * A triangle mesh of a grid (stitch()): positions (x, y, z per sample:
+ * world x and z in metres relative to the grid's sample 0, plus offset,
+ * y the height times verticalScale), normals (unit, from central
+ * differences) and indices (two triangles per cell, counter-clockwise
+ * seen from above: three.js's front faces; docs/js-client.md for Babylon.js), as
+ * typed arrays for a BufferGeometry or a VertexData.
+ * options: { verticalScale = 1, offset: [x, y, z] = [0, 0, 0] }.
+ */
+export function gridMesh(grid, { verticalScale = 1, offset = [0, 0, 0] } = {}) {
+	const { width: W, height: H, spacing: s, heights } = grid;
+	const positions = new Float32Array(W * H * 3), normals = new Float32Array(W * H * 3);
+	const indices = new Uint32Array((W - 1) * (H - 1) * 6);
+	for (let j = 0; j < H; j++) {
+		for (let i = 0; i < W; i++) {
+			const k = j * W + i, y = heights[k] * verticalScale;
+			positions[3 * k] = i * s + offset[0];
+			positions[3 * k + 1] = y + offset[1];
+			positions[3 * k + 2] = j * s + offset[2];
+			const hx = (heights[j * W + Math.min(W - 1, i + 1)] - heights[j * W + Math.max(0, i - 1)]) * verticalScale;
+			const hz = (heights[Math.min(H - 1, j + 1) * W + i] - heights[Math.max(0, j - 1) * W + i]) * verticalScale;
+			const dx = (Math.min(W - 1, i + 1) - Math.max(0, i - 1)) * s, dz = (Math.min(H - 1, j + 1) - Math.max(0, j - 1)) * s;
+			const nx = -hx / dx, nz = -hz / dz, l = Math.hypot(nx, 1, nz);
+			normals[3 * k] = nx / l;
+			normals[3 * k + 1] = 1 / l;
+			normals[3 * k + 2] = nz / l;
+		}
+	}
+	let o = 0;
+	for (let j = 0; j + 1 < H; j++) {
+		for (let i = 0; i + 1 < W; i++) {
+			const a = j * W + i, b = a + 1, c = a + W, d = c + 1;
+			// seen from +y with x east and z south, a b / c d is clockwise
+			// as a, b, d: so a, c, b and b, c, d are counter-clockwise
+			indices[o++] = a; indices[o++] = c; indices[o++] = b;
+			indices[o++] = b; indices[o++] = c; indices[o++] = d;
+		}
+	}
+	return { positions, normals, indices };
+}
+
+/** The chunks of the square ring of radius r around (cx, cz): (2r + 1)^2 of them, as a rectangle. */
+export const ringRect = (cx, cz, r) => ({ cx0: cx - r, cz0: cz - r, cx1: cx + r, cz1: cz + r });

@@ -1,0 +1,105 @@
+// pages.mjs - what the browser tests of the pages in clients/web share
+// (tests/browser/maps.test.mjs, three.test.mjs): checks that print
+// "ok: ..." / "FAIL: ...", headless Chromium with WebGL on SwiftShader, a
+// static server for clients/web on a loopback port, the pages' CDN
+// libraries (unpkg.com URLs) answered from tests/browser/node_modules
+// inside the browser, so that no request leaves 127.0.0.0/8, and pixel
+// statistics of a screenshot, decoded by the browser.
+import { createServer } from 'node:http';
+import { readFileSync, existsSync, statSync } from 'node:fs';
+import { extname, join, normalize, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const PAGES = join(HERE, '..', '..', 'clients', 'web');
+const MODULES = join(HERE, 'node_modules');
+
+let failed = 0;
+export const ok = (m) => console.log(`ok: ${m}`);
+export const fail = (m) => { console.log(`FAIL: ${m}`); failed++; };
+export const check = (cond, m, detail = '') => (cond ? ok(m) : fail(detail ? `${m} (${detail})` : m));
+export const failures = () => failed;
+export const within = (p, ms, what) => Promise.race([p, new Promise((_, rej) =>
+	setTimeout(() => rej(new Error(`timeout after ${ms} ms: ${what}`)), ms))]);
+
+// WebGL in headless Chromium without a GPU: ANGLE on SwiftShader (Chromium
+// falls back to it by itself today, but asks for the flag to keep doing so)
+export const launch = () => chromium.launch({
+	executablePath: '/usr/bin/chromium',
+	args: ['--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+		'--disable-quic', '--no-first-run', '--disable-background-networking',
+		'--disable-component-update', '--disable-sync'],
+});
+
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
+	'.css': 'text/css', '.png': 'image/png', '.json': 'application/json', '.map': 'application/json' };
+
+/** Serve clients/web on 127.0.0.1: { url, close }. */
+export function servePages() {
+	const server = createServer((req, res) => {
+		const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+		const file = join(PAGES, path);
+		if (!file.startsWith(PAGES) || !existsSync(file) || !statSync(file).isFile()) {
+			res.writeHead(404).end('not found');
+			return;
+		}
+		res.writeHead(200, { 'Content-Type': TYPES[extname(file)] || 'application/octet-stream', 'Cache-Control': 'no-store' });
+		res.end(readFileSync(file));
+	});
+	return new Promise((resolve) => server.listen(0, '127.0.0.1', () =>
+		resolve({ url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));
+}
+
+/**
+ * Answer https://unpkg.com/NAME@VERSION/PATH from node_modules/NAME/PATH
+ * (the version must be the one installed), let 127.0.0.1 through, and
+ * refuse anything else (listed in the returned array).
+ */
+export async function routeLibraries(page) {
+	const refused = [];
+	await page.route('**/*', async (route) => {
+		const url = new URL(route.request().url());
+		if (url.hostname === '127.0.0.1' || url.protocol === 'data:' || url.protocol === 'blob:') return route.continue();
+		const m = url.hostname === 'unpkg.com' && /^\/((?:@[^/]+\/)?[^@/]+)@([^/]+)\/(.+)$/.exec(url.pathname);
+		if (m) {
+			const [, name, version, rest] = m, dir = join(MODULES, name);
+			const have = existsSync(join(dir, 'package.json')) && JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
+			const file = normalize(join(dir, rest));
+			if (have === version && file.startsWith(dir) && existsSync(file))
+				return route.fulfill({ status: 200, body: readFileSync(file),
+					headers: { 'Content-Type': TYPES[extname(file)] || 'application/octet-stream', 'Access-Control-Allow-Origin': '*' } });
+			refused.push(`${url.href} (installed: ${name} ${have || 'none'})`);
+			return route.fulfill({ status: 404, body: 'not installed' });
+		}
+		refused.push(url.href);
+		return route.abort();
+	});
+	return refused;
+}
+
+/** Distinct colours of a screenshot of page, and the share of the most
+ * common one, decoded by the browser. */
+export async function screenshotStats(page, path) {
+	const png = await page.screenshot({ path });
+	return page.evaluate(async (b64) => {
+		const blob = await (await fetch(`data:image/png;base64,${b64}`)).blob();
+		const bmp = await createImageBitmap(blob), c = new OffscreenCanvas(bmp.width, bmp.height);
+		const g = c.getContext('2d');
+		g.drawImage(bmp, 0, 0);
+		const d = g.getImageData(0, 0, c.width, c.height).data, count = new Map();
+		for (let k = 0; k < d.length; k += 4) {
+			const v = (d[k] << 16) | (d[k + 1] << 8) | d[k + 2];
+			count.set(v, (count.get(v) || 0) + 1);
+		}
+		return { colours: count.size, topShare: Math.max(...count.values()) / (d.length / 4), width: c.width, height: c.height };
+	}, png.toString('base64'));
+}
+
+/** Collect page errors and console errors (but those matching ignore). */
+export function watchErrors(page, ignore = /$^/) {
+	const errors = [];
+	page.on('pageerror', (e) => errors.push(e.message));
+	page.on('console', (m) => { if (m.type() === 'error' && !ignore.test(m.text())) errors.push(m.text()); });
+	return errors;
+}

@@ -1,0 +1,57 @@
+#!/bin/bash
+# maps_browser.sh - the world in the web map libraries people use, from npm:
+# MapLibre GL JS (a raster-dem source with hillshade and 3D terrain, from
+# the server's TileJSON) and Leaflet (CRS.Simple over the same {z}/{x}/{y}
+# tiles), each drawn from the live server in headless Chromium. Both
+# screenshots are not blank; the elevations MapLibre reports
+# (queryTerrainElevation) and the heights the browser decodes from the
+# Terrarium tiles Leaflet loaded equal `terrain-client decode --heights`
+# within 1/512 m. The pages are clients/web/*.html; the test itself is
+# tests/browser/maps.test.mjs. Saves $BUILD/maplibre.png, $BUILD/leaflet.png.
+#
+# Needs Debian's chromium (installed with apt-get when missing and running as
+# root), Node.js 20+ and npm, and the packages of tests/browser/package.json
+# (installed into tests/browser/node_modules, outside git). When one of them
+# cannot be had, prints "SKIP: <reason>" and exits 0.
+set -u
+BUILD=${BUILD:-build}
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+BROWSER_DIR=$HERE/browser
+. "$BROWSER_DIR/deps.sh"
+CLIENT=$BUILD/terrain-client
+
+# SIGTERM the server first (timeout(1) passes it on), then clean up as usual.
+stop_all() {
+	local i
+	if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill -TERM "$SERVER_PID" 2>/dev/null
+		for i in $(seq 1 50); do
+			kill -0 "$SERVER_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
+	cleanup
+}
+trap stop_all EXIT
+
+skip() {
+	echo "SKIP: $*"
+	[ "$FAILED" = 0 ] || { echo "$FAILED failed"; exit 1; }
+	exit 0
+}
+
+[ -x "$SERVER_BIN" ] && [ -x "$CLIENT" ] || { echo "FAIL: build $SERVER_BIN and $CLIENT first"; exit 1; }
+server_start
+status=$(curl -s -o "$TMP/tilejson" -w '%{http_code}' "$BASE/v1/worlds/42/maps/terrarium")
+[ "$status" = 200 ] || { echo "FAIL: GET the TileJSON answered $status"; exit 1; }
+check "the TileJSON is served with CORS" has <(curl -s -D - -o /dev/null "$BASE/v1/worlds/42/maps/terrarium") \
+	'^access-control-allow-origin: \*'
+
+browser_deps
+BASE=$BASE CLIENT=$CLIENT WORK=$TMP SHOTS=$BUILD timeout 300 node "$BROWSER_DIR/maps.test.mjs"
+rc=$?
+[ $rc = 124 ] && echo "FAIL: the browser test timed out"
+[ $rc = 0 ] || FAILED=$((FAILED + 1))
+check "the server stops cleanly (SIGTERM, exit 0; sanitizers quiet)" server_stop
+finish

@@ -1,0 +1,599 @@
+/*
+ * test_maps.c - the web map routes end to end over HTTP (server/maps.c).
+ *
+ * Starts $BUILD/terrain-server serve on a free loopback port as a child
+ * process and checks: the TileJSON documents (fields MapLibre reads, an
+ * absolute template from Host or Forwarded, the origin kept, ETag and
+ * 304); Terrarium pixels, decoded with libpng, equal the heights of the
+ * binary tiles (decoded with tile.h) within 1/512 m at zoom 17, 14 and 9,
+ * across a tile seam too; the HTTP manners of tiles (ETag, 304,
+ * Cache-Control, CORS, X-Cache, HEAD, OPTIONS, JSON errors); map tiles
+ * follow an edit at every zoom where it shows, and only the tiles it
+ * touches change; an origin moves the window onto the same cached tiles.
+ * No wall-clock asserts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <png.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "../client-sample/api.h"
+#include "tile.h"
+
+#define IO_TIMEOUT_S 120
+#define HALF_STEP (1.0 / 512 + 1e-9)
+
+static struct {
+	pid_t pid;
+	int port;
+	char log[64];
+	char dir[64];
+} srv;
+
+/* ---- the server process ------------------------------------------------------- */
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static int port_in_log(const char *log)
+{
+	FILE *f = fopen(log, "r");
+	char line[512], *p;
+	int port = 0;
+
+	while (f && !port && fgets(line, sizeof(line), f))
+		if ((p = strstr(line, "listening on 127.0.0.1:")) != NULL)
+			port = atoi(p + strlen("listening on 127.0.0.1:"));
+	if (f)
+		fclose(f);
+	return port;
+}
+
+static int setup(void **state)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char bin[512];
+	int fd, i;
+
+	(void)state;
+	alarm(600);
+	snprintf(bin, sizeof(bin), "%s/terrain-server", build);
+	snprintf(srv.log, sizeof(srv.log), "/tmp/test_maps.XXXXXX");
+	snprintf(srv.dir, sizeof(srv.dir), "/tmp/test_maps_data.XXXXXX");
+	if (!mkdtemp(srv.dir) || (fd = mkstemp(srv.log)) < 0)
+		return -1;
+	if ((srv.pid = fork()) < 0)
+		return -1;
+	if (srv.pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, 2);
+		execl(bin, bin, "serve", "--bind", "127.0.0.1", "--port", "0", "--data-dir",
+		      srv.dir, "--workers", "2", "--edit-rate", "0", "--edit-area", "0",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	for (i = 0; i < 1000; i++) {
+		if ((srv.port = port_in_log(srv.log)) > 0)
+			return 0;
+		if (waitpid(srv.pid, NULL, WNOHANG) == srv.pid)
+			return -1;
+		sleep_ms(20);
+	}
+	return -1;
+}
+
+static int teardown(void **state)
+{
+	char path[128];
+	int status = -1, i;
+
+	(void)state;
+	kill(srv.pid, SIGTERM);
+	for (i = 0; i < 1000 && waitpid(srv.pid, &status, WNOHANG) != srv.pid; i++)
+		sleep_ms(20);
+	if (i == 1000) {
+		kill(srv.pid, SIGKILL);
+		waitpid(srv.pid, &status, 0);
+		status = -1;
+	}
+	unlink(srv.log);
+	snprintf(path, sizeof(path), "%s/edits.log", srv.dir);
+	unlink(path);
+	rmdir(srv.dir);
+	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* ---- requests --------------------------------------------------------------------- */
+
+struct resp {
+	int status;
+	char head[8192];
+	uint8_t *body;    /* NUL-terminated */
+	size_t body_len;
+};
+
+static int connect_srv(void)
+{
+	struct sockaddr_in a = { 0 };
+	struct timeval tv = { IO_TIMEOUT_S, 0 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)srv.port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static const char *header(const struct resp *rp, const char *name, char *out, size_t cap)
+{
+	const char *p = strstr(rp->head, "\r\n");
+	size_t n = strlen(name);
+
+	while (p && p[2]) {
+		p += 2;
+		if (!strncasecmp(p, name, n) && p[n] == ':') {
+			const char *v = p + n + 1, *e = strstr(v, "\r\n");
+
+			while (*v == ' ')
+				v++;
+			snprintf(out, cap, "%.*s", (int)(e - v), v);
+			return out;
+		}
+		p = strstr(p, "\r\n");
+	}
+	return NULL;
+}
+
+/* Send raw (a whole request with Connection: close) and read the answer. */
+static void exchange(const char *raw, struct resp *rp)
+{
+	size_t cap = 1 << 16, len = 0, hlen, sent = 0, rl = strlen(raw);
+	int fd = connect_srv();
+	char *buf = malloc(cap), *end;
+	ssize_t n;
+
+	assert_non_null(buf);
+	while (sent < rl) {
+		n = send(fd, raw + sent, rl - sent, MSG_NOSIGNAL);
+		assert_true(n > 0);
+		sent += (size_t)n;
+	}
+	memset(rp, 0, sizeof(*rp));
+	for (;;) {
+		if (len == cap)
+			assert_non_null(buf = realloc(buf, cap *= 2));
+		n = recv(fd, buf + len, cap - len, 0);
+		assert_true(n >= 0);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	assert_non_null(buf = realloc(buf, len + 1));
+	buf[len] = '\0';
+	end = strstr(buf, "\r\n\r\n");
+	assert_non_null(end);
+	hlen = (size_t)(end - buf) + 4;
+	assert_true(hlen < sizeof(rp->head));
+	memcpy(rp->head, buf, hlen);
+	assert_int_equal(sscanf(rp->head, "HTTP/1.1 %d", &rp->status), 1);
+	rp->body_len = len - hlen;
+	assert_non_null(rp->body = malloc(rp->body_len + 1));
+	memcpy(rp->body, buf + hlen, rp->body_len);
+	rp->body[rp->body_len] = '\0';
+	free(buf);
+}
+
+/* method path with extra header lines (each ending in \r\n). */
+static void request(const char *method, const char *path, const char *headers,
+		    struct resp *rp)
+{
+	char raw[4096];
+
+	snprintf(raw, sizeof(raw), "%s %s HTTP/1.1\r\nHost: t\r\n%sConnection: close\r\n\r\n",
+		 method, path, headers);
+	exchange(raw, rp);
+}
+
+static void get(const char *path, const char *headers, struct resp *rp)
+{
+	request("GET", path, headers, rp);
+}
+
+static void get_ok(const char *path, struct resp *rp)
+{
+	get(path, "", rp);
+	if (rp->status != 200)
+		fprintf(stderr, "GET %s: %d %s\n", path, rp->status, (char *)rp->body);
+	assert_int_equal(rp->status, 200);
+}
+
+static void post_edit(const char *seed, const char *json)
+{
+	char raw[2048];
+	struct resp rp;
+
+	snprintf(raw, sizeof(raw), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: localhost\r\n"
+		 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+		 "Connection: close\r\n\r\n%s", seed, strlen(json), json);
+	exchange(raw, &rp);
+	if (rp.status != 200)
+		fprintf(stderr, "POST edits: %d %s\n", rp.status, (char *)rp.body);
+	assert_int_equal(rp.status, 200);
+	free(rp.body);
+}
+
+/* The heights (metres, 256 x 256) of a Terrarium map tile, decoded with
+ * libpng; its ETag into etag. */
+static double *get_terrarium(const char *path, char *etag, size_t cap)
+{
+	png_image img = { .version = PNG_IMAGE_VERSION };
+	struct resp rp;
+	uint8_t *px;
+	double *h;
+	size_t k;
+	char type[64];
+
+	get_ok(path, &rp);
+	assert_string_equal(header(&rp, "Content-Type", type, sizeof(type)), "image/png");
+	if (etag)
+		assert_non_null(header(&rp, "ETag", etag, cap));
+	assert_true(png_image_begin_read_from_memory(&img, rp.body, rp.body_len));
+	assert_int_equal(img.width, 256);
+	assert_int_equal(img.height, 256);
+	assert_int_equal(img.format & PNG_FORMAT_FLAG_COLOR, PNG_FORMAT_FLAG_COLOR);
+	img.format = PNG_FORMAT_RGB;
+	assert_non_null(px = malloc(PNG_IMAGE_SIZE(img)));
+	assert_true(png_image_finish_read(&img, NULL, px, 0, NULL));
+	assert_non_null(h = malloc(256 * 256 * sizeof(*h)));
+	for (k = 0; k < 256 * 256; k++)
+		h[k] = px[3 * k] * 256.0 + px[3 * k + 1] + px[3 * k + 2] / 256.0 - 32768.0;
+	free(px);
+	free(rp.body);
+	return h;
+}
+
+static void get_tile(const char *path, struct tile *t)
+{
+	struct resp rp;
+
+	get_ok(path, &rp);
+	assert_int_equal(tile_decode(rp.body, rp.body_len, t), 0);
+	free(rp.body);
+}
+
+static cJSON *get_json(const char *path, const char *headers, int status)
+{
+	struct resp rp;
+	cJSON *o;
+
+	get(path, headers, &rp);
+	if (rp.status != status)
+		fprintf(stderr, "GET %s: %d %s\n", path, rp.status, (char *)rp.body);
+	assert_int_equal(rp.status, status);
+	assert_non_null(o = cJSON_Parse((char *)rp.body));
+	free(rp.body);
+	return o;
+}
+
+static const char *jstr(const cJSON *o, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	assert_true(cJSON_IsString(v));
+	return v->valuestring;
+}
+
+static double jnum(const cJSON *o, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	assert_true(cJSON_IsNumber(v));
+	return v->valuedouble;
+}
+
+/* ---- TileJSON ------------------------------------------------------------------------ */
+
+static void test_maps_tilejson_describes_the_pyramid(void **state)
+{
+	cJSON *o, *e;
+	struct resp rp;
+	char etag[64], v[256], hdr[128];
+
+	(void)state;
+	o = get_json("/v1/worlds/42/maps/terrarium", "", 200);
+	assert_string_equal(jstr(o, "tilejson"), "3.0.0");
+	assert_string_equal(jstr(o, "scheme"), "xyz");
+	assert_string_equal(jstr(o, "encoding"), "terrarium");
+	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "tiles"), 0)->valuestring,
+			    "http://t/v1/worlds/42/maps/terrarium/{z}/{x}/{y}.png?gen=default");
+	assert_true(jnum(o, "minzoom") == 9 && jnum(o, "maxzoom") == 17 &&
+		    jnum(o, "tileSize") == 256);
+	assert_string_equal(jstr(cJSON_GetObjectItem(o, "terrain"), "fingerprint"),
+			    "7542dc91da703f72");
+	cJSON_Delete(o);
+	/* .json names the same; shaded has no encoding; eroded stops at 15 */
+	o = get_json("/v1/worlds/my-world/maps/shaded.json?gen=eroded&origin=3,-4", "", 200);
+	assert_null(cJSON_GetObjectItem(o, "encoding"));
+	assert_true(jnum(o, "minzoom") == 15);
+	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "tiles"), 0)->valuestring,
+			    "http://t/v1/worlds/my-world/maps/shaded/{z}/{x}/{y}.png?gen=eroded"
+			    "&origin=3,-4");
+	e = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "terrain"), "origin_m");
+	assert_true(cJSON_GetArrayItem(e, 0)->valuedouble == 768 &&
+		    cJSON_GetArrayItem(e, 1)->valuedouble == -1024);
+	cJSON_Delete(o);
+	/* behind a proxy: Forwarded names the scheme and host */
+	o = get_json("/v1/worlds/42/maps/terrarium",
+		     "Forwarded: for=10.0.0.1;proto=https;host=\"maps.example:8443\"\r\n", 200);
+	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "tiles"), 0)->valuestring,
+			    "https://maps.example:8443/v1/worlds/42/maps/terrarium/{z}/{x}/{y}.png"
+			    "?gen=default");
+	cJSON_Delete(o);
+	/* validators and CORS */
+	get("/v1/worlds/42/maps/terrarium", "", &rp);
+	assert_non_null(header(&rp, "ETag", etag, sizeof(etag)));
+	assert_string_equal(header(&rp, "Access-Control-Allow-Origin", v, sizeof(v)), "*");
+	assert_string_equal(header(&rp, "Content-Type", v, sizeof(v)), "application/json");
+	free(rp.body);
+	snprintf(hdr, sizeof(hdr), "If-None-Match: %s\r\n", etag);
+	get("/v1/worlds/42/maps/terrarium", hdr, &rp);
+	assert_int_equal(rp.status, 304);
+	free(rp.body);
+	/* errors are JSON */
+	o = get_json("/v1/worlds/42/maps/contours", "", 400);
+	assert_string_equal(jstr(o, "error"), "bad_request");
+	cJSON_Delete(o);
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium?gen=nope", "", 404));
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium?origin=1", "", 400));
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium", "Forwarded: host=\"a b\"\r\n", 400));
+}
+
+/* ---- pixels against the binary tiles ------------------------------------------------------ */
+
+/* Compare map pixels (mx, mz) .. with chunk tile t's samples: sample
+ * (i, j) of t is pixel (px + i, pz + j) for i, j in 0..n-1 within the
+ * tile. Returns the samples compared. */
+static size_t compare(const double *map, int px, int pz, const struct tile *t, uint32_t n)
+{
+	size_t c = 0;
+	uint32_t i, j;
+
+	for (j = 0; j < n; j++)
+		for (i = 0; i < n; i++) {
+			int x = px + (int)i, z = pz + (int)j;
+			double want = tile_height_m(t, i, j), got;
+
+			if (x < 0 || z < 0 || x >= 256 || z >= 256)
+				continue;
+			got = map[z * 256 + x];
+			if (fabs(got - want) > HALF_STEP)
+				fail_msg("pixel (%d, %d): %.6f m, tile (%d, %d) sample (%u, %u): %.6f m",
+					 x, z, got, t->cx, t->cz, i, j, want);
+			c++;
+		}
+	return c;
+}
+
+static void test_maps_terrarium_pixels_equal_the_binary_tiles(void **state)
+{
+	struct api_bundle_entry ent[64];
+	struct resp rp;
+	struct tile t;
+	double *m, *east;
+	size_t n, k, c = 0;
+	uint32_t j;
+
+	(void)state;
+	/* zoom 17: chunk (3, -2) at LOD 0, and its east neighbour across the seam */
+	m = get_terrarium("/v1/worlds/42/maps/terrarium/17/65539/65534.png", NULL, 0);
+	east = get_terrarium("/v1/worlds/42/maps/terrarium/17/65540/65534.png", NULL, 0);
+	get_tile("/v1/worlds/42/chunks/0/3/-2", &t);
+	assert_int_equal(compare(m, 0, 0, &t, 256), 256 * 256);
+	for (j = 0; j < 256; j++) /* the tile's sample 256 is the next map tile's pixel 0 */
+		assert_true(fabs(east[j * 256] - tile_height_m(&t, 256, j)) <= HALF_STEP);
+	tile_release(&t);
+	free(m);
+	free(east);
+	/* zoom 14: 8 x 8 chunks at LOD 3, one bundle of their tiles */
+	m = get_terrarium("/v1/worlds/42/maps/terrarium/14/8192/8191.png", NULL, 0);
+	get_ok("/v1/worlds/42/chunks/3?cx0=0&cz0=-8&cx1=7&cz1=-1", &rp);
+	assert_int_equal(api_bundle_parse(rp.body, rp.body_len, ent, 64, &n), 0);
+	assert_int_equal(n, 64);
+	for (k = 0; k < n; k++) {
+		assert_int_equal(tile_decode(ent[k].tile, ent[k].len, &t), 0);
+		c += compare(m, 32 * t.cx, 32 * (t.cz + 8), &t, 32);
+		tile_release(&t);
+	}
+	assert_int_equal(c, 256 * 256);
+	free(rp.body);
+	free(m);
+	/* zoom 9, 256 m per pixel: the first 8 x 8 chunks' corner samples */
+	m = get_terrarium("/v1/worlds/42/maps/terrarium/9/255/256.png?gen=alpine", NULL, 0);
+	get_ok("/v1/worlds/42/chunks/8?cx0=-256&cz0=0&cx1=-249&cz1=7&gen=alpine", &rp);
+	assert_int_equal(api_bundle_parse(rp.body, rp.body_len, ent, 64, &n), 0);
+	for (k = 0, c = 0; k < n; k++) {
+		assert_int_equal(tile_decode(ent[k].tile, ent[k].len, &t), 0);
+		c += compare(m, t.cx + 256, t.cz, &t, 1);
+		tile_release(&t);
+	}
+	assert_int_equal(c, 64);
+	free(rp.body);
+	free(m);
+}
+
+/* ---- HTTP manners ----------------------------------------------------------------------- */
+
+static void test_maps_tiles_have_the_http_manners_of_tiles(void **state)
+{
+	const char *path = "/v1/worlds/manners/maps/shaded/16/32768/32767.png";
+	struct resp rp, again;
+	char etag[64], v[256], hdr[128], len[32];
+	png_image img = { .version = PNG_IMAGE_VERSION };
+	cJSON *o;
+
+	(void)state;
+	get_ok(path, &rp);
+	assert_non_null(header(&rp, "ETag", etag, sizeof(etag)));
+	assert_true(etag[0] == '"' && strlen(etag) == 18); /* strong, 16 hex digits */
+	assert_string_equal(header(&rp, "Cache-Control", v, sizeof(v)), "public, max-age=60");
+	assert_string_equal(header(&rp, "Access-Control-Allow-Origin", v, sizeof(v)), "*");
+	assert_string_equal(header(&rp, "X-Cache", v, sizeof(v)), "miss");
+	assert_non_null(header(&rp, "Content-Length", len, sizeof(len)));
+	assert_true(png_image_begin_read_from_memory(&img, rp.body, rp.body_len));
+	assert_true(img.width == 256 && img.height == 256);
+	png_image_free(&img);
+	get_ok(path, &again);
+	assert_string_equal(header(&again, "X-Cache", v, sizeof(v)), "hit");
+	assert_int_equal(again.body_len, rp.body_len);
+	assert_memory_equal(again.body, rp.body, rp.body_len);
+	free(again.body);
+	free(rp.body);
+	snprintf(hdr, sizeof(hdr), "If-None-Match: W/\"0000000000000000\", %s\r\n", etag);
+	get(path, hdr, &rp);
+	assert_int_equal(rp.status, 304);
+	assert_int_equal(rp.body_len, 0);
+	assert_string_equal(header(&rp, "ETag", v, sizeof(v)), etag);
+	free(rp.body);
+	request("HEAD", path, "", &rp);
+	assert_int_equal(rp.status, 200);
+	assert_string_equal(header(&rp, "Content-Length", v, sizeof(v)), len);
+	assert_int_equal(rp.body_len, 0);
+	free(rp.body);
+	request("OPTIONS", path, "Origin: https://game.example\r\n", &rp);
+	assert_int_equal(rp.status, 204);
+	assert_non_null(strstr(rp.head, "GET, HEAD, OPTIONS"));
+	free(rp.body);
+	request("POST", path, "Content-Length: 0\r\n", &rp);
+	assert_int_equal(rp.status, 405);
+	free(rp.body);
+	/* errors are JSON */
+	o = get_json("/v1/worlds/42/maps/terrarium/8/128/128.png", "", 404); /* below minzoom */
+	assert_string_equal(jstr(o, "error"), "not_found");
+	cJSON_Delete(o);
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium/18/0/0.png", "", 404));
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium/10/1024/0.png", "", 404));
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium/14/8192/8192.png?gen=eroded", "",
+			      404));
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium/12/-1/0.png", "", 400));
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium/12/0/0.jpg", "", 400));
+	cJSON_Delete(get_json("/v1/worlds/42/maps/relief/12/0/0.png", "", 400));
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium/12/0/0.png?origin=a,b", "", 400));
+	cJSON_Delete(get_json("/v1/worlds/42/maps/terrarium/12/0/0.png?gen=nope", "", 404));
+	cJSON_Delete(get_json("/v1/worlds/4%2B2/maps/terrarium/12/0/0.png", "", 400));
+}
+
+/* ---- edits ------------------------------------------------------------------------------ */
+
+static void test_maps_tiles_follow_an_edit(void **state)
+{
+	/* chunk (10, 10); the edit raises its centre (2688, 2688) by 5 m */
+	const char *z17 = "/v1/worlds/edited/maps/terrarium/17/65546/65546.png";
+	const char *z12 = "/v1/worlds/edited/maps/terrarium/12/2048/2048.png";
+	const char *away = "/v1/worlds/edited/maps/terrarium/17/65556/65546.png";
+	const char *shaded = "/v1/worlds/edited/maps/shaded/17/65546/65546.png";
+	char e17[64], e12[64], ea[64], es[64], f17[64], f12[64], fa[64], v[64];
+	double *b17, *b12, *a17, *a12, *x;
+	struct resp rp;
+	struct tile t;
+
+	(void)state;
+	b17 = get_terrarium(z17, e17, sizeof(e17));
+	b12 = get_terrarium(z12, e12, sizeof(e12));
+	x = get_terrarium(away, ea, sizeof(ea));
+	free(x);
+	get_ok(shaded, &rp);
+	header(&rp, "ETag", es, sizeof(es));
+	free(rp.body);
+	post_edit("edited", "{\"edits\":[{\"op\":\"raise\",\"x\":2688,\"z\":2688,"
+		  "\"radius\":30,\"strength\":5}]}");
+	a17 = get_terrarium(z17, f17, sizeof(f17));
+	a12 = get_terrarium(z12, f12, sizeof(f12));
+	x = get_terrarium(away, fa, sizeof(fa));
+	free(x);
+	assert_string_not_equal(e17, f17);
+	assert_string_not_equal(e12, f12);
+	assert_string_equal(ea, fa);    /* a tile the edit does not touch */
+	/* the centre sample rose by 5 m at both zooms (pixel 128 at zoom 17;
+	 * at zoom 12, 32 m per pixel, the chunk starts at pixel 80) */
+	assert_true(fabs(a17[128 * 256 + 128] - b17[128 * 256 + 128] - 5.0) <= 2 * HALF_STEP);
+	assert_true(fabs(a12[84 * 256 + 84] - b12[84 * 256 + 84] - 5.0) <= 2 * HALF_STEP);
+	/* and equals the edited binary tile everywhere */
+	get_tile("/v1/worlds/edited/chunks/0/10/10", &t);
+	assert_true(t.edit_seq > 0);
+	assert_int_equal(compare(a17, 0, 0, &t, 256), 256 * 256);
+	tile_release(&t);
+	get_tile("/v1/worlds/edited/chunks/5/10/10", &t);
+	assert_int_equal(compare(a12, 80, 80, &t, 8), 64);
+	tile_release(&t);
+	get_ok(shaded, &rp);
+	assert_string_not_equal(header(&rp, "ETag", v, sizeof(v)), es);
+	free(rp.body);
+	free(b17);
+	free(b12);
+	free(a17);
+	free(a12);
+}
+
+static void test_maps_an_origin_moves_the_window(void **state)
+{
+	char e1[64], e2[64], v[64];
+	double *a, *b;
+	struct resp rp;
+
+	(void)state;
+	a = get_terrarium("/v1/worlds/42/maps/terrarium/15/16385/16383.png", e1, sizeof(e1));
+	/* origin chunk (4, -8): the window moves 1024 m east and 2048 m north, one
+	 * and two tiles of zoom 15: the same tile, from the same cache entry */
+	get_ok("/v1/worlds/42/maps/terrarium/15/16384/16385.png?origin=4,-8", &rp);
+	assert_string_equal(header(&rp, "X-Cache", v, sizeof(v)), "hit");
+	free(rp.body);
+	b = get_terrarium("/v1/worlds/42/maps/terrarium/15/16384/16385.png?origin=4,-8", e2,
+			  sizeof(e2));
+	assert_string_equal(e1, e2);
+	assert_memory_equal(a, b, 256 * 256 * sizeof(double));
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_maps_tilejson_describes_the_pyramid),
+		cmocka_unit_test(test_maps_terrarium_pixels_equal_the_binary_tiles),
+		cmocka_unit_test(test_maps_tiles_have_the_http_manners_of_tiles),
+		cmocka_unit_test(test_maps_tiles_follow_an_edit),
+		cmocka_unit_test(test_maps_an_origin_moves_the_window),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
