@@ -174,13 +174,13 @@ tests: all $(TEST_BIN)
 
 # Runs every cmocka binary and every tests/*.sh against $(BUILD).
 check: tests
-	@BUILD=$(BUILD) tests/run.sh $(TEST_BIN)
+	@BUILD=$(BUILD) RUN_ONCE=$(RUN_ONCE) tests/run.sh $(TEST_BIN)
 
 test:
 	@$(DEPS) test
 	$(MAKE) BUILD=build check
-	$(MAKE) BUILD=build-clang CC=clang check
-	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 check
+	$(MAKE) BUILD=build-clang CC=clang RUN_ONCE=0 check
+	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 RUN_ONCE=0 check
 	tests/cross-compiler.sh build build-clang
 
 # deps, then a new make: one that read the file system before the packages

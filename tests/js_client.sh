@@ -1,4 +1,5 @@
 #!/bin/bash
+# run: once
 # js_client.sh - the JavaScript client module (clients/js/terrain.js) under
 # Node's own test runner against the live server (tests/js/terrain.test.mjs:
 # decoding equals `terrain-client decode --heights` on the same tiles, fetch

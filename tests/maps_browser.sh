@@ -1,4 +1,5 @@
 #!/bin/bash
+# run: once
 # maps_browser.sh - the world in the web map libraries people use, from npm:
 # MapLibre GL JS (a raster-dem source with hillshade and 3D terrain, from
 # the server's TileJSON) and Leaflet (CRS.Simple over the same {z}/{x}/{y}

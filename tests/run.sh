@@ -1,6 +1,9 @@
 #!/bin/bash
 # run.sh - run every test binary given and every tests/*.sh integration script
 # against $BUILD; print one line per suite and a final "N passed, N failed".
+# A script with a line "# run: once" near its top (browser tests: what they
+# test is not the build's C) runs only when RUN_ONCE=1, which `make test`
+# sets for its first build; the others are listed as skipped.
 set -u
 BUILD=${BUILD:-build}
 export BUILD
@@ -20,6 +23,10 @@ for t in "$@"; do run_one "$(basename "$t")" "$t"; done
 for s in tests/*.sh; do
 	case $s in tests/run.sh|tests/cross-compiler.sh|tests/lib.sh) continue ;; esac
 	[ -x "$s" ] || continue
+	if [ "${RUN_ONCE:-1}" != 1 ] && head -n 20 "$s" | grep -qx '# run: once'; then
+		printf '  skip  %-28s (run: once; it ran with the first build)\n' "$(basename "$s")"
+		continue
+	fi
 	run_one "$(basename "$s")" "$s"
 done
 echo "$BUILD: $pass passed, $fail failed"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# run: once
 # viewer_browser.sh - the map viewer (GET /) in headless Chromium against the
 # real server: the map draws and is not blank, the page's JavaScript tile
 # decoder gives the same heights as `terrain-client decode --heights` for the
