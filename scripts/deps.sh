@@ -11,10 +11,10 @@
 # from npm (skipped without Node.js 20+). Skips apt-get entirely when every
 # package is already installed. The README's "Packages" section lists them.
 set -eu
-BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev zstd"
-TEST_PKGS="clang libclang-rt-14-dev curl gdal-bin"
+BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev libhiredis-dev zstd"
+TEST_PKGS="clang libclang-rt-14-dev curl gdal-bin redis-server redis-tools"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
-ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64"
+ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64 libhiredis-dev:arm64"
 FRESH_PKGS="debootstrap git"
 
 case "${1:-build}" in

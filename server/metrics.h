@@ -32,6 +32,13 @@ struct metrics_edit_stats {
 	uint64_t sse_events;      /* batches published */
 	uint64_t sse_dropped;     /* streams dropped as too slow */
 	uint64_t worlds;          /* worlds with edit state in memory */
+	const char *log_backend;  /* "file" or "redis" */
+	uint64_t log_up;          /* 1 while edits can be logged */
+	uint64_t log_applied;     /* log records this node has applied */
+	uint64_t log_head;        /* records in the log, as last seen */
+	uint64_t log_lag;         /* head - applied */
+	uint64_t log_reconnects;  /* connections to a shared log made again */
+	uint64_t log_rtt_us;      /* last round trip to a shared log */
 };
 
 /* Most route labels a metrics object accepts. */
