@@ -94,7 +94,7 @@ struct rlog {
 	char name[128];                  /* the spec without options */
 	int sentinel;                    /* hosts are Sentinels */
 	struct addr hosts[MAX_HOSTS];
-	size_t nhosts, next_host;
+	size_t nhosts, next_host, tail_next;
 	char master_name[128];
 	int db, replicas;                /* WAIT replicas; 0: none */
 	unsigned timeout_ms;
@@ -106,7 +106,8 @@ struct rlog {
 	struct addr master, tail_at;
 	struct addr replica[MAX_REPLICAS];   /* online, from ROLE */
 	size_t nreplica;
-	int cmd_ready, tail_ready, cmd_said, tail_said, waiting, beat_due, stopped;
+	int cmd_ready, tail_ready, waiting, beat_due, stopped;
+	int cmd_said, tail_said, wait_said;  /* an outage was reported */
 	int closing;
 	char last_id[48];                /* last entry followed */
 
@@ -277,19 +278,23 @@ static int same_addr(const struct addr *a, const struct addr *b)
 	return a->port == b->port && !strcmp(a->host, b->host);
 }
 
-/* Where the tail reads: an online replica (the one it reads, while it is
- * listed) when one must confirm appends, else the primary. */
+/*
+ * Where the tail reads. When a replica must confirm appends: an online
+ * replica only (the one it reads, while the primary lists it), so that a
+ * node never applies what the primary alone has and a failover may lose;
+ * none while no replica is online (appends cannot be confirmed then
+ * anyway). Else the primary.
+ */
 static const struct addr *tail_target(const struct rlog *g)
 {
 	size_t k;
 
-	if (g->replicas > 0 && g->nreplica > 0) {
-		for (k = 0; k < g->nreplica; k++)
-			if (same_addr(&g->replica[k], &g->tail_at))
-				return &g->replica[k];
-		return &g->replica[0];
-	}
-	return g->master.port ? &g->master : NULL;
+	if (g->replicas == 0)
+		return g->master.port ? &g->master : NULL;
+	for (k = 0; k < g->nreplica; k++)
+		if (same_addr(&g->replica[k], &g->tail_at))
+			return &g->replica[k];
+	return g->nreplica ? &g->replica[g->tail_next % g->nreplica] : NULL;
 }
 
 /* ---- start-up: blocking, before the server listens --------------------------- */
@@ -506,8 +511,12 @@ static int rl_replay(void *be, journal_record_fn cb, void *arg,
 		redisFree(m);
 		return rc;
 	}
-	/* read what the tail will read: the replica's copy when there is one */
-	at = tail_target(g);
+	/* read what the tail will read: a replica's copy */
+	if (!(at = tail_target(g))) {
+		fprintf(stderr, "terrain-server: warning: edit log %s: no replica online; "
+			"replaying from the primary, and edits wait for a replica\n", g->name);
+		at = &g->master;
+	}
 	src = same_addr(at, &g->master) ? m : sync_connect(g, at, msg, cap);
 	if (src && src != m)
 		want_config(src, at, "replica-serve-stale-data", "no", "a replica cut off "
@@ -663,9 +672,14 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 		else if (a->followed)
 			finish(a, 0);
 	}
-	if (r && !ok && !g->closing)
+	if (r && !ok && !g->closing && !g->wait_said)
 		fprintf(stderr, "terrain-server: edit log %s: no replica confirmed within %u ms; "
-			"edits answered 503\n", g->name, g->timeout_ms / 2);
+			"edits get 503 until one does\n", g->name, g->timeout_ms / 2);
+	else if (ok && g->wait_said)
+		fprintf(stderr, "terrain-server: edit log %s: a replica confirms again\n",
+			g->name);
+	if (r)
+		g->wait_said = !ok;
 	if (g->beat_due)
 		send_beat(g);
 	flush(g);
@@ -805,9 +819,9 @@ static void on_xread(struct redis_conn *c, redisReply *r, void *arg)
 	if (g->stopped)
 		return;
 	want = tail_target(g);
-	if (want && !same_addr(want, &g->tail_at)) {
+	if (!want || !same_addr(want, &g->tail_at)) {
 		redis_conn_ok(c);
-		redis_conn_drop(c, "moving to another server");
+		redis_conn_drop(c, want ? "moving to another replica" : "no replica online");
 		return;
 	}
 	tail_read(g);
@@ -865,6 +879,7 @@ static void tail_down(struct redis_conn *c, const char *why)
 			"503 until it is back\n", g->name, g->tail_at.host, g->tail_at.port, why);
 	g->tail_said = 1;
 	g->tail_ready = 0;
+	g->tail_next++; /* another replica, when there are more */
 	if (!g->stopped)
 		redis_conn_retry(c, tail_connect);
 }
@@ -874,14 +889,21 @@ static void tail_down(struct redis_conn *c, const char *why)
 static void on_role(struct redis_conn *c, redisReply *r, void *arg)
 {
 	struct rlog *g = arg;
+	const struct addr *want;
 
 	if (!r || g->closing)
 		return;
 	if (g->beat_sent)
 		g->rtt_us = (uv_hrtime() - g->beat_sent) / 1000;
 	g->beat_sent = 0;
-	if (!role_master(g, r))
+	if (!role_master(g, r)) {
 		redis_conn_drop(c, "no longer the primary");
+		return;
+	}
+	want = tail_target(g);
+	if (redis_conn_up(&g->tail) && (!want || !same_addr(want, &g->tail_at)))
+		redis_conn_drop(&g->tail, want ? "moving to another replica" :
+				"no replica online"); /* its retry finds the next one */
 }
 
 static void on_xlen(struct redis_conn *c, redisReply *r, void *arg)
@@ -941,8 +963,6 @@ static void on_hello(struct redis_conn *c, redisReply *r, void *arg)
 		fprintf(stderr, "terrain-server: edit log %s: primary %s:%d, edits again\n",
 			g->name, g->master.host, g->master.port);
 	g->cmd_said = 0;
-	if (!redis_conn_up(&g->tail) && !g->stopped)
-		tail_connect(&g->tail); /* it may have waited for a target */
 }
 
 static void open_master(struct rlog *g, const struct addr *a)

@@ -303,7 +303,9 @@ void world_release(struct world *w, const struct edit *e, size_t n, uint64_t fir
 {
 	size_t total = 0, bad;
 
-	assert(n && w->pend_batches && w->pend_edits >= n);
+	if (!w->pend_batches) /* world_cancel_all() gave it back already */
+		return;
+	assert(n && w->pend_edits >= n);
 	count_touches(w, e, n, &total, &bad);
 	w->pend_edits -= n;
 	w->pend_touches -= total;

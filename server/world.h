@@ -99,7 +99,8 @@ void world_cancel_all(struct world *w);
  * batch will not be applied as reserved (a shared log refused it, or
  * took it without confirming: it then comes back through
  * world_map_follow() as any other node's batch). The sequence numbers
- * return only when it was the latest reservation.
+ * return only when it was the latest reservation. Nothing after
+ * world_cancel_all().
  */
 void world_release(struct world *w, const struct edit *e, size_t n, uint64_t first);
 
