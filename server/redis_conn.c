@@ -230,6 +230,13 @@ void redis_conn_ok(struct redis_conn *c)
 	c->backoff_ms = BACKOFF_MIN_MS;
 }
 
+void redis_conn_kick(struct redis_conn *c)
+{
+	if (!c->ac && !c->down_pending && !c->closing && c->retry &&
+	    uv_is_active((uv_handle_t *)c->later))
+		uv_timer_start(c->later, fire_retry, 0, 0);
+}
+
 static void free_handle(uv_handle_t *h)
 {
 	free(h);

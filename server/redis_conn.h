@@ -90,6 +90,10 @@ void redis_conn_retry(struct redis_conn *c, void (*fn)(struct redis_conn *c));
 /* The connection works: the next retry waits the least again. */
 void redis_conn_ok(struct redis_conn *c);
 
+/* A retry is waiting out its backoff: make it now (a reason to expect
+ * success came up). Else nothing. */
+void redis_conn_kick(struct redis_conn *c);
+
 /* Close for good: commands in flight get NULL (no down); the handles
  * close on the loop's next run. */
 void redis_conn_release(struct redis_conn *c);

@@ -23,6 +23,9 @@ BG=()          # loaders, event recorders
 cluster_cleanup() {
 	local p
 	for p in "${RPID[@]}" "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	if [ "$FAILED" != 0 ] || [ -n "${CLUSTER_KEEP:-}" ]; then # logs: BUILD/test-logs/cluster/
+		mkdir -p "$BUILD/test-logs/cluster" && cp "$TMP"/*.log "$BUILD/test-logs/cluster/"
+	fi
 }
 trap 'cluster_cleanup; cleanup' EXIT
 
@@ -60,7 +63,7 @@ sentinel_up() {
 	dir $TMP
 	logfile $TMP/$name.log
 	sentinel monitor m 127.0.0.1 ${RPORT[r1]} 2
-	sentinel down-after-milliseconds m 500
+	sentinel down-after-milliseconds m 1000
 	sentinel failover-timeout m 2000
 	sentinel parallel-syncs m 1
 	EOF
@@ -221,6 +224,21 @@ for i in 1 2 3; do
 	check "node $i's event stream carried every batch in order" events "$TMP/sse.$i" "$head"
 done
 
+# ---------------------------------------------------------------- conflicts
+"$LOAD" -p -n 3000 -a "$TMP/acks.race" "${NPORT[1]},${NPORT[2]}" 2 race >"$TMP/load.race"
+cat "$TMP/load.race"
+check "two nodes appending to one world: all acknowledged" has "$TMP/load.race" ' ok 3000 '
+check "... every node at the head" wait_for 10 converged race
+dump "${NPORT[3]}" race >"$TMP/dump.race"
+check "... no gap, no duplicate" gapless "$TMP/dump.race"
+check "... the log is as long as the acknowledged batches" eq "$(wc -l <"$TMP/dump.race")" 3000
+check "... each acknowledged at its own seq" eq "$(cut -d' ' -f1 "$TMP/acks.race" | sort -u | wc -l)" 3000
+check "... every acknowledged batch in the log" eq "$(lost "$TMP/acks.race" "$TMP/dump.race")" 0
+for i in 1 2 3; do
+	check "... node $i: the hash chain verifies from the start" \
+		"$CLIENT" follow --server "http://127.0.0.1:${NPORT[$i]}" --seed race --duration 1
+done
+
 # ---------------------------------------------------------------- differential
 server_start --data-dir "$TMP/filelog" --edit-log file
 FPORT=$PORT
@@ -270,13 +288,20 @@ failovers=0
 for round in $(seq 1 "$ROUNDS"); do
 	sleep 1
 	m=$(master)
+	t0=$SECONDS
 	kill -KILL "${RPID[$m]}"
 	wait "${RPID[$m]}" 2>/dev/null
 	wait_for 15 sh -c "[ \"\$(redis-cli -p ${RPORT[s1]} SENTINEL get-master-addr-by-name m | sed -n 2p)\" != ${RPORT[$m]} ]" &&
 		failovers=$((failovers + 1))
+	t1=$SECONDS
 	redis_up "$m" --replicaof 127.0.0.1 "${RPORT[$(master)]}" # as Sentinel would
-	wait_for 20 online_replica && wait_for 20 all_healthy && wait_for 10 edit_ok ||
+	wait_for 20 online_replica; t2=$SECONDS
+	wait_for 20 all_healthy; t3=$SECONDS
+	echo "  round $round: failover $((t1 - t0)) s, replica $((t2 - t1)) s, nodes $((t3 - t2)) s"
+	if ! { wait_for 20 online_replica && wait_for 20 all_healthy && wait_for 10 edit_ok; }; then
 		echo "  round $round: the cluster did not come back"
+		break
+	fi
 done
 kill -TERM "$lp"
 wait "$lp"
@@ -331,20 +356,5 @@ wait "${RPID[$m]}"
 redis_up "$m"
 check "Redis restarted: nodes reconnect by themselves" wait_for 30 all_healthy
 check "... and take edits" wait_for 20 edit_ok
-
-# ---------------------------------------------------------------- conflicts
-"$LOAD" -p -n 3000 -a "$TMP/acks.race" "${NPORT[1]},${NPORT[2]}" 2 race >"$TMP/load.race"
-cat "$TMP/load.race"
-check "two nodes appending to one world: all acknowledged" has "$TMP/load.race" ' ok 3000 '
-check "... every node at the head" wait_for 10 converged race
-dump "${NPORT[3]}" race >"$TMP/dump.race"
-check "... no gap, no duplicate" gapless "$TMP/dump.race"
-check "... the log is as long as the acknowledged batches" eq "$(wc -l <"$TMP/dump.race")" 3000
-check "... each acknowledged at its own seq" eq "$(cut -d' ' -f1 "$TMP/acks.race" | sort -u | wc -l)" 3000
-check "... every acknowledged batch in the log" eq "$(lost "$TMP/acks.race" "$TMP/dump.race")" 0
-for i in 1 2 3; do
-	check "... node $i: the hash chain verifies from the start" \
-		"$CLIENT" follow --server "http://127.0.0.1:${NPORT[$i]}" --seed race --duration 1
-done
 
 finish
