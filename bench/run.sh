@@ -16,12 +16,14 @@
 #   7. erosion   ms per eroded region and tile (cold, warm), canyons; channel measures
 #   8. swarm     bench/swarm.sh: 50 and 500 simulated players, beside wrk
 #   9. bakes     a cold tile of a chunk with 0, 10^3, 10^5 edits: replayed, baked
+#  10. cluster   bench/cluster.sh: 3 nodes on one Redis edit log: edits/s vs Redis XADD,
+#                visibility lag across nodes
 # and a summary of the issue's targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10", any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
 # and FASTSIMD_DIR (its FastSIMD dependency at the commit its
@@ -42,7 +44,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -356,6 +358,7 @@ for s in $sections; do
 	9) section "9. Baked edits: a cold LOD-0 default tile of a chunk with 0, 10^3, 10^5 edits"
 	   say "section 9: baked edits"
 	   run "$out/bake_bench" | table | emit ;;
+	10) bash "$here/cluster.sh" "$build" | emit || say "section 10: bench/cluster.sh failed (exit $?)" ;;
 	*) say "unknown section $s" ;;
 	esac
 done

@@ -132,6 +132,9 @@ static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_se
 			       .tag = ++g->tags, .deadline = uv_now(g->loop) + g->timeout_ms,
 			       .len = len };
 	snprintf(a->world, sizeof(a->world), "%.*s:%llu", (int)b.gen_len, b.gen, (ull)b.seed);
+	snprintf(a->origin, sizeof(a->origin), "%s:%llu", g->node, (ull)a->tag);
+	snprintf(a->count, sizeof(a->count), "%u", (unsigned)b.count);
+	snprintf(a->off, sizeof(a->off), "%zu", 2 + b.gen_len + 8);
 	memcpy(a->rec, rec, len);
 	if (g->end)
 		g->end->next = a;
@@ -147,33 +150,41 @@ static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_se
 	return 0;
 }
 
+/* One script call: the appends it logs, in order. */
+struct rcall {
+	size_t n;
+	struct rappend *a[CALL_MAX];
+};
+
 static void on_script(struct redis_conn *c, redisReply *r, void *arg)
 {
-	struct rappend *a = arg;
-	struct rlog *g = a->g;
+	struct rcall *call = arg;
+	struct rlog *g = c->owner;
+	int ok = is(r, REDIS_REPLY_ARRAY) && r->elements == 2 * call->n;
+	size_t k;
 
-	a->in_cmd = 0;
-	if (a->orphan) {
-		free(a);
-		return;
+	if (is(r, REDIS_REPLY_ERROR)) {
+		fprintf(stderr, "terrain-server: edit log %s: append refused: %s\n", g->name,
+			r->str);
+		redis_conn_drop(c, r->str); /* reconnect, reload the script */
 	}
-	if (!is(r, REDIS_REPLY_ARRAY) || r->elements != 2) {
-		if (is(r, REDIS_REPLY_ERROR)) {
-			fprintf(stderr, "terrain-server: edit log %s: append refused: %s\n",
-				g->name, r->str);
-			redis_conn_drop(c, r->str); /* reconnect, reload the script */
+	for (k = 0; k < call->n; k++) {
+		struct rappend *a = call->a[k];
+
+		a->in_cmd = 0;
+		if (a->orphan) {
+			free(a);
+		} else if (!ok) {
+			finish(a, ERR_AGAIN);
+		} else {
+			a->logged = 1;
+			a->acked = g->replicas == 0; /* else WAIT decides */
+			if (a->acked && a->followed)
+				finish(a, 0);
 		}
-		finish(a, ERR_AGAIN);
-		return;
 	}
-	a->logged = 1;
-	if (g->replicas > 0)
-		return; /* WAIT decides */
-	a->acked = 1;
-	if (a->followed)
-		finish(a, 0);
+	free(call);
 }
-
 
 /* WAIT for group grp: enough replicas have every batch of it, or not. */
 static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
@@ -207,33 +218,51 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 	flush(g);
 }
 
-static int send_append(struct rlog *g, struct rappend *a)
+/* Log up to CALL_MAX appends from *from on with one script call; *from
+ * becomes the first one left. 0, or ERR_AGAIN or ERR_NOMEM (nothing
+ * sent). */
+static int send_call(struct rlog *g, struct rappend **from)
 {
-	struct batch b;
-	char tag[48], n[16], off[16];
-	const char *argv[10];
-	size_t lens[10];
-	int k, rc;
+	struct rcall *call = malloc(sizeof(*call));
+	const char **argv = malloc((5 + 5 * CALL_MAX) * sizeof(*argv));
+	size_t *lens = malloc((5 + 5 * CALL_MAX) * sizeof(*lens)), n = 0, k = 5;
+	struct rappend *a;
+	int rc = ERR_NOMEM;
 
-	batch_decode(a->rec, a->len, &b);
-	snprintf(tag, sizeof(tag), "%s:%llu", g->node, (ull)a->tag);
-	snprintf(n, sizeof(n), "%u", (unsigned)b.count);
-	snprintf(off, sizeof(off), "%zu", 2 + b.gen_len + 8);
-	argv[0] = "EVALSHA", argv[1] = g->sha, argv[2] = "2", argv[3] = KEY_LOG;
-	argv[4] = KEY_HEADS, argv[5] = a->world, argv[6] = (const char *)a->rec;
-	argv[7] = tag, argv[8] = n, argv[9] = off;
-	for (k = 0; k < 10; k++)
-		lens[k] = k == 6 ? a->len : strlen(argv[k]);
-	rc = redis_conn_command(&g->cmd, g->timeout_ms, on_script, a, 10, argv, lens);
-	a->in_cmd = rc == 0;
-	a->group = g->group;
-	return rc;
+	if (call && argv && lens) {
+		argv[0] = "EVALSHA", argv[1] = g->sha, argv[2] = "2", argv[3] = KEY_LOG;
+		argv[4] = KEY_HEADS;
+		for (k = 0; k < 5; k++)
+			lens[k] = strlen(argv[k]);
+		for (a = *from; a && n < CALL_MAX; a = a->next, k += 5) {
+			call->a[n++] = a;
+			argv[k] = a->world, lens[k] = strlen(a->world);
+			argv[k + 1] = (const char *)a->rec, lens[k + 1] = a->len;
+			argv[k + 2] = a->origin, lens[k + 2] = strlen(a->origin);
+			argv[k + 3] = a->count, lens[k + 3] = strlen(a->count);
+			argv[k + 4] = a->off, lens[k + 4] = strlen(a->off);
+		}
+		call->n = n;
+		rc = redis_conn_command(&g->cmd, g->timeout_ms, on_script, call, (int)k, argv, lens);
+	}
+	free(argv);
+	free(lens);
+	if (rc) {
+		free(call);
+		return rc;
+	}
+	for (k = 0; k < n; k++) {
+		call->a[k]->in_cmd = 1;
+		call->a[k]->group = g->group;
+	}
+	*from = call->a[n - 1]->next;
+	return 0;
 }
 
 /* Send every append not yet sent, then one WAIT for them all. */
 static void flush(struct rlog *g)
 {
-	struct rappend *a, *next;
+	struct rappend *a;
 	uint64_t n = 0;
 	char ms[16], want[16];
 	const char *argv[3] = { "WAIT", want, ms };
@@ -241,11 +270,15 @@ static void flush(struct rlog *g)
 	if (g->waiting || !g->unsent || !g->cmd_ready || g->closing)
 		return;
 	g->group++;
-	for (a = g->unsent, g->unsent = NULL; a; a = next) {
-		next = a->next;
-		if (send_append(g, a))
-			finish(a, ERR_AGAIN);
-		else
+	for (a = g->unsent, g->unsent = NULL; a;) {
+		struct rappend *first = a;
+
+		if (send_call(g, &a)) { /* down: nothing more goes */
+			g->unsent = first;
+			journal_redis__fail_unsent(g);
+			break;
+		}
+		for (; first != a; first = first->next)
 			n++;
 	}
 	if (!n)

@@ -29,6 +29,7 @@ struct uv_timer_s;
 #define BEAT_MS      500            /* heartbeat: ROLE, XLEN */
 #define START_WAIT_S 30             /* start-up: wait for Redis this long */
 #define MAX_QUEUED   (16u << 20)    /* bytes of appends not yet done */
+#define CALL_MAX     256            /* appends per script call */
 
 struct addr {
 	char host[256];
@@ -44,7 +45,8 @@ struct rappend {
 	uint64_t tag, deadline, group;
 	int in_cmd;                      /* its script's reply is due */
 	int logged, acked, followed, orphan;
-	char world[300];
+	char world[300];                 /* the script's arguments */
+	char origin[40], count[8], off[8];
 	size_t len;
 	uint8_t rec[];
 };

@@ -24,18 +24,28 @@
 #include "err.h"
 #include "journal_redis_int.h"
 
-/* Give the batch its world's next sequence numbers and log it. KEYS: log,
- * heads; ARGV: world, record, origin, edits, offset of first_seq. */
+/*
+ * Give each batch its world's next sequence numbers, write them into its
+ * record and log it. KEYS: log, heads; ARGV, five per batch, in order:
+ * world, record, origin, edits, offset of first_seq. Returns first_seq
+ * and the entry id of each.
+ */
 static const char script[] =
-	"local head = tonumber(redis.call('HGET', KEYS[2], ARGV[1])) or 0\n"
-	"local v, b = head + 1, {}\n"
-	"for i = 1, 8 do b[i] = string.char(v % 256); v = math.floor(v / 256) end\n"
-	"local off = tonumber(ARGV[5])\n"
-	"local rec = string.sub(ARGV[2], 1, off) .. table.concat(b) ..\n"
-	"            string.sub(ARGV[2], off + 9)\n"
-	"local id = redis.call('XADD', KEYS[1], '*', 'r', rec, 'o', ARGV[3])\n"
-	"redis.call('HSET', KEYS[2], ARGV[1], head + tonumber(ARGV[4]))\n"
-	"return {head + 1, id}\n";
+	"local heads, out = {}, {}\n"
+	"for i = 1, #ARGV, 5 do\n"
+	"  local w = ARGV[i]\n"
+	"  local head = heads[w] or tonumber(redis.call('HGET', KEYS[2], w)) or 0\n"
+	"  local v, b = head + 1, {}\n"
+	"  for k = 1, 8 do b[k] = string.char(v % 256); v = math.floor(v / 256) end\n"
+	"  local off = tonumber(ARGV[i + 4])\n"
+	"  local rec = string.sub(ARGV[i + 1], 1, off) .. table.concat(b) ..\n"
+	"              string.sub(ARGV[i + 1], off + 9)\n"
+	"  out[#out + 1] = head + 1\n"
+	"  out[#out + 1] = redis.call('XADD', KEYS[1], '*', 'r', rec, 'o', ARGV[i + 2])\n"
+	"  heads[w] = head + tonumber(ARGV[i + 3])\n"
+	"end\n"
+	"for w, h in pairs(heads) do redis.call('HSET', KEYS[2], w, h) end\n"
+	"return out\n";
 
 static int is(const redisReply *r, int type)
 {
