@@ -24,12 +24,14 @@
 #                process, cold tiles/s on 2 workers, beside COLD_BASELINE (a server
 #                binary of the tree before) when set
 #  13. maps      a cold web map tile (Terrarium, shaded; PNG) beside a cold LOD-0 tile
+#  14. cluster   bench/cluster.sh: 3 nodes on one Redis edit log: edits/s vs Redis XADD,
+#                visibility lag across nodes
 # and a summary of the issue's targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14", any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
 # COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
@@ -51,7 +53,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -389,6 +391,7 @@ for s in $sections; do
 	13) section "13. Web map tiles: a cold 256 x 256 PNG beside a cold LOD-0 binary tile, single-threaded"
 	   say "section 13: map tiles"
 	   run "$out/maps_bench" | table | emit ;;
+	14) bash "$here/cluster.sh" "$build" | emit || say "section 14: bench/cluster.sh failed (exit $?)" ;;
 	*) say "unknown section $s" ;;
 	esac
 done
