@@ -163,6 +163,38 @@ static int not_covered(void *arg, const struct batch *b)
 	return !w || b->first_seq + b->count - 1 > world_base(w);
 }
 
+/* A shared log's snapshot replaces the local one when it holds more. */
+static void take_shared(struct edits *e)
+{
+	uint8_t *buf;
+	size_t len;
+	char err[300];
+	int rc = journal_snapshot_get(e->log, &buf, &len, err, sizeof(err));
+
+	if (rc == ERR_NOTFOUND)
+		return;
+	if (rc) {
+		fprintf(stderr, "terrain-server: warning: the shared snapshot cannot be read"
+			" (%s); starting from the local one, if any\n", err);
+		return;
+	}
+	rc = snapshots_offer(e->snaps, buf, len);
+	free(buf);
+	if (rc < 0)
+		fprintf(stderr, "terrain-server: warning: the shared snapshot was not taken"
+			" (%s)\n", err_str(rc));
+	else if (rc)
+		fprintf(stderr, "terrain-server: took the shared snapshot (%zu bytes)\n", len);
+}
+
+/* Each snapshot written here is offered to a shared log. */
+static void share(void *arg, const uint8_t *buf, size_t len, uint64_t edits)
+{
+	struct edits *e = arg;
+
+	journal_snapshot_put(e->log, buf, len, edits);
+}
+
 /* Restore the snapshot, if any: 0, or why the server cannot start. */
 static int load_snapshot(struct edits *e, struct snapshots_loaded *ld, char *msg,
 			 size_t msglen, char *warn, size_t warnlen)
@@ -172,6 +204,8 @@ static int load_snapshot(struct edits *e, struct snapshots_loaded *ld, char *msg
 
 	if (!e->snaps)
 		return 0;
+	if (journal_shares_snapshots(e->log))
+		take_shared(e);
 	rc = snapshots_load(e->snaps, ld, why, sizeof(why));
 	if (rc == 0 && !ld->found && journal_base(e->log)) {
 		snprintf(msg, msglen, "edit log: %llu batches were compacted away below a"
@@ -238,6 +272,8 @@ void edits_use_snapshots(struct edits *e, struct snapshots *s, int compact)
 {
 	e->snaps = s;
 	e->compact = compact;
+	if (journal_shares_snapshots(e->log))
+		snapshots_on_written(s, share, e);
 }
 
 /* ---- world info and presets --------------------------------------------------- */

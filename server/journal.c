@@ -257,6 +257,25 @@ uint64_t journal_base(const struct journal *l)
 	return l->ops->base ? l->ops->base(l->be) : 0;
 }
 
+int journal_snapshot_get(struct journal *l, uint8_t **buf, size_t *len, char *err,
+			 size_t errlen)
+{
+	if (!l->ops->snapshot_get)
+		return ERR_NOTFOUND;
+	return l->ops->snapshot_get(l->be, buf, len, err, errlen);
+}
+
+void journal_snapshot_put(struct journal *l, const uint8_t *buf, size_t len, uint64_t edits)
+{
+	if (l->ops->snapshot_put)
+		l->ops->snapshot_put(l->be, buf, len, edits);
+}
+
+int journal_shares_snapshots(const struct journal *l)
+{
+	return l->ops->snapshot_put != NULL;
+}
+
 void journal_close(struct journal *l)
 {
 	if (!l)

@@ -138,6 +138,20 @@ int journal_compact(struct journal *l, journal_keep_fn keep, void *arg, uint64_t
  * whole history. */
 uint64_t journal_base(const struct journal *l);
 
+/*
+ * A shared log keeps the newest snapshot (snapshots.h) where every node
+ * reads it, so that a node starting late or afresh catches up from it plus
+ * the log, not from the whole log. get, before the replay (blocking): the
+ * bytes of the shared snapshot in *buf (free() it), ERR_NOTFOUND when
+ * there is none or the backend keeps none, else an ERR_* with err. put
+ * (returns at once): offer the bytes of a snapshot holding `edits` edits;
+ * the log keeps it only when it holds more than the one it has.
+ */
+int journal_snapshot_get(struct journal *l, uint8_t **buf, size_t *len, char *err,
+			 size_t errlen);
+void journal_snapshot_put(struct journal *l, const uint8_t *buf, size_t len, uint64_t edits);
+int journal_shares_snapshots(const struct journal *l);
+
 /* Close: every accepted append has had its done callback on return.
  * NULL does nothing. */
 void journal_close(struct journal *l);
@@ -164,6 +178,10 @@ struct journal_ops {
 	int (*compact)(void *be, journal_record_fn keep, void *arg, uint64_t *dropped,
 		       char *err, size_t errlen);
 	uint64_t (*base)(void *be);
+	/* Optional (NULL: snapshots stay local): the shared snapshot, as
+	 * journal_snapshot_get() and journal_snapshot_put(). */
+	int (*snapshot_get)(void *be, uint8_t **buf, size_t *len, char *err, size_t errlen);
+	void (*snapshot_put)(void *be, const uint8_t *buf, size_t len, uint64_t edits);
 };
 
 /*

@@ -564,8 +564,45 @@ static void rl_close(void *be)
 	free(g);
 }
 
+/* Keep a snapshot only when it holds more edits than the one kept. */
+static const char snap_script[] =
+	"local n = tonumber(redis.call('GET', KEYS[2]) or '0') "
+	"if tonumber(ARGV[2]) <= n then return 0 end "
+	"redis.call('SET', KEYS[1], ARGV[1]) redis.call('SET', KEYS[2], ARGV[2]) return 1";
+
+static void on_snap(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+
+	(void)arg;
+	if (!r || r->type == REDIS_REPLY_ERROR)
+		fprintf(stderr, "terrain-server: edit log %s: snapshot not shared (%s); the"
+			" next one will be\n", g->name, r ? r->str : "no answer");
+	else if (r->type == REDIS_REPLY_INTEGER && r->integer == 1)
+		fprintf(stderr, "terrain-server: edit log %s: snapshot shared\n", g->name);
+}
+
+static void rl_snapshot_put(void *be, const uint8_t *buf, size_t len, uint64_t edits)
+{
+	struct rlog *g = be;
+	char n[24];
+	const char *argv[] = { "EVAL", snap_script, "2", KEY_SNAP, KEY_SNAP_N,
+			       (const char *)buf, n };
+	size_t lens[] = { 4, sizeof(snap_script) - 1, 1, sizeof(KEY_SNAP) - 1,
+			  sizeof(KEY_SNAP_N) - 1, len, 0 };
+
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)edits);
+	lens[6] = strlen(n);
+	/* a large value: ten times the command timeout to cross the wire */
+	if (!g->cmd_ready || redis_conn_command(&g->cmd, 10 * g->timeout_ms, on_snap, NULL,
+						 7, argv, lens))
+		fprintf(stderr, "terrain-server: edit log %s: snapshot not shared (the"
+			" primary is out of reach); the next one will be\n", g->name);
+}
+
 static const struct journal_ops redis_ops = {
 	"redis", journal_redis__replay, rl_append, rl_stats, rl_close, NULL, NULL,
+	journal_redis__snapshot_get, rl_snapshot_put,
 };
 
 int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s *loop,

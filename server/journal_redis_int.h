@@ -20,6 +20,8 @@ struct uv_timer_s;
 #define KEY_LOG      "terrain:log"
 #define KEY_HEADS    "terrain:heads"
 #define KEY_IDENTITY "terrain:identity"
+#define KEY_SNAP     "terrain:snapshot"        /* the newest snapshot's bytes */
+#define KEY_SNAP_N   "terrain:snapshot:edits"  /* the edits it holds */
 #define MAX_HOSTS    8
 #define MAX_REPLICAS 8
 #define PAGE         4096           /* entries per XRANGE / XREAD */
@@ -101,6 +103,10 @@ int journal_redis__parse_spec(struct rlog *g, const char *spec, char *err, size_
  * connections when it succeeds. */
 int journal_redis__replay(void *be, journal_record_fn cb, void *arg,
 			  struct journal_replay_stats *st);
+
+/* The shared snapshot (journal_ops): get blocks, before the replay. */
+int journal_redis__snapshot_get(void *be, uint8_t **buf, size_t *len, char *err,
+				size_t errlen);
 
 /* Connect to the primary (asking a Sentinel first for sentinel://); a
  * redis_conn retry function. */

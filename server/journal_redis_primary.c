@@ -406,6 +406,33 @@ static int read_all(struct rlog *g, redisContext *c, journal_record_fn cb, void 
 }
 
 
+int journal_redis__snapshot_get(void *be, uint8_t **buf, size_t *len, char *err,
+				size_t errlen)
+{
+	struct rlog *g = be;
+	redisContext *m = sync_master(g, err, errlen);
+	redisReply *r;
+	int rc = ERR_NOTFOUND;
+
+	if (!m)
+		return ERR_IO;
+	r = sync_cmd(m, err, errlen, "GET %s", KEY_SNAP);
+	if (is(r, REDIS_REPLY_STRING) && r->len > 0) {
+		if ((*buf = malloc(r->len))) {
+			memcpy(*buf, r->str, r->len);
+			*len = r->len;
+			rc = 0;
+		} else {
+			rc = ERR_NOMEM;
+		}
+	} else if (!r) {
+		rc = ERR_IO;
+	}
+	freeReplyObject(r);
+	redisFree(m);
+	return rc;
+}
+
 int journal_redis__replay(void *be, journal_record_fn cb, void *arg,
 		     struct journal_replay_stats *st)
 {

@@ -76,6 +76,8 @@ struct snapshots {
 	struct bakes *bakes;
 	const struct region_source *rs;
 	uint64_t every, since;
+	snapshots_written_fn on_written;
+	void *written_arg;
 	struct job *job;         /* the snapshot being written, or NULL */
 	int stopped, closing;
 	struct snapshots_stats st;
@@ -256,6 +258,23 @@ static void adopt(struct snapshots *s, struct job *j)
 	}
 }
 
+/* Hand the snapshot just written to the on_written hook. */
+static void publish(struct snapshots *s, uint64_t edits)
+{
+	uint8_t *buf;
+	size_t len;
+	char err[300];
+
+	if (!s->on_written)
+		return;
+	if (store_snap_read(s->dir, &buf, &len, err, sizeof(err))) {
+		fprintf(stderr, "terrain-server: snapshot not shared: %s\n", err);
+		return;
+	}
+	s->on_written(s->written_arg, buf, len, edits);
+	free(buf);
+}
+
 static void job_done(uv_work_t *w, int status)
 {
 	struct job *j = container_of(w, struct job, work);
@@ -286,6 +305,7 @@ static void job_done(uv_work_t *w, int status)
 		fprintf(stderr, "terrain-server: snapshot of %llu edits in %zu worlds, %zu chunks,"
 			" %llu bytes, in %llu ms\n", (ull)j->edits, j->nworlds, j->nchunks,
 			(ull)j->bytes, (ull)s->st.ms);
+		publish(s, j->edits);
 	}
 	job_free(j);
 }
@@ -299,6 +319,7 @@ int snapshots_start(struct snapshots *s)
 		return ERR_BUSY;
 	if (s->stopped)
 		return ERR_INVAL;
+	s->since = 0; /* the next try comes after `every` more edits */
 	if (!(j = calloc(1, sizeof(*j))))
 		return ERR_NOMEM;
 	j->s = s;
@@ -310,7 +331,6 @@ int snapshots_start(struct snapshots *s)
 		return rc;
 	}
 	s->job = j;
-	s->since = 0;
 	return 0;
 }
 
@@ -319,8 +339,13 @@ void snapshots_applied(struct snapshots *s, uint64_t n)
 	if (!s || !s->every)
 		return;
 	s->since += n;
-	if (s->since >= s->every && !s->job && !s->stopped)
-		snapshots_start(s);
+	if (s->since >= s->every && !s->job && !s->stopped) {
+		int rc = snapshots_start(s);
+
+		if (rc)
+			fprintf(stderr, "terrain-server: snapshot not started (%s in %s); the log"
+				" holds every edit\n", err_str(rc), s->dir);
+	}
 }
 
 void snapshots_stop(void *arg)
@@ -482,4 +507,42 @@ int snapshots_load(struct snapshots *s, struct snapshots_loaded *ld, char *msg, 
 	s->st.bytes = ld->bytes;
 	s->st.load_ms = (uv_hrtime() - t0) / 1000000;
 	return 0;
+}
+
+void snapshots_on_written(struct snapshots *s, snapshots_written_fn fn, void *arg)
+{
+	s->on_written = fn;
+	s->written_arg = arg;
+}
+
+/* The edits a snapshot's bytes hold, or 0 when they are not a snapshot. */
+static uint64_t held(const uint8_t *buf, size_t len)
+{
+	return len >= 32 && le_get32(buf) == SNAP_MAGIC && le_get32(buf + 4) == SNAP_VERSION ?
+		le_get64(buf + 24) : 0;
+}
+
+int snapshots_offer(struct snapshots *s, const uint8_t *buf, size_t len)
+{
+	struct store_snap *w;
+	uint8_t *mine = NULL;
+	size_t n = 0;
+	char err[300];
+	int rc;
+
+	if (!held(buf, len))
+		return ERR_CORRUPT;
+	if (store_snap_read(s->dir, &mine, &n, err, sizeof(err)) == 0 &&
+	    held(mine, n) >= held(buf, len)) {
+		free(mine);
+		return 0;
+	}
+	free(mine);
+	if ((rc = store_snap_begin(s->dir, &w)) != 0)
+		return rc;
+	if ((rc = store_snap_write(w, buf, len)) != 0) {
+		store_snap_abort(w);
+		return rc;
+	}
+	return store_snap_commit(w, NULL) ? ERR_IO : 1;
 }

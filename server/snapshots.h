@@ -87,4 +87,17 @@ void snapshots_destroy(struct snapshots *s);
 
 void snapshots_stats(const struct snapshots *s, struct snapshots_stats *out);
 
+/*
+ * Sharing (a shared edit log keeps the newest snapshot for every node):
+ * offer makes buf (len bytes of a snapshot, as snapshots_on_written()
+ * hands them out) the local snapshot when it holds more edits than the
+ * local one (or there is none, or it is damaged); 1 when it did, 0 when
+ * not, else an ERR_*. Before snapshots_load(). on_written: fn(arg, bytes,
+ * len, edits) on the loop after each snapshot written here.
+ */
+int snapshots_offer(struct snapshots *s, const uint8_t *buf, size_t len);
+typedef void (*snapshots_written_fn)(void *arg, const uint8_t *buf, size_t len,
+				     uint64_t edits);
+void snapshots_on_written(struct snapshots *s, snapshots_written_fn fn, void *arg);
+
 #endif

@@ -71,8 +71,8 @@ int store_snap_begin(const char *dir, struct store_snap **out)
 		snap_free(w);
 		return ERR_NOMEM;
 	}
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (w->fd < 0) {
+	if (store__make_dirs(dir, NULL, 0) ||
+	    (w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640)) < 0) {
 		snap_free(w);
 		return ERR_IO;
 	}

@@ -1,4 +1,5 @@
 #!/bin/bash
+# run: once
 # cluster.sh - many nodes, one world: three terrain-server nodes on one edit
 # log in Redis (a primary with appendonly yes + appendfsync always, a
 # replica, three Sentinels; real redis-server processes on 127.0.0.1), and
