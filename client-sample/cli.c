@@ -61,6 +61,7 @@ static const struct opt table[] = {
 	{ "--cz1", K_LONG, O(cz1), INT32_MIN, INT32_MAX },
 	{ "--seed-base", K_U64, O(seed_base), 0, 0 },
 	{ "--quiet", K_FLAG, O(quiet), 0, 0 },
+	{ "--exact", K_FLAG, O(exact), 0, 0 },
 };
 
 void cli_defaults(struct cli_opts *o)
@@ -321,6 +322,7 @@ int cli_view_params(const struct cli_opts *o, const struct cli_session *s,
 			  .lmax = (int)o->lmax, .radius = o->radius },
 		.seed = seed, .seed_value = value, .gen = o->gen,
 		.fingerprint = s->wi.fingerprint, .batch_lod = (int)o->batch_lod,
+		.far_precision = !o->exact,
 		.revalidate_ms = o->revalidate < 0 ? -1 :
 				 (long)(o->revalidate * 1000),
 	};

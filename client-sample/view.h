@@ -44,7 +44,19 @@ struct view_params {
 	int materials;          /* ask for layers=height,material; with
 				   keep_heights, view_materials() reads them */
 	long revalidate_ms;     /* tile lifetime; -1: the response's max-age */
+	int far_precision;      /* far rings at a coarser ?precision=
+				   (view_precision_um()); 0: all canonical */
 };
+
+/* The far rings' precisions (docs/client.md): LOD >= 3 at 10 cm, LOD >= 5
+ * at 1 m (a sample spacing of 8 m and 32 m). */
+#define VIEW_PREC_LOD_10CM 3
+#define VIEW_PREC_LOD_1M   5
+
+/* The quantum in micrometres a view asks for at LOD lod: 0 (the canonical
+ * heights, no ?precision=) without far_precision or below
+ * VIEW_PREC_LOD_10CM, else 100000 or 1000000. */
+uint32_t view_precision_um(const struct view_params *p, int lod);
 
 struct view_hooks {
 	void *arg;
