@@ -59,6 +59,7 @@ struct cli_opts {
 	uint64_t seed_base;   /* --seed-base (1) */
 	int quiet;            /* --quiet: totals only */
 	int exact;            /* --exact: every ring at the canonical precision */
+	const char *precisions; /* --precisions: per-LOD list (VIEW_PRECISIONS) */
 };
 
 /*

@@ -284,9 +284,35 @@ static int add_layers(const struct view *v, char *target, size_t cap)
 
 uint32_t view_precision_um(const struct view_params *p, int lod)
 {
-	if (!p->far_precision || lod < VIEW_PREC_LOD_10CM)
+	uint32_t um;
+
+	if (lod < 0 || lod >= VIEW_LODS)
 		return 0;
-	return lod < VIEW_PREC_LOD_1M ? 100000u : 1000000u;
+	um = p->precision_um[lod];
+	return um == TILE_DEFAULT_QUANTUM_UM ? 0 : um;
+}
+
+int view_parse_precisions(const char *list, uint32_t out[])
+{
+	const char *s = list, *end;
+	int n = 0;
+
+	if (!list || !*list)
+		return ERR_INVAL;
+	for (;;) {
+		end = strchr(s, ',');
+		if (!end)
+			end = s + strlen(s);
+		if (n >= VIEW_LODS || !(out[n] = tile_precision_um(s, (size_t)(end - s))))
+			return ERR_INVAL;
+		n++;
+		if (!*end)
+			break;
+		s = end + 1;
+	}
+	for (; n < VIEW_LODS; n++)
+		out[n] = out[n - 1];
+	return 0;
 }
 
 /* The layers, then ?precision= of lod (none for the canonical heights). */
@@ -300,7 +326,8 @@ static int add_query(const struct view *v, int lod, char *target, size_t cap)
 		return rc;
 	n = strlen(target);
 	w = snprintf(target + n, cap - n, "%sprecision=%s", strchr(target, '?') ? "&" : "?",
-		     um == 1000000u ? "1m" : "10cm");
+		     um == 1000000u ? "1m" : um == 500000u ? "50cm" : um == 100000u ? "10cm" :
+		     um == 50000u ? "5cm" : "1cm");
 	if (w < 0 || (size_t)w >= cap - n) {
 		target[n] = 0;
 		return ERR_TOOBIG;
