@@ -48,6 +48,23 @@ rounded() {
 check "10 cm heights = round(canonical / 10 cm) * 10 cm exactly" rounded 10 "$TMP/c.txt" "$TMP/10.txt"
 check "1 m heights = round(canonical / 1 m) * 1 m exactly" rounded 100 "$TMP/c.txt" "$TMP/1m.txt"
 
+# the JS module (clients/js/terrain.js) reads the 10 cm tile as it is
+cat >"$TMP/js.mjs" <<JS
+import { decodeTile } from '$(cd "$(dirname "$0")/.." && pwd)/clients/js/terrain.js';
+import { readFileSync } from 'fs';
+const t = decodeTile(new Uint8Array(readFileSync(process.argv[2])));
+const rows = [];
+for (let j = 0; j < t.header.side; j++)
+	rows.push(Array.from(t.heights.slice(j * t.header.side, (j + 1) * t.header.side),
+			     (h) => h.toFixed(1)).join(' '));
+console.log(t.header.quantumUm);
+console.log(rows.join('\n'));
+JS
+node "$TMP/js.mjs" "$TMP/10.tile" >"$TMP/js.txt" 2>&1
+check "the JS module decodes the 10 cm tile: quantum 100000 um" eq "$(head -1 "$TMP/js.txt")" 100000
+check "the JS module's heights are terrain-client's" \
+	rounded 10 "$TMP/c.txt" <(tail -n +2 "$TMP/js.txt")
+
 etag() { curl -s -D - -o /dev/null "$@" | sed -n 's/^ETag: *\(.*\)\r$/\1/ip'; }
 e_c=$(etag "$U"); e_1cm=$(etag "$U?precision=1cm"); e_10=$(etag "$U?precision=10cm")
 e_5=$(etag "$U?precision=5cm"); e_50=$(etag "$U?precision=50cm"); e_1m=$(etag "$U?precision=1m")
