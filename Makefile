@@ -18,7 +18,7 @@ BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2
 SAN     ?=
-PKGS    := libuv libzstd zlib libcjson libpng libtiff-4 cmocka
+PKGS    := libuv libzstd zlib libcjson libpng libtiff-4 cmocka hiredis
 HOSTCC  ?= cc
 # Where Debian's node-llhttp puts llhttp's C; overridable (tests/first_run.sh).
 LLHTTP_INC ?= /usr/share/include/llhttp
@@ -73,7 +73,7 @@ CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g \
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \
 	$(SANFLAGS) $(WORLD_LAST)
 LDFLAGS_ALL := -Wl,--as-needed $(SANFLAGS) $(LDFLAGS)
-LIBS    := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lz -lcjson -lpng16 -ltiff -lcmocka) -lgeotiff -lxxhash -lpthread -lm
+LIBS    := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lz -lcjson -lpng16 -ltiff -lcmocka -lhiredis) -lgeotiff -lxxhash -lpthread -lm
 
 ifneq ($(V),1)
 Q  := @

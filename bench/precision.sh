@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/precision.sh BUILD_DIR - make bench, section 14: bytes and requests
+# bench/precision.sh BUILD_DIR - make bench, section 15: bytes and requests
 # per player-minute of a player walking at 20 m/s through `default` with the
 # client's LOD rings (terrain-client walk, radius 2 km, d0 256 m, Lmax 6),
 # today's client (--exact: every ring at the canonical 1 cm) beside the
@@ -32,7 +32,7 @@ trap cleanup EXIT
 say() { echo "bench: $*" >&2; }
 client="$build/terrain-client"
 
-say "section 14: precision (bench/precision.sh)"
+say "section 15: precision (bench/precision.sh)"
 "$build/terrain-server" serve --bind 127.0.0.1 --port 0 --data-dir "$tmp/data" \
 	--max-age 60 2>"$tmp/server.log" &
 spid=$!
@@ -45,7 +45,7 @@ done
 base="http://127.0.0.1:$port"
 minutes=$(awk -v m="$walk_m" 'BEGIN { print m / 20 / 60 }')
 
-echo "## 14. Fewer bytes per player: coarser heights for far rings (issue 20)"
+echo "## 15. Fewer bytes per player: coarser heights for far rings (issue 20)"
 echo
 # walk MODE CLIENT ARGS...: one line of the table
 walk() {

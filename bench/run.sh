@@ -24,7 +24,9 @@
 #                process, cold tiles/s on 2 workers, beside COLD_BASELINE (a server
 #                binary of the tree before) when set
 #  13. maps      a cold web map tile (Terrarium, shaded; PNG) beside a cold LOD-0 tile
-#  14. precision bench/precision.sh: bytes and requests per player-minute of a 20 m/s
+#  14. cluster   bench/cluster.sh: 3 nodes on one Redis edit log: edits/s vs Redis XADD,
+#                visibility lag across nodes
+#  15. precision bench/precision.sh: bytes and requests per player-minute of a 20 m/s
 #                walk, today's client beside far rings at ?precision=; zstd per LOD
 #                and precision beside PNG16
 # and a summary of the issue's targets. Figures are printed, never asserted.
@@ -32,7 +34,7 @@
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15", any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
 # COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
@@ -395,13 +397,14 @@ for s in $sections; do
 	13) section "13. Web map tiles: a cold 256 x 256 PNG beside a cold LOD-0 binary tile, single-threaded"
 	   say "section 13: map tiles"
 	   run "$out/maps_bench" | table | emit ;;
-	14) section "14. Fewer bytes per player: coarser heights for far rings (issue 20)"
+	14) bash "$here/cluster.sh" "$build" | emit || say "section 14: bench/cluster.sh failed (exit $?)" ;;
+	15) section "15. Fewer bytes per player: coarser heights for far rings (issue 20)"
 	    if bash "$here/precision.sh" "$build" >"$out/precision.out"; then
 		    table <"$out/precision.tsv" | emit
 		    echo | emit
 		    table <"$out/precision_size.tsv" | emit
 	    else
-		    say "section 14: bench/precision.sh failed (exit $?)"
+		    say "section 15: bench/precision.sh failed (exit $?)"
 	    fi ;;
 	*) say "unknown section $s" ;;
 	esac

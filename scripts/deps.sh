@@ -18,10 +18,10 @@
 # tests/browser/node_modules (skipped without Node.js 20+ and npm). Skips apt-get entirely when every
 # package is already installed. The README's "Packages" section lists them.
 set -eu
-BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev zstd"
-TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus nodejs"
+BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev libhiredis-dev zstd"
+TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus nodejs redis-server redis-tools"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
-ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64"
+ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64 libhiredis-dev:arm64"
 FRESH_PKGS="debootstrap git"
 CONTAINER_PKGS="docker-compose debootstrap"
 

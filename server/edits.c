@@ -35,6 +35,7 @@
 #include "request.h"
 #include "routes.h"
 #include "snapshots.h"
+#include "selfcheck.h"
 #include "sse.h"
 #include "tile.h"
 #include "util.h"
@@ -103,11 +104,12 @@ static struct edit_req *edit_req_of(struct req *q)
 /* ---- the follow path ---------------------------------------------------------- */
 
 /* Every committed batch, whoever appended it: the one place a world changes. */
-static int follow(void *arg, const struct batch *b, int live)
+static int follow(void *arg, const struct batch *b, int flags)
 {
 	struct edits *e = arg;
 	struct world *w;
 	char msg[200];
+	int live = flags & JOURNAL_LIVE;
 	int rc, gen;
 
 	if (!live && (gen = catalog_find(e->cat, b->gen, b->gen_len)) >= 0 &&
@@ -124,7 +126,7 @@ static int follow(void *arg, const struct batch *b, int live)
 		e->confirmed += b->first_seq + b->count - 1 == world_base(w);
 		return 0; /* folded into the snapshot */
 	}
-	rc = world_map_follow(e->worlds, b, &w, msg, sizeof(msg));
+	rc = world_map_follow(e->worlds, b, flags & JOURNAL_OWN, &w, msg, sizeof(msg));
 
 	if (rc == ERR_NOTFOUND && !live) {
 		if (!e->skipped++)
@@ -133,6 +135,8 @@ static int follow(void *arg, const struct batch *b, int live)
 	}
 	if (rc) {
 		snprintf(e->follow_err, sizeof(e->follow_err), "edit log: %s", msg);
+		if (live)
+			fprintf(stderr, "terrain-server: %s\n", e->follow_err);
 		return rc;
 	}
 	if (live) {
@@ -520,8 +524,15 @@ static uint64_t cors_methods(struct req *q, uint64_t methods)
 	return origin_allowed(x->e, q->http) ? methods : methods & ~REQ_M(HTTP_POST);
 }
 
-/* The log has the batch and follow() applied it, or it failed: answer. */
-static void edits_logged(void *arg, int status)
+/* Whether an append error passes (journal.h): 503, retry later. */
+static int transient(int rc)
+{
+	return rc == ERR_BUSY || rc == ERR_AGAIN || rc == ERR_CONFLICT;
+}
+
+/* The log has the batch and follow() applied it, or it failed: answer.
+ * first: where follow() saw it, 0 when it did not. */
+static void edits_logged(void *arg, int status, uint64_t first)
 {
 	struct edit_req *x = arg;
 	struct world_batch b;
@@ -529,14 +540,17 @@ static void edits_logged(void *arg, int status)
 	size_t len;
 
 	if (status) {
-		/* later reservations of this world fail with the log too */
-		world_cancel_all(x->world);
+		if (!transient(status))  /* later reservations fail with the log too */
+			world_cancel_all(x->world);
+		else if (!first)         /* applied as reserved, or never will be */
+			world_release(x->world, x->edits, x->nedits, x->first);
 		free(x->edits);
-		req_respond_error(&x->q, 503, status == ERR_BUSY || status == ERR_AGAIN ?
+		req_respond_error(&x->q, 503, transient(status) ?
 				  "edit log unavailable, retry later" :
 				  "edit log write failed; edits are refused until a restart");
 		return;
 	}
+	x->first = first;
 	free(x->edits);
 	metrics_edits_accepted(x->q.env->metrics, x->nedits);
 	world_batch(x->world, world_batch_after(x->world, x->first - 1), &b);
@@ -700,8 +714,9 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 
 	if ((rc = authorise(x)) != 0)
 		return rc;
-	if (journal_failed(e->log)) {
-		x->q.detail = "edit log unavailable; edits are refused until a restart";
+	if ((rc = journal_available(e->log)) != 0) {
+		x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, retry later" :
+			      "edit log unavailable; edits are refused until a restart";
 		return 503;
 	}
 	if (!req_type_is(r->header[HTTP_H_CONTENT_TYPE], "application/json")) {
@@ -738,8 +753,8 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	if (rc) {
 		world_cancel(x->world, x->edits, x->nedits, x->first);
 		free(x->edits);
-		x->q.detail = rc == ERR_BUSY || rc == ERR_AGAIN ?
-			      "edit log queue full, retry later" :
+		x->q.detail = rc == ERR_BUSY ? "edit log queue full, retry later" :
+			      transient(rc) ? "edit log unavailable, retry later" :
 			      "edit log unavailable; edits are refused until a restart";
 		return 503;
 	}
@@ -916,11 +931,38 @@ size_t edits_routes(const struct route **out)
 	return ARRAY_LEN(routes);
 }
 
+/*
+ * What every node of a shared edit log must agree on, one line each: the
+ * golden tiles' digest (selfcheck.h), then every generator's name and
+ * fingerprint, in the catalog's (name) order. Into a new string *out.
+ */
+static int identity(const struct catalog *cat, char **out)
+{
+	size_t i, n = catalog_count(cat), cap = 64, len;
+	char hex[17], *s;
+
+	for (i = 0; i < n; i++)
+		cap += strlen(preset_name(catalog_at(cat, i))) + 20;
+	if (!(s = malloc(cap)))
+		return ERR_NOMEM;
+	req_hex64(hex, selfcheck_digest());
+	len = (size_t)snprintf(s, cap, "golden %s\n", hex);
+	for (i = 0; i < n; i++) {
+		const struct preset *p = catalog_at(cat, i);
+
+		req_hex64(hex, preset_fingerprint(p));
+		len += (size_t)snprintf(s + len, cap - len, "%s %s\n", preset_name(p), hex);
+	}
+	*out = s;
+	return 0;
+}
+
 int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_env *env,
 		 const struct edits_config *cfg, struct edits **out, char *err,
 		 size_t errlen)
 {
 	struct edits *e;
+	char *id = NULL;
 	int rc;
 
 	if (!loop || !cat || !env || !cfg || !out)
@@ -943,9 +985,10 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
 	else if ((rc = world_map_create(cat, &e->worlds)) != 0 ||
 		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = presets_body(e)) != 0)
 		;
-	else
-		rc = journal_open(cfg->log, cfg->data_dir, loop, follow, e, &e->log, err,
+	else if ((rc = identity(cat, &id)) == 0)
+		rc = journal_open(cfg->log, cfg->data_dir, id, loop, follow, e, &e->log, err,
 				  errlen);
+	free(id);
 	if (rc) {
 		edits_destroy(e);
 		return rc;
@@ -970,21 +1013,30 @@ int edits_failed(const struct edits *e)
 	return journal_failed(e->log);
 }
 
+int edits_available(const struct edits *e)
+{
+	return journal_available(e->log);
+}
+
 void edits_stats(const struct edits *e, struct metrics_edit_stats *es)
 {
 	struct snapshots_stats sn = { 0 };
 	struct journal_stats ls;
 	struct sse_stats ss;
+	uint64_t head;
 
 	journal_stats(e->log, &ls);
 	sse_stats(e->sse, &ss);
 	if (e->snaps)
 		snapshots_stats(e->snaps, &sn);
+	head = ls.records > ls.followed ? ls.records : ls.followed;
 	*es = (struct metrics_edit_stats){ ls.commits, ls.last_commit, ls.records, ls.bytes,
 					   ls.failed != 0, ss.subscribers, ss.events,
 					   ss.dropped, world_map_count(e->worlds),
 					   e->log ? journal_base(e->log) : 0, sn.written,
-					   sn.failed, sn.edits, sn.bytes, sn.ms, sn.load_ms };
+					   sn.failed, sn.edits, sn.bytes, sn.ms, sn.load_ms,
+					   ls.backend, !ls.down && !ls.failed, ls.followed, head,
+					   head - ls.followed, ls.reconnects, ls.rtt_us };
 }
 
 void edits_close_log(struct edits *e)

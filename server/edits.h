@@ -37,7 +37,8 @@ struct edits_limits {
 };
 
 struct edits_config {
-	const char *log;        /* edit log backend: "file" (or NULL) */
+	const char *log;        /* edit log backend: "file" (or NULL), or a
+				   redis:// or sentinel:// URL (journal.h) */
 	const char *data_dir;   /* where the file log lives */
 	const char *token;      /* bearer token for edits; NULL or "":
 				   loopback clients only (copied) */
@@ -89,6 +90,10 @@ const struct world_map *edits_worlds(const struct edits *e);
 
 /* 0, or the ERR_* that failed the edit log (edits get 503 until restart). */
 int edits_failed(const struct edits *e);
+
+/* 0 while edits can be taken; ERR_AGAIN while a shared edit log is out of
+ * reach (edits get 503, it reconnects by itself), else edits_failed(). */
+int edits_available(const struct edits *e);
 
 /* Edit log, event stream and world figures for /metrics. */
 void edits_stats(const struct edits *e, struct metrics_edit_stats *es);

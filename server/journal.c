@@ -2,7 +2,10 @@
  * journal.c - the edit log above its backends (see journal.h): decodes
  * each committed record once and hands it to the one follow path, keeps
  * each append's record until its backend has committed it, and tells
- * failures that pass from failures that fail the log.
+ * failures that pass from failures that fail the log. The file backend's
+ * records are followed here once committed; a shared backend delivers
+ * every record it reads (journal_deliver()), its own ones before their
+ * done.
  */
 #include "journal.h"
 
@@ -28,6 +31,7 @@ struct pending {
 	struct journal *l;
 	journal_done_fn done;
 	void *arg;
+	uint64_t first;          /* where it was followed; 0: not yet */
 	size_t len;
 	uint8_t rec[];
 };
@@ -37,9 +41,15 @@ static int transient(int err)
 	return err == ERR_BUSY || err == ERR_AGAIN || err == ERR_CONFLICT;
 }
 
-int journal_open(const char *spec, const char *data_dir, struct uv_loop_s *loop,
-		 journal_follow_fn follow, void *arg, struct journal **out,
-		 char *err, size_t errlen)
+/* Whether spec names a backend of journal_redis.c. */
+static int is_redis(const char *spec)
+{
+	return !strncmp(spec, "redis://", 8) || !strncmp(spec, "sentinel://", 11);
+}
+
+int journal_open(const char *spec, const char *data_dir, const char *identity,
+		 struct uv_loop_s *loop, journal_follow_fn follow, void *arg,
+		 struct journal **out, char *err, size_t errlen)
 {
 	struct journal *l;
 	int rc;
@@ -48,8 +58,9 @@ int journal_open(const char *spec, const char *data_dir, struct uv_loop_s *loop,
 		snprintf(err, errlen, "edit log: bad arguments");
 		return ERR_INVAL;
 	}
-	if (spec && strcmp(spec, "file")) {
-		snprintf(err, errlen, "edit log: unknown backend \"%s\" (use file)", spec);
+	if (spec && strcmp(spec, "file") && !is_redis(spec)) {
+		snprintf(err, errlen, "edit log: unknown backend \"%s\" (use file, "
+			 "redis://HOST:PORT or sentinel://HOST:PORT,.../MASTER)", spec);
 		return ERR_INVAL;
 	}
 	if (!(l = calloc(1, sizeof(*l)))) {
@@ -58,7 +69,12 @@ int journal_open(const char *spec, const char *data_dir, struct uv_loop_s *loop,
 	}
 	l->follow = follow;
 	l->arg = arg;
-	if ((rc = journal_file_open(data_dir, loop, &l->ops, &l->be, err, errlen)) != 0) {
+	if (spec && is_redis(spec))
+		rc = journal_redis_open(spec, identity ? identity : "", loop, l, &l->ops,
+					&l->be, err, errlen);
+	else
+		rc = journal_file_open(data_dir, loop, &l->ops, &l->be, err, errlen);
+	if (rc) {
 		free(l);
 		return rc;
 	}
@@ -66,18 +82,33 @@ int journal_open(const char *spec, const char *data_dir, struct uv_loop_s *loop,
 	return 0;
 }
 
-/* Decode rec and follow it. */
-static int follow_record(struct journal *l, const uint8_t *rec, size_t len, int live)
+/* Decode rec and follow it; *first (may be NULL) gets its first seq. */
+static int follow_record(struct journal *l, const uint8_t *rec, size_t len, int flags,
+			 uint64_t *first)
 {
 	struct batch b;
 	int rc;
 
 	if (batch_decode(rec, len, &b))
 		return ERR_CORRUPT;
-	rc = l->follow(l->arg, &b, live);
-	if (rc == 0)
+	rc = l->follow(l->arg, &b, flags);
+	if (rc == 0) {
 		l->followed++;
+		if (first)
+			*first = b.first_seq;
+	}
 	return rc;
+}
+
+/* A logged batch that this node cannot apply: its world is behind the
+ * log from here on, so edits stop until a restart replays it. */
+static int fail_follow(struct journal *l, int rc)
+{
+	fprintf(stderr, "terrain-server: a logged batch could not be applied (%s);"
+		" edits are refused until a restart replays it\n", err_str(rc));
+	if (!l->failed)
+		l->failed = ERR_IO;
+	return ERR_IO;
 }
 
 struct replay {
@@ -88,7 +119,7 @@ struct replay {
 static int replay_record(void *arg, const uint8_t *rec, size_t len)
 {
 	struct replay *r = arg;
-	int rc = follow_record(r->l, rec, len, 0);
+	int rc = follow_record(r->l, rec, len, 0, NULL);
 
 	r->st->records++;
 	if (rc == ERR_NOTFOUND) {
@@ -119,15 +150,26 @@ static void committed(void *arg, int status)
 	struct pending *p = arg;
 	struct journal *l = p->l;
 
-	if (status == 0 && (status = follow_record(l, p->rec, p->len, 1)) != 0) {
-		fprintf(stderr, "terrain-server: a logged batch could not be applied (%s);"
-			" edits are refused until a restart replays it\n", err_str(status));
-		status = ERR_IO;
-	}
+	if (status == 0 && !p->first &&
+	    (status = follow_record(l, p->rec, p->len, JOURNAL_LIVE | JOURNAL_OWN,
+				    &p->first)) != 0)
+		status = fail_follow(l, status);
 	if (status && !transient(status) && !l->failed)
 		l->failed = status;
-	p->done(p->arg, status);
+	p->done(p->arg, status, p->first);
 	free(p);
+}
+
+int journal_deliver(struct journal *l, const uint8_t *rec, size_t len, void *own)
+{
+	struct pending *p = own;
+	int rc;
+
+	if (l->failed)
+		return l->failed;
+	rc = follow_record(l, rec, len, JOURNAL_LIVE | (p ? JOURNAL_OWN : 0),
+			   p ? &p->first : NULL);
+	return rc ? fail_follow(l, rc) : 0;
 }
 
 int journal_append(struct journal *l, const struct batch *b, journal_done_fn done,
@@ -147,7 +189,7 @@ int journal_append(struct journal *l, const struct batch *b, journal_done_fn don
 		free(p);
 		return rc;
 	}
-	*p = (struct pending){ l, done, arg, len };
+	*p = (struct pending){ l, done, arg, 0, len };
 	rc = l->ops->append(l->be, p->rec, len, b->first_seq, committed, p);
 	if (rc) {
 		free(p);
@@ -160,6 +202,17 @@ int journal_append(struct journal *l, const struct batch *b, journal_done_fn don
 int journal_failed(const struct journal *l)
 {
 	return l ? l->failed : ERR_INVAL;
+}
+
+int journal_available(const struct journal *l)
+{
+	struct journal_stats st;
+
+	if (!l || l->failed)
+		return l ? l->failed : ERR_INVAL;
+	memset(&st, 0, sizeof(st));
+	l->ops->stats(l->be, &st);
+	return st.failed ? st.failed : st.down;
 }
 
 void journal_stats(const struct journal *l, struct journal_stats *st)

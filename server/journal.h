@@ -7,24 +7,31 @@
  * append. The world is changed only there, so a node that appends and a
  * node that only follows hold the same world. A backend is a short table
  * of operations (struct journal_ops, at the end); the file log
- * (journal_file.c over store.c) is the first and default one.
+ * (journal_file.c over store.c) is the first and default one, the shared
+ * log in Redis (journal_redis.c) the second: there other nodes append
+ * too, and the backend hands every record it reads from the log, its own
+ * included, to journal_deliver() in log order.
  *
  * Records are common/batch.h's canonical batches. An append names the
- * sequence number it expects its batch to start at; a shared backend may
- * refuse it with ERR_CONFLICT when another writer got there first.
+ * sequence number it expects its batch to start at; a shared backend
+ * decides where the batch goes (the log's order is the order): follow
+ * sees it with the sequence numbers it was logged under, and done says
+ * which. A backend may also refuse it with ERR_CONFLICT.
  *
  * Errors of an append, and what the caller does:
- *   ERR_BUSY, ERR_AGAIN  transient (a full queue, a lost connection): the
- *                        log goes on; answer 503 with Retry-After
+ *   ERR_BUSY, ERR_AGAIN  transient (a full queue, a lost connection, a
+ *                        replica that did not confirm): the log goes on;
+ *                        answer 503 with Retry-After. The batch may still
+ *                        be in the log, and then is followed like any other
  *   ERR_CONFLICT         the expected sequence is taken: nothing logged
  *   ERR_IO (or other)    permanent (a failed disk): the log is failed,
  *                        journal_failed() says so until a restart
  *
  * Loop thread only.
  *
- *	journal_open("file", dir, loop, follow, world, &l, err, sizeof(err));
- *	journal_replay(l, &rs);                  // follow(live=0) per batch
- *	journal_append(l, &batch, done, req);    // follow(live=1), then done
+ *	journal_open("file", dir, NULL, loop, follow, world, &l, err, sizeof(err));
+ *	journal_replay(l, &rs);                  // follow(0) per batch
+ *	journal_append(l, &batch, done, req);    // follow(LIVE | OWN), then done
  *	journal_close(l);
  */
 #ifndef JOURNAL_H
@@ -37,26 +44,39 @@ struct batch;
 struct journal;
 struct uv_loop_s;
 
-/*
- * Called with each committed batch in log order (b and rec valid only
- * during the call): live is 0 during journal_replay(), 1 after. Return 0,
- * or ERR_NOTFOUND to skip a batch this node cannot apply (a generator it
- * has not loaded; replay only), or another ERR_* to stop the replay (the
- * log is then unusable) or, live, to fail the log.
- */
-typedef int (*journal_follow_fn)(void *arg, const struct batch *b, int live);
+/* How a batch reaches follow: flags of journal_follow_fn. */
+#define JOURNAL_LIVE 1   /* after journal_replay() (0: during it) */
+#define JOURNAL_OWN  2   /* this node's own append, whose done comes next */
 
-/* Called once per accepted append: 0 once the batch is durable and has
- * been followed, else an ERR_* as above. */
-typedef void (*journal_done_fn)(void *arg, int status);
+/*
+ * Called with each committed batch in log order (b valid only during the
+ * call); flags are JOURNAL_LIVE and JOURNAL_OWN. Return 0, or ERR_NOTFOUND
+ * to skip a batch this node cannot apply (a generator it has not loaded;
+ * replay only), or another ERR_* to stop the replay (the log is then
+ * unusable) or, live, to fail the log.
+ */
+typedef int (*journal_follow_fn)(void *arg, const struct batch *b, int flags);
+
+/*
+ * Called once per accepted append: status 0 once the batch is durable and
+ * has been followed, else an ERR_* as above. first_seq is where the batch
+ * went when follow has seen it (always when status is 0; also possible
+ * with a transient error: logged and applied, but not confirmed), else 0.
+ */
+typedef void (*journal_done_fn)(void *arg, int status, uint64_t first_seq);
 
 struct journal_stats {
-	const char *backend;     /* "file" */
-	uint64_t records;        /* batches in the log */
-	uint64_t bytes;          /* size of the log */
-	uint64_t commits;        /* durable writes (fdatasync calls) */
+	const char *backend;     /* "file" or "redis" */
+	uint64_t records;        /* batches in the log (a shared log: as last
+				    seen, this node's head) */
+	uint64_t bytes;          /* size of the log (0 when not known) */
+	uint64_t commits;        /* durable writes (fdatasync calls, groups) */
 	uint64_t last_commit;    /* batches covered by the last commit */
-	uint64_t followed;       /* batches followed since open */
+	uint64_t followed;       /* batches followed since open, replay too */
+	uint64_t reconnects;     /* connections to a shared log made again */
+	uint64_t rtt_us;         /* last round trip to a shared log, us */
+	int down;                /* 0, or ERR_AGAIN while the log is out of
+				    reach (edits get 503; it retries) */
 	int failed;              /* 0, or the ERR_* that failed the log */
 };
 
@@ -68,13 +88,18 @@ struct journal_replay_stats {
 };
 
 /*
- * Open the log named by spec in data_dir: "file" (or NULL) is the
- * write-ahead log of store.h. follow(arg, ...) receives every batch.
- * On failure returns ERR_* with the reason in err.
+ * Open the log named by spec: "file" (or NULL) is the write-ahead log of
+ * store.h in data_dir; "redis://HOST:PORT[/DB][?OPTIONS]" or
+ * "sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB][?OPTIONS]" the shared
+ * log of journal_redis.c (docs/cluster.md). identity (may be NULL for the
+ * file log) is what every node of a shared log must agree on: the first
+ * node records it there, a node with another one is refused.
+ * follow(arg, ...) receives every batch. On failure returns ERR_* with
+ * the reason in err.
  */
-int journal_open(const char *spec, const char *data_dir, struct uv_loop_s *loop,
-		 journal_follow_fn follow, void *arg, struct journal **out,
-		 char *err, size_t errlen);
+int journal_open(const char *spec, const char *data_dir, const char *identity,
+		 struct uv_loop_s *loop, journal_follow_fn follow, void *arg,
+		 struct journal **out, char *err, size_t errlen);
 
 /* Follow every batch in the log, before the first append. Returns 0 or
  * the ERR_* that stopped it, with st->message saying why. */
@@ -91,6 +116,10 @@ int journal_append(struct journal *l, const struct batch *b, journal_done_fn don
 
 /* 0, or the ERR_* that failed the log for good. */
 int journal_failed(const struct journal *l);
+
+/* 0 when appends can be tried now; else ERR_AGAIN while a shared log is
+ * out of reach (retried by itself), or what journal_failed() says. */
+int journal_available(const struct journal *l);
 
 void journal_stats(const struct journal *l, struct journal_stats *st);
 
@@ -124,7 +153,9 @@ struct journal_ops {
 	int (*replay)(void *be, journal_record_fn cb, void *arg,
 		      struct journal_replay_stats *st);
 	/* Make rec (a copy is the backend's to keep) durable, then call
-	 * done(arg, status) on the loop thread; errors as journal_append. */
+	 * done(arg, status) on the loop thread; errors as journal_append.
+	 * A shared backend delivers the record (journal_deliver() with own
+	 * = arg) before a done of 0. */
 	int (*append)(void *be, const uint8_t *rec, size_t len, uint64_t first_seq,
 		      void (*done)(void *arg, int status), void *arg);
 	void (*stats)(void *be, struct journal_stats *st);
@@ -135,9 +166,23 @@ struct journal_ops {
 	uint64_t (*base)(void *be);
 };
 
+/*
+ * A shared backend hands each record it reads from the log after the
+ * replay here, in log order, whoever appended it: own is the arg of this
+ * node's append that logged it, else NULL. Follows it; returns 0, or the
+ * ERR_* that failed the log (the backend then stops reading).
+ */
+int journal_deliver(struct journal *l, const uint8_t *rec, size_t len, void *own);
+
 /* The file backend (journal_file.c). */
 int journal_file_open(const char *dir, struct uv_loop_s *loop,
 		      const struct journal_ops **ops, void **be, char *err,
 		      size_t errlen);
+
+/* The Redis backend (journal_redis.c): spec as journal_open(); l is
+ * where it delivers records. */
+int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s *loop,
+		       struct journal *l, const struct journal_ops **ops, void **be,
+		       char *err, size_t errlen);
 
 #endif

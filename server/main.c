@@ -47,6 +47,7 @@ struct config {
 	unsigned workers;
 	const char *presets;
 	const char *data_dir;
+	const char *edit_log;
 	unsigned max_connections;
 	double idle_timeout;
 	double header_timeout;
@@ -96,6 +97,10 @@ static const struct option options[] = {
 	    "extra generator presets: every DIR/NAME.json becomes ?gen=NAME"),
 	OPT("data-dir", "TERRAIN_DATA_DIR", "DIR", "./data", T_STR, data_dir, 0,
 	    "directory of the edit log (created when missing; one server each)"),
+	OPT("edit-log", "TERRAIN_EDIT_LOG", "SPEC", "file", T_STR, edit_log, 0,
+	    "where edits are logged: file (DATA_DIR/edits.log), or a log shared by "
+	    "nodes: redis://HOST:PORT[/DB] or sentinel://HOST:PORT[,...]/MASTER[/DB] "
+	    "(docs/cluster.md)"),
 	OPT("edit-token", "TERRAIN_EDIT_TOKEN", "TOKEN", "", T_STR, edit_token, 0,
 	    "edits need Authorization: Bearer TOKEN; unset: loopback clients only"),
 	OPT("bake-after", "TERRAIN_BAKE_AFTER", "N", "8", T_UINT, bake_after, 1 << 20,
@@ -374,7 +379,7 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .compact_log = (int)c->compact_log,
 				   .edit_rate = c->edit_rate,
 				   .edit_area_km2 = c->edit_area,
-				   .edit_log = "file",
+				   .edit_log = c->edit_log,
 				   .data_dir = c->data_dir,
 				   .edit_token = c->edit_token,
 				   .cors_origins = c->cors_origins,

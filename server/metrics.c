@@ -341,6 +341,19 @@ static void render_generators(struct out *o, const struct family_def *f,
 	}
 }
 
+static void render_log_info(struct out *o, const struct family_def *f,
+			    const struct sources *s)
+{
+	put(o, "%s{backend=\"%s\"} 1\n", f->name,
+	    s->src->edits->log_backend ? s->src->edits->log_backend : "none");
+}
+
+static void render_log_rtt(struct out *o, const struct family_def *f,
+			   const struct sources *s)
+{
+	put(o, "%s %.6f\n", f->name, (double)s->src->edits->log_rtt_us / 1e6);
+}
+
 /* Every family, in the order /metrics lists them. */
 static const struct family_def families[] = {
 	{ "terrain_requests_total", "counter", "HTTP responses by route and status.",
@@ -437,6 +450,26 @@ static const struct family_def families[] = {
 	{ "terrain_wal_failed", "gauge",
 	  "1 once the edit log failed: edits get 503 until a restart.",
 	  FIELD(EDITS, struct metrics_edit_stats, wal_failed) },
+	{ "terrain_edit_log_info", "gauge", "The edit log backend (label backend).",
+	  CUSTOM(render_log_info) },
+	{ "terrain_edit_log_up", "gauge",
+	  "1 while edits can be logged; 0 while the log is out of reach or failed.",
+	  FIELD(EDITS, struct metrics_edit_stats, log_up) },
+	{ "terrain_edit_log_applied_records", "gauge",
+	  "Log records (batches) this node has applied, replay included.",
+	  FIELD(EDITS, struct metrics_edit_stats, log_applied) },
+	{ "terrain_edit_log_head_records", "gauge",
+	  "Records in the edit log, as this node last saw its head.",
+	  FIELD(EDITS, struct metrics_edit_stats, log_head) },
+	{ "terrain_edit_log_lag_records", "gauge",
+	  "Records in the log this node has not applied yet.",
+	  FIELD(EDITS, struct metrics_edit_stats, log_lag) },
+	{ "terrain_edit_log_reconnects_total", "counter",
+	  "Connections to a shared edit log made again after a loss.",
+	  FIELD(EDITS, struct metrics_edit_stats, log_reconnects) },
+	{ "terrain_edit_log_rtt_seconds", "gauge",
+	  "Last round trip to a shared edit log (its heartbeat).",
+	  CUSTOM(render_log_rtt) },
 	{ "terrain_sse_subscribers", "gauge", "Event streams open.",
 	  FIELD(EDITS, struct metrics_edit_stats, sse_subscribers) },
 	{ "terrain_sse_events_total", "counter", "Edit batches published to event streams.",

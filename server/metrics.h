@@ -44,6 +44,13 @@ struct metrics_edit_stats {
 	uint64_t snap_bytes;      /* its size */
 	uint64_t snap_ms;         /* time the last write took */
 	uint64_t snap_load_ms;    /* time loading it at start took */
+	const char *log_backend;  /* "file" or "redis" */
+	uint64_t log_up;          /* 1 while edits can be logged */
+	uint64_t log_applied;     /* log records this node has applied */
+	uint64_t log_head;        /* records in the log, as last seen */
+	uint64_t log_lag;         /* head - applied */
+	uint64_t log_reconnects;  /* connections to a shared log made again */
+	uint64_t log_rtt_us;      /* last round trip to a shared log */
 };
 
 /* Most route labels a metrics object accepts. */

@@ -96,7 +96,7 @@ static int h_health(struct req *q)
 {
 	static const char ok[] = "{\"status\":\"ok\"}";
 	struct routes *rt = q->module;
-	int failed = edits_failed(rt->edits);
+	int failed = edits_available(rt->edits);
 	char body[256];
 	int n;
 
@@ -105,9 +105,14 @@ static int h_health(struct req *q)
 				 ok, sizeof(ok) - 1);
 		return 0;
 	}
-	n = snprintf(body, sizeof(body), "{\"status\":\"degraded\",\"reads\":\"ok\","
-		     "\"edits\":\"unavailable\",\"detail\":\"edit log failed: %s; restart "
-		     "the server\"}", err_str(failed));
+	if (failed == ERR_AGAIN)
+		n = snprintf(body, sizeof(body), "{\"status\":\"degraded\",\"reads\":\"ok\","
+			     "\"edits\":\"unavailable\",\"detail\":\"edit log out of reach; "
+			     "reconnecting\"}");
+	else
+		n = snprintf(body, sizeof(body), "{\"status\":\"degraded\",\"reads\":\"ok\","
+			     "\"edits\":\"unavailable\",\"detail\":\"edit log failed: %s; "
+			     "restart the server\"}", err_str(failed));
 	req_respond_copy(q, 503, "application/json",
 			 "Cache-Control: no-store\r\nRetry-After: 1\r\n", body, (size_t)n);
 	return 0;

@@ -180,7 +180,8 @@ struct route_config {
 				    beyond it such requests get 503
 				    (--response-mb; 64 MiB) */
 	unsigned bake_after;     /* --bake-after (tiles.h; 0: never) */
-	const char *edit_log;    /* edit log backend: "file" or NULL */
+	const char *edit_log;    /* edit log backend: "file" or NULL, or a
+				    redis:// or sentinel:// URL (journal.h) */
 	const char *data_dir;    /* where the file log lives (--data-dir) */
 	const char *edit_token;  /* bearer token for edits; NULL or "":
 				    loopback clients only (copied) */

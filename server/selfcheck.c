@@ -126,12 +126,14 @@ int selfcheck_tiles(const struct selfcheck_tile *v, size_t n, char *msg, size_t 
 	return rc;
 }
 
-int selfcheck_run(char *msg, size_t cap)
+#define NSTART (sizeof(start_keys) / sizeof(start_keys[0]))
+
+/* The golden rows of start_keys into v (NSTART). */
+static int start_tiles(struct selfcheck_tile *v, char *msg, size_t cap)
 {
-	struct selfcheck_tile v[sizeof(start_keys) / sizeof(start_keys[0])];
 	size_t n = 0, k, i;
 
-	for (k = 0; k < sizeof(start_keys) / sizeof(start_keys[0]); k++) {
+	for (k = 0; k < NSTART; k++) {
 		for (i = 0; i < NGOLDEN; i++)
 			if (!strcmp(golden[i].preset, start_keys[k].preset) &&
 			    golden[i].lod == start_keys[k].lod && golden[i].cx == start_keys[k].cx &&
@@ -145,5 +147,29 @@ int selfcheck_run(char *msg, size_t cap)
 		}
 		v[n++] = golden[i];
 	}
-	return selfcheck_tiles(v, n, msg, cap);
+	return 0;
+}
+
+int selfcheck_run(char *msg, size_t cap)
+{
+	struct selfcheck_tile v[NSTART];
+	int rc = start_tiles(v, msg, cap);
+
+	return rc ? rc : selfcheck_tiles(v, NSTART, msg, cap);
+}
+
+uint64_t selfcheck_digest(void)
+{
+	struct selfcheck_tile v[NSTART];
+	uint8_t buf[8 * NSTART];
+	char msg[160];
+	size_t k;
+	int b;
+
+	if (start_tiles(v, msg, sizeof(msg)))
+		return 0;
+	for (k = 0; k < NSTART; k++)
+		for (b = 0; b < 8; b++)
+			buf[8 * k + (size_t)b] = (uint8_t)(v[k].hash >> (8 * b));
+	return XXH3_64bits(buf, sizeof(buf));
 }

@@ -38,4 +38,9 @@ int selfcheck_tiles(const struct selfcheck_tile *v, size_t n, char *msg, size_t 
  * int32 corners). About 10 ms. */
 int selfcheck_run(char *msg, size_t cap);
 
+/* XXH3-64 of the start-up check's tile hashes (little-endian, in order):
+ * what a shared edit log records, so that every node on it checked the
+ * same world. */
+uint64_t selfcheck_digest(void);
+
 #endif

@@ -124,17 +124,20 @@ static void release_entry(void *arg)
 	cache_release(x->t->cache, x->entry);
 }
 
-/* Answer 304 for etag. */
+/* Answer 304 for etag. An immutable X-Cache line (tiles__xcache()) brings
+ * its own Cache-Control, which the head then leaves out: one line only. */
 int tiles__not_modified(struct tile_req *x, const char *etag, const char *vary)
 {
-	char *head = http_req_alloc(x->q.http, 512);
+	char *head = http_req_alloc(x->q.http, 512), cc[80] = "";
 	int n;
 
 	if (!head)
 		return ERR_NOMEM;
-	n = snprintf(head, 512, "%sETag: %s\r\nCache-Control: %s\r\n%s%s%s" REQ_CORS REQ_EXPOSE,
-		     http_status_line(304), etag,
-		     x->immutable ? TILES_IMMUTABLE : x->t->cache_control, vary ? "Vary: " : "",
+	if (!x->q.xcache || !strstr(x->q.xcache, "Cache-Control"))
+		snprintf(cc, sizeof(cc), "Cache-Control: %s\r\n",
+			 x->immutable ? TILES_IMMUTABLE : x->t->cache_control);
+	n = snprintf(head, 512, "%sETag: %s\r\n%s%s%s%s" REQ_CORS REQ_EXPOSE,
+		     http_status_line(304), etag, cc, vary ? "Vary: " : "",
 		     vary ? vary : "", vary ? "\r\n" : "");
 	req_send(&x->q, 304, head, (size_t)n, NULL, 0, NULL, NULL);
 	return 0;

@@ -302,6 +302,21 @@ void world_cancel_all(struct world *w)
 	w->pend_edits = w->pend_touches = w->pend_batches = 0;
 }
 
+void world_release(struct world *w, const struct edit *e, size_t n, uint64_t first)
+{
+	size_t total = 0, bad;
+
+	if (!w->pend_batches) /* world_cancel_all() gave it back already */
+		return;
+	assert(n && w->pend_edits >= n);
+	count_touches(w, e, n, &total, &bad);
+	w->pend_edits -= n;
+	w->pend_touches -= total;
+	w->pend_batches--;
+	if (first + n - 1 == w->reserved)
+		w->reserved = first - 1 > w->seq ? first - 1 : w->seq;
+}
+
 /* Record that edit idx (sequence seq) of batch b touches (cx, cz). */
 static void touch(struct world *w, struct applied *b, int32_t cx, int32_t cz,
 		  uint32_t idx, uint64_t seq)
@@ -333,8 +348,9 @@ static void touch(struct world *w, struct applied *b, int32_t cx, int32_t cz,
 	c->hash = edit_hash_next(c->hash, seq, &w->edits[idx]);
 }
 
-int world_apply(struct world *w, uint64_t first, const struct edit *e,
-		size_t n, struct world_batch *out)
+/* world_apply(); reserved: the batch has a reservation's room. */
+static int apply(struct world *w, uint64_t first, const struct edit *e, size_t n,
+		 int reserved, struct world_batch *out)
 {
 	int32_t xs[WORLD_MAX_EDIT_CHUNKS], zs[WORLD_MAX_EDIT_CHUNKS];
 	size_t total, bad, k, j, nc;
@@ -345,7 +361,7 @@ int world_apply(struct world *w, uint64_t first, const struct edit *e,
 		return ERR_INVAL;
 	if ((rc = count_touches(w, e, n, &total, &bad)) != 0)
 		return rc;
-	if (first + n - 1 <= w->reserved) { /* reserved: the room is there */
+	if (reserved) { /* the room is there */
 		w->pend_edits -= n;
 		w->pend_touches -= total;
 		w->pend_batches--;
@@ -371,6 +387,12 @@ int world_apply(struct world *w, uint64_t first, const struct edit *e,
 	if (out)
 		world_batch(w, w->nbatches - 1, out);
 	return 0;
+}
+
+int world_apply(struct world *w, uint64_t first, const struct edit *e,
+		size_t n, struct world_batch *out)
+{
+	return apply(w, first, e, n, first + n - 1 <= w->reserved, out);
 }
 
 const struct edit *world_edit(const struct world *w, uint64_t seq)
@@ -763,8 +785,8 @@ struct world *world_map_at(const struct world_map *m, size_t i, int *gen)
 	return m->v[i].w;
 }
 
-int world_map_follow(struct world_map *m, const struct batch *b, struct world **out,
-		     char *err, size_t errlen)
+int world_map_follow(struct world_map *m, const struct batch *b, int reserved,
+		     struct world **out, char *err, size_t errlen)
 {
 	struct edit e[EDIT_BATCH_MAX];
 	struct world *w;
@@ -795,7 +817,7 @@ int world_map_follow(struct world_map *m, const struct batch *b, struct world **
 			 (int)b->gen_len, b->gen, (ull)b->seed, (ull)b->first_seq, (ull)w->seq);
 		return ERR_CORRUPT;
 	}
-	rc = world_apply(w, b->first_seq, e, b->count, NULL);
+	rc = apply(w, b->first_seq, e, b->count, reserved && w->pend_batches, NULL);
 	if (rc)
 		snprintf(err, errlen, "world %.*s/%llu: batch at seq %llu: %s",
 			 (int)b->gen_len, b->gen, (ull)b->seed, (ull)b->first_seq,
@@ -814,5 +836,5 @@ int world_map_replay(struct world_map *m, const uint8_t *payload, size_t len,
 		snprintf(err, errlen, "malformed edit batch");
 		return ERR_CORRUPT;
 	}
-	return world_map_follow(m, &b, NULL, err, errlen);
+	return world_map_follow(m, &b, 0, NULL, err, errlen);
 }

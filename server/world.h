@@ -95,6 +95,16 @@ void world_cancel(struct world *w, const struct edit *e, size_t n,
 void world_cancel_all(struct world *w);
 
 /*
+ * Give back the room of one reservation (first, n) in any order: its
+ * batch will not be applied as reserved (a shared log refused it, or
+ * took it without confirming: it then comes back through
+ * world_map_follow() as any other node's batch). The sequence numbers
+ * return only when it was the latest reservation. Nothing after
+ * world_cancel_all().
+ */
+void world_release(struct world *w, const struct edit *e, size_t n, uint64_t first);
+
+/*
  * Apply n edits as sequence numbers first..first+n-1, recording one batch.
  * first must be world_seq() + 1. A reserved batch cannot fail; an
  * unreserved one (replay) may return ERR_NOMEM or ERR_TOOBIG, changing
@@ -207,15 +217,16 @@ struct world *world_map_at(const struct world_map *m, size_t i, int *gen);
 /*
  * Apply one committed batch of the edit log to its world (created when
  * new), whoever appended it: the one way edits reach a world (journal.h's
- * follow path). A batch whose sequence numbers were reserved with
- * world_reserve() uses the room reserved for it. *out (may be NULL) gets
- * the world. Returns 0; ERR_NOTFOUND when its generator is not in the
- * catalog (err names it); ERR_CORRUPT for a bad edit or a sequence number
- * out of order; ERR_TOOBIG or ERR_NOMEM. err (errlen bytes) says what and
- * where.
+ * follow path). reserved: the batch is this node's own, reserved with
+ * world_reserve(), and uses the room reserved for it (a shared log may
+ * have given it other sequence numbers); else it finds its own room.
+ * *out (may be NULL) gets the world. Returns 0; ERR_NOTFOUND when its
+ * generator is not in the catalog (err names it); ERR_CORRUPT for a bad
+ * edit or a sequence number out of order; ERR_TOOBIG or ERR_NOMEM. err
+ * (errlen bytes) says what and where.
  */
-int world_map_follow(struct world_map *m, const struct batch *b, struct world **out,
-		     char *err, size_t errlen);
+int world_map_follow(struct world_map *m, const struct batch *b, int reserved,
+		     struct world **out, char *err, size_t errlen);
 
 /* world_map_follow() of an encoded record (batch.h); ERR_CORRUPT when it
  * does not decode. */

@@ -2,13 +2,14 @@
 """openapi_check.py - server/assets/openapi.json against the running server.
 
 Usage: openapi_check.py DOC ROUTES BASE [--token-base URL --token TOKEN]
-                       [--snapshot-base URL --snapshot-world SEED]
+                       [--snapshot-base URL --snapshot-world SEED] [--node NAME]
   DOC            the OpenAPI document (server/assets/openapi.json)
   ROUTES         the output of `terrain-server routes`
   BASE           http://127.0.0.1:PORT of a server without an edit token
   --token-base   a server started with --edit-token TOKEN (for its 401s)
   --snapshot-base  a server restarted from a snapshot that holds edits of
                  world SEED (base > 0: for the 410s of history before it)
+  --node         the --node-name of every server: each answer's X-Terrain-Node
 
 Checks, with the standard library only:
   - the served /v1/openapi.json is DOC, byte for byte;
@@ -20,10 +21,17 @@ Checks, with the standard library only:
     content negotiation, the event stream); each answer's status must be
     documented for that operation, its required headers present and valid,
     its Content-Type one of the documented ones and a JSON body valid
-    against the documented schema (a JSON Schema 2020-12 subset).
+    against the documented schema (a JSON Schema 2020-12 subset), after
+    gzip decoding when it came gzip-coded;
+  - every answer names the node (X-Terrain-Node) and repeats no header;
+  - content codings (zstd, gzip, identity, the ?encoding=zstd frame, their
+    ETags and 304s), versioned URLs (?v=: immutable, 302, 404, 400) and web
+    maps (TileJSON, its template, PNG tiles of 256 x 256, the pyramid's
+    edges), with the header values the document and docs/ describe.
 Prints "ok: ..." / "FAIL: ..." lines; exits 1 when anything failed.
 """
 import argparse
+import gzip
 import http.client
 import json
 import re
@@ -268,6 +276,13 @@ def check_structure():
                       for k in s if k not in SCHEMA_KEYWORDS})
     (fail if unknown else ok)("schemas use only keywords this checker knows%s"
                               % (": %s" % unknown if unknown else ""))
+    bare = ["responses." + name for name, r in DOC["components"]["responses"].items()
+            if "X-Terrain-Node" not in r.get("headers", {})]
+    bare += ["%s %s %s" % (m, path, code) for path, m, op in operations()
+             for code, r in op["responses"].items()
+             if "$ref" not in r and "X-Terrain-Node" not in r.get("headers", {})]
+    (fail if bare else ok)("every response declares X-Terrain-Node%s"
+                           % (": not %s" % bare if bare else ""))
 
 
 def check_routes(routes_text):
@@ -286,6 +301,20 @@ def check_routes(routes_text):
 
 # ---- requests ----------------------------------------------------------------
 
+NODE = None  # --node: the X-Terrain-Node every answer must carry
+
+
+def check_head_lines(what, pairs):
+    """X-Terrain-Node is the node's name; no header comes twice."""
+    names = [k.lower() for k, _ in pairs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        fail("%s: headers sent more than once: %s" % (what, dup))
+    node = [v for k, v in pairs if k.lower() == "x-terrain-node"]
+    if NODE is not None and node != [NODE]:
+        fail("%s: X-Terrain-Node %r, want %r" % (what, node, NODE))
+
+
 def request(base, method, url, headers=None, body=None):
     u = urllib.parse.urlsplit(base)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
@@ -293,6 +322,7 @@ def request(base, method, url, headers=None, body=None):
     r = conn.getresponse()
     data = r.read()
     conn.close()
+    check_head_lines("%s %s" % (method, url), r.getheaders())
     return r.status, {k.lower(): v for k, v in r.getheaders()}, data
 
 
@@ -300,7 +330,9 @@ def norm_type(t):
     return ";".join(x.strip() for x in t.lower().split(";"))
 
 
-MAGIC = {"application/vnd.terrain.tile": b"TRRN", "application/vnd.terrain.objects": b"TROB"}
+MAGIC = {"application/vnd.terrain.tile": b"TRRN", "application/vnd.terrain.objects": b"TROB",
+         "application/vnd.terrain.bundle": b"TRBN", "application/zstd": b"\x28\xb5\x2f\xfd",
+         "image/png": b"\x89PNG\r\n\x1a\n"}
 SEEN = set()  # (path, method, status) answered and checked
 
 
@@ -333,8 +365,20 @@ def check_answer(what, path, method, status, headers, body):
     else:
         ctype = norm_type(headers.get("content-type", ""))
         media = {norm_type(k): v for k, v in content.items()}
+        coding = headers.get("content-encoding")
+        if coding == "gzip":
+            try:
+                body = gzip.decompress(body)
+                coding = None
+            except (OSError, EOFError) as e:
+                errs.append("the gzip body does not decode: %s" % e)
         if ctype not in media:
             errs.append("Content-Type %r not in %s" % (ctype, list(content)))
+        elif coding == "zstd":
+            if body[:4] != MAGIC["application/zstd"]:
+                errs.append("the zstd-coded body is not a zstd frame")
+        elif coding is not None:
+            pass  # reported above
         else:
             schema = media[ctype].get("schema", {})
             if ctype == "application/json":
@@ -344,8 +388,8 @@ def check_answer(what, path, method, status, headers, body):
                     errs.append("body is not JSON: %s" % e)
                 else:
                     errs += validate(doc, schema)
-            elif ctype in MAGIC and "content-encoding" not in headers:
-                if body[:4] != MAGIC[ctype]:
+            elif ctype in MAGIC:
+                if not body.startswith(MAGIC[ctype]):
                     errs.append("body does not start with %r" % MAGIC[ctype])
             elif not body:
                 errs.append("an empty body")
@@ -514,6 +558,7 @@ def check_events(base):
         headers = {"Last-Event-ID": "0"} if resume else {}
         conn.request("GET", "/v1/worlds/sse-check/events", headers=headers)
         resp = conn.getresponse()
+        check_head_lines(what, resp.getheaders())
         h = {k.lower(): v for k, v in resp.getheaders()}
         check_answer(what + " (head)", EVENTS, "GET", resp.status, h, None)
         if norm_type(h.get("content-type", "")) != "text/event-stream":
@@ -559,6 +604,228 @@ def check_snapshot(snap_base, seed):
     call(snap_base, "events resumed before the snapshot", EVENTS, "GET",
          "/v1/worlds/%s/events" % seed, {"Last-Event-ID": "0"}, want=410)
 
+# ---- content codings, versioned URLs, web maps ------------------------------------
+
+MAPDOC = "/v1/worlds/{seed}/maps/{style}"
+MAPTILE = "/v1/worlds/{seed}/maps/{style}/{z}/{x}/{y}"
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def expect(what, h, want):
+    """The answer's headers h against want: name -> value, None (absent)
+    or a compiled pattern it must match whole."""
+    errs = []
+    for name, w in want.items():
+        got = h.get(name.lower())
+        if w is None:
+            if got is not None:
+                errs.append("%s: %r, want none" % (name, got))
+        elif isinstance(w, str):
+            if got != w:
+                errs.append("%s: %r, want %r" % (name, got, w))
+        elif got is None or not w.fullmatch(got):
+            errs.append("%s: %r, want /%s/" % (name, got, w.pattern))
+    (fail if errs else ok)("%s: %s" % (what, "; ".join(errs) if errs else
+                                       "headers as described (%s)" % ", ".join(want)))
+
+
+def tag_of(h):
+    """The 16 hex digits of the answer's ETag, or None."""
+    m = re.fullmatch(r'"([0-9a-f]{16})(-z|-g)?"', h.get("etag", ""))
+    return m.group(1) if m else None
+
+
+def check_codings(base):
+    """docs/codings.md: the coding each Accept-Encoding gets, its tag, the
+    frame form, 304 per coding; objects and bundles."""
+    url = "/v1/worlds/42/chunks/3/1/1"
+    st, h, ident = call(base, "identity tile", TILE, "GET", url, want=200)
+    hexd = tag_of(h)
+    expect("identity tile", h, {"Content-Encoding": None, "ETag": '"%s"' % hexd,
+                                "Vary": "Accept-Encoding"})
+    _, h, zbody = call(base, "zstd tile", TILE, "GET", url, {"Accept-Encoding": "zstd"}, want=200)
+    expect("zstd tile", h, {"Content-Encoding": "zstd", "ETag": '"%s-z"' % hexd,
+                            "Vary": "Accept-Encoding"})
+    for ae, coding in (("gzip", "gzip"), ("gzip, deflate", "gzip"), ("x-gzip", "gzip"),
+                       ("deflate, gzip, br, zstd", "zstd"), ("gzip, zstd;q=0.5", "gzip"),
+                       ("zstd;q=0, *", "gzip"), ("gzip;q=0.5, identity", None),
+                       ("br", None), ("identity", None)):
+        what = "Accept-Encoding %r" % ae
+        _, h, data = call(base, what, TILE, "GET", url, {"Accept-Encoding": ae}, want=200)
+        suffix = {"zstd": "-z", "gzip": "-g", None: ""}[coding]
+        expect(what, h, {"Content-Encoding": coding, "ETag": '"%s%s"' % (hexd, suffix),
+                         "Vary": "Accept-Encoding"})
+        if coding == "gzip":
+            (ok if gzip.decompress(data) == ident else fail)(
+                "%s: the gzip body decodes to the identity tile" % what)
+    call(base, "a gzip tag asked with zstd: 200, not 304", TILE, "GET", url,
+         {"Accept-Encoding": "zstd", "If-None-Match": '"%s-g"' % hexd}, want=200)
+    _, h, _ = call(base, "the gzip tag asked with gzip", TILE, "GET", url,
+                   {"Accept-Encoding": "gzip", "If-None-Match": '"%s-g"' % hexd}, want=304)
+    expect("the gzip 304", h, {"ETag": '"%s-g"' % hexd, "Vary": "Accept-Encoding"})
+    for ae in ("", "gzip"):
+        what = "?encoding=zstd (Accept-Encoding %r)" % ae
+        _, h, data = call(base, what, TILE, "GET", url + "?encoding=zstd",
+                          {"Accept-Encoding": ae} if ae else {}, want=200)
+        expect(what, h, {"Content-Type": "application/zstd", "Content-Encoding": None,
+                         "Vary": None, "ETag": '"%s-z"' % hexd})
+        (ok if data == zbody else fail)("%s: the body is the zstd coding's frame" % what)
+    _, h, _ = call(base, "?encoding=zstd HEAD", TILE, "HEAD", url + "?encoding=zstd", want=200)
+    expect("?encoding=zstd HEAD", h, {"Content-Length": str(len(zbody))})
+    call(base, "?encoding=zstd revalidated", TILE, "GET", url + "?encoding=zstd",
+         {"If-None-Match": '"%s-z"' % hexd}, want=304)
+    for value in ("gzip", "", "ZSTD"):
+        call(base, "?encoding=%s" % value, TILE, "GET", url + "?encoding=" + value, want=400)
+    obj = "/v1/worlds/42/objects/2/1"
+    _, h, _ = call(base, "gzip objects", OBJECTS, "GET", obj, {"Accept-Encoding": "gzip"}, want=200)
+    expect("gzip objects", h, {"Content-Encoding": "gzip", "Vary": "Accept, Accept-Encoding",
+                               "ETag": re.compile(r'"[0-9a-f]{16}-g"')})
+    _, h, _ = call(base, "binary objects as the frame", OBJECTS, "GET", obj + "?encoding=zstd",
+                   {"Accept": "application/vnd.terrain.objects"}, want=200)
+    expect("objects as the frame", h, {"Content-Type": "application/zstd", "Vary": "Accept",
+                                       "Content-Encoding": None})
+    call(base, "objects ?encoding=br", OBJECTS, "GET", obj + "?encoding=br", want=400)
+    rect = "/v1/worlds/42/chunks/4?cx0=0&cz0=0&cx1=1&cz1=1"
+    _, h, _ = call(base, "a gzip-only client's bundle", BATCH, "GET", rect,
+                   {"Accept-Encoding": "gzip"}, want=200)
+    expect("a gzip-only client's bundle: identity", h, {"Content-Encoding": None,
+                                                        "Vary": "Accept-Encoding",
+                                                        "ETag": re.compile(r'"[0-9a-f]{16}"')})
+    _, h, _ = call(base, "a bundle as the frame", BATCH, "GET", rect + "&encoding=zstd", want=200)
+    expect("a bundle as the frame", h, {"Content-Type": "application/zstd", "Vary": None,
+                                        "Content-Encoding": None,
+                                        "ETag": re.compile(r'"[0-9a-f]{16}-z"')})
+
+
+def check_versions(base):
+    """docs/edits.md, Versioned tile URLs, on a world of its own."""
+    w = "/v1/worlds/v-check"
+    t00, t55 = w + "/chunks/3/0/0", w + "/chunks/3/5/5"
+    _, h, _ = call(base, "?v=0 of a world without edits", TILE, "GET", t00 + "?v=0", want=200)
+    expect("?v=0 of a world without edits", h, {"Cache-Control": IMMUTABLE})
+    _, h, _ = call(base, "?v=1 beyond a world without edits", TILE, "GET", t00 + "?v=1", want=404)
+    expect("?v=1 beyond a world without edits", h, {"Cache-Control": "no-store"})
+    st, _, data = request(base, "POST", w + "/edits", JSON_CT, RAISE.encode())
+    seq = json.loads(data).get("last_seq") if st == 200 else None
+    if seq != 1:
+        fail("the versioned world's first edit: %d %s" % (st, data[:200]))
+        return
+    _, h, body = call(base, "?v= current", TILE, "GET", t00 + "?v=1", want=200)
+    expect("?v= current", h, {"Cache-Control": IMMUTABLE, "X-Cache": re.compile("hit|miss")})
+    _, plain_h, plain = call(base, "the same tile without v", TILE, "GET", t00, want=200)
+    (ok if body == plain and h.get("etag") == plain_h.get("etag") else fail)(
+        "?v= current: the bytes and ETag of the URL without v")
+    _, h, _ = call(base, "?v= current revalidated", TILE, "GET", t00 + "?v=1",
+                   {"If-None-Match": h.get("etag", "")}, want=304)
+    expect("?v= current revalidated", h, {"Cache-Control": IMMUTABLE})
+    _, h, _ = call(base, "?v= current as the frame", TILE, "GET", t00 + "?encoding=zstd&v=1",
+                   want=200)
+    expect("?v= current as the frame", h, {"Cache-Control": IMMUTABLE,
+                                           "Content-Type": "application/zstd"})
+    for method in ("GET", "HEAD"):
+        what = "?v= older (%s)" % method
+        _, h, data = call(base, what, TILE, method, t00 + "?gen=default&v=0", want=302)
+        expect(what, h, {"Location": w + "/chunks/3/0/0?gen=default&v=1",
+                         "Cache-Control": "no-cache", "X-Cache": None, "ETag": None})
+        if method == "GET" and json.loads(data) != {"version": 1}:
+            fail("%s: body %r" % (what, data))
+    _, h, _ = call(base, "?v= later, the chunk unchanged", TILE, "GET", t55 + "?v=1", want=302)
+    expect("?v= later, the chunk unchanged", h, {"Location": w + "/chunks/3/5/5?v=0"})
+    _, h, data = call(base, "?v= beyond edit_seq", TILE, "GET", t00 + "?v=2", want=404)
+    expect("?v= beyond edit_seq", h, {"Cache-Control": "no-store"})
+    if not (re.search(rb"\b2\b", data) and re.search(rb"\b1\b", data)):
+        fail("?v= beyond edit_seq: the detail does not name both numbers: %r" % data)
+    for v in ("x", "-1", "", "18446744073709551616"):
+        _, h, _ = call(base, "?v=%s" % v, TILE, "GET", t00 + "?v=" + v, want=400)
+    rect = w + "/chunks/3?cx0=0&cz0=0&cx1=1&cz1=0"
+    _, h, _ = call(base, "a bundle's ?v= current", BATCH, "GET", rect + "&v=1", want=200)
+    expect("a bundle's ?v= current", h, {"Cache-Control": IMMUTABLE})
+    _, h, _ = call(base, "a bundle's ?v= current revalidated", BATCH, "GET", rect + "&v=1",
+                   {"If-None-Match": h.get("etag", "")}, want=304)
+    expect("a bundle's ?v= current revalidated", h, {"Cache-Control": IMMUTABLE})
+    _, h, _ = call(base, "a bundle's ?v= older", BATCH, "HEAD", rect + "&v=0", want=302)
+    expect("a bundle's ?v= older", h, {"Location": rect + "&v=1"})
+    call(base, "a bundle's ?v= beyond", BATCH, "GET", rect + "&v=5", want=404)
+    _, h, _ = call(base, "objects beside the edit, ?v= current", OBJECTS, "GET",
+                   w + "/objects/1/1?v=1", want=200)
+    expect("objects beside the edit, ?v= current", h, {"Cache-Control": IMMUTABLE})
+    _, h, _ = call(base, "objects away from it, ?v=1", OBJECTS, "GET", w + "/objects/2/2?v=1",
+                   want=302)
+    expect("objects away from it, ?v=1", h, {"Location": w + "/objects/2/2?v=0"})
+    call(base, "objects ?v= beyond", OBJECTS, "GET", w + "/objects/0/0?v=3", want=404)
+    call(base, "objects ?v= not a number", OBJECTS, "GET", w + "/objects/0/0?v=1.0", want=400)
+
+
+def png_size(data):
+    """(width, height, bit depth, colour type) of a PNG's IHDR."""
+    if data[:8] != MAGIC["image/png"] or data[12:16] != b"IHDR":
+        return None
+    return (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big"),
+            data[24], data[25])
+
+
+def check_maps(base):
+    """docs/maps.md: the TileJSON and its template, PNG tiles, the pyramid's
+    edges and the errors."""
+    netloc = urllib.parse.urlsplit(base).netloc
+    _, h, data = call(base, "TileJSON terrarium", MAPDOC, "GET", "/v1/worlds/42/maps/terrarium",
+                      want=200)
+    tj = json.loads(data or b"{}")
+    _, h2, data2 = call(base, "TileJSON terrarium.json", MAPDOC, "GET",
+                        "/v1/worlds/42/maps/terrarium.json", want=200)
+    (ok if data2 == data and h2.get("etag") == h.get("etag") else fail)(
+        "terrarium.json is the same document")
+    expect("TileJSON", h, {"Vary": "Host, Forwarded", "Cache-Control": "no-cache"})
+    template = (tj.get("tiles") or [""])[0]
+    want = "http://%s/v1/worlds/42/maps/terrarium/{z}/{x}/{y}.png?gen=default" % netloc
+    (ok if template == want else fail)("the template names this server: %s" % template)
+    for z in (tj.get("maxzoom", 17), tj.get("minzoom", 9)):
+        n = 1 << (z - 1)
+        u = urllib.parse.urlsplit(template.replace("{z}", str(z)).replace("{x}", str(n))
+                                  .replace("{y}", str(n)))
+        what = "the template's tile at zoom %d" % z
+        _, h, png = call(base, what, MAPTILE, "GET", u.path + "?" + u.query, want=200)
+        (ok if png_size(png) == (256, 256, 8, 2) else fail)(
+            "%s: a 256 x 256 8-bit RGB PNG (%s)" % (what, png_size(png)))
+        expect(what, h, {"Vary": None, "X-Cache": re.compile("hit|miss"),
+                         "Cache-Control": re.compile(r"public, max-age=[0-9]+|no-cache")})
+    _, h, data = call(base, "TileJSON shaded, alpine, an origin", MAPDOC, "GET",
+                      "/v1/worlds/42/maps/shaded.json?gen=alpine&origin=3,-4", want=200)
+    tj = json.loads(data or b"{}")
+    terrain = tj.get("terrain", {})
+    c = terrain.get("chunk_size", 0)
+    good = (tj.get("tiles", [""])[0].endswith("/maps/shaded/{z}/{x}/{y}.png?gen=alpine&origin=3,-4")
+            and terrain.get("origin_chunk") == [3, -4] and terrain.get("origin_m") == [3 * c, -4 * c]
+            and terrain.get("generator") == "alpine")
+    (ok if good else fail)("the shaded TileJSON keeps gen and origin: %s" % tj.get("tiles"))
+    _, h, data = call(base, "TileJSON through a proxy", MAPDOC, "GET",
+                      "/v1/worlds/my-world/maps/shaded",
+                      {"Forwarded": "for=192.0.2.1;host=maps.example;proto=https"}, want=200)
+    template = (json.loads(data or b"{}").get("tiles") or [""])[0]
+    (ok if template.startswith("https://maps.example/v1/worlds/my-world/maps/shaded/") else fail)(
+        "Forwarded host= and proto= name the template: %s" % template)
+    edge = "/v1/worlds/42/maps/terrarium/17/%d/65536.png?origin=2147483647,0"
+    call(base, "the grid's last chunk", MAPTILE, "GET", edge % 65536, want=200)
+    call(base, "a tile beyond the grid", MAPTILE, "GET", edge % 65537, want=404)
+    for what, path, url, headers, status in (
+            ("TileJSON of a bad style", MAPDOC, "/v1/worlds/42/maps/contour", {}, 400),
+            ("TileJSON .png", MAPDOC, "/v1/worlds/42/maps/terrarium.png", {}, 400),
+            ("TileJSON of a bad origin", MAPDOC, "/v1/worlds/42/maps/terrarium?origin=1", {}, 400),
+            ("TileJSON of a bad Host", MAPDOC, "/v1/worlds/42/maps/terrarium", {"Host": "a b"}, 400),
+            ("TileJSON of an unknown generator", MAPDOC, "/v1/worlds/42/maps/shaded?gen=nope", {}, 404),
+            ("TileJSON of a bad seed", MAPDOC, "/v1/worlds/bad.seed/maps/shaded", {}, 400),
+            ("a map tile without .png", MAPTILE, "/v1/worlds/42/maps/shaded/16/32768/32768", {}, 200),
+            ("a map tile of a bad style", MAPTILE, "/v1/worlds/42/maps/terrarium.json/17/0/0", {}, 400),
+            ("a map tile of a bad z", MAPTILE, "/v1/worlds/42/maps/shaded/z/0/0.png", {}, 400),
+            ("a map tile of a bad y", MAPTILE, "/v1/worlds/42/maps/shaded/17/0/0.jpg", {}, 400),
+            ("a map tile of a bad origin", MAPTILE, "/v1/worlds/42/maps/shaded/17/0/0?origin=a,b", {}, 400),
+            ("a zoom below the pyramid", MAPTILE, "/v1/worlds/42/maps/terrarium/8/0/0.png", {}, 404),
+            ("a zoom above it", MAPTILE, "/v1/worlds/42/maps/terrarium/18/0/0.png", {}, 404),
+            ("an eroded preset's zoom 14", MAPTILE, "/v1/worlds/42/maps/terrarium/14/0/0.png?gen=eroded", {}, 404),
+            ("x not below 2^z", MAPTILE, "/v1/worlds/42/maps/terrarium/9/512/0.png", {}, 404),
+            ("a map tile of an unknown generator", MAPTILE, "/v1/worlds/42/maps/shaded/17/0/0?gen=nope", {}, 404)):
+        call(base, what, path, "GET", url, headers, want=status)
+
 
 def check_coverage():
     missing = []
@@ -572,7 +839,7 @@ def check_coverage():
 
 
 def main():
-    global DOC
+    global DOC, NODE
     ap = argparse.ArgumentParser(usage=__doc__)
     ap.add_argument("doc")
     ap.add_argument("routes")
@@ -581,7 +848,9 @@ def main():
     ap.add_argument("--token")
     ap.add_argument("--snapshot-base")
     ap.add_argument("--snapshot-world")
+    ap.add_argument("--node")
     args = ap.parse_args()
+    NODE = args.node
     raw = open(args.doc, "rb").read()
     DOC = json.loads(raw)
     base = args.base
@@ -593,6 +862,9 @@ def main():
     check_cases(base)
     check_global(base)
     check_events(base)
+    check_codings(base)
+    check_versions(base)
+    check_maps(base)
     if args.token_base:
         check_token(args.token_base, args.token)
     if args.snapshot_base:

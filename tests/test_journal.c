@@ -2,8 +2,8 @@
  * test_journal.c - the edit log interface over its file backend: every
  * committed batch reaches the follow callback once, in order, live after
  * an append and at replay after a restart; done comes after follow; a
- * batch that cannot be followed fails the log; bad specs and appends
- * before replay are refused.
+ * batch that cannot be followed fails the log; bad specs (Redis ones too)
+ * and appends before replay are refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,18 +45,18 @@ struct append {
 	int status, called;
 };
 
-static int follow(void *arg, const struct batch *b, int live)
+static int follow(void *arg, const struct batch *b, int flags)
 {
 	struct follower *f = arg;
 
 	if (f->fail_at && b->first_seq == f->fail_at)
 		return f->answer;
 	f->seen[f->n] = b->first_seq;
-	f->live[f->n++] = live;
+	f->live[f->n++] = flags;
 	return 0;
 }
 
-static void done(void *arg, int status)
+static void done(void *arg, int status, uint64_t first)
 {
 	struct append *a = arg;
 	size_t k;
@@ -66,6 +66,8 @@ static void done(void *arg, int status)
 		found |= a->f->seen[k] == a->first;
 	if (status == 0 && !found)
 		a->f->done_before_follow = 1;
+	if (status == 0 && first != a->first)
+		a->f->done_before_follow = 1; /* not where follow saw it */
 	a->status = status;
 	a->called++;
 }
@@ -109,7 +111,7 @@ static struct journal *open_replayed(struct fixture *fx, struct follower *f)
 	struct journal *l;
 	char err[256];
 
-	assert_int_equal(journal_open("file", fx->dir, &fx->loop, follow, f, &l, err,
+	assert_int_equal(journal_open("file", fx->dir, NULL, &fx->loop, follow, f, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_replay(l, &st), 0);
 	return l;
@@ -137,7 +139,7 @@ static void test_journal_follows_each_append_before_its_done_and_replays_them(vo
 		assert_int_equal(a[i].called, 1);
 		assert_int_equal(a[i].status, 0);
 		assert_int_equal(f.seen[i], (uint64_t)i + 1);
-		assert_int_equal(f.live[i], 1);
+		assert_int_equal(f.live[i], JOURNAL_LIVE | JOURNAL_OWN);
 	}
 	assert_false(f.done_before_follow);
 	journal_stats(l, &js);
@@ -175,7 +177,7 @@ static void test_journal_replay_skips_what_follow_cannot_apply(void **state)
 	uv_run(&fx->loop, UV_RUN_DEFAULT);
 	journal_close(l);
 
-	assert_int_equal(journal_open(NULL, fx->dir, &fx->loop, follow, &g, &l, err,
+	assert_int_equal(journal_open(NULL, fx->dir, NULL, &fx->loop, follow, &g, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_replay(l, &st), 0);
 	assert_int_equal(st.records, 3);
@@ -184,7 +186,7 @@ static void test_journal_replay_skips_what_follow_cannot_apply(void **state)
 	journal_close(l);
 
 	g = (struct follower){ .answer = ERR_CORRUPT, .fail_at = 2 };
-	assert_int_equal(journal_open(NULL, fx->dir, &fx->loop, follow, &g, &l, err,
+	assert_int_equal(journal_open(NULL, fx->dir, NULL, &fx->loop, follow, &g, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_replay(l, &st), ERR_CORRUPT);
 	assert_int_equal(g.n, 1);
@@ -220,10 +222,17 @@ static void test_journal_refuses_unknown_backends_and_appends_before_replay(void
 	struct journal *l;
 	char err[256];
 
-	assert_int_equal(journal_open("tape", fx->dir, &fx->loop, follow, &f, &l, err,
+	assert_int_equal(journal_open("tape", fx->dir, NULL, &fx->loop, follow, &f, &l, err,
 				      sizeof(err)), ERR_INVAL);
 	assert_non_null(strstr(err, "unknown backend"));
-	assert_int_equal(journal_open("file", fx->dir, &fx->loop, follow, &f, &l, err,
+	assert_int_equal(journal_open("redis://nohost", fx->dir, "", &fx->loop, follow, &f,
+				      &l, err, sizeof(err)), ERR_INVAL);
+	assert_non_null(strstr(err, "bad spec"));
+	assert_int_equal(journal_open("sentinel://127.0.0.1:1/", fx->dir, "", &fx->loop, follow,
+				      &f, &l, err, sizeof(err)), ERR_INVAL);
+	assert_int_equal(journal_open("redis://127.0.0.1:6379/0?timeout=0", fx->dir, "",
+				      &fx->loop, follow, &f, &l, err, sizeof(err)), ERR_INVAL);
+	assert_int_equal(journal_open("file", fx->dir, NULL, &fx->loop, follow, &f, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_append(l, &b, done, &a), ERR_INVAL);
 	assert_int_equal(a.called, 0);

@@ -2,7 +2,8 @@
  * test_world.c - the edit state of worlds (server/world.c): the chunk
  * index across corners and signs, versions, chunk hashes and the world
  * hash against a recomputation from the log, reservations, the bounds on
- * chunks, batch records, the map of worlds and replay of logged batches.
+ * chunks, batch records, the map of worlds, replay of logged batches and
+ * other writers' batches between this node's reserved ones.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -410,6 +411,54 @@ static void test_world_restored_from_a_snapshot_goes_on_as_the_replayed_one(void
 	world_destroy(w);
 }
 
+/* A shared log: other nodes' batches land between this node's reserved
+ * ones, which the log may renumber; a reservation it refused is released
+ * in any order. */
+static void test_world_map_follows_other_writers_between_its_own_reservations(void **state)
+{
+	struct edit a[2] = { raise_at(1, 1, 1), raise_at(2, 2, 1) }, c = raise_at(3, 3, 1);
+	struct edit theirs[3] = { raise_at(9, 9, 1), raise_at(8, 8, 1), raise_at(7, 7, 1) };
+	static uint8_t buf[BATCH_MAX];
+	struct world_map *m;
+	struct catalog *cat;
+	struct world *w;
+	struct batch b;
+	uint64_t f1, f2, f3, h;
+	char err[256];
+	int gen;
+
+	(void)state;
+	assert_int_equal(catalog_load(NULL, &cat, err, sizeof(err)), 0);
+	assert_int_equal(world_map_create(cat, &m), 0);
+	gen = catalog_find(cat, "default", 7);
+	assert_int_equal(world_map_get(m, gen, 7, &w), 0);
+	assert_int_equal(world_reserve(w, a, 2, &f1), 0);
+	assert_int_equal(world_reserve(w, &c, 1, &f2), 0);
+	assert_int_equal(f2, 3);
+	/* another node's 1..3, then this node's c as 4 */
+	assert_int_equal(batch_decode(buf, payload("default", 7, 1, theirs, 3, buf), &b), 0);
+	assert_int_equal(world_map_follow(m, &b, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(batch_decode(buf, payload("default", 7, 4, &c, 1, buf), &b), 0);
+	assert_int_equal(world_map_follow(m, &b, 1, NULL, err, sizeof(err)), 0);
+	assert_int_equal(world_seq(w), 4);
+	h = edit_hash_start(preset_fingerprint(catalog_at(cat, (size_t)gen)), 7);
+	h = edit_hash_next(edit_hash_next(edit_hash_next(h, 1, &theirs[0]), 2, &theirs[1]),
+			   3, &theirs[2]);
+	assert_int_equal(world_hash(w), edit_hash_next(h, 4, &c));
+	/* a was refused: its room goes back; later reservations go on */
+	world_release(w, a, 2, f1);
+	assert_int_equal(world_reserve(w, &c, 1, &f3), 0);
+	assert_int_equal(f3, 5);
+	world_release(w, &c, 1, f3);
+	assert_int_equal(world_reserve(w, &c, 1, &f3), 0);
+	assert_int_equal(f3, 5); /* the latest one gives its numbers back */
+	assert_int_equal(batch_decode(buf, payload("default", 7, 5, &c, 1, buf), &b), 0);
+	assert_int_equal(world_map_follow(m, &b, 1, NULL, err, sizeof(err)), 0);
+	assert_int_equal(world_seq(w), 5);
+	world_map_destroy(m);
+	catalog_destroy(cat);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_world_bounds_the_chunks_of_an_edit_and_a_batch),
 		cmocka_unit_test(test_world_finds_the_batches_after_a_seq),
 		cmocka_unit_test(test_world_map_replays_logged_batches_in_order),
+		cmocka_unit_test(test_world_map_follows_other_writers_between_its_own_reservations),
 		cmocka_unit_test(test_world_map_holds_many_worlds),
 		cmocka_unit_test(test_world_restored_from_a_snapshot_goes_on_as_the_replayed_one),
 	};

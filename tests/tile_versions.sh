@@ -98,6 +98,7 @@ check "HEAD ?v=1: immutable" eq "$(hdr cache-control)" "$IMM"
 check "HEAD ?v=1: no body" eq "$("${CURL[@]}" -I -o /dev/null -w '%{size_download}' "$T/0/0?v=1")" 0
 check "If-None-Match on ?v=1: 304" eq "$(get "$T/0/0?v=1" --compressed -H "If-None-Match: $etag_z")" 304
 check "304 of ?v=1: immutable" eq "$(hdr cache-control)" "$IMM"
+check "304 of ?v=1: one Cache-Control line" eq "$(grep -c '^cache-control:' "$TMP/h")" 1
 check "304 of unversioned: short" eq \
 	"$(get "$T/0/0" --compressed -H "If-None-Match: $etag_z" >/dev/null; hdr cache-control)" \
 	"public, max-age=60"

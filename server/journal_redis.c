@@ -1,0 +1,618 @@
+/*
+ * journal_redis.c - the shared edit log in Redis: one stream that every
+ * node appends to and every node reads, so that N nodes serve one world
+ * (docs/cluster.md; the interface is journal.h, what this module's files
+ * share journal_redis_int.h).
+ *
+ * Keys (in database DB of the spec):
+ *   terrain:log       a stream; one entry per batch: r (the canonical
+ *                     record, common/batch.h), o (who appended it)
+ *   terrain:heads     a hash: world ("gen:seed") -> its last sequence
+ *   terrain:identity  what every node must agree on (journal_open())
+ *
+ * An append runs one Lua script (EVALSHA) that gives the batch the next
+ * sequence numbers of its world, writes them into the record, adds it to
+ * the stream and moves the head: Redis runs scripts one at a time, so the
+ * order is global and no two nodes can take one sequence. Appends made in
+ * one turn of the loop go together, followed by one WAIT for a replica
+ * (group commit). An append is done when WAIT confirmed it and this
+ * node's tail has read it back and followed it. The tail (XREAD BLOCK on
+ * its own connection) reads from an online replica, checked with a ROLE
+ * behind every read, so that a node applies only what a replica has; it
+ * delivers every entry, its own included, to journal_deliver() in stream
+ * order. This file holds the appends, the tail and the backend's
+ * operations; journal_redis_primary.c the spec, the start-up and the
+ * connection to the primary; redis_conn.c the connections themselves.
+ */
+#include "journal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include "batch.h"
+#include "err.h"
+#include "journal_redis_int.h"
+#include "util.h"
+
+static int is(const redisReply *r, int type)
+{
+	return r && r->type == type;
+}
+
+static void flush(struct rlog *g);
+static void tail_connect(struct redis_conn *c);
+
+/* ---- appends ------------------------------------------------------------------- */
+
+static void on_expiry(uv_timer_t *t);
+
+static void arm_expiry(struct rlog *g)
+{
+	uint64_t now = uv_now(g->loop);
+
+	if (!g->head)
+		uv_timer_stop(g->expiry);
+	else
+		uv_timer_start(g->expiry, on_expiry,
+			       g->head->deadline > now ? g->head->deadline - now : 0, 0);
+}
+
+/* Answer a and take it off the list (freed once its script replied). */
+static void finish(struct rappend *a, int status)
+{
+	struct rlog *g = a->g;
+
+	if (g->unsent == a)
+		g->unsent = a->next;
+	if (a->prev)
+		a->prev->next = a->next;
+	else
+		g->head = a->next;
+	if (a->next)
+		a->next->prev = a->prev;
+	else
+		g->end = a->prev;
+	g->queued -= a->len;
+	a->done(a->arg, status);
+	if (a->in_cmd)
+		a->orphan = 1;
+	else
+		free(a);
+	if (!g->closing)
+		arm_expiry(g);
+}
+
+static void on_expiry(uv_timer_t *t)
+{
+	struct rlog *g = t->data;
+
+	while (g->head && g->head->deadline <= uv_now(g->loop))
+		finish(g->head, ERR_AGAIN);
+	arm_expiry(g);
+}
+
+void journal_redis__fail_unsent(struct rlog *g)
+{
+	g->waiting = 0;
+	while (g->unsent)
+		finish(g->unsent, ERR_AGAIN);
+}
+
+static void on_flush(uv_check_t *h)
+{
+	uv_check_stop(h);
+	flush(h->data);
+}
+
+static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_seq,
+		     void (*done)(void *arg, int status), void *arg)
+{
+	struct rlog *g = be;
+	struct rappend *a;
+	struct batch b;
+
+	(void)first_seq; /* the script gives the next ones */
+	if (g->stopped)
+		return ERR_IO;
+	if (!g->cmd_ready || !g->tail_ready)
+		return ERR_AGAIN;
+	if (g->queued + len > MAX_QUEUED)
+		return ERR_BUSY;
+	if (batch_decode(rec, len, &b))
+		return ERR_INVAL;
+	if (!(a = malloc(sizeof(*a) + len)))
+		return ERR_BUSY;
+	*a = (struct rappend){ .prev = g->end, .g = g, .done = done, .arg = arg,
+			       .tag = ++g->tags, .deadline = uv_now(g->loop) + g->timeout_ms,
+			       .len = len };
+	snprintf(a->world, sizeof(a->world), "%.*s:%llu", (int)b.gen_len, b.gen, (ull)b.seed);
+	snprintf(a->origin, sizeof(a->origin), "%s:%llu", g->node, (ull)a->tag);
+	snprintf(a->count, sizeof(a->count), "%u", (unsigned)b.count);
+	snprintf(a->off, sizeof(a->off), "%zu", 2 + b.gen_len + 8);
+	memcpy(a->rec, rec, len);
+	if (g->end)
+		g->end->next = a;
+	else
+		g->head = a;
+	g->end = a;
+	if (!g->unsent)
+		g->unsent = a;
+	g->queued += len;
+	if (g->head == a)
+		arm_expiry(g);
+	uv_check_start(g->flush, on_flush);
+	return 0;
+}
+
+/* One script call: the appends it logs, in order. */
+struct rcall {
+	size_t n;
+	struct rappend *a[CALL_MAX];
+};
+
+static void on_script(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rcall *call = arg;
+	struct rlog *g = c->owner;
+	int ok = is(r, REDIS_REPLY_ARRAY) && r->elements == 2 * call->n;
+	size_t k;
+
+	if (is(r, REDIS_REPLY_ERROR)) {
+		fprintf(stderr, "terrain-server: edit log %s: append refused: %s\n", g->name,
+			r->str);
+		redis_conn_drop(c, r->str); /* reconnect, reload the script */
+	}
+	for (k = 0; k < call->n; k++) {
+		struct rappend *a = call->a[k];
+
+		a->in_cmd = 0;
+		if (a->orphan) {
+			free(a);
+		} else if (!ok) {
+			finish(a, ERR_AGAIN);
+		} else {
+			a->logged = 1;
+			a->acked = g->replicas == 0; /* else WAIT decides */
+			if (a->acked && a->followed)
+				finish(a, 0);
+		}
+	}
+	free(call);
+}
+
+/* WAIT for group grp: enough replicas have every batch of it, or not. */
+static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	uint64_t grp = (uint64_t)(uintptr_t)arg;
+	int ok = is(r, REDIS_REPLY_INTEGER) && r->integer >= g->replicas;
+	struct rappend *a, *next;
+
+	g->waiting = 0;
+	for (a = g->head; a && a != g->unsent; a = next) {
+		next = a->next;
+		if (a->group != grp || !a->logged)
+			continue;
+		a->acked = ok;
+		if (!ok)
+			finish(a, ERR_AGAIN);
+		else if (a->followed)
+			finish(a, 0);
+	}
+	if (r && !ok && !g->closing && !g->wait_said)
+		fprintf(stderr, "terrain-server: edit log %s: no replica confirmed within %u ms; "
+			"edits get 503 until one does\n", g->name, g->timeout_ms / 2);
+	else if (ok && g->wait_said)
+		fprintf(stderr, "terrain-server: edit log %s: a replica confirms again\n",
+			g->name);
+	if (r)
+		g->wait_said = !ok;
+	if (g->beat_due)
+		journal_redis__send_beat(g);
+	flush(g);
+}
+
+/* Log up to CALL_MAX appends from *from on with one script call; *from
+ * becomes the first one left. 0, or ERR_AGAIN or ERR_NOMEM (nothing
+ * sent). */
+static int send_call(struct rlog *g, struct rappend **from)
+{
+	struct rcall *call = malloc(sizeof(*call));
+	const char **argv = malloc((5 + 5 * CALL_MAX) * sizeof(*argv));
+	size_t *lens = malloc((5 + 5 * CALL_MAX) * sizeof(*lens)), n = 0, k = 5;
+	struct rappend *a;
+	int rc = ERR_NOMEM;
+
+	if (call && argv && lens) {
+		argv[0] = "EVALSHA", argv[1] = g->sha, argv[2] = "2", argv[3] = KEY_LOG;
+		argv[4] = KEY_HEADS;
+		for (k = 0; k < 5; k++)
+			lens[k] = strlen(argv[k]);
+		for (a = *from; a && n < CALL_MAX; a = a->next, k += 5) {
+			call->a[n++] = a;
+			argv[k] = a->world, lens[k] = strlen(a->world);
+			argv[k + 1] = (const char *)a->rec, lens[k + 1] = a->len;
+			argv[k + 2] = a->origin, lens[k + 2] = strlen(a->origin);
+			argv[k + 3] = a->count, lens[k + 3] = strlen(a->count);
+			argv[k + 4] = a->off, lens[k + 4] = strlen(a->off);
+		}
+		call->n = n;
+		rc = redis_conn_command(&g->cmd, g->timeout_ms, on_script, call, (int)k, argv, lens);
+	}
+	free(argv);
+	free(lens);
+	if (rc) {
+		free(call);
+		return rc;
+	}
+	for (k = 0; k < n; k++) {
+		call->a[k]->in_cmd = 1;
+		call->a[k]->group = g->group;
+	}
+	*from = call->a[n - 1]->next;
+	return 0;
+}
+
+/* Send every append not yet sent, then one WAIT for them all. */
+static void flush(struct rlog *g)
+{
+	struct rappend *a;
+	uint64_t n = 0;
+	char ms[16], want[16];
+	const char *argv[3] = { "WAIT", want, ms };
+
+	if (g->waiting || !g->unsent || !g->cmd_ready || g->closing)
+		return;
+	g->group++;
+	for (a = g->unsent, g->unsent = NULL; a;) {
+		struct rappend *first = a;
+
+		if (send_call(g, &a)) { /* down: nothing more goes */
+			g->unsent = first;
+			journal_redis__fail_unsent(g);
+			break;
+		}
+		for (; first != a; first = first->next)
+			n++;
+	}
+	if (!n)
+		return;
+	g->commits++;
+	g->last_commit = n;
+	if (g->replicas == 0)
+		return;
+	snprintf(want, sizeof(want), "%d", g->replicas);
+	snprintf(ms, sizeof(ms), "%u", g->timeout_ms / 2);
+	if (redis_conn_command(&g->cmd, g->timeout_ms + g->timeout_ms / 2, on_wait,
+			       (void *)(uintptr_t)g->group, 3, argv,
+			       (size_t[]){ 4, strlen(want), strlen(ms) }) == 0)
+		g->waiting = 1;
+}
+
+/* ---- the tail ------------------------------------------------------------------ */
+
+/* This node's append that tag (len bytes) names, if it is still waiting. */
+static struct rappend *own(struct rlog *g, const char *tag, size_t len)
+{
+	struct rappend *a;
+	uint64_t n;
+
+	if (len < 18 || memcmp(tag, g->node, 16) || tag[16] != ':')
+		return NULL;
+	n = strtoull(tag + 17, NULL, 10);
+	for (a = g->head; a && a != g->unsent; a = a->next)
+		if (a->tag == n)
+			return a;
+	return NULL;
+}
+
+static void drop_held(struct rlog *g)
+{
+	while (g->nheld)
+		free(g->held[--g->nheld].rec);
+}
+
+/* Copy the entries of an XREAD answer: hiredis frees it on return, and
+ * they wait for the ROLE answer behind it. */
+static int hold(struct rlog *g, const redisReply *v)
+{
+	size_t k;
+
+	for (k = 0; k < v->elements; k++) {
+		const redisReply *rec, *tag;
+		struct held *h;
+		const char *id;
+
+		if (journal_redis__entry_fields(v->element[k], &id, &rec, &tag)) {
+			fprintf(stderr, "terrain-server: edit log %s: entry after %s is not a "
+				"batch\n", g->name, g->last_id);
+			return ERR_CORRUPT;
+		}
+		if (g->nheld == g->capheld) {
+			size_t cap = g->capheld ? 2 * g->capheld : 64;
+			struct held *m = realloc(g->held, cap * sizeof(*m));
+
+			if (!m)
+				return ERR_NOMEM;
+			g->held = m;
+			g->capheld = cap;
+		}
+		h = &g->held[g->nheld];
+		if (!(h->rec = malloc(rec->len ? rec->len : 1)))
+			return ERR_NOMEM;
+		memcpy(h->rec, rec->str, rec->len);
+		h->len = rec->len;
+		snprintf(h->id, sizeof(h->id), "%s", id);
+		snprintf(h->tag, sizeof(h->tag), "%s", tag ? tag->str : "");
+		g->nheld++;
+	}
+	return 0;
+}
+
+/* Follow the held entries, in order. */
+static void deliver_held(struct rlog *g)
+{
+	size_t k;
+
+	for (k = 0; k < g->nheld && !g->stopped; k++) {
+		struct held *h = &g->held[k];
+		struct rappend *a = own(g, h->tag, strlen(h->tag));
+		int rc = journal_deliver(g->l, h->rec, h->len, a ? a->arg : NULL);
+
+		snprintf(g->last_id, sizeof(g->last_id), "%s", h->id);
+		g->entries++;
+		if (rc)
+			g->stopped = 1;
+		if (a) {
+			a->followed = 1;
+			if (rc || a->acked)
+				finish(a, rc);
+		}
+	}
+	drop_held(g);
+}
+
+static void on_xread(struct redis_conn *c, redisReply *r, void *arg);
+static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg);
+
+/*
+ * XREAD BLOCK, and ROLE behind it: it runs once XREAD has answered, so a
+ * replica that answers ROLE as a connected replica was one when it read
+ * the entries, and they came from the primary, not from writes of its
+ * own after a promotion that a failover may yet lose.
+ */
+static void tail_read(struct rlog *g)
+{
+	const char *argv[] = { "XREAD", "COUNT", STR(PAGE), "BLOCK", STR(BLOCK_MS), "STREAMS",
+			       KEY_LOG, g->last_id };
+	const char *role[] = { "ROLE" };
+	size_t lens[ARRAY_LEN(argv)], k;
+
+	for (k = 0; k < ARRAY_LEN(argv); k++)
+		lens[k] = strlen(argv[k]);
+	if (!redis_conn_command(&g->tail, BLOCK_MS + g->timeout_ms, on_xread, g,
+				(int)ARRAY_LEN(argv), argv, lens))
+		redis_conn_command(&g->tail, BLOCK_MS + g->timeout_ms, on_tail_role, g, 1, role,
+				   (size_t[]){ 4 }); /* when down, its retry reads again */
+}
+
+static void on_xread(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = arg;
+	int rc = 0;
+
+	if (!r || g->closing)
+		return;
+	if (is(r, REDIS_REPLY_ERROR)) {
+		redis_conn_drop(c, r->str);
+		return;
+	}
+	if (is(r, REDIS_REPLY_ARRAY) && r->elements == 1 && is(r->element[0], REDIS_REPLY_ARRAY) &&
+	    r->element[0]->elements == 2 && is(r->element[0]->element[1], REDIS_REPLY_ARRAY))
+		rc = hold(g, r->element[0]->element[1]);
+	if (rc == ERR_CORRUPT)
+		g->stopped = 1;
+	if (rc) {
+		drop_held(g);
+		redis_conn_drop(c, "cannot read the stream");
+	}
+}
+
+/* ROLE ["slave", host, port, "connected", offset]. */
+static int connected_replica(const redisReply *r)
+{
+	return is(r, REDIS_REPLY_ARRAY) && r->elements >= 4 &&
+	       is(r->element[0], REDIS_REPLY_STRING) && !strcmp(r->element[0]->str, "slave") &&
+	       is(r->element[3], REDIS_REPLY_STRING) && !strcmp(r->element[3]->str, "connected");
+}
+
+static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = arg;
+	const struct addr *want;
+
+	if (!r || g->closing) {
+		drop_held(g);
+		return;
+	}
+	if (g->replicas > 0 && !connected_replica(r)) {
+		drop_held(g); /* read again from a replica */
+		redis_conn_drop(c, "no longer a connected replica");
+		return;
+	}
+	deliver_held(g);
+	if (g->stopped)
+		return;
+	want = journal_redis__tail_target(g);
+	if (!want || !journal_redis__same_addr(want, &g->tail_at)) {
+		redis_conn_ok(c);
+		redis_conn_drop(c, want ? "moving to another replica" : "no replica online");
+		return;
+	}
+	tail_read(g);
+}
+
+/* The tail's handshake: SELECT, then XLEN: it can read the stream (a
+ * replica cut off from its primary cannot). */
+static void on_tail_hello(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+
+	if (!r || g->closing)
+		return;
+	if (is(r, REDIS_REPLY_ERROR)) {
+		redis_conn_drop(c, r->str);
+		return;
+	}
+	if (strcmp(arg, "XLEN"))
+		return;
+	g->tail_ready = 1;
+	redis_conn_ok(c);
+	if (g->tail_said)
+		fprintf(stderr, "terrain-server: edit log %s: reading from %s:%d again\n",
+			g->name, g->tail_at.host, g->tail_at.port);
+	g->tail_said = 0;
+}
+
+static void tail_connect(struct redis_conn *c)
+{
+	struct rlog *g = c->owner;
+	const struct addr *a = journal_redis__tail_target(g);
+	char db[8];
+	const char *sel[] = { "SELECT", db }, *len[] = { "XLEN", KEY_LOG };
+
+	if (!a) {
+		redis_conn_retry(c, tail_connect);
+		return;
+	}
+	g->tail_at = *a;
+	snprintf(db, sizeof(db), "%d", g->db);
+	redis_conn_open(c, a->host, a->port);
+	redis_conn_command(c, g->timeout_ms, on_tail_hello, "SELECT", 2, sel,
+			   (size_t[]){ 6, strlen(db) });
+	redis_conn_command(c, g->timeout_ms, on_tail_hello, "XLEN", 2, len,
+			   (size_t[]){ 4, strlen(KEY_LOG) });
+	tail_read(g);
+}
+
+static void tail_down(struct redis_conn *c, const char *why)
+{
+	struct rlog *g = c->owner;
+
+	if (!g->tail_said)
+		fprintf(stderr, "terrain-server: edit log %s: reading from %s:%d: %s; edits get "
+			"503 until it is back\n", g->name, g->tail_at.host, g->tail_at.port, why);
+	g->tail_said = 1;
+	g->tail_ready = 0;
+	g->tail_next++; /* another replica, when there are more */
+	if (!g->stopped)
+		redis_conn_retry(c, tail_connect);
+}
+
+/* ---- the backend --------------------------------------------------------------- */
+
+void journal_redis__start_live(struct rlog *g)
+{
+	uv_timer_start(g->beat, journal_redis__beat, BEAT_MS, BEAT_MS);
+	journal_redis__connect(&g->cmd);
+	tail_connect(&g->tail);
+}
+
+static void rl_stats(void *be, struct journal_stats *st)
+{
+	struct rlog *g = be;
+
+	st->records = g->log_len > g->entries ? g->log_len : g->entries;
+	st->commits = g->commits;
+	st->last_commit = g->last_commit;
+	st->reconnects = g->cmd.reconnects + g->tail.reconnects;
+	st->rtt_us = g->rtt_us;
+	st->down = g->cmd_ready && g->tail_ready ? 0 : ERR_AGAIN;
+	st->failed = g->stopped ? ERR_IO : 0;
+}
+
+static void free_handle(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void rl_close(void *be)
+{
+	struct rlog *g = be;
+
+	g->closing = 1;
+	while (g->head)
+		finish(g->head, ERR_AGAIN);
+	redis_conn_release(&g->cmd);
+	redis_conn_release(&g->tail);
+	redis_conn_release(&g->sent);
+	if (g->flush)
+		uv_close((uv_handle_t *)g->flush, free_handle);
+	if (g->expiry)
+		uv_close((uv_handle_t *)g->expiry, free_handle);
+	if (g->beat)
+		uv_close((uv_handle_t *)g->beat, free_handle);
+	drop_held(g);
+	free(g->held);
+	free(g->identity);
+	free(g);
+}
+
+static const struct journal_ops redis_ops = {
+	"redis", journal_redis__replay, rl_append, rl_stats, rl_close, NULL, NULL,
+};
+
+int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s *loop,
+		       struct journal *l, const struct journal_ops **ops, void **be,
+		       char *err, size_t errlen)
+{
+	struct rlog *g = calloc(1, sizeof(*g));
+	uint64_t id = uv_hrtime() ^ ((uint64_t)getpid() << 40);
+	int rc;
+
+	snprintf(err, errlen, "edit log: out of memory");
+	if (!g)
+		return ERR_NOMEM;
+	if ((rc = journal_redis__parse_spec(g, spec, err, errlen)) != 0) {
+		free(g);
+		return rc;
+	}
+	g->loop = loop;
+	g->l = l;
+	snprintf(g->last_id, sizeof(g->last_id), "0-0");
+	uv_random(NULL, NULL, &id, sizeof(id), 0, NULL); /* else time and pid */
+	snprintf(g->node, sizeof(g->node), "%016llx", (ull)id);
+	g->identity = strdup(identity);
+	g->flush = malloc(sizeof(*g->flush));
+	g->expiry = malloc(sizeof(*g->expiry));
+	g->beat = malloc(sizeof(*g->beat));
+	rc = !g->identity || !g->flush || !g->expiry || !g->beat ? ERR_NOMEM :
+	     redis_conn_init(&g->cmd, loop, "primary", journal_redis__primary_down, g) ||
+	     redis_conn_init(&g->tail, loop, "tail", tail_down, g) ||
+	     redis_conn_init(&g->sent, loop, "sentinel", journal_redis__sentinel_down, g) ? ERR_NOMEM : 0;
+	if (rc) {
+		free(g->flush);
+		free(g->expiry);
+		free(g->beat);
+		g->flush = NULL;
+		g->expiry = g->beat = NULL;
+		rl_close(g);
+		return rc;
+	}
+	uv_check_init(loop, g->flush);
+	uv_timer_init(loop, g->expiry);
+	uv_timer_init(loop, g->beat);
+	uv_unref((uv_handle_t *)g->flush);
+	uv_unref((uv_handle_t *)g->expiry);
+	uv_unref((uv_handle_t *)g->beat);
+	g->flush->data = g->expiry->data = g->beat->data = g;
+	*ops = &redis_ops;
+	*be = g;
+	return 0;
+}

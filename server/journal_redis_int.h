@@ -1,0 +1,138 @@
+/*
+ * journal_redis_int.h - what the files of the shared edit log in Redis
+ * share: journal_redis.c (appends, the tail, the backend's operations)
+ * and journal_redis_primary.c (the spec, the start-up, the connection to
+ * the primary). Not an interface: journal.h is.
+ */
+#ifndef JOURNAL_REDIS_INT_H
+#define JOURNAL_REDIS_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "journal.h"
+#include "redis_conn.h"
+
+struct redisReply;
+struct uv_check_s;
+struct uv_timer_s;
+
+#define KEY_LOG      "terrain:log"
+#define KEY_HEADS    "terrain:heads"
+#define KEY_IDENTITY "terrain:identity"
+#define MAX_HOSTS    8
+#define MAX_REPLICAS 8
+#define PAGE         4096           /* entries per XRANGE / XREAD */
+#define BLOCK_MS     1000           /* XREAD BLOCK */
+#define STR(x)       STR_(x)
+#define STR_(x)      #x
+#define BEAT_MS      500            /* heartbeat: ROLE, XLEN */
+#define START_WAIT_S 30             /* start-up: wait for Redis this long */
+#define MAX_QUEUED   (16u << 20)    /* bytes of appends not yet done */
+#define CALL_MAX     256            /* appends per script call */
+
+struct addr {
+	char host[256];
+	int port;
+};
+
+/* One append, from journal_append() to its done. */
+struct rappend {
+	struct rappend *prev, *next;     /* the log's list, in order */
+	struct rlog *g;
+	void (*done)(void *arg, int status);
+	void *arg;
+	uint64_t tag, deadline, group;
+	int in_cmd;                      /* its script's reply is due */
+	int logged, acked, followed, orphan;
+	char world[300];                 /* the script's arguments */
+	char origin[40], count[8], off[8];
+	size_t len;
+	uint8_t rec[];
+};
+
+/* An entry the tail read, held until ROLE says a replica read it. */
+struct held {
+	char id[48];
+	char tag[48];                    /* "" when none */
+	size_t len;
+	uint8_t *rec;
+};
+
+struct rlog {
+	struct uv_loop_s *loop;
+	struct journal *l;
+	char name[128];                  /* the spec without options */
+	int sentinel;                    /* hosts are Sentinels */
+	struct addr hosts[MAX_HOSTS];
+	size_t nhosts, next_host, tail_next;
+	char master_name[128];
+	int db, replicas;                /* WAIT replicas; 0: none */
+	unsigned timeout_ms;
+	char *identity;
+	char node[17];                   /* this process, in origin tags */
+	char sha[48];
+
+	struct redis_conn cmd, tail, sent;   /* primary, tail, a Sentinel */
+	struct addr master, tail_at;
+	struct addr replica[MAX_REPLICAS];   /* online, from ROLE */
+	size_t nreplica;
+	int cmd_ready, tail_ready, waiting, beat_due, stopped;
+	int cmd_said, tail_said, wait_said;  /* an outage was reported */
+	int closing;
+	char last_id[48];                /* last entry followed */
+	struct held *held;               /* read, waiting for the tail's ROLE */
+	size_t nheld, capheld;
+
+	struct rappend *head, *end, *unsent;
+	size_t queued;                   /* bytes */
+	uint64_t tags, group, commits, last_commit, entries, log_len, rtt_us;
+	uint64_t beat_sent;              /* uv_hrtime() of the heartbeat's ROLE */
+	struct uv_check_s *flush;
+	struct uv_timer_s *expiry, *beat;
+};
+
+/* ---- journal_redis_primary.c ---------------------------------------------------- */
+
+/* Parse spec (journal.h) into g; ERR_INVAL with the reason in err. */
+int journal_redis__parse_spec(struct rlog *g, const char *spec, char *err, size_t errlen);
+
+/* The backend's replay (journal_ops): blocking; starts the live
+ * connections when it succeeds. */
+int journal_redis__replay(void *be, journal_record_fn cb, void *arg,
+			  struct journal_replay_stats *st);
+
+/* Connect to the primary (asking a Sentinel first for sentinel://); a
+ * redis_conn retry function. */
+void journal_redis__connect(struct redis_conn *c);
+
+/* The down callbacks of the primary's and the Sentinel's connections. */
+void journal_redis__primary_down(struct redis_conn *c, const char *why);
+void journal_redis__sentinel_down(struct redis_conn *c, const char *why);
+
+/* The heartbeat timer's callback, and one heartbeat now. */
+void journal_redis__beat(struct uv_timer_s *t);
+void journal_redis__send_beat(struct rlog *g);
+
+/* Entry [id, [field, value, ...]] of a stream: its id, r and o (NULL
+ * when missing). 0 or ERR_CORRUPT (no r). */
+int journal_redis__entry_fields(const struct redisReply *e, const char **id,
+				const struct redisReply **rec, const struct redisReply **tag);
+
+/* ROLE: whether the server is a primary; its online replicas into g. */
+int journal_redis__role_master(struct rlog *g, const struct redisReply *r);
+
+int journal_redis__same_addr(const struct addr *a, const struct addr *b);
+
+/* Where the tail reads, or NULL while nowhere (see the definition). */
+const struct addr *journal_redis__tail_target(const struct rlog *g);
+
+/* ---- journal_redis.c ------------------------------------------------------------- */
+
+/* Start the live connections and the heartbeat (after the replay). */
+void journal_redis__start_live(struct rlog *g);
+
+/* The primary is gone: appends not yet sent fail now (ERR_AGAIN). */
+void journal_redis__fail_unsent(struct rlog *g);
+
+#endif

@@ -1,0 +1,615 @@
+/*
+ * journal_redis_primary.c - the shared edit log's way to its primary
+ * (journal_redis_int.h): the spec, the start-up (find the primary, asking
+ * the Sentinels for sentinel://; warn about its persistence settings;
+ * check the identity; read the whole stream in pages, blocking, before
+ * the server listens), and the live connection to the primary: the
+ * handshake (SELECT, ROLE, SCRIPT LOAD), the heartbeat (ROLE: still the
+ * primary? which replicas are online; XLEN: the head), and the Sentinel
+ * question again after every loss. The appends and the tail are
+ * journal_redis.c's.
+ */
+#include "journal.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include "err.h"
+#include "journal_redis_int.h"
+
+/*
+ * Give each batch its world's next sequence numbers, write them into its
+ * record and log it. KEYS: log, heads; ARGV, five per batch, in order:
+ * world, record, origin, edits, offset of first_seq. Returns first_seq
+ * and the entry id of each.
+ */
+static const char script[] =
+	"local heads, out = {}, {}\n"
+	"for i = 1, #ARGV, 5 do\n"
+	"  local w = ARGV[i]\n"
+	"  local head = heads[w] or tonumber(redis.call('HGET', KEYS[2], w)) or 0\n"
+	"  local v, b = head + 1, {}\n"
+	"  for k = 1, 8 do b[k] = string.char(v % 256); v = math.floor(v / 256) end\n"
+	"  local off = tonumber(ARGV[i + 4])\n"
+	"  local rec = string.sub(ARGV[i + 1], 1, off) .. table.concat(b) ..\n"
+	"              string.sub(ARGV[i + 1], off + 9)\n"
+	"  out[#out + 1] = head + 1\n"
+	"  out[#out + 1] = redis.call('XADD', KEYS[1], '*', 'r', rec, 'o', ARGV[i + 2])\n"
+	"  heads[w] = head + tonumber(ARGV[i + 3])\n"
+	"end\n"
+	"for w, h in pairs(heads) do redis.call('HSET', KEYS[2], w, h) end\n"
+	"return out\n";
+
+static int is(const redisReply *r, int type)
+{
+	return r && r->type == type;
+}
+
+/* ---- the spec ----------------------------------------------------------------- */
+
+static int parse_addr(const char *s, size_t n, struct addr *a)
+{
+	const char *colon = memchr(s, ':', n);
+	char port[8], *end;
+	long p;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(a->host) ||
+	    n - (size_t)(colon - s) - 1 >= sizeof(port))
+		return ERR_INVAL;
+	memcpy(a->host, s, (size_t)(colon - s));
+	a->host[colon - s] = '\0';
+	memcpy(port, colon + 1, n - (size_t)(colon - s) - 1);
+	port[n - (size_t)(colon - s) - 1] = '\0';
+	p = strtol(port, &end, 10);
+	if (!port[0] || *end || p < 1 || p > 65535)
+		return ERR_INVAL;
+	a->port = (int)p;
+	return 0;
+}
+
+/* A decimal option value of ?name=V[&...] in q, else def. */
+static int option(const char *q, const char *name, long max, long def, long *out)
+{
+	size_t n = strlen(name);
+	char *end;
+
+	*out = def;
+	for (; q && *q; q = strchr(q, '&') ? strchr(q, '&') + 1 : NULL) {
+		if (strncmp(q, name, n) || q[n] != '=')
+			continue;
+		*out = strtol(q + n + 1, &end, 10);
+		return (*end && *end != '&') || end == q + n + 1 || *out < 0 || *out > max ?
+		       ERR_INVAL : 0;
+	}
+	return 0;
+}
+
+/*
+ * redis://HOST:PORT[/DB][?timeout=MS&replicas=N] or
+ * sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB][?...].
+ */
+int journal_redis__parse_spec(struct rlog *g, const char *spec, char *err, size_t errlen)
+{
+	const char *p = strchr(spec, '/') + 2, *q = strchr(spec, '?'), *slash, *comma;
+	size_t end = q ? (size_t)(q - spec) : strlen(spec);
+	long v;
+
+	g->sentinel = spec[0] == 's';
+	snprintf(g->name, sizeof(g->name), "%.*s", (int)end, spec);
+	slash = memchr(p, '/', end - (size_t)(p - spec));
+	for (; p < (slash ? slash : spec + end); p = comma + 1) {
+		comma = memchr(p, ',', (size_t)((slash ? slash : spec + end) - p));
+		if (!comma)
+			comma = slash ? slash : spec + end;
+		if (g->nhosts == MAX_HOSTS || parse_addr(p, (size_t)(comma - p),
+							 &g->hosts[g->nhosts++]))
+			goto bad;
+	}
+	if (!g->nhosts || (!g->sentinel && g->nhosts > 1))
+		goto bad;
+	p = slash ? slash + 1 : spec + end;
+	if (g->sentinel) {
+		slash = memchr(p, '/', (size_t)(spec + end - p));
+		v = (slash ? slash : spec + end) - p;
+		if (v < 1 || (size_t)v >= sizeof(g->master_name))
+			goto bad;
+		snprintf(g->master_name, sizeof(g->master_name), "%.*s", (int)v, p);
+		p = slash ? slash + 1 : spec + end;
+	}
+	if (p < spec + end) {
+		char *e;
+
+		g->db = (int)strtol(p, &e, 10);
+		if (e != spec + end || g->db < 0 || g->db > 15)
+			goto bad;
+	}
+	if (option(q ? q + 1 : NULL, "timeout", 60000, 1000, &v) || v < 10)
+		goto bad;
+	g->timeout_ms = (unsigned)v;
+	if (option(q ? q + 1 : NULL, "replicas", 16, 1, &v))
+		goto bad;
+	g->replicas = (int)v;
+	return 0;
+bad:
+	snprintf(err, errlen, "edit log: bad spec \"%s\" (redis://HOST:PORT[/DB] or "
+		 "sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB], options ?timeout=MS"
+		 "&replicas=N)", spec);
+	return ERR_INVAL;
+}
+
+/* ---- replies ------------------------------------------------------------------ */
+
+/* Entry [id, [field, value, ...]] of a stream: its id, r and o. */
+int journal_redis__entry_fields(const redisReply *e, const char **id, const redisReply **rec,
+			const redisReply **tag)
+{
+	size_t k;
+
+	*rec = *tag = NULL;
+	if (!is(e, REDIS_REPLY_ARRAY) || e->elements != 2 ||
+	    !is(e->element[0], REDIS_REPLY_STRING) || !is(e->element[1], REDIS_REPLY_ARRAY))
+		return ERR_CORRUPT;
+	*id = e->element[0]->str;
+	for (k = 0; k + 1 < e->element[1]->elements; k += 2) {
+		const redisReply *f = e->element[1]->element[k], *v = e->element[1]->element[k + 1];
+
+		if (!is(f, REDIS_REPLY_STRING) || !is(v, REDIS_REPLY_STRING))
+			return ERR_CORRUPT;
+		if (!strcmp(f->str, "r"))
+			*rec = v;
+		else if (!strcmp(f->str, "o"))
+			*tag = v;
+	}
+	return *rec ? 0 : ERR_CORRUPT;
+}
+
+/* ROLE: whether the server is a primary; its online replicas into g. */
+int journal_redis__role_master(struct rlog *g, const redisReply *r)
+{
+	const redisReply *v;
+	size_t k;
+
+	if (!is(r, REDIS_REPLY_ARRAY) || r->elements < 3 ||
+	    !is(r->element[0], REDIS_REPLY_STRING) || strcmp(r->element[0]->str, "master"))
+		return 0;
+	v = r->element[2];
+	g->nreplica = 0;
+	for (k = 0; is(v, REDIS_REPLY_ARRAY) && k < v->elements && g->nreplica < MAX_REPLICAS;
+	     k++) {
+		const redisReply *s = v->element[k];
+		struct addr *a = &g->replica[g->nreplica];
+
+		if (!is(s, REDIS_REPLY_ARRAY) || s->elements < 2 ||
+		    !is(s->element[0], REDIS_REPLY_STRING) || !is(s->element[1], REDIS_REPLY_STRING))
+			continue;
+		snprintf(a->host, sizeof(a->host), "%s", s->element[0]->str);
+		a->port = atoi(s->element[1]->str);
+		if (a->port > 0)
+			g->nreplica++;
+	}
+	return 1;
+}
+
+int journal_redis__same_addr(const struct addr *a, const struct addr *b)
+{
+	return a->port == b->port && !strcmp(a->host, b->host);
+}
+
+/*
+ * Where the tail reads. When a replica must confirm appends: an online
+ * replica only (the one it reads, while the primary lists it), so that a
+ * node never applies what the primary alone has and a failover may lose;
+ * none while no replica is online (appends cannot be confirmed then
+ * anyway). Else the primary.
+ */
+const struct addr *journal_redis__tail_target(const struct rlog *g)
+{
+	size_t k;
+
+	if (g->replicas == 0)
+		return g->master.port ? &g->master : NULL;
+	for (k = 0; k < g->nreplica; k++)
+		if (journal_redis__same_addr(&g->replica[k], &g->tail_at))
+			return &g->replica[k];
+	return g->nreplica ? &g->replica[g->tail_next % g->nreplica] : NULL;
+}
+
+/* ---- start-up: blocking, before the server listens --------------------------- */
+
+static redisContext *sync_connect(const struct rlog *g, const struct addr *a, char *err,
+				  size_t errlen)
+{
+	struct timeval tv = { g->timeout_ms / 1000, (g->timeout_ms % 1000) * 1000 };
+	redisContext *c = redisConnectWithTimeout(a->host, a->port, tv);
+	redisReply *r;
+
+	if (!c || c->err) {
+		snprintf(err, errlen, "%s:%d: %s", a->host, a->port, c ? c->errstr : "out of memory");
+		redisFree(c);
+		return NULL;
+	}
+	redisSetTimeout(c, tv);
+	r = redisCommand(c, "SELECT %d", g->db);
+	if (!is(r, REDIS_REPLY_STATUS)) {
+		snprintf(err, errlen, "%s:%d: SELECT %d: %s", a->host, a->port, g->db,
+			 r ? r->str : c->errstr);
+		freeReplyObject(r);
+		redisFree(c);
+		return NULL;
+	}
+	freeReplyObject(r);
+	return c;
+}
+
+/* A command's reply, or NULL with the error (or error reply) in err. */
+static redisReply *sync_cmd(redisContext *c, char *err, size_t errlen, const char *fmt, ...)
+{
+	redisReply *r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	r = redisvCommand(c, fmt, ap);
+	va_end(ap);
+	if (!r || r->type == REDIS_REPLY_ERROR) {
+		snprintf(err, errlen, "%s", r ? r->str : c->errstr);
+		freeReplyObject(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* The primary: asked of each Sentinel in turn, or the one host. */
+static redisContext *sync_master(struct rlog *g, char *err, size_t errlen)
+{
+	redisContext *c;
+	redisReply *r;
+	size_t k;
+
+	if (!g->sentinel) {
+		g->master = g->hosts[0];
+	} else {
+		for (k = 0; k < g->nhosts; k++) {
+			struct timeval tv = { g->timeout_ms / 1000, (g->timeout_ms % 1000) * 1000 };
+			redisContext *s = redisConnectWithTimeout(g->hosts[k].host, g->hosts[k].port, tv);
+
+			if (!s || s->err) {
+				snprintf(err, errlen, "sentinel %s:%d: %s", g->hosts[k].host,
+					 g->hosts[k].port, s ? s->errstr : "out of memory");
+				redisFree(s);
+				continue;
+			}
+			redisSetTimeout(s, tv);
+			r = sync_cmd(s, err, errlen, "SENTINEL get-master-addr-by-name %s",
+				     g->master_name);
+			redisFree(s);
+			if (is(r, REDIS_REPLY_ARRAY) && r->elements == 2 &&
+			    is(r->element[0], REDIS_REPLY_STRING) &&
+			    is(r->element[1], REDIS_REPLY_STRING)) {
+				snprintf(g->master.host, sizeof(g->master.host), "%s", r->element[0]->str);
+				g->master.port = atoi(r->element[1]->str);
+				freeReplyObject(r);
+				break;
+			}
+			if (r)
+				snprintf(err, errlen, "sentinel %s:%d: no master named %s",
+					 g->hosts[k].host, g->hosts[k].port, g->master_name);
+			freeReplyObject(r);
+		}
+		if (k == g->nhosts)
+			return NULL;
+	}
+	if (!(c = sync_connect(g, &g->master, err, errlen)))
+		return NULL;
+	r = sync_cmd(c, err, errlen, "ROLE");
+	if (!r || !journal_redis__role_master(g, r)) {
+		if (r)
+			snprintf(err, errlen, "%s:%d is not a primary", g->master.host,
+				 g->master.port);
+		freeReplyObject(r);
+		redisFree(c);
+		return NULL;
+	}
+	freeReplyObject(r);
+	return c;
+}
+
+/* Warn when a CONFIG value is not the one docs/cluster.md requires. */
+static void want_config(redisContext *c, const struct addr *a, const char *key,
+			const char *want, const char *why)
+{
+	char err[160];
+	redisReply *r = sync_cmd(c, err, sizeof(err), "CONFIG GET %s", key);
+
+	if (!is(r, REDIS_REPLY_ARRAY) || r->elements != 2)
+		fprintf(stderr, "terrain-server: warning: edit log: %s:%d: cannot read %s (%s); "
+			"it must be %s: %s\n", a->host, a->port, key, r ? "no such setting" : err,
+			want, why);
+	else if (strcmp(r->element[1]->str, want))
+		fprintf(stderr, "terrain-server: warning: edit log: %s:%d: %s is %s, not %s: %s\n",
+			a->host, a->port, key, r->element[1]->str, want, why);
+	freeReplyObject(r);
+}
+
+/* The first node records the identity; the others must have the same. */
+static int check_identity(struct rlog *g, redisContext *c, char *msg, size_t cap)
+{
+	const char *mine = g->identity, *theirs, *a, *b;
+	redisReply *r = sync_cmd(c, msg, cap, "SET %s %s NX", KEY_IDENTITY, mine), *got;
+	int rc = 0;
+
+	freeReplyObject(r);
+	if (!(got = sync_cmd(c, msg, cap, "GET %s", KEY_IDENTITY)) ||
+	    !is(got, REDIS_REPLY_STRING)) {
+		freeReplyObject(got);
+		return ERR_IO;
+	}
+	theirs = got->str;
+	for (a = mine, b = theirs; *a || *b;) { /* the first line that differs */
+		size_t na = strcspn(a, "\n"), nb = strcspn(b, "\n");
+
+		if (na != nb || memcmp(a, b, na))
+			break;
+		a += na + (a[na] == '\n');
+		b += nb + (b[nb] == '\n');
+	}
+	if (*a || *b) {
+		snprintf(msg, cap, "edit log %s: this node would serve another world than the "
+			 "one its first node recorded: here \"%.*s\", in the log \"%.*s\" (the "
+			 "golden line names the build's self-check tiles, the others each "
+			 "generator's fingerprint); start every node with the same build and "
+			 "--presets, or use another log", g->name, (int)strcspn(a, "\n"),
+			 *a ? a : "(nothing more)", (int)strcspn(b, "\n"), *b ? b : "(nothing more)");
+		rc = ERR_INVAL;
+	}
+	freeReplyObject(got);
+	return rc;
+}
+
+/* Every entry of the stream of c, in pages, through cb. */
+static int read_all(struct rlog *g, redisContext *c, journal_record_fn cb, void *arg,
+		    char *msg, size_t cap)
+{
+	char start[64] = "-";
+	redisReply *r;
+	size_t k, n;
+	int rc = 0;
+
+	do {
+		if (!(r = sync_cmd(c, msg, cap, "XRANGE %s %s + COUNT " STR(PAGE), KEY_LOG,
+				     start)))
+			return ERR_IO;
+		n = is(r, REDIS_REPLY_ARRAY) ? r->elements : 0;
+		for (k = 0; k < n && !rc; k++) {
+			const redisReply *rec, *tag;
+			const char *id;
+
+			if ((rc = journal_redis__entry_fields(r->element[k], &id, &rec, &tag)) != 0) {
+				snprintf(msg, cap, "edit log %s: entry after %s is not a batch",
+					 g->name, g->last_id);
+				break;
+			}
+			rc = cb(arg, (const uint8_t *)rec->str, rec->len);
+			snprintf(g->last_id, sizeof(g->last_id), "%s", id);
+			g->entries++;
+		}
+		snprintf(start, sizeof(start), "(%s", g->last_id);
+		freeReplyObject(r);
+	} while (!rc && n == PAGE);
+	return rc;
+}
+
+
+int journal_redis__replay(void *be, journal_record_fn cb, void *arg,
+		     struct journal_replay_stats *st)
+{
+	struct rlog *g = be;
+	char *msg = st->message;
+	size_t cap = sizeof(st->message);
+	redisContext *m = NULL, *src;
+	const struct addr *at;
+	int rc, i;
+
+	for (i = 0; !(m = sync_master(g, msg, cap)) && i < START_WAIT_S; i++) {
+		if (i == 0)
+			fprintf(stderr, "terrain-server: edit log %s: %s; waiting up to %d s\n",
+				g->name, msg, START_WAIT_S);
+		sleep(1);
+	}
+	if (!m) {
+		snprintf(msg + strlen(msg), cap - strlen(msg), " (edit log %s)", g->name);
+		return ERR_IO;
+	}
+	want_config(m, &g->master, "appendonly", "yes", "acknowledged edits would live "
+		    "in memory only");
+	want_config(m, &g->master, "appendfsync", "always", "an acknowledged edit may be "
+		    "lost with the primary's machine");
+	if ((rc = check_identity(g, m, msg, cap)) != 0) {
+		redisFree(m);
+		return rc;
+	}
+	/* read what the tail will read: a replica's copy */
+	if (!(at = journal_redis__tail_target(g))) {
+		fprintf(stderr, "terrain-server: warning: edit log %s: no replica online; "
+			"replaying from the primary, and edits wait for a replica\n", g->name);
+		at = &g->master;
+	}
+	src = journal_redis__same_addr(at, &g->master) ? m : sync_connect(g, at, msg, cap);
+	if (src && src != m)
+		want_config(src, at, "replica-serve-stale-data", "no", "a replica cut off "
+			    "from its primary would hand nodes what the new primary may lack");
+	rc = src ? read_all(g, src, cb, arg, msg, cap) : ERR_IO;
+	if (src && src != m)
+		redisFree(src);
+	redisFree(m);
+	if (rc == 0)
+		journal_redis__start_live(g);
+	else if (rc == ERR_IO)
+		snprintf(msg + strlen(msg), cap - strlen(msg), " (edit log %s)", g->name);
+	return rc;
+}
+
+/* ---- the primary ------------------------------------------------------------- */
+
+static void on_role(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = arg;
+	const struct addr *want;
+
+	if (!r || g->closing)
+		return;
+	if (g->beat_sent)
+		g->rtt_us = (uv_hrtime() - g->beat_sent) / 1000;
+	g->beat_sent = 0;
+	if (!journal_redis__role_master(g, r)) {
+		redis_conn_drop(c, "no longer the primary");
+		return;
+	}
+	want = journal_redis__tail_target(g);
+	if (redis_conn_up(&g->tail) && (!want || !journal_redis__same_addr(want, &g->tail_at)))
+		redis_conn_drop(&g->tail, want ? "moving to another replica" :
+				"no replica online"); /* its retry finds the next one */
+	else if (want && !redis_conn_up(&g->tail))
+		redis_conn_kick(&g->tail); /* a replica to read from came up */
+}
+
+static void on_xlen(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = arg;
+
+	(void)c;
+	if (is(r, REDIS_REPLY_INTEGER))
+		g->log_len = (uint64_t)r->integer;
+}
+
+void journal_redis__send_beat(struct rlog *g)
+{
+	const char *role[] = { "ROLE" }, *len[] = { "XLEN", KEY_LOG };
+
+	g->beat_due = 0;
+	g->beat_sent = uv_hrtime();
+	redis_conn_command(&g->cmd, g->timeout_ms, on_role, g, 1, role, (size_t[]){ 4 });
+	redis_conn_command(&g->cmd, g->timeout_ms, on_xlen, g, 2, len,
+			   (size_t[]){ 4, strlen(KEY_LOG) });
+}
+
+void journal_redis__beat(uv_timer_t *t)
+{
+	struct rlog *g = t->data;
+
+	if (!g->cmd_ready)
+		return;
+	if (g->waiting) /* behind the WAIT it would time that too */
+		g->beat_due = 1;
+	else
+		journal_redis__send_beat(g);
+}
+
+/* The handshake: SELECT, ROLE (a primary?), SCRIPT LOAD; then ready. */
+static void on_hello(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	const char *step = arg;
+
+	if (!r || g->closing)
+		return;
+	if (is(r, REDIS_REPLY_ERROR) || (!strcmp(step, "ROLE") && !journal_redis__role_master(g, r))) {
+		redis_conn_drop(c, is(r, REDIS_REPLY_ERROR) ? r->str : "not a primary");
+		return;
+	}
+	if (strcmp(step, "SCRIPT"))
+		return;
+	if (!is(r, REDIS_REPLY_STRING) || r->len >= sizeof(g->sha)) {
+		redis_conn_drop(c, "bad SCRIPT LOAD reply");
+		return;
+	}
+	memcpy(g->sha, r->str, r->len + 1);
+	g->cmd_ready = 1;
+	redis_conn_ok(c);
+	if (g->cmd_said)
+		fprintf(stderr, "terrain-server: edit log %s: primary %s:%d, edits again\n",
+			g->name, g->master.host, g->master.port);
+	g->cmd_said = 0;
+}
+
+static void open_master(struct rlog *g, const struct addr *a)
+{
+	char db[8];
+	const char *sel[] = { "SELECT", db }, *role[] = { "ROLE" };
+	const char *load[] = { "SCRIPT", "LOAD", script };
+
+	g->master = *a;
+	snprintf(db, sizeof(db), "%d", g->db);
+	redis_conn_open(&g->cmd, a->host, a->port);
+	redis_conn_command(&g->cmd, g->timeout_ms, on_hello, "SELECT", 2, sel,
+			   (size_t[]){ 6, strlen(db) });
+	redis_conn_command(&g->cmd, g->timeout_ms, on_hello, "ROLE", 1, role, (size_t[]){ 4 });
+	redis_conn_command(&g->cmd, g->timeout_ms, on_hello, "SCRIPT", 3, load,
+			   (size_t[]){ 6, 4, sizeof(script) - 1 });
+}
+
+static void on_sentinel(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = arg;
+	struct addr a;
+
+	if (g->closing)
+		return;
+	if (!is(r, REDIS_REPLY_ARRAY) || r->elements != 2 ||
+	    !is(r->element[0], REDIS_REPLY_STRING) || !is(r->element[1], REDIS_REPLY_STRING)) {
+		g->next_host++;
+		redis_conn_drop(c, "no answer"); /* ask the next one */
+		redis_conn_retry(&g->cmd, journal_redis__connect);
+		return;
+	}
+	snprintf(a.host, sizeof(a.host), "%s", r->element[0]->str);
+	a.port = atoi(r->element[1]->str);
+	open_master(g, &a);
+}
+
+void journal_redis__connect(struct redis_conn *c)
+{
+	struct rlog *g = c->owner;
+	const struct addr *s = &g->hosts[g->next_host % g->nhosts];
+	const char *argv[] = { "SENTINEL", "get-master-addr-by-name", g->master_name };
+
+	if (!g->sentinel) {
+		open_master(g, &g->hosts[0]);
+		return;
+	}
+	if (!redis_conn_up(&g->sent))
+		redis_conn_open(&g->sent, s->host, s->port);
+	if (redis_conn_command(&g->sent, g->timeout_ms, on_sentinel, g, 3, argv,
+			       (size_t[]){ 8, 23, strlen(g->master_name) })) {
+		g->next_host++;
+		redis_conn_retry(c, journal_redis__connect);
+	}
+}
+
+void journal_redis__primary_down(struct redis_conn *c, const char *why)
+{
+	struct rlog *g = c->owner;
+
+	if (!g->cmd_said)
+		fprintf(stderr, "terrain-server: edit log %s: primary %s:%d: %s; edits get 503 "
+			"while it reconnects\n", g->name, g->master.host, g->master.port, why);
+	g->cmd_said = 1;
+	g->cmd_ready = 0;
+	g->next_host++; /* ask the next Sentinel: this one's answer may be stale */
+	redis_conn_drop(&g->sent, "asking the next one");
+	journal_redis__fail_unsent(g);
+	redis_conn_retry(c, journal_redis__connect);
+}
+
+void journal_redis__sentinel_down(struct redis_conn *c, const char *why)
+{
+	(void)c;
+	(void)why; /* the next question opens it again */
+}
+

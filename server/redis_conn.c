@@ -1,0 +1,258 @@
+/*
+ * redis_conn.c - an asynchronous Redis connection with command deadlines
+ * and reconnection backoff (see redis_conn.h).
+ *
+ * hiredis 0.14 answers every pending command with a NULL reply when a
+ * context is freed, whoever frees it: hiredis itself after a read error
+ * or a failed connect, or this file after a deadline. A NULL reply, a
+ * failed connect and a disconnect all mean the same here: the context is
+ * gone (hiredis frees it), and down follows on the loop's next turn, after
+ * the last NULL answer.
+ */
+#include "redis_conn.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/adapters/libuv.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include "err.h"
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 1000
+
+/* One command in flight. */
+struct redis_cmd {
+	struct redis_cmd *next;
+	struct redis_conn *c;
+	redis_reply_fn fn;
+	void *arg;
+	uint64_t deadline;         /* uv_now() ms */
+};
+
+static void on_deadline(uv_timer_t *t);
+
+/* Watch the oldest command's deadline, if any. */
+static void arm(struct redis_conn *c)
+{
+	uint64_t now = uv_now(c->loop);
+
+	if (c->closing)
+		return;
+	if (!c->head) {
+		uv_timer_stop(c->deadline);
+		return;
+	}
+	uv_timer_start(c->deadline, on_deadline,
+		       c->head->deadline > now ? c->head->deadline - now : 0, 0);
+}
+
+static void fire_down(uv_timer_t *t)
+{
+	struct redis_conn *c = t->data;
+
+	c->down_pending = 0;
+	c->down(c, c->why);
+}
+
+/* The context is gone or going: refuse commands, and tell the owner on
+ * the next turn of the loop. */
+static void lost(struct redis_conn *c, const char *why)
+{
+	c->ac = NULL;
+	if (c->down_pending || c->closing)
+		return;
+	snprintf(c->why, sizeof(c->why), "%s", why && *why ? why : "connection lost");
+	c->down_pending = 1;
+	uv_timer_start(c->later, fire_down, 0, 0);
+}
+
+static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct redis_cmd *k = priv;
+	struct redis_conn *c = k->c;
+
+	(void)ac;
+	assert(c->head == k); /* replies come in order */
+	c->head = k->next;
+	if (!c->head)
+		c->tail = NULL;
+	if (!reply)
+		lost(c, NULL);
+	else
+		arm(c);
+	k->fn(c, reply, k->arg);
+	free(k);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+	struct redis_conn *c = t->data;
+
+	if (c->head && c->head->deadline <= uv_now(c->loop))
+		redis_conn_drop(c, "no answer within the timeout");
+	else
+		arm(c);
+}
+
+static void on_connect(const redisAsyncContext *ac, int status)
+{
+	struct redis_conn *c = ac->data;
+
+	if (status != REDIS_OK && c->ac == ac) /* hiredis frees it next */
+		lost(c, ac->errstr);
+}
+
+static void on_disconnect(const redisAsyncContext *ac, int status)
+{
+	struct redis_conn *c = ac->data;
+
+	(void)status;
+	if (c->ac == ac)
+		lost(c, ac->err ? ac->errstr : "connection closed");
+}
+
+int redis_conn_init(struct redis_conn *c, struct uv_loop_s *loop, const char *name,
+		    redis_down_fn down, void *owner)
+{
+	memset(c, 0, sizeof(*c));
+	c->deadline = malloc(sizeof(*c->deadline));
+	c->later = malloc(sizeof(*c->later));
+	if (!c->deadline || !c->later) {
+		free(c->deadline);
+		free(c->later);
+		return ERR_NOMEM;
+	}
+	uv_timer_init(loop, c->deadline);
+	uv_timer_init(loop, c->later);
+	uv_unref((uv_handle_t *)c->deadline);
+	uv_unref((uv_handle_t *)c->later);
+	c->deadline->data = c->later->data = c;
+	c->loop = loop;
+	c->name = name;
+	c->down = down;
+	c->owner = owner;
+	c->backoff_ms = BACKOFF_MIN_MS;
+	return 0;
+}
+
+void redis_conn_open(struct redis_conn *c, const char *host, int port)
+{
+	redisAsyncContext *ac;
+
+	assert(!c->ac);
+	if (c->down_pending) { /* the old connection's down is moot now */
+		uv_timer_stop(c->later);
+		c->down_pending = 0;
+	}
+	snprintf(c->host, sizeof(c->host), "%s", host);
+	c->port = port;
+	if (c->opens++)
+		c->reconnects++;
+	ac = redisAsyncConnect(host, port);
+	if (!ac || ac->err || redisLibuvAttach(ac, c->loop) != REDIS_OK) {
+		lost(c, ac && ac->err ? ac->errstr : "cannot connect");
+		if (ac)
+			redisAsyncFree(ac);
+		return;
+	}
+	uv_unref((uv_handle_t *)&((redisLibuvEvents *)ac->ev.data)->handle);
+	ac->data = c;
+	redisAsyncSetConnectCallback(ac, on_connect);
+	redisAsyncSetDisconnectCallback(ac, on_disconnect);
+	c->ac = ac;
+}
+
+int redis_conn_up(const struct redis_conn *c)
+{
+	return c->ac != NULL;
+}
+
+int redis_conn_command(struct redis_conn *c, unsigned timeout_ms, redis_reply_fn fn,
+		       void *arg, int argc, const char **argv, const size_t *lens)
+{
+	struct redis_cmd *k;
+
+	if (!c->ac)
+		return ERR_AGAIN;
+	if (!(k = malloc(sizeof(*k))))
+		return ERR_NOMEM;
+	*k = (struct redis_cmd){ NULL, c, fn, arg, uv_now(c->loop) + timeout_ms };
+	if (redisAsyncCommandArgv(c->ac, on_reply, k, argc, argv, lens) != REDIS_OK) {
+		free(k);
+		return ERR_AGAIN;
+	}
+	if (c->tail)
+		c->tail->next = k;
+	else
+		c->head = k;
+	c->tail = k;
+	if (c->head == k)
+		arm(c);
+	return 0;
+}
+
+void redis_conn_drop(struct redis_conn *c, const char *why)
+{
+	redisAsyncContext *ac = c->ac;
+
+	if (!ac)
+		return;
+	lost(c, why);
+	redisAsyncFree(ac); /* inside a reply callback hiredis defers it */
+}
+
+static void fire_retry(uv_timer_t *t)
+{
+	struct redis_conn *c = t->data;
+
+	c->retry(c);
+}
+
+void redis_conn_retry(struct redis_conn *c, void (*fn)(struct redis_conn *c))
+{
+	unsigned ms = c->backoff_ms;
+
+	if (c->closing || c->down_pending) /* down comes first, and retries */
+		return;
+	c->retry = fn;
+	c->backoff_ms = 2 * ms > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : 2 * ms;
+	uv_timer_start(c->later, fire_retry, ms, 0);
+}
+
+void redis_conn_ok(struct redis_conn *c)
+{
+	c->backoff_ms = BACKOFF_MIN_MS;
+}
+
+void redis_conn_kick(struct redis_conn *c)
+{
+	if (!c->ac && !c->down_pending && !c->closing && c->retry &&
+	    uv_is_active((uv_handle_t *)c->later))
+		uv_timer_start(c->later, fire_retry, 0, 0);
+}
+
+static void free_handle(uv_handle_t *h)
+{
+	free(h);
+}
+
+void redis_conn_release(struct redis_conn *c)
+{
+	redisAsyncContext *ac = c->ac;
+
+	if (!c->deadline)
+		return;
+	c->closing = 1;
+	c->ac = NULL;
+	if (ac)
+		redisAsyncFree(ac);
+	uv_close((uv_handle_t *)c->deadline, free_handle);
+	uv_close((uv_handle_t *)c->later, free_handle);
+	c->deadline = c->later = NULL;
+}
