@@ -26,12 +26,15 @@
 #  13. maps      a cold web map tile (Terrarium, shaded; PNG) beside a cold LOD-0 tile
 #  14. cluster   bench/cluster.sh: 3 nodes on one Redis edit log: edits/s vs Redis XADD,
 #                visibility lag across nodes
+#  15. precision bench/precision.sh: bytes and requests per player-minute of a 20 m/s
+#                walk, today's client beside far rings at ?precision=; zstd per LOD
+#                and precision beside PNG16
 # and a summary of the issue's targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15", any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
 # COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
@@ -140,7 +143,7 @@ done
 "$cc" "${cflags[@]}" -D_DEFAULT_SOURCE bench/cold_bench.c server/tilegen.c "$out/bench.o" \
 	"${libs[@]}" -luv -lz -o "$out/cold_bench"
 "$cc" "${cflags[@]}" bench/maps_bench.c server/pngenc.c server/tilegen.c "$out/bench.o" \
-	"${libs[@]}" -o "$out/maps_bench"
+	"${libs[@]}" -luv -lz -o "$out/maps_bench"
 noise_bench
 have_libnoise=0
 if command -v "$cxx" >/dev/null && [ -f /usr/include/libnoise/noise.h ] &&
@@ -308,7 +311,7 @@ decode() {
 
 # The issue's four targets, from the TSV files of this run.
 summary() {
-	local perlin stb fn2 gen size dec cold coldx
+	local perlin stb fn2 gen size dec cold coldx prec
 	section "Targets (issues 2 and 20), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
@@ -317,9 +320,10 @@ summary() {
 	size="$(awk -F '\t' '$1 == "default" { print $11 }' "$out/size.tsv" 2>/dev/null || true)"
 	dec="$(awk -F '\t' '$1 == "default" { print $2 }' "$out/decode.tsv" 2>/dev/null || true)"
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
+	prec="$(awk -F '\t' '$1 == "revalidating" && $2 == "precision" { sub(/x$/, "", $8); print $8 }' "$out/precision.tsv" 2>/dev/null || true)"
 	coldx="$(awk -F '\t' '$1 == "this" && $8 != "n/a" { sub(/x$/, "", $8); print $8 }' "$out/cold.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
-		-v c="$cold" -v cx="$coldx" '
+		-v c="$cold" -v cx="$coldx" -v pr="$prec" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
 		printf "%s\t%s\t" fmt "\t%s\n", what, goal, v, ok ? "yes" : "no"
@@ -336,6 +340,8 @@ summary() {
 		row("default: tile_decode", "> 500 MB/s", d, "%.0f MB/s", d > 500)
 		row("server CPU per cold tile / in process (issue 20)", "<= 1.15x", c, "%.2fx", c <= 1.15)
 		row("cold tiles/s, 2 workers / the tree before (issue 20)", ">= 1.6x", cx, "%.2fx", cx >= 1.6)
+		row("bytes per player-minute, precision client / today, revalidating (issue 20)", "<= 0.5x",
+		    pr, "%.2fx", pr <= 0.5)
 	}' | table | emit
 }
 
@@ -360,7 +366,7 @@ preamble() {
 
 : >"$results"
 rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv \
-	"$out"/cold.tsv "$out"/cold_inproc.tsv
+	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv
 preamble
 for s in $sections; do
 	case "$s" in
@@ -392,6 +398,14 @@ for s in $sections; do
 	   say "section 13: map tiles"
 	   run "$out/maps_bench" | table | emit ;;
 	14) bash "$here/cluster.sh" "$build" | emit || say "section 14: bench/cluster.sh failed (exit $?)" ;;
+	15) section "15. Fewer bytes per player: coarser heights for far rings (issue 20)"
+	    if bash "$here/precision.sh" "$build" >"$out/precision.out"; then
+		    table <"$out/precision.tsv" | emit
+		    echo | emit
+		    table <"$out/precision_size.tsv" | emit
+	    else
+		    say "section 15: bench/precision.sh failed (exit $?)"
+	    fi ;;
 	*) say "unknown section $s" ;;
 	esac
 done

@@ -61,6 +61,8 @@ static const struct opt table[] = {
 	{ "--cz1", K_LONG, O(cz1), INT32_MIN, INT32_MAX },
 	{ "--seed-base", K_U64, O(seed_base), 0, 0 },
 	{ "--quiet", K_FLAG, O(quiet), 0, 0 },
+	{ "--exact", K_FLAG, O(exact), 0, 0 },
+	{ "--precisions", K_STR, O(precisions), 0, 0 },
 };
 
 void cli_defaults(struct cli_opts *o)
@@ -324,6 +326,12 @@ int cli_view_params(const struct cli_opts *o, const struct cli_session *s,
 		.revalidate_ms = o->revalidate < 0 ? -1 :
 				 (long)(o->revalidate * 1000),
 	};
+	if (!o->exact && view_parse_precisions(o->precisions ? o->precisions : VIEW_PRECISIONS,
+					       p->precision_um)) {
+		fprintf(stderr, CLI_PROG ": --precisions: expected a comma list of 1cm, 5cm, "
+			"10cm, 50cm, 1m (one per LOD from 0, at most %d)\n", VIEW_LODS);
+		return CLI_EXIT_USAGE;
+	}
 	return 0;
 }
 

@@ -58,6 +58,8 @@ struct cli_opts {
 	unsigned attempts;    /* no flag: hclient attempts, 0 its default */
 	uint64_t seed_base;   /* --seed-base (1) */
 	int quiet;            /* --quiet: totals only */
+	int exact;            /* --exact: every ring at the canonical precision */
+	const char *precisions; /* --precisions: per-LOD list (VIEW_PRECISIONS) */
 };
 
 /*

@@ -168,6 +168,12 @@ static void seam(struct view *v, const struct entry *ea, int which,
 
 		if (hf == hc && fine->quantum_um == coarse->quantum_um)
 			continue;
+		/* at different precisions both are roundings of one canonical
+		 * height: within half of each quantum of it */
+		if (fine->quantum_um != coarse->quantum_um &&
+		    llabs((int64_t)hf * fine->quantum_um - (int64_t)hc * coarse->quantum_um) * 2 <=
+		    (int64_t)fine->quantum_um + coarse->quantum_um)
+			continue;
 		/* the world point: on the shared line, `along` metres in */
 		x = (which == EDGE_W ? (int64_t)ea->cx : which == EDGE_E ?
 		     (int64_t)ea->cx + 1 : ea->cx) * chunk;
@@ -226,12 +232,14 @@ static void accept_tile(struct view *v, int32_t cx, int32_t cz, int lod,
 	}
 	if (t.seed != v->p.seed_value || t.cx != cx || t.cz != cz ||
 	    t.lod != lod || t.chunk_log2 != v->p.ring.chunk_log2 ||
-	    (v->p.fingerprint && t.fingerprint != v->p.fingerprint)) {
+	    (v->p.fingerprint && t.fingerprint != v->p.fingerprint) ||
+	    (view_precision_um(&v->p, lod) && t.quantum_um != view_precision_um(&v->p, lod))) {
 		report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): wrong "
 		       "tile: header says seed %" PRIu64 ", chunk %u/%" PRId32
-		       "/%" PRId32 ", chunk size %lu, generator %016" PRIx64,
+		       "/%" PRId32 ", chunk size %lu, generator %016" PRIx64
+		       ", quantum %" PRIu32 " um",
 		       lod, cx, cz, t.seed, t.lod, t.cx, t.cz,
-		       1ul << t.chunk_log2, t.fingerprint);
+		       1ul << t.chunk_log2, t.fingerprint, t.quantum_um);
 		tile_release(&t);
 		return;
 	}
@@ -274,6 +282,59 @@ static int add_layers(const struct view *v, char *target, size_t cap)
 			      : 0;
 }
 
+uint32_t view_precision_um(const struct view_params *p, int lod)
+{
+	uint32_t um;
+
+	if (lod < 0 || lod >= VIEW_LODS)
+		return 0;
+	um = p->precision_um[lod];
+	return um == TILE_DEFAULT_QUANTUM_UM ? 0 : um;
+}
+
+int view_parse_precisions(const char *list, uint32_t out[])
+{
+	const char *s = list, *end;
+	int n = 0;
+
+	if (!list || !*list)
+		return ERR_INVAL;
+	for (;;) {
+		end = strchr(s, ',');
+		if (!end)
+			end = s + strlen(s);
+		if (n >= VIEW_LODS || !(out[n] = tile_precision_um(s, (size_t)(end - s))))
+			return ERR_INVAL;
+		n++;
+		if (!*end)
+			break;
+		s = end + 1;
+	}
+	for (; n < VIEW_LODS; n++)
+		out[n] = out[n - 1];
+	return 0;
+}
+
+/* The layers, then ?precision= of lod (none for the canonical heights). */
+static int add_query(const struct view *v, int lod, char *target, size_t cap)
+{
+	uint32_t um = view_precision_um(&v->p, lod);
+	size_t n = strlen(target);
+	int rc = add_layers(v, target, cap), w;
+
+	if (rc || !um)
+		return rc;
+	n = strlen(target);
+	w = snprintf(target + n, cap - n, "%sprecision=%s", strchr(target, '?') ? "&" : "?",
+		     um == 1000000u ? "1m" : um == 500000u ? "50cm" : um == 100000u ? "10cm" :
+		     um == 50000u ? "5cm" : "1cm");
+	if (w < 0 || (size_t)w >= cap - n) {
+		target[n] = 0;
+		return ERR_TOOBIG;
+	}
+	return 0;
+}
+
 static void on_tile(void *arg, struct hclient_resp *r);
 static void on_batch(void *arg, struct hclient_resp *r);
 
@@ -307,7 +368,7 @@ static long single(struct view *v, struct entry *e, int reval)
 			    0, (uint8_t)reval };
 	if (api_tile_path(target, sizeof(target), v->p.seed, v->p.gen,
 			  e->want, e->cx, e->cz) ||
-	    add_layers(v, target, sizeof(target))) {
+	    add_query(v, e->want, target, sizeof(target))) {
 		free(q);
 		return ERR_INVAL;
 	}
@@ -339,7 +400,7 @@ static long batch(struct view *v, int lod, int32_t cz, int32_t cx0,
 	*q = (struct vreq){ v, cx0, cz, cx1, cz, (uint8_t)lod, 1, 0 };
 	if (api_batch_path(target, sizeof(target), v->p.seed, v->p.gen, lod,
 			   cx0, cz, cx1, cz) ||
-	    add_layers(v, target, sizeof(target))) {
+	    add_query(v, lod, target, sizeof(target))) {
 		free(q);
 		return ERR_INVAL;
 	}

@@ -33,6 +33,8 @@ struct hclient;
 struct hclient_resp;
 struct view;
 
+#define VIEW_LODS 13     /* LOD 0..12: chunks up to 4096 m */
+
 struct view_params {
 	struct ring_params ring;
 	const char *seed;       /* as it goes in URLs: decimal or text */
@@ -44,7 +46,27 @@ struct view_params {
 	int materials;          /* ask for layers=height,material; with
 				   keep_heights, view_materials() reads them */
 	long revalidate_ms;     /* tile lifetime; -1: the response's max-age */
+	/* the ?precision= of each LOD in micrometres (tile_precision_um());
+	 * 0 or 10000: the canonical heights, no ?precision= (all zero: every
+	 * ring exact, terrain-client --exact) */
+	uint32_t precision_um[VIEW_LODS];
 };
+
+/* The client's default precisions of LOD 0, 1, 2, ... (docs/client.md),
+ * the last for every coarser LOD: LOD 0 exact. */
+#define VIEW_PRECISIONS "1cm,10cm,50cm,1m"
+
+/*
+ * Parse a comma list of precision names (tile_precision_um()) for LOD 0,
+ * 1, ... into out[VIEW_LODS], the last repeated to the coarsest LOD.
+ * Returns 0 or ERR_INVAL (an unknown name, an empty list, more than
+ * VIEW_LODS names).
+ */
+int view_parse_precisions(const char *list, uint32_t out[]);
+
+/* The quantum in micrometres a view asks for at LOD lod: 0 for the
+ * canonical heights (no ?precision=). */
+uint32_t view_precision_um(const struct view_params *p, int lod);
 
 struct view_hooks {
 	void *arg;

@@ -593,3 +593,51 @@ uint64_t tile_checksum(const uint8_t *buf)
 {
 	return le_get64(buf + OFF_CHECKSUM);
 }
+
+/* ---- precision ------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	uint32_t um;
+} precisions[] = {
+	{ "1cm", 10000 }, { "5cm", 50000 }, { "10cm", 100000 }, { "50cm", 500000 },
+	{ "1m", 1000000 },
+};
+
+uint32_t tile_precision_um(const char *name, size_t len)
+{
+	size_t k;
+
+	if (!name)
+		return 0;
+	for (k = 0; k < sizeof(precisions) / sizeof(precisions[0]); k++)
+		if (strlen(precisions[k].name) == len && !memcmp(precisions[k].name, name, len))
+			return precisions[k].um;
+	return 0;
+}
+
+int tile_requantize(const int32_t *src, size_t n, uint32_t from_um, uint32_t to_um,
+		    int32_t *dst)
+{
+	int64_t f, half, v;
+	size_t k;
+
+	if ((!src || !dst) && n)
+		return ERR_INVAL;
+	if (!from_um || !to_um || to_um % from_um)
+		return ERR_INVAL;
+	f = (int64_t)(to_um / from_um);
+	half = f / 2;
+	if (f == 1) {
+		if (dst != src)
+			memmove(dst, src, n * sizeof(*dst));
+		return 0;
+	}
+	for (k = 0; k < n; k++) {
+		v = src[k];
+		/* |v| + f / 2 < 2^31 + 2^31: no overflow in 64 bits; C division
+		 * truncates, so the magnitude rounds half up, the sign after */
+		dst[k] = (int32_t)(v >= 0 ? (v + half) / f : -((-v + half) / f));
+	}
+	return 0;
+}

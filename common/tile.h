@@ -94,6 +94,29 @@ int tile_decode(const uint8_t *buf, size_t len, struct tile *t);
  */
 int tile_decode_header(const uint8_t *buf, size_t len, struct tile *t);
 
+/* ---- precision (?precision=, docs/tile-format.md "Precision") ---- */
+
+/*
+ * The quantum in micrometres of a precision name: "1cm" 10000, "5cm"
+ * 50000, "10cm" 100000, "50cm" 500000, "1m" 1000000 (name is len bytes,
+ * not NUL-terminated). Returns 0 for an unknown name.
+ */
+uint32_t tile_precision_um(const char *name, size_t len);
+
+/*
+ * Requantise n heights src, in quanta of from_um, to quanta of to_um (a
+ * whole multiple f of from_um): dst[k] = src[k] / f rounded half away from
+ * zero, in integer arithmetic, so a sample is a pure function of its
+ * canonical value and LOD nesting and seams hold at every precision. dst
+ * may be src. Returns 0, or ERR_INVAL when to_um is not a multiple of
+ * from_um (or either is 0).
+ *
+ *	tile_requantize(t->h, n, t->quantum_um, 100000, t->h); // 10 cm
+ *	t->quantum_um = 100000;
+ */
+int tile_requantize(const int32_t *src, size_t n, uint32_t from_um, uint32_t to_um,
+		    int32_t *dst);
+
 /* The stored checksum of an encoded tile (header bytes 56..63), a content
  * hash usable as an ETag. buf must hold at least TILE_HEADER_SIZE bytes. */
 uint64_t tile_checksum(const uint8_t *buf);

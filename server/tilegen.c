@@ -33,7 +33,8 @@ struct tilegen_work {
 	struct pipeline_work *pw;        /* rows and heights */
 	uint8_t *enc;                    /* the encoded tile, or an inflated body */
 	uint8_t *out;                    /* encoding scratch, then zstd or gzip output */
-	size_t enc_cap, out_cap;
+	uint8_t *qh;                     /* requantised heights (?precision=) */
+	size_t enc_cap, out_cap, qh_cap;
 	ZSTD_CCtx *zc;
 	ZSTD_DCtx *zd;
 	z_stream gz;
@@ -63,6 +64,7 @@ void tilegen_work_destroy(struct tilegen_work *w)
 	pipeline_work_destroy(w->pw);
 	free(w->enc);
 	free(w->out);
+	free(w->qh);
 	ZSTD_freeCCtx(w->zc);
 	ZSTD_freeDCtx(w->zd);
 	if (w->gz_ready)
@@ -75,7 +77,7 @@ size_t tilegen_work_bytes(const struct tilegen_work *w)
 	if (!w)
 		return 0;
 	return sizeof(*w) + pipeline_work_bytes(w->pw) + w->enc_cap + w->out_cap +
-	       (w->zc ? ZSTD_sizeof_CCtx(w->zc) : 0) + (w->zd ? ZSTD_sizeof_DCtx(w->zd) : 0) +
+	       w->qh_cap + (w->zc ? ZSTD_sizeof_CCtx(w->zc) : 0) + (w->zd ? ZSTD_sizeof_DCtx(w->zd) : 0) +
 	       (w->gz_ready ? (size_t)256 << 10 : 0);   /* deflate's window, hash, buffers */
 }
 
@@ -95,13 +97,42 @@ int tilegen_encode_work(struct tilegen_work *w, const struct preset *p, uint64_t
 			const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
 			const uint8_t **out, size_t *len)
 {
+	return tilegen_encode_work_at(w, p, seed, lod, cx, cz, rs, bl, edit_seq, layers, 0, out,
+				      len);
+}
+
+/* t with its heights requantised to quantum_um into w->qh: *c is a shallow
+ * copy of t that points at them. */
+static int requantize(struct tilegen_work *w, const struct tile *t, uint32_t quantum_um,
+		      struct tile *c)
+{
+	size_t n = (size_t)t->side * t->side;
+	int rc = reserve(&w->qh, &w->qh_cap, n * sizeof(int32_t));
+
+	if (rc)
+		return rc;
+	*c = *t;
+	c->h = (int32_t *)(void *)w->qh;
+	c->quantum_um = quantum_um;
+	return tile_requantize(t->h, n, t->quantum_um, quantum_um, c->h);
+}
+
+int tilegen_encode_work_at(struct tilegen_work *w, const struct preset *p, uint64_t seed,
+			   int lod, int32_t cx, int32_t cz, const struct region_source *rs,
+			   const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
+			   uint32_t quantum_um, const uint8_t **out, size_t *len)
+{
 	const struct tile *t;
+	struct tile coarse;
 	int rc;
 
 	if (!w || !p || !out || !len)
 		return ERR_INVAL;
 	rc = pipeline_tile_work(w->pw, p, seed, lod, cx, cz, rs, NULL, 0, bl, edit_seq,
 				layers, &t);
+	if (!rc && quantum_um && quantum_um != t->quantum_um &&
+	    (rc = requantize(w, t, quantum_um, &coarse)) == 0)
+		t = &coarse;
 	if (!rc)
 		rc = reserve(&w->enc, &w->enc_cap, tile_encode_bound(t));
 	if (!rc)

@@ -474,8 +474,9 @@ static int gen_body(const struct gen_job *j, struct tilegen_work *wk, const uint
 
 	*heap = NULL;
 	if (!rc && k->kind == KIND_TILE)
-		rc = tilegen_encode_work(wk, j->p, k->seed, k->lod, k->cx, k->cz, j->rs, bl,
-					 j->edit_seq, k->layers, raw, len);
+		rc = tilegen_encode_work_at(wk, j->p, k->seed, k->lod, k->cx, k->cz, j->rs, bl,
+					    j->edit_seq, k->layers, tiles__quantum_of(k, j->p),
+					    raw, len);
 	else if (!rc && (rc = objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, bl,
 					    j->edit_seq, k->kind == KIND_OBJECTS_BINARY ?
 					    OBJECTS_BINARY : OBJECTS_JSON, heap, len)) == 0)
@@ -696,8 +697,9 @@ struct tile_key tiles__key_of(const struct world *w, uint64_t seed, int pi,
 			      int32_t cx, int32_t cz, int lod, int kind,
 			      unsigned layers)
 {
-	struct tile_key k = { seed, 0, cx, cz, (uint32_t)pi, (uint8_t)lod, REQ_CODING_ZSTD,
-			      (uint8_t)kind, (uint8_t)layers };
+	struct tile_key k = { .seed = seed, .cx = cx, .cz = cz, .preset = (uint16_t)pi,
+			      .lod = (uint8_t)lod, .coding = REQ_CODING_ZSTD,
+			      .kind = (uint8_t)kind, .layers = (uint8_t)layers };
 	struct world_chunk ch;
 
 	if (w && needs_around(&k)) {
@@ -787,6 +789,40 @@ int tiles__parse_layers(struct tile_req *x, unsigned *layers)
 	return ERR_INVAL;
 }
 
+uint32_t tiles__quantum_of(const struct tile_key *key, const struct preset *p)
+{
+	return key->precision ? (uint32_t)key->precision * 10000u : preset_quantum_um(p);
+}
+
+int tiles__parse_precision(struct tile_req *x, const struct preset *p, struct tile_key *key)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = req_query(&x->q, "precision", &len, &rc);
+	uint32_t um, base = preset_quantum_um(p);
+	char *msg;
+
+	key->precision = 0;
+	if (rc || !s)
+		return rc;
+	um = tile_precision_um(s, len);
+	if (um && um >= base && um % base == 0) {
+		if (um != base)
+			key->precision = (uint8_t)(um / 10000u);
+		return 0;
+	}
+	if (!(msg = http_req_alloc(x->q.http, 200)))
+		return ERR_NOMEM;
+	if (um)
+		snprintf(msg, 200, "precision: %.8s is not a whole multiple of this "
+			 "generator's quantum, %u um", s, (unsigned)base);
+	else
+		snprintf(msg, 200, "precision: unknown precision \"%.32s\"; use 1cm, 5cm, "
+			 "10cm, 50cm or 1m", s);
+	x->q.detail = msg;
+	return ERR_INVAL;
+}
+
 static int h_tile(struct req *q)
 {
 	struct tile_req *x = tiles__req_of(q);
@@ -805,6 +841,8 @@ static int h_tile(struct req *q)
 		return rc;
 	x->world = world_map_find(x->t->worlds, pi, seed);
 	x->key = tiles__key_of(x->world, seed, pi, cx, cz, lod, KIND_TILE, layers);
+	if ((rc = tiles__parse_precision(x, p, &x->key)) != 0)
+		return rc;
 	if ((rc = tiles__check_version(x, x->key.version, &answered)) != 0 || answered)
 		return rc;
 	return serve_value(x, p);

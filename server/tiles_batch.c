@@ -246,6 +246,7 @@ int tiles__h_batch(struct req *q)
 	int32_t r[4];
 	int64_t cx, cz;
 	unsigned layers;
+	struct tile_key pk;
 	uint64_t version = 0;
 	size_t n, k = 0;
 	int rc, pi, lod, answered;
@@ -254,7 +255,8 @@ int tiles__h_batch(struct req *q)
 		return rc;
 	p = catalog_at(x->t->cat, (size_t)pi);
 	if ((rc = tiles__parse_lod(x, p, &lod)) != 0 || (rc = tiles__parse_layers(x, &layers)) != 0 ||
-	    (rc = parse_rect(x, r, &n)) != 0 || (rc = tiles__parse_coding(x)) != 0)
+	    (rc = parse_rect(x, r, &n)) != 0 || (rc = tiles__parse_coding(x)) != 0 ||
+	    (rc = tiles__parse_precision(x, p, &pk)) != 0)
 		return rc;
 	b = http_req_alloc(x->q.http, sizeof(*b) + n * sizeof(b->m[0]));
 	if (!b)
@@ -271,6 +273,7 @@ int tiles__h_batch(struct req *q)
 		for (cx = r[0]; cx <= r[2]; cx++, k++) {
 			b->m[k].key = tiles__key_of(x->world, seed, pi, (int32_t)cx, (int32_t)cz, lod,
 					     KIND_TILE, layers);
+			b->m[k].key.precision = pk.precision;
 			if (b->m[k].key.version > version)
 				version = b->m[k].key.version;
 		}

@@ -56,12 +56,17 @@ enum value_kind {
  * chunk and its 8 neighbours (world_around_version()). coding is an enum
  * req_coding: the zstd value is the base that generation makes; the gzip
  * and identity values are made from it when first asked for, and cached
- * beside it (docs/codings.md). */
+ * beside it (docs/codings.md). precision is ?precision= in whole
+ * centimetres (tile_precision_um() / 10000), 0 for the canonical heights
+ * (no ?precision=, or the preset's own quantum), so each precision is a
+ * value of its own and the canonical one is shared. */
 struct tile_key {
 	uint64_t seed;
 	uint64_t version;
 	int32_t cx, cz;
-	uint32_t preset;
+	uint16_t preset;
+	uint8_t precision;               /* cm; 0: canonical */
+	uint8_t reserved;                /* 0 */
 	uint8_t lod;                     /* 0 for objects */
 	uint8_t coding;                  /* enum req_coding */
 	uint8_t kind;                    /* enum value_kind */
@@ -134,6 +139,15 @@ int tiles__parse_coding(struct tile_req *x);
 /* Queue the generation of key's value for the flight (w may be NULL). */
 void tiles__generate(struct tiles *t, const struct tile_key *key, const struct preset *p,
 		     const struct world *w, struct cache_entry *flight);
+
+/* The quantum in micrometres of key's heights for preset p. */
+uint32_t tiles__quantum_of(const struct tile_key *key, const struct preset *p);
+
+/* ?precision= of x for preset p into key->precision (0 when absent or the
+ * preset's own quantum): ERR_INVAL with detail for an unknown name or one
+ * finer than (or not a multiple of) the preset's quantum. */
+int tiles__parse_precision(struct tile_req *x, const struct preset *p,
+			   struct tile_key *key);
 
 /* The key of chunk (cx, cz) of world (pi, seed) with edit state w. */
 struct tile_key tiles__key_of(const struct world *w, uint64_t seed, int pi, int32_t cx,

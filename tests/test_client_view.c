@@ -466,10 +466,41 @@ static void test_view_rejects_wrong_and_corrupt_tiles(void **state)
 	env_free(e);
 }
 
+/* The far rings' precisions: the default list keeps LOD 0 exact (no
+ * ?precision=), its last name covers every coarser LOD, --exact (all 0)
+ * asks for none, and a bad list is refused. */
+static void test_view_precisions_keep_lod0_exact_and_repeat_the_last(void **state)
+{
+	struct view_params p = { 0 };
+	uint32_t bad[VIEW_LODS];
+	int lod;
+
+	(void)state;
+	for (lod = 0; lod < VIEW_LODS; lod++)
+		assert_int_equal(view_precision_um(&p, lod), 0);
+	assert_int_equal(view_parse_precisions(VIEW_PRECISIONS, p.precision_um), 0);
+	assert_int_equal(view_precision_um(&p, 0), 0);
+	assert_int_equal(view_precision_um(&p, 1), 100000);
+	assert_int_equal(view_precision_um(&p, 2), 500000);
+	for (lod = 3; lod < VIEW_LODS; lod++)
+		assert_int_equal(view_precision_um(&p, lod), 1000000);
+	assert_int_equal(view_precision_um(&p, -1), 0);
+	assert_int_equal(view_precision_um(&p, VIEW_LODS), 0);
+	assert_int_equal(view_parse_precisions("5cm", p.precision_um), 0);
+	assert_int_equal(view_precision_um(&p, 0), 50000);
+	assert_int_equal(view_precision_um(&p, 12), 50000);
+	assert_int_equal(view_parse_precisions("1cm,3cm", bad), ERR_INVAL);
+	assert_int_equal(view_parse_precisions("", bad), ERR_INVAL);
+	assert_int_equal(view_parse_precisions("1cm,", bad), ERR_INVAL);
+	assert_int_equal(view_parse_precisions("1cm,1cm,1cm,1cm,1cm,1cm,1cm,1cm,1cm,1cm,1cm,1cm,"
+					       "1cm,1cm", bad), ERR_INVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_view_loads_every_chunk_at_its_lod),
+		cmocka_unit_test(test_view_precisions_keep_lod0_exact_and_repeat_the_last),
 		cmocka_unit_test(test_view_falls_back_to_single_tiles_on_404),
 		cmocka_unit_test(test_view_uses_bundles_for_far_rings),
 		cmocka_unit_test(test_view_fetches_only_what_changes),

@@ -3,7 +3,10 @@
  * workspace kept from tile to tile gives the bytes of the one-off calls,
  * whatever came before it; gzip bodies are one deterministic member that
  * zlib inflates back; the pool hands back the workspace it was given, frees
- * one that grew too large, and serves two threads at once.
+ * one that grew too large, and serves two threads at once; at a coarser
+ * ?precision= every sample of the golden tiles and of their east, south
+ * and next-LOD neighbours is the canonical one rounded half away from zero,
+ * so seams and LOD nesting hold at each precision.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -261,6 +264,123 @@ static void test_tilegen_pool_serves_two_threads(void **state)
 	tilegen_pool_destroy(pool);
 }
 
+/* ---- precision ---- */
+
+struct golden {
+	const char *preset;
+	uint64_t seed;
+	int lod;
+	int32_t cx, cz;
+	uint64_t hash;
+};
+
+static const struct golden golden[] = {
+#include "golden_tiles.h"
+};
+
+/* The reference rounding, written apart from tile_requantize(): the
+ * nearest multiple of f to c in quanta of f, ties away from zero. */
+static int32_t nearest(int32_t c, int64_t f)
+{
+	int64_t q = (int64_t)c / f, r = (int64_t)c % f;
+
+	if (2 * (r < 0 ? -r : r) >= f)
+		q += c < 0 ? -1 : 1;
+	return (int32_t)q;
+}
+
+/* Decode the tile of (g's preset and seed, lod, cx, cz) at quantum um
+ * (0: canonical) made by w into t. */
+static void make_at(struct tilegen_work *w, const struct golden *g, int lod, int32_t cx,
+		    int32_t cz, uint32_t um, struct tile *t)
+{
+	const uint8_t *raw;
+	size_t len;
+
+	assert_int_equal(tilegen_encode_work_at(w, find(g->preset), g->seed, lod, cx, cz, NULL,
+						NULL, 0, 0, um, &raw, &len), 0);
+	assert_int_equal(tile_decode(raw, len, t), 0);
+}
+
+static void test_tile_requantize_rounds_half_away_from_zero(void **state)
+{
+	int32_t in[] = { 0, 4, 5, 14, 15, -4, -5, -15, -16, INT32_MAX, INT32_MIN }, out[11];
+	int32_t want[] = { 0, 0, 1, 1, 2, 0, -1, -2, -2, 214748365, -214748365 };
+	size_t k;
+
+	(void)state;
+	assert_int_equal(tile_requantize(in, 11, 10000, 100000, out), 0);
+	for (k = 0; k < 11; k++)
+		assert_int_equal(out[k], want[k]);
+	assert_int_equal(tile_requantize(in, 11, 10000, 10000, out), 0);
+	assert_memory_equal(in, out, sizeof(in));
+	assert_int_equal(tile_requantize(in, 11, 10000, 15000, out), ERR_INVAL);
+	assert_int_equal(tile_requantize(in, 11, 0, 10000, out), ERR_INVAL);
+	assert_int_equal(tile_precision_um("10cm", 4), 100000);
+	assert_int_equal(tile_precision_um("1m", 2), 1000000);
+	assert_int_equal(tile_precision_um("1mm", 3), 0);
+	assert_int_equal(tile_precision_um("10cmx", 4), 100000); /* len bytes only */
+	assert_int_equal(tile_precision_um("", 0), 0);
+}
+
+/* Every sample of a at quantum um is the canonical c's rounding. */
+static void assert_rounds(const struct tile *a, const struct tile *c, uint32_t um)
+{
+	size_t k, n = (size_t)c->side * c->side;
+
+	assert_int_equal(a->quantum_um, um);
+	assert_int_equal(a->side, c->side);
+	for (k = 0; k < n; k++)
+		if (a->h[k] != nearest(c->h[k], um / c->quantum_um))
+			fail_msg("sample %zu: %d, want round(%d / %u)", k, a->h[k], c->h[k],
+				 um / c->quantum_um);
+}
+
+static void test_tilegen_precision_keeps_seams_and_nesting(void **state)
+{
+	static const uint32_t ums[] = { 50000, 100000, 500000, 1000000 };
+	struct tilegen_work *w;
+	size_t i, u;
+	uint32_t k;
+
+	(void)state;
+	assert_int_equal(tilegen_work_create(&w), 0);
+	for (i = 0; i < sizeof(golden) / sizeof(golden[0]); i++) {
+		const struct golden *g = &golden[i];
+		int chunk_log2 = preset_chunk_log2(find(g->preset));
+		/* the east and south neighbours stay in int32 */
+		int32_t ex = g->cx == INT32_MAX ? g->cx - 1 : g->cx;
+		int32_t ez = g->cz == INT32_MAX ? g->cz - 1 : g->cz;
+
+		if (g->lod >= chunk_log2)
+			continue;
+		for (u = 0; u < sizeof(ums) / sizeof(ums[0]); u++) {
+			struct tile c, a, e, s, up;
+
+			make_at(w, g, g->lod, ex, ez, 0, &c);
+			make_at(w, g, g->lod, ex, ez, ums[u], &a);
+			assert_rounds(&a, &c, ums[u]);
+			make_at(w, g, g->lod, ex + 1, ez, ums[u], &e);
+			make_at(w, g, g->lod, ex, ez + 1, ums[u], &s);
+			make_at(w, g, g->lod + 1, ex, ez, ums[u], &up);
+			for (k = 0; k < a.side; k++) {
+				/* east edge = the east neighbour's west edge; south likewise */
+				assert_int_equal(a.h[k * a.side + a.side - 1], e.h[k * e.side]);
+				assert_int_equal(a.h[(a.side - 1) * a.side + k], s.h[k]);
+			}
+			for (k = 0; k < up.side * up.side; k++)
+				assert_int_equal(up.h[k], a.h[(k / up.side) * 2 * a.side +
+							      (k % up.side) * 2]);
+			tile_release(&c);
+			tile_release(&a);
+			tile_release(&e);
+			tile_release(&s);
+			tile_release(&up);
+		}
+	}
+	tilegen_work_destroy(w);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -281,6 +401,8 @@ int main(void)
 		cmocka_unit_test(test_tilegen_gzip_is_one_member_zlib_inflates),
 		cmocka_unit_test(test_tilegen_pool_reuses_and_frees_large_workspaces),
 		cmocka_unit_test(test_tilegen_pool_serves_two_threads),
+		cmocka_unit_test(test_tile_requantize_rounds_half_away_from_zero),
+		cmocka_unit_test(test_tilegen_precision_keeps_seams_and_nesting),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
