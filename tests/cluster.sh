@@ -201,6 +201,12 @@ timeout 40 "$SERVER_BIN" serve --port 0 --data-dir "$TMP/other" --edit-log "$SPE
 check "a node with another generator is refused ($?)" has "$TMP/other.log" \
 	'refusing to start: .*another world.*default'
 
+# a node that wants two replicas to confirm (WAIT 2) gets none here: 503
+server_start --data-dir "$TMP/node4" --edit-log "$SPEC?replicas=2"
+wait_for 10 healthy "$PORT"
+check "?replicas=2 with one replica: edits get 503 (WAIT 2 fails)" eq "$(post "$PORT" two 3)" 503
+server_stop >/dev/null
+
 # ---------------------------------------------------------------- convergence
 for i in 1 2 3; do
 	curl -sN --max-time 120 "http://127.0.0.1:${NPORT[$i]}/v1/worlds/conv/events" >"$TMP/sse.$i" &
