@@ -168,8 +168,8 @@ check: tests
 test:
 	@$(DEPS) test
 	$(MAKE) BUILD=build check
-	$(MAKE) BUILD=build-clang CC=clang check
-	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 check
+	CLUSTER_ROUNDS=3 $(MAKE) BUILD=build-clang CC=clang check
+	CLUSTER_ROUNDS=3 $(MAKE) BUILD=build-asan SAN=1 OPT=-O1 check
 	tests/cross-compiler.sh build build-clang
 
 # deps, then a new make: one that read the file system before the packages

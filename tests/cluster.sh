@@ -7,6 +7,9 @@
 # killed ten times (Sentinel fails over; acknowledged edits lost must be
 # 0), the replica stopped, the whole of Redis stopped, Redis restarted,
 # two nodes appending to one world at once. Every process is killed by pid.
+# CLUSTER_ROUNDS: primary kills (10; make test runs 3 for its clang and
+# ASan builds); CLUSTER_KEEP=1 keeps the logs in BUILD/test-logs/cluster/
+# (they are kept anyway when a check fails). About 90 s.
 . "$(dirname "$0")/lib.sh"
 
 for b in redis-server redis-cli python3 cc; do
