@@ -346,7 +346,7 @@ sleep 0.2
 check "Redis stopped: edits get 503 within the timeout" eq "$(post "${NPORT[2]}" probe 3)" 503
 check "... with Retry-After" has <(curl -s -i --max-time 3 -H 'Content-Type: application/json' \
 	-d '{"edits":[{"op":"raise","x":1,"z":2,"radius":3,"strength":0.5}]}' \
-	"http://127.0.0.1:${NPORT[2]}/v1/worlds/probe/edits") '^Retry-After: [0-9]
+	"http://127.0.0.1:${NPORT[2]}/v1/worlds/probe/edits") '^Retry-After: [0-9]'
 check "... reads work: world info" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv")" 200
 check "... a tile never made before" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv/chunks/0/99/-99")" 200
 check "... the log" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv/edits")" 200
