@@ -135,8 +135,8 @@ static void send_batch(int ep, struct client *c, int idx)
 	c->x_mm = ((long long)((x >> 8) % 100000) - 50000) * 1000 + 500;
 	c->z_mm = ((long long)((x >> 28) % 100000) - 50000) * 1000;
 	c->r_mm = (1 + (long long)((x >> 48) % 8)) * 1000;
-	len = snprintf(body, sizeof(body), "{\"edits\":[{\"op\":\"raise\",\"x\":%lld.5,\"z\":%lld,"
-		       "\"radius\":%lld,\"strength\":0.25}]}", c->x_mm / 1000,
+	len = snprintf(body, sizeof(body), "{\"edits\":[{\"op\":\"raise\",\"x\":%.1f,\"z\":%lld,"
+		       "\"radius\":%lld,\"strength\":0.25}]}", (double)c->x_mm / 1000,
 		       c->z_mm / 1000, c->r_mm / 1000);
 	n = snprintf(req, sizeof(req), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 		     "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",

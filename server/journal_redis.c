@@ -14,13 +14,15 @@
  * sequence numbers of its world, writes them into the record, adds it to
  * the stream and moves the head: Redis runs scripts one at a time, so the
  * order is global and no two nodes can take one sequence. Appends made in
- * one turn of the loop go together, followed by one WAIT for a replica
- * (group commit). An append is done when WAIT confirmed it and this
- * node's tail has read it back and followed it. The tail (XREAD BLOCK on
- * its own connection) reads from an online replica, checked with a ROLE
- * behind every read, so that a node applies only what a replica has; it
- * delivers every entry, its own included, to journal_deliver() in stream
- * order. This file holds the appends, the tail and the backend's
+ * one turn of the loop go together in one call (group commit). The tail
+ * (XREAD BLOCK on its own connection) reads from an online replica,
+ * checked with a ROLE behind every read, so that a node applies only what
+ * a replica has; it delivers every entry, its own included, to
+ * journal_deliver() in stream order. An append is done when the script
+ * answered (with appendfsync always, after the primary's fsync) and the
+ * tail has read it back from the replica and followed it: that read is
+ * the replica's confirmation. With ?replicas=N above 1, a WAIT N for each
+ * group must confirm it too; with 0 the tail reads from the primary. This file holds the appends, the tail and the backend's
  * operations; journal_redis_primary.c the spec, the start-up and the
  * connection to the primary; redis_conn.c the connections themselves.
  */
@@ -178,7 +180,9 @@ static void on_script(struct redis_conn *c, redisReply *r, void *arg)
 			finish(a, ERR_AGAIN);
 		} else {
 			a->logged = 1;
-			a->acked = g->replicas == 0; /* else WAIT decides */
+			/* one replica: reading it back from a replica is the
+			 * confirmation; more: WAIT decides */
+			a->acked = g->replicas <= 1;
 			if (a->acked && a->followed)
 				finish(a, 0);
 		}
@@ -259,7 +263,8 @@ static int send_call(struct rlog *g, struct rappend **from)
 	return 0;
 }
 
-/* Send every append not yet sent, then one WAIT for them all. */
+/* Send every append not yet sent in one script call (or a few), then,
+ * when more than one replica must confirm, one WAIT for them all. */
 static void flush(struct rlog *g)
 {
 	struct rappend *a;
@@ -285,7 +290,7 @@ static void flush(struct rlog *g)
 		return;
 	g->commits++;
 	g->last_commit = n;
-	if (g->replicas == 0)
+	if (g->replicas <= 1)
 		return;
 	snprintf(want, sizeof(want), "%d", g->replicas);
 	snprintf(ms, sizeof(ms), "%u", g->timeout_ms / 2);

@@ -526,12 +526,45 @@ void journal_redis__send_beat(struct rlog *g)
 			   (size_t[]){ 4, strlen(KEY_LOG) });
 }
 
+static void on_sentinel(struct redis_conn *c, redisReply *r, void *arg);
+
+/* A Sentinel's answer of the heartbeat: it names another primary (a
+ * failover this node's primary did not notice: it is still a primary,
+ * without replicas, until Sentinel demotes it): go there. */
+static void on_sentinel_beat(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = arg;
+
+	(void)c;
+	if (g->closing || !g->cmd_ready || !is(r, REDIS_REPLY_ARRAY) || r->elements != 2 ||
+	    !is(r->element[0], REDIS_REPLY_STRING) || !is(r->element[1], REDIS_REPLY_STRING))
+		return;
+	if (strcmp(r->element[0]->str, g->master.host) || atoi(r->element[1]->str) != g->master.port)
+		redis_conn_drop(&g->cmd, "the Sentinels name another primary");
+}
+
+static void ask_sentinel(struct rlog *g, redis_reply_fn fn)
+{
+	const struct addr *s = &g->hosts[g->next_host % g->nhosts];
+	const char *argv[] = { "SENTINEL", "get-master-addr-by-name", g->master_name };
+
+	if (!redis_conn_up(&g->sent))
+		redis_conn_open(&g->sent, s->host, s->port);
+	if (redis_conn_command(&g->sent, g->timeout_ms, fn, g, 3, argv,
+			       (size_t[]){ 8, 23, strlen(g->master_name) }) && fn == on_sentinel) {
+		g->next_host++;
+		redis_conn_retry(&g->cmd, journal_redis__connect);
+	}
+}
+
 void journal_redis__beat(uv_timer_t *t)
 {
 	struct rlog *g = t->data;
 
 	if (!g->cmd_ready)
 		return;
+	if (g->sentinel)
+		ask_sentinel(g, on_sentinel_beat);
 	if (g->waiting) /* behind the WAIT it would time that too */
 		g->beat_due = 1;
 	else
@@ -603,20 +636,11 @@ static void on_sentinel(struct redis_conn *c, redisReply *r, void *arg)
 void journal_redis__connect(struct redis_conn *c)
 {
 	struct rlog *g = c->owner;
-	const struct addr *s = &g->hosts[g->next_host % g->nhosts];
-	const char *argv[] = { "SENTINEL", "get-master-addr-by-name", g->master_name };
 
-	if (!g->sentinel) {
+	if (g->sentinel)
+		ask_sentinel(g, on_sentinel);
+	else
 		open_master(g, &g->hosts[0]);
-		return;
-	}
-	if (!redis_conn_up(&g->sent))
-		redis_conn_open(&g->sent, s->host, s->port);
-	if (redis_conn_command(&g->sent, g->timeout_ms, on_sentinel, g, 3, argv,
-			       (size_t[]){ 8, 23, strlen(g->master_name) })) {
-		g->next_host++;
-		redis_conn_retry(c, journal_redis__connect);
-	}
 }
 
 void journal_redis__primary_down(struct redis_conn *c, const char *why)

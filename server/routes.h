@@ -101,10 +101,12 @@
  *	WORLD_MAX_EDIT_CHUNKS chunks for an edit, WORLD_MAX_BATCH_CHUNKS for
  *	the batch; the detail names the field); then the batch gets the next
  *	sequence numbers, goes into the edit log as one record, and only
- *	once that is fdatasync()'d is it applied and answered: 200
+ *	once that is fdatasync()'d (the shared log: docs/edits.md) is it
+ *	applied and answered: 200
  *	{"first_seq","last_seq","seq","world_hash","chunks":[[cx,cz],...]},
- *	and published to the event streams. 503 when the log queue is full
- *	or the log has failed (then until a restart).
+ *	and published to the event streams. 503 when the log queue is full,
+ *	a shared log is out of reach (until it is back) or the log has
+ *	failed (then until a restart).
  *   GET|HEAD /v1/worlds/{seed}/edits?since=SEQ[&limit=N][&gen=NAME]
  *	The log after SEQ (default 0) in order, at most N (default and
  *	largest 1000) edits: {"since","seq","world_hash","edits":[{"seq",
@@ -124,7 +126,8 @@
  *	256 x 256 PNG tiles, style terrarium (elevation) or shaded (relief),
  *	made from the same heights and edits as the tiles, cached with them.
  *   GET|HEAD /v1/presets      every generator preset with its parameters
- *   GET|HEAD /healthz         {"status":"ok"} while serving
+ *   GET|HEAD /healthz         {"status":"ok"} while serving; 503 "degraded"
+ *	while edits cannot be taken (reads still work)
  *   GET|HEAD /metrics         Prometheus text (metrics.h)
  *   GET|HEAD /v1/openapi.json this API as OpenAPI 3.1 (server/assets/openapi.json,
  *	served like the viewer's files: ETag, Last-Modified, no-cache)

@@ -8,6 +8,9 @@
 # killed ten times (Sentinel fails over; acknowledged edits lost must be
 # 0), the replica stopped, the whole of Redis stopped, Redis restarted,
 # two nodes appending to one world at once. Every process is killed by pid.
+# CLUSTER_ROUNDS: primary kills (10; make test runs 3 for its clang and
+# ASan builds); CLUSTER_KEEP=1 keeps the logs in BUILD/test-logs/cluster/
+# (they are kept anyway when a check fails). About 90 s.
 . "$(dirname "$0")/lib.sh"
 
 for b in redis-server redis-cli python3 cc; do
@@ -202,6 +205,12 @@ timeout 40 "$SERVER_BIN" serve --port 0 --data-dir "$TMP/other" --edit-log "$SPE
 check "a node with another generator is refused ($?)" has "$TMP/other.log" \
 	'refusing to start: .*another world.*default'
 
+# a node that wants two replicas to confirm (WAIT 2) gets none here: 503
+server_start --data-dir "$TMP/node4" --edit-log "$SPEC?replicas=2"
+wait_for 10 healthy "$PORT"
+check "?replicas=2 with one replica: edits get 503 (WAIT 2 fails)" eq "$(post "$PORT" two 3)" 503
+server_stop >/dev/null
+
 # ---------------------------------------------------------------- convergence
 for i in 1 2 3; do
 	curl -sN --max-time 120 "http://127.0.0.1:${NPORT[$i]}/v1/worlds/conv/events" >"$TMP/sse.$i" &
@@ -336,6 +345,9 @@ check "replica back: edits are acknowledged again" wait_for 15 edit_ok
 for n in r1 r2 s1 s2 s3; do kill -STOP "${RPID[$n]}"; done
 sleep 0.2
 check "Redis stopped: edits get 503 within the timeout" eq "$(post "${NPORT[2]}" probe 3)" 503
+check "... with Retry-After" has <(curl -s -i --max-time 3 -H 'Content-Type: application/json' \
+	-d '{"edits":[{"op":"raise","x":1,"z":2,"radius":3,"strength":0.5}]}' \
+	"http://127.0.0.1:${NPORT[2]}/v1/worlds/probe/edits") '^Retry-After: [0-9]'
 check "... reads work: world info" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv")" 200
 check "... a tile never made before" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv/chunks/0/99/-99")" 200
 check "... the log" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv/edits")" 200
