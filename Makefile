@@ -174,12 +174,12 @@ tests: all $(TEST_BIN)
 
 # Runs every cmocka binary and every tests/*.sh against $(BUILD).
 check: tests
-	@BUILD=$(BUILD) RUN_ONCE=$(RUN_ONCE) tests/run.sh $(TEST_BIN)
+	@BUILD=$(BUILD) RUN_ONCE=$(RUN_ONCE) SCRIPTS=$(SCRIPTS) tests/run.sh $(TEST_BIN)
 
 test:
 	@$(DEPS) test
 	$(MAKE) BUILD=build check
-	$(MAKE) BUILD=build-clang CC=clang RUN_ONCE=0 check
+	$(MAKE) BUILD=build-clang CC=clang SCRIPTS=0 check
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 RUN_ONCE=0 check
 	tests/cross-compiler.sh build build-clang
 
