@@ -397,7 +397,8 @@ for s in $sections; do
 	13) section "13. Web map tiles: a cold 256 x 256 PNG beside a cold LOD-0 binary tile, single-threaded"
 	   say "section 13: map tiles"
 	   run "$out/maps_bench" | table | emit ;;
-	14) bash "$here/cluster.sh" "$build" | emit || say "section 14: bench/cluster.sh failed (exit $?)" ;;
+	14) bash "$here/cluster.sh" "$build" | emit || say "section 14: bench/cluster.sh failed (exit $?)"
+	    bash "$here/late_joiner.sh" "$build" | emit || say "section 14: bench/late_joiner.sh failed (exit $?)" ;;
 	15) section "15. Fewer bytes per player: coarser heights for far rings (issue 20)"
 	    if bash "$here/precision.sh" "$build" >"$out/precision.out"; then
 		    table <"$out/precision.tsv" | emit
