@@ -308,6 +308,8 @@ static void job_done(uv_work_t *w, int status)
 		publish(s, j->edits);
 	}
 	job_free(j);
+	if (s->every && s->since >= s->every && !s->stopped)
+		snapshots_applied(s, 0); /* one fell due while this one was written */
 }
 
 int snapshots_start(struct snapshots *s)
