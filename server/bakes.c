@@ -237,6 +237,28 @@ static int bakes_pop(struct bakes *b, int *gen, uint64_t *seed, int32_t *cx, int
 	return 0;
 }
 
+int bakes_copy(struct bakes *b, const struct world *w, int gen, uint64_t seed, int32_t cx,
+	       int32_t cz, uint8_t **blob, size_t *len, struct edit **edits, size_t *n)
+{
+	const struct bake_rec *r = bakes_get(b, gen, seed, cx, cz, 0);
+	uint64_t pos = r && r->blob ? r->pos : 0;
+
+	*blob = NULL;
+	*len = 0;
+	if (world_chunk_edits_from(w, cx, cz, &pos, edits, n))
+		return ERR_NOMEM;
+	if (r && r->blob) {
+		if (!(*blob = malloc(r->len))) {
+			free(*edits);
+			*edits = NULL;
+			return ERR_NOMEM;
+		}
+		memcpy(*blob, r->blob, r->len);
+		*len = r->len;
+	}
+	return 0;
+}
+
 void bakes_stats(const struct bakes *b, struct bakes_stats *out)
 {
 	*out = (struct bakes_stats){ b->n, b->bytes, b->qlen, b->baked };

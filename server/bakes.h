@@ -77,6 +77,17 @@ void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunk
 struct bake_rec *bakes_get(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz,
 			   int create);
 
+/*
+ * Loop thread: what chunk (cx, cz) of world w (gen, seed) adds to a job
+ * that generates it: a copy of its bake's delta frame in *blob (free();
+ * NULL when it has none) of *len bytes, and a copy of the edits since
+ * that bake (world_chunk_edits_from()). 0 or ERR_NOMEM (nothing to free).
+ */
+struct edit;
+struct world;
+int bakes_copy(struct bakes *b, const struct world *w, int gen, uint64_t seed, int32_t cx,
+	       int32_t cz, uint8_t **blob, size_t *len, struct edit **edits, size_t *n);
+
 /* Replace r's delta with frame (the reference is taken) folding edits up
  * to version, of which there are folded, ending at world position pos. */
 void bakes_set(struct bakes *b, struct bake_rec *r, uint64_t version, uint64_t pos,

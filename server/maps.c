@@ -196,7 +196,7 @@ static void chunks_free(struct map_chunk *c, size_t n)
  * chunk with edits in x's rectangle into j. */
 static int copy_chunks(struct map_req *x, struct map_job *j)
 {
-	uint64_t version, pos;
+	uint64_t version;
 	int32_t *cc;
 	size_t n, k;
 	int rc = 0;
@@ -214,21 +214,12 @@ static int copy_chunks(struct map_req *x, struct map_job *j)
 			  cc, n);
 	for (k = 0; !rc && k < n; k++) {
 		struct map_chunk *c = &j->chunks[k];
-		const struct bake_rec *r = bakes_get(x->t->bakes, (int)x->key.preset, x->key.seed,
-						     cc[2 * k], cc[2 * k + 1], 0);
 
 		c->cx = cc[2 * k];
 		c->cz = cc[2 * k + 1];
-		pos = r && r->blob ? r->pos : 0;
 		j->nchunks = k + 1;
-		if (world_chunk_edits_from(x->world, c->cx, c->cz, &pos, &c->edits, &c->nedits))
-			rc = ERR_NOMEM;
-		else if (r && r->blob && (c->blob = malloc(r->len)) == NULL)
-			rc = ERR_NOMEM;
-		else if (r && r->blob) {
-			memcpy(c->blob, r->blob, r->len);
-			c->blob_len = r->len;
-		}
+		rc = bakes_copy(x->t->bakes, x->world, (int)x->key.preset, x->key.seed, c->cx,
+				c->cz, &c->blob, &c->blob_len, &c->edits, &c->nedits);
 	}
 	free(cc);
 	return rc;
@@ -252,8 +243,7 @@ static int apply_chunks(const struct map_job *j, int32_t *blk, int64_t x0, int64
 				rc = ERR_NOMEM;
 				break;
 			}
-			rc = tilegen_decompress_to(c->blob, c->blob_len, (uint8_t *)delta,
-						   side * side * sizeof(*delta));
+			rc = bakes_unpack(c->blob, c->blob_len, chunk_log2, delta);
 			bc.delta = delta;
 		}
 		if (!rc)

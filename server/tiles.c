@@ -84,7 +84,7 @@ static const char *const encodings[] = {
 struct job_edits {
 	int chunk_log2;
 	size_t n;
-	struct {
+	struct chunk_edits {
 		int32_t cx, cz;
 		uint8_t *blob;
 		size_t blob_len;
@@ -383,23 +383,14 @@ static void job_edits_free(struct job_edits *ed)
 static int copy_chunk(struct tiles *t, const struct world *w, int gen, uint64_t seed,
 		      int32_t cx, int32_t cz, struct job_edits *ed)
 {
-	const struct bake_rec *r = bakes_get(t->bakes, gen, seed, cx, cz, 0);
-	uint64_t pos = r && r->blob ? r->pos : 0;
-	size_t k = ed->n;
+	struct chunk_edits *c = &ed->c[ed->n];
 
-	ed->c[k].cx = cx;
-	ed->c[k].cz = cz;
-	ed->c[k].blob = NULL;
-	ed->c[k].blob_len = 0;
-	if (world_chunk_edits_from(w, cx, cz, &pos, &ed->c[k].edits, &ed->c[k].nedits))
+	c->cx = cx;
+	c->cz = cz;
+	if (bakes_copy(t->bakes, w, gen, seed, cx, cz, &c->blob, &c->blob_len, &c->edits,
+		       &c->nedits))
 		return ERR_NOMEM;
 	ed->n++;
-	if (r && r->blob) {
-		if (!(ed->c[k].blob = malloc(r->len)))
-			return ERR_NOMEM;
-		memcpy(ed->c[k].blob, r->blob, r->len);
-		ed->c[k].blob_len = r->len;
-	}
 	return 0;
 }
 

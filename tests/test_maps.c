@@ -563,6 +563,43 @@ static void test_maps_tiles_follow_an_edit(void **state)
 	free(a12);
 }
 
+/* A chunk whose edits are baked (--bake-after 8: the server's default)
+ * draws from its delta: the map tile still equals the binary tile. */
+static void test_maps_tiles_of_a_baked_chunk_equal_the_binary_tiles(void **state)
+{
+	const char *z17 = "/v1/worlds/baked/maps/terrarium/17/65566/65566.png";
+	char body[4096], etag[64];
+	size_t n = 0;
+	struct resp rp;
+	struct tile t;
+	double *px;
+	int i, k;
+
+	(void)state;
+	n += (size_t)snprintf(body + n, sizeof(body) - n, "{\"edits\":[");
+	for (k = 0; k < 12; k++)
+		n += (size_t)snprintf(body + n, sizeof(body) - n,
+				      "%s{\"op\":\"raise\",\"x\":%d,\"z\":%d,\"radius\":40,"
+				      "\"strength\":2}", k ? "," : "", 7700 + 17 * k, 7720 + 13 * k);
+	snprintf(body + n, sizeof(body) - n, "]}");
+	post_edit("baked", body);
+	for (i = 0; i < 300; i++) { /* until the bake is made */
+		get_ok("/metrics", &rp);
+		k = strstr((char *)rp.body, "\nterrain_bakes_total 0\n") == NULL;
+		free(rp.body);
+		if (k)
+			break;
+		usleep(20000);
+	}
+	assert_true(k);
+	px = get_terrarium(z17, etag, sizeof(etag));
+	get_tile("/v1/worlds/baked/chunks/0/30/30", &t);
+	assert_true(t.edit_seq > 0);
+	assert_int_equal(compare(px, 0, 0, &t, 256), 256 * 256);
+	tile_release(&t);
+	free(px);
+}
+
 static void test_maps_an_origin_moves_the_window(void **state)
 {
 	char e1[64], e2[64], v[64];
@@ -591,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_maps_terrarium_pixels_equal_the_binary_tiles),
 		cmocka_unit_test(test_maps_tiles_have_the_http_manners_of_tiles),
 		cmocka_unit_test(test_maps_tiles_follow_an_edit),
+		cmocka_unit_test(test_maps_tiles_of_a_baked_chunk_equal_the_binary_tiles),
 		cmocka_unit_test(test_maps_an_origin_moves_the_window),
 	};
 
