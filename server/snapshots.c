@@ -65,6 +65,8 @@ struct job {
 	size_t nchunks, next;
 	uint64_t edits, bytes, t0;
 	struct store_snap *w;
+	uint8_t *shared;         /* the file's bytes for on_written, or NULL */
+	size_t shared_len;
 	int err;
 };
 
@@ -116,6 +118,7 @@ static void job_free(struct job *j)
 	}
 	free(j->chunks);
 	free(j->worlds);
+	free(j->shared);
 	store_snap_abort(j->w);
 	free(j);
 }
@@ -233,8 +236,14 @@ static void job_work(uv_work_t *w)
 	while (!rc && j->next == j->nchunks && j->wnext < j->nworlds)
 		rc = put_world(j, &j->worlds[j->wnext++]);
 	if (!rc && j->next == j->nchunks) {
+		char msg[300];
+
 		rc = store_snap_commit(j->w, &j->bytes);
 		j->w = NULL;
+		/* read back here, not on the loop: a shared log takes the bytes */
+		if (!rc && j->s->on_written &&
+		    store_snap_read(j->s->dir, &j->shared, &j->shared_len, msg, sizeof(msg)))
+			fprintf(stderr, "terrain-server: snapshot not shared: %s\n", msg);
 	}
 	j->err = rc;
 }
@@ -256,23 +265,6 @@ static void adopt(struct snapshots *s, struct job *j)
 		if (r && r->version < c->st.version && (f = bakes_blob_new(c->blob, c->len)))
 			bakes_set(s->bakes, r, c->st.version, c->pos, c->st.nedits, f);
 	}
-}
-
-/* Hand the snapshot just written to the on_written hook. */
-static void publish(struct snapshots *s, uint64_t edits)
-{
-	uint8_t *buf;
-	size_t len;
-	char err[300];
-
-	if (!s->on_written)
-		return;
-	if (store_snap_read(s->dir, &buf, &len, err, sizeof(err))) {
-		fprintf(stderr, "terrain-server: snapshot not shared: %s\n", err);
-		return;
-	}
-	s->on_written(s->written_arg, buf, len, edits);
-	free(buf);
 }
 
 static void job_done(uv_work_t *w, int status)
@@ -305,7 +297,8 @@ static void job_done(uv_work_t *w, int status)
 		fprintf(stderr, "terrain-server: snapshot of %llu edits in %zu worlds, %zu chunks,"
 			" %llu bytes, in %llu ms\n", (ull)j->edits, j->nworlds, j->nchunks,
 			(ull)j->bytes, (ull)s->st.ms);
-		publish(s, j->edits);
+		if (s->on_written && j->shared)
+			s->on_written(s->written_arg, j->shared, j->shared_len, j->edits);
 	}
 	job_free(j);
 	if (s->every && s->since >= s->every && !s->stopped)
