@@ -1,7 +1,7 @@
 /*
  * selfcheck.c - the start-up check of the generated world (selfcheck.h).
  * Owns nothing but the choice of tiles; the hashes are those of
- * common/golden_tiles.h, shared with tests/test_pipeline.c.
+ * common/golden_tiles.inc, shared with tests/test_pipeline.c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #include "tile.h"
 
 static const struct selfcheck_tile golden[] = {
-#include "golden_tiles.h"
+#include "golden_tiles.inc"
 };
 #define NGOLDEN (sizeof(golden) / sizeof(golden[0]))
 
@@ -141,7 +141,7 @@ static int start_tiles(struct selfcheck_tile *v, char *msg, size_t cap)
 				break;
 		if (i == NGOLDEN) {
 			snprintf(msg, cap, "self-check: tile %s lod %d (%ld, %ld) is not in "
-				 "golden_tiles.h", start_keys[k].preset, start_keys[k].lod,
+				 "golden_tiles.inc", start_keys[k].preset, start_keys[k].lod,
 				 (long)start_keys[k].cx, (long)start_keys[k].cz);
 			return ERR_NOTFOUND;
 		}

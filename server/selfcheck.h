@@ -6,7 +6,7 @@
  * (FMA contraction, fast-math; the Makefile refuses them) or a miscompiling
  * compiler would make a server that serves another world under the same
  * names. At start, `terrain-server serve` generates a few golden tiles of
- * the built-in presets (common/golden_tiles.h, the hashes the test suite
+ * the built-in presets (common/golden_tiles.inc, the hashes the test suite
  * checks too) and refuses to start when one differs.
  */
 #ifndef SELFCHECK_H
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One golden tile: the layout of the rows of common/golden_tiles.h. */
+/* One golden tile: the layout of the rows of common/golden_tiles.inc. */
 struct selfcheck_tile {
 	const char *preset;  /* a built-in preset */
 	uint64_t seed;

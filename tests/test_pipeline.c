@@ -132,7 +132,7 @@ struct golden {
  * and regenerate with TERRAIN_PRINT_GOLDEN=1 build/tests/test_pipeline.
  */
 static const struct golden golden[] = {
-#include "golden_tiles.h"
+#include "golden_tiles.inc"
 };
 
 static void test_pipeline_matches_golden_hashes(void **state)

@@ -275,7 +275,7 @@ struct golden {
 };
 
 static const struct golden golden[] = {
-#include "golden_tiles.h"
+#include "golden_tiles.inc"
 };
 
 /* The reference rounding, written apart from tile_requantize(): the
