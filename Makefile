@@ -167,6 +167,25 @@ $(BUILD)/terrain-client: $(BUILD)/client-sample/main.o $(BUILD)/libclient.a $(BU
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libserver.a $(BUILD)/libclient.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
 
+# Each x86-64 clone of the noise kernels once more on its own, without
+# target_clones and with its names suffixed (bench/variant.h), so that
+# tests/test_clones.c compares their bits with the library's dispatch.
+ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine)),)
+CLONE_OBJ := $(foreach v,base v3 v4,$(BUILD)/clones/noise_$(v).o $(BUILD)/clones/fbm_$(v).o)
+clone_isa = $(if $(filter v3,$1),-mavx2 -mfma,$(if $(filter v4,$1),-march=x86-64-v4))
+$(BUILD)/clones/noise_%.o: common/noise.c
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) $(HOT) -DTERRAIN_NO_CLONES $(call clone_isa,$*) \
+		-include bench/variant.h -DVARIANT=$* -c $< -o $@
+$(BUILD)/clones/fbm_%.o: common/fbm.c
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) $(HOT) -DTERRAIN_NO_CLONES $(call clone_isa,$*) \
+		-include bench/variant.h -DVARIANT=$* -c $< -o $@
+$(BUILD)/clones/%.o: HOT = $(if $(filter -O2,$(OPT)),-O3)
+$(BUILD)/tests/test_clones: $(CLONE_OBJ)
+$(BUILD)/tests/test_clones.o: CFLAGS_ALL += -DHAVE_CLONES
+endif
+
 tests: all $(TEST_BIN)
 .PHONY: tests
 # keep test objects between runs (they are intermediates of the pattern rule)
