@@ -27,6 +27,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# For scripts whose last server should stop cleanly (trap stop_all EXIT):
+# SIGTERM it first (timeout(1) passes that on; cleanup's SIGKILL would not
+# let it drain), wait for it, then clean up as usual.
+stop_all() {
+	local i
+	if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill -TERM "$SERVER_PID" 2>/dev/null
+		for i in $(seq 1 50); do
+			kill -0 "$SERVER_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
+	cleanup
+}
+
 check() {
 	local msg=$1
 	shift

@@ -22,18 +22,6 @@ BROWSER_DIR=$HERE/browser
 . "$BROWSER_DIR/deps.sh"
 CLIENT=$BUILD/terrain-client
 
-# SIGTERM the server first (timeout(1) passes it on), then clean up as usual.
-stop_all() {
-	local i
-	if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-		kill -TERM "$SERVER_PID" 2>/dev/null
-		for i in $(seq 1 50); do
-			kill -0 "$SERVER_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-	fi
-	cleanup
-}
 trap stop_all EXIT
 
 skip() {

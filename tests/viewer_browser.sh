@@ -22,20 +22,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BROWSER_DIR=$HERE/browser
 CLIENT=$BUILD/terrain-client
 
-# lib.sh's cleanup SIGKILLs the timeout(1) that wraps the server, which leaves
-# the server itself running: SIGTERM it first (timeout passes that on), wait
-# for it, then clean up as usual. Runs on every exit, failures included.
-stop_all() {
-	local i
-	if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-		kill -TERM "$SERVER_PID" 2>/dev/null
-		for i in $(seq 1 50); do
-			kill -0 "$SERVER_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-	fi
-	cleanup
-}
 trap stop_all EXIT
 
 # Skip the browser part; the checks made before it still count.
