@@ -30,8 +30,42 @@ uint64_t fbm_mix64(uint64_t x)
 	return x;
 }
 
+/*
+ * The x axes of unwarped Perlin rows, per octave: every row of a tile has
+ * the same x positions, so an octave's cells, fractions and fades along x
+ * are worked out once and each row only hashes its cells and interpolates.
+ * AXES entries, keyed by everything the axis depends on, replaced round
+ * robin; enough for the unwarped Perlin octaves a preset interleaves.
+ */
+#define AXES 32
+
+struct axis_entry {
+	int64_t x0, step, off;
+	uint64_t q;
+	size_t n, cap;
+	int used, ok;
+	struct perlin_axis a;
+};
+
+struct fbm_axes {
+	unsigned next;
+	struct axis_entry e[AXES];
+};
+
+static void axes_free(struct fbm_axes *ax)
+{
+	int k;
+
+	if (!ax)
+		return;
+	for (k = 0; k < AXES; k++)
+		free(ax->e[k].a.run);   /* one block per entry */
+	free(ax);
+}
+
 int fbm_scratch_init(struct fbm_scratch *s, size_t n)
 {
+	s->axes = NULL;
 	s->cap = n;
 	s->kx = malloc(n * sizeof(*s->kx));
 	s->kz = malloc(n * sizeof(*s->kz));
@@ -51,6 +85,7 @@ int fbm_scratch_init(struct fbm_scratch *s, size_t n)
 
 void fbm_scratch_release(struct fbm_scratch *s)
 {
+	axes_free(s->axes);
 	free(s->kx);
 	free(s->kz);
 	free(s->fx);
@@ -232,6 +267,64 @@ static void accumulate(const struct fbm *f, int o, const float *nz, size_t n,
 	}
 }
 
+/* The kept x axis of octave o of f along x0 + i * step, n samples; NULL
+ * when out of memory or when the axis cannot take the 32-bit path. */
+static const struct perlin_axis *axis_of(const struct fbm *f, int o, int64_t x0, int64_t step,
+					 size_t n, struct fbm_scratch *s)
+{
+	struct fbm_axes *ax = s->axes;
+	struct axis_entry *e;
+	struct lat_row r = { 0, 0, s->kx, s->kz, s->fx, s->fz, 0, 0, 0, 0, n, 1 };
+	uint64_t q = f->freq[o];
+	int k;
+
+	if (!ax && !(ax = s->axes = calloc(1, sizeof(*ax))))
+		return NULL;
+	for (k = 0; k < AXES; k++) {
+		e = &ax->e[k];
+		if (e->used && e->x0 == x0 && e->step == step && e->n == n && e->q == q &&
+		    e->off == f->offx[o])
+			return e->ok ? &e->a : NULL;
+	}
+	e = &ax->e[ax->next];
+	ax->next = (ax->next + 1) % AXES;
+	e->used = 0;
+	if (e->cap < n) {
+		uint32_t *block = malloc((4 * n + 1) * sizeof(uint32_t));
+
+		if (!block)
+			return NULL;
+		free(e->a.run);
+		e->a.run = block;
+		e->a.cell = (int32_t *)(block + n + 1);
+		e->a.x = (float *)(block + 2 * n + 1);
+		e->a.u = (float *)(block + 3 * n + 1);
+		e->cap = n;
+	}
+	axis(x0, q, f->offx[o], step * (int64_t)q, NULL, 0.0, n, &r.bx, s->kx, s->fx,
+	     &r.xlo, &r.xhi);
+	e->ok = noise_perlin_axis(&e->a, &r);
+	e->x0 = x0;
+	e->step = step;
+	e->n = n;
+	e->q = q;
+	e->off = f->offx[o];
+	e->used = 1;
+	return e->ok ? &e->a : NULL;
+}
+
+/* Octave o of an unwarped Perlin row into s->noise through its kept x
+ * axis: 1, or 0 when the general path must run. */
+static int perlin_unwarped(const struct fbm *f, int o, int64_t x0, int64_t step, int64_t z,
+			   size_t n, struct fbm_scratch *s)
+{
+	const struct perlin_axis *a = axis_of(f, o, x0, step, n, s);
+	i128 p = (i128)z * (i128)f->freq[o] + f->offz[o];
+
+	return a && noise_perlin_row_axis(f->seed[o], a, (int64_t)(p >> 32), (uint32_t)p,
+					  s->noise);
+}
+
 void fbm_row(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
 	     const float *dx, const float *dz, size_t n, float *out,
 	     struct fbm_scratch *s)
@@ -249,6 +342,11 @@ void fbm_row(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
 	for (o = 0; o < f->octaves; o++) {
 		uint64_t q = f->freq[o];
 
+		if (!dx && !dz && f->noise == NOISE_PERLIN && step >= 0 &&
+		    perlin_unwarped(f, o, x0, step, z, n, s)) {
+			accumulate(f, o, s->noise, n, out, s->weight);
+			continue;
+		}
 		axis(x0, q, f->offx[o], step * (int64_t)q, dx, f->freqd[o], n,
 		     &r.bx, s->kx, s->fx, &r.xlo, &r.xhi);
 		axis(z, q, f->offz[o], 0, dz, f->freqd[o], n,

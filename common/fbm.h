@@ -60,6 +60,8 @@ struct fbm_scratch {
 	uint32_t *fx, *fz;
 	float *noise, *weight;
 	float *dnx, *dnz;       /* derivative scratch (fbm_row_d) */
+	struct fbm_axes *axes;  /* unwarped Perlin x axes, kept between rows
+				   (allocated on first use) */
 	size_t cap;
 };
 

@@ -561,6 +561,76 @@ static void perlin_row_z(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_
 	perlin_blocks(s, xb, zb, r, out, 1);
 }
 
+int noise_perlin_axis(struct perlin_axis *a, const struct lat_row *r)
+{
+	size_t i, k = 0;
+	int ok = 1;
+
+	a->xb = fold_base(r->bx, r->xlo, r->xhi, &ok);
+	a->n = r->n;
+	a->nrun = 0;
+	if (!ok || r->n == 0)
+		return ok;
+	for (i = 0; i < r->n; i++) {
+		if (i == 0 || r->kx[i] != a->cell[k - 1]) {
+			a->run[k] = (uint32_t)i;
+			a->cell[k++] = r->kx[i];
+		}
+		a->x[i] = frac24(r->fx[i]);
+		a->u[i] = fade5(a->x[i]);
+	}
+	a->run[k] = (uint32_t)r->n;
+	a->nrun = k;
+	return 1;
+}
+
+/*
+ * One run of samples in one cell of an unwarped row: perlin_g() with the z
+ * terms of the four dot products (gz * z, the same products) hoisted.
+ */
+CLONE_INLINE void perlin_run(const struct cell_grads *g, float z, const float *x,
+			     const float *u, size_t n, float *out)
+{
+	float z1 = z - 1.0f, v = fade5(z);
+	float c00 = g->z00 * z, c10 = g->z10 * z, c01 = g->z01 * z1, c11 = g->z11 * z1;
+	float gx00 = g->x00, gx10 = g->x10, gx01 = g->x01, gx11 = g->x11;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		float xi = x[i], x1 = xi - 1.0f, ui = u[i];
+		float n00 = gx00 * xi + c00, n10 = gx10 * x1 + c10;
+		float n01 = gx01 * xi + c01, n11 = gx11 * x1 + c11;
+
+		out[i] = lerp(lerp(n00, n10, ui), lerp(n01, n11, ui), v) * PERLIN_SCALE;
+	}
+}
+
+CLONES
+static void perlin_axis_row(uint32_t s, const struct perlin_axis *a, uint32_t zb, float z,
+			    float *out)
+{
+	size_t k;
+
+	for (k = 0; k < a->nrun; k++) {
+		size_t i0 = a->run[k], i1 = a->run[k + 1];
+		struct cell_grads g = cell_grads(corners_fast(s, a->xb, zb, a->cell[k], 0));
+
+		perlin_run(&g, z, a->x + i0, a->u + i0, i1 - i0, out + i0);
+	}
+}
+
+int noise_perlin_row_axis(uint64_t seed, const struct perlin_axis *a, int64_t bz, uint32_t fz,
+			  float *out)
+{
+	int ok = 1;
+	uint32_t zb = fold_base(bz, 0, 0, &ok);
+
+	if (!ok)
+		return 0;
+	perlin_axis_row(fold_seed(seed), a, zb, frac24(fz), out);
+	return 1;
+}
+
 /*
  * Skew a block of samples relative to the row's skewed base cells. With
  * (bx + bz) * SKEW = si * 2^32 + sf, sample i moves by t = sf + (kx + kz) *

@@ -37,6 +37,36 @@ struct lat_row {
 	int x_up;
 };
 
+/*
+ * The x axis of unwarped Perlin rows, prepared once by noise_perlin_axis()
+ * and shared by every row at the same x positions (all rows of a tile):
+ * the runs of samples within one cell, and each sample's fraction and fade.
+ * A row then only hashes one cell per run and interpolates. The caller
+ * provides the arrays: run[cap + 1], cell[cap], x[cap], u[cap].
+ */
+struct perlin_axis {
+	uint32_t xb;          /* folded base column */
+	size_t n, nrun;       /* samples; runs (sample run[k] .. run[k + 1] - 1) */
+	uint32_t *run;
+	int32_t *cell;        /* cell offset of run k from the row's base */
+	float *x, *u;         /* fraction in the cell and its quintic fade */
+};
+
+/*
+ * Fill a from the x half of r (bx, kx, fx, xlo, xhi, n), whose cells must
+ * never decrease (r->x_up). Returns 1, or 0 when the row crosses a 2^32
+ * block of cells (then use noise_row()).
+ */
+int noise_perlin_axis(struct perlin_axis *a, const struct lat_row *r);
+
+/*
+ * noise_row(NOISE_PERLIN, seed, r, out) for the row whose x half a holds and
+ * whose every sample lies in cell row bz at fraction fz: the same bits.
+ * Returns 1, or 0 (out untouched) when the cell row crosses a 2^32 block.
+ */
+int noise_perlin_row_axis(uint64_t seed, const struct perlin_axis *a, int64_t bz, uint32_t fz,
+			  float *out);
+
 enum noise_kind {
 	NOISE_PERLIN,         /* improved Perlin gradient noise */
 	NOISE_SIMPLEX,        /* 2D Simplex */
