@@ -71,11 +71,12 @@ int fbm_scratch_init(struct fbm_scratch *s, size_t n)
 	s->kz = malloc(n * sizeof(*s->kz));
 	s->fx = malloc(n * sizeof(*s->fx));
 	s->fz = malloc(n * sizeof(*s->fz));
-	s->noise = malloc(n * sizeof(*s->noise));
+	s->noise = malloc((n + PERLIN_AXIS_LANES) * sizeof(*s->noise));
+	s->acc = malloc((n + PERLIN_AXIS_LANES) * sizeof(*s->acc));
 	s->weight = malloc(n * sizeof(*s->weight));
 	s->dnx = malloc(n * sizeof(*s->dnx));
 	s->dnz = malloc(n * sizeof(*s->dnz));
-	if (!s->kx || !s->kz || !s->fx || !s->fz || !s->noise || !s->weight ||
+	if (!s->kx || !s->kz || !s->fx || !s->fz || !s->noise || !s->acc || !s->weight ||
 	    !s->dnx || !s->dnz) {
 		fbm_scratch_release(s);
 		return ERR_NOMEM;
@@ -91,6 +92,7 @@ void fbm_scratch_release(struct fbm_scratch *s)
 	free(s->fx);
 	free(s->fz);
 	free(s->noise);
+	free(s->acc);
 	free(s->weight);
 	free(s->dnx);
 	free(s->dnz);
@@ -269,7 +271,7 @@ static void accumulate(const struct fbm *f, int o, const float *nz, size_t n,
 
 /* The kept x axis of octave o of f along x0 + i * step, n samples; NULL
  * when out of memory or when the axis cannot take the 32-bit path. */
-static const struct perlin_axis *axis_of(const struct fbm *f, int o, int64_t x0, int64_t step,
+static struct perlin_axis *axis_of(const struct fbm *f, int o, int64_t x0, int64_t step,
 					 size_t n, struct fbm_scratch *s)
 {
 	struct fbm_axes *ax = s->axes;
@@ -290,15 +292,12 @@ static const struct perlin_axis *axis_of(const struct fbm *f, int o, int64_t x0,
 	ax->next = (ax->next + 1) % AXES;
 	e->used = 0;
 	if (e->cap < n) {
-		uint32_t *block = malloc((4 * n + 1) * sizeof(uint32_t));
+		uint32_t *block = malloc(PERLIN_AXIS_WORDS(n) * sizeof(uint32_t));
 
 		if (!block)
 			return NULL;
 		free(e->a.run);
-		e->a.run = block;
-		e->a.cell = (int32_t *)(block + n + 1);
-		e->a.x = (float *)(block + 2 * n + 1);
-		e->a.u = (float *)(block + 3 * n + 1);
+		noise_perlin_axis_bind(&e->a, block, n);
 		e->cap = n;
 	}
 	axis(x0, q, f->offx[o], step * (int64_t)q, NULL, 0.0, n, &r.bx, s->kx, s->fx,
@@ -313,54 +312,85 @@ static const struct perlin_axis *axis_of(const struct fbm *f, int o, int64_t x0,
 	return e->ok ? &e->a : NULL;
 }
 
-/* Octave o of an unwarped Perlin row into s->noise through its kept x
- * axis: 1, or 0 when the general path must run. */
+/* Octave o of an unwarped Perlin row: its noise into s->noise (acc NULL),
+ * or amp * noise added into acc, through the octave's kept x axis. 1, or
+ * 0 when the general path must run. */
 static int perlin_unwarped(const struct fbm *f, int o, int64_t x0, int64_t step, int64_t z,
-			   size_t n, struct fbm_scratch *s)
+			   size_t n, float *acc, struct fbm_scratch *s)
 {
-	const struct perlin_axis *a = axis_of(f, o, x0, step, n, s);
+	struct perlin_axis *a = axis_of(f, o, x0, step, n, s);
 	i128 p = (i128)z * (i128)f->freq[o] + f->offz[o];
+	int64_t bz = (int64_t)(p >> 32);
 
-	return a && noise_perlin_row_axis(f->seed[o], a, (int64_t)(p >> 32), (uint32_t)p,
-					  s->noise);
+	if (!a)
+		return 0;
+	if (acc)
+		return noise_perlin_add_axis(f->seed[o], a, bz, (uint32_t)p, f->amp[o], acc);
+	return noise_perlin_row_axis(f->seed[o], a, bz, (uint32_t)p, s->noise);
+}
+
+/* Octave o's noise along the row into s->noise. */
+static void octave(const struct fbm *f, int o, int64_t x0, int64_t step, int64_t z,
+		   const float *dx, const float *dz, size_t n, struct fbm_scratch *s)
+{
+	struct lat_row r = { 0, 0, s->kx, s->kz, s->fx, s->fz, 0, 0, 0, 0, n, !dx };
+	uint64_t q = f->freq[o];
+
+	if (!dx && !dz && f->noise == NOISE_PERLIN && step >= 0 &&
+	    perlin_unwarped(f, o, x0, step, z, n, NULL, s))
+		return;
+	axis(x0, q, f->offx[o], step * (int64_t)q, dx, f->freqd[o], n,
+	     &r.bx, s->kx, s->fx, &r.xlo, &r.xhi);
+	axis(z, q, f->offz[o], 0, dz, f->freqd[o], n,
+	     &r.bz, s->kz, s->fz, &r.zlo, &r.zhi);
+	noise_row(f->noise, f->seed[o], &r, s->noise);
+}
+
+CLONES
+static void start(float *acc, float *weight, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		acc[i] = 0.0f;
+		weight[i] = 1.0f;
+	}
+}
+
+CLONES
+static void finish(const struct fbm *f, const float *acc, size_t n, float *out)
+{
+	size_t i;
+
+	if (f->mode == FBM_RIDGED) {
+		for (i = 0; i < n; i++)
+			out[i] = acc[i] * f->norm * 2.0f - 1.0f;
+	} else {
+		for (i = 0; i < n; i++)
+			out[i] = acc[i] * f->norm;
+	}
 }
 
 void fbm_row(const struct fbm *f, int64_t x0, int64_t step, int64_t z,
 	     const float *dx, const float *dz, size_t n, float *out,
 	     struct fbm_scratch *s)
 {
-	struct lat_row r = { 0, 0, s->kx, s->kz, s->fx, s->fz, 0, 0, 0, 0, n, !dx };
-	size_t i;
+	/* a plain unwarped Perlin fBm adds each octave straight into s->acc,
+	 * which has the slack the row kernels write into */
+	int fused = !dx && !dz && f->noise == NOISE_PERLIN && f->mode == FBM_PLAIN && step >= 0;
+	float *acc = fused ? s->acc : out;
 	int o;
 
 	if (n == 0)
 		return;
-	for (i = 0; i < n; i++) {
-		out[i] = 0.0f;
-		s->weight[i] = 1.0f;
-	}
+	start(acc, s->weight, n);
 	for (o = 0; o < f->octaves; o++) {
-		uint64_t q = f->freq[o];
-
-		if (!dx && !dz && f->noise == NOISE_PERLIN && step >= 0 &&
-		    perlin_unwarped(f, o, x0, step, z, n, s)) {
-			accumulate(f, o, s->noise, n, out, s->weight);
+		if (fused && perlin_unwarped(f, o, x0, step, z, n, acc, s))
 			continue;
-		}
-		axis(x0, q, f->offx[o], step * (int64_t)q, dx, f->freqd[o], n,
-		     &r.bx, s->kx, s->fx, &r.xlo, &r.xhi);
-		axis(z, q, f->offz[o], 0, dz, f->freqd[o], n,
-		     &r.bz, s->kz, s->fz, &r.zlo, &r.zhi);
-		noise_row(f->noise, f->seed[o], &r, s->noise);
-		accumulate(f, o, s->noise, n, out, s->weight);
+		octave(f, o, x0, step, z, dx, dz, n, s);
+		accumulate(f, o, s->noise, n, acc, s->weight);
 	}
-	if (f->mode == FBM_RIDGED) {
-		for (i = 0; i < n; i++)
-			out[i] = out[i] * f->norm * 2.0f - 1.0f;
-	} else {
-		for (i = 0; i < n; i++)
-			out[i] *= f->norm;
-	}
+	finish(f, acc, n, out);
 }
 
 void fbm_row_d(const struct fbm *f, int64_t x0, int64_t step, int64_t z,

@@ -58,7 +58,7 @@ struct fbm {
 struct fbm_scratch {
 	int32_t *kx, *kz;
 	uint32_t *fx, *fz;
-	float *noise, *weight;
+	float *noise, *acc, *weight; /* noise and acc: PERLIN_AXIS_LANES of slack */
 	float *dnx, *dnz;       /* derivative scratch (fbm_row_d) */
 	struct fbm_axes *axes;  /* unwarped Perlin x axes, kept between rows
 				   (allocated on first use) */

@@ -561,6 +561,20 @@ static void perlin_row_z(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_
 	perlin_blocks(s, xb, zb, r, out, 1);
 }
 
+void noise_perlin_axis_bind(struct perlin_axis *a, uint32_t *block, size_t cap)
+{
+	const size_t L = PERLIN_AXIS_LANES;
+
+	a->cap = cap;
+	a->n = a->nrun = 0;
+	a->run = block;                                         /* cap + 1 */
+	a->cell = (int32_t *)(block + cap + 1);                 /* cap */
+	a->x = (float *)(block + 2 * cap + 1);                  /* cap + L */
+	a->u = (float *)(block + 3 * cap + 1 + L);              /* cap + L */
+	a->col = block + 4 * cap + 1 + 2 * L;                   /* 2 cap + L */
+	a->g = (float *)(block + 6 * cap + 1 + 3 * L);          /* 4 (2 cap + L) */
+}
+
 int noise_perlin_axis(struct perlin_axis *a, const struct lat_row *r)
 {
 	size_t i, k = 0;
@@ -569,16 +583,24 @@ int noise_perlin_axis(struct perlin_axis *a, const struct lat_row *r)
 	a->xb = fold_base(r->bx, r->xlo, r->xhi, &ok);
 	a->n = r->n;
 	a->nrun = 0;
-	if (!ok || r->n == 0)
-		return ok;
+	if (!ok || r->n == 0 || r->n > a->cap)
+		return 0;
 	for (i = 0; i < r->n; i++) {
 		if (i == 0 || r->kx[i] != a->cell[k - 1]) {
 			a->run[k] = (uint32_t)i;
-			a->cell[k++] = r->kx[i];
+			a->cell[k] = r->kx[i];
+			a->col[2 * k] = a->xb + (uint32_t)r->kx[i];
+			a->col[2 * k + 1] = a->col[2 * k] + 1;
+			k++;
 		}
 		a->x[i] = frac24(r->fx[i]);
 		a->u[i] = fade5(a->x[i]);
 	}
+	/* the slack that whole blocks read past the ends */
+	for (; i < r->n + PERLIN_AXIS_LANES; i++)
+		a->x[i] = a->u[i] = 0.0f;
+	for (i = 2 * k; i < 2 * k + PERLIN_AXIS_LANES; i++)
+		a->col[i] = 0;
 	a->run[k] = (uint32_t)r->n;
 	a->nrun = k;
 	return 1;
@@ -586,40 +608,89 @@ int noise_perlin_axis(struct perlin_axis *a, const struct lat_row *r)
 
 /*
  * One run of samples in one cell of an unwarped row: perlin_g() with the z
- * terms of the four dot products (gz * z, the same products) hoisted.
+ * terms of the four dot products (gz * z, the same products) hoisted. It
+ * computes whole blocks of PERLIN_AXIS_LANES samples, so up to LANES - 1
+ * past the run, into the slack the arrays have past the row (noise.h).
+ * Without amp (amp == NULL) out takes each value, and the next run
+ * overwrites what this one wrote past its end; with it, out[i] += *amp *
+ * value for the run's samples only.
  */
 CLONE_INLINE void perlin_run(const struct cell_grads *g, float z, const float *x,
-			     const float *u, size_t n, float *out)
+			     const float *u, size_t n, const float *amp, float *out)
 {
 	float z1 = z - 1.0f, v = fade5(z);
 	float c00 = g->z00 * z, c10 = g->z10 * z, c01 = g->z01 * z1, c11 = g->z11 * z1;
 	float gx00 = g->x00, gx10 = g->x10, gx01 = g->x01, gx11 = g->x11;
-	size_t i;
+	size_t b, j;
 
-	for (i = 0; i < n; i++) {
-		float xi = x[i], x1 = xi - 1.0f, ui = u[i];
-		float n00 = gx00 * xi + c00, n10 = gx10 * x1 + c10;
-		float n01 = gx01 * xi + c01, n11 = gx11 * x1 + c11;
+	for (b = 0; b < n; b += PERLIN_AXIS_LANES) {
+		for (j = 0; j < PERLIN_AXIS_LANES; j++) {
+			float xi = x[b + j], x1 = xi - 1.0f, ui = u[b + j];
+			float n00 = gx00 * xi + c00, n10 = gx10 * x1 + c10;
+			float n01 = gx01 * xi + c01, n11 = gx11 * x1 + c11;
+			float r = lerp(lerp(n00, n10, ui), lerp(n01, n11, ui), v) * PERLIN_SCALE;
 
-		out[i] = lerp(lerp(n00, n10, ui), lerp(n01, n11, ui), v) * PERLIN_SCALE;
+			if (!amp)
+				out[b + j] = r;
+			else
+				out[b + j] = b + j < n ? out[b + j] + *amp * r : out[b + j];
+		}
+	}
+}
+
+/*
+ * The gradients of every run's corners on this row, as cell_grads() would
+ * hash them, in whole blocks: for column c of g's 2 * nrun (+ slack), the
+ * x and z components at cell rows 0 and 1.
+ */
+CLONE_INLINE void column_grads(const uint32_t *col, size_t ncol, size_t stride,
+			       uint32_t hz0, uint32_t hz1, float *g)
+{
+	size_t b, j;
+
+	for (b = 0; b < ncol; b += PERLIN_AXIS_LANES) {
+		for (j = 0; j < PERLIN_AXIS_LANES; j++) {
+			size_t c = b + j;
+
+			grad_vec(mix(col[c] ^ hz0), &g[c], &g[stride + c]);
+			grad_vec(mix(col[c] ^ hz1), &g[2 * stride + c], &g[3 * stride + c]);
+		}
+	}
+}
+
+CLONE_INLINE void axis_row(uint32_t s, struct perlin_axis *a, uint32_t zb, float z,
+			   const float *amp, float *out)
+{
+	size_t k, st = 2 * a->cap + PERLIN_AXIS_LANES;
+	const float *gx0 = a->g, *gz0 = a->g + st, *gx1 = a->g + 2 * st, *gz1 = a->g + 3 * st;
+
+	column_grads(a->col, 2 * a->nrun, st, mix(zb + s), mix(zb + 1 + s), a->g);
+	for (k = 0; k < a->nrun; k++) {
+		size_t i0 = a->run[k], i1 = a->run[k + 1];
+		struct cell_grads g = {
+			gx0[2 * k], gz0[2 * k], gx0[2 * k + 1], gz0[2 * k + 1],
+			gx1[2 * k], gz1[2 * k], gx1[2 * k + 1], gz1[2 * k + 1],
+		};
+
+		perlin_run(&g, z, a->x + i0, a->u + i0, i1 - i0, amp, out + i0);
 	}
 }
 
 CLONES
-static void perlin_axis_row(uint32_t s, const struct perlin_axis *a, uint32_t zb, float z,
+static void perlin_axis_row(uint32_t s, struct perlin_axis *a, uint32_t zb, float z,
 			    float *out)
 {
-	size_t k;
-
-	for (k = 0; k < a->nrun; k++) {
-		size_t i0 = a->run[k], i1 = a->run[k + 1];
-		struct cell_grads g = cell_grads(corners_fast(s, a->xb, zb, a->cell[k], 0));
-
-		perlin_run(&g, z, a->x + i0, a->u + i0, i1 - i0, out + i0);
-	}
+	axis_row(s, a, zb, z, NULL, out);
 }
 
-int noise_perlin_row_axis(uint64_t seed, const struct perlin_axis *a, int64_t bz, uint32_t fz,
+CLONES
+static void perlin_axis_add(uint32_t s, struct perlin_axis *a, uint32_t zb, float z,
+			    float amp, float *acc)
+{
+	axis_row(s, a, zb, z, &amp, acc);
+}
+
+int noise_perlin_row_axis(uint64_t seed, struct perlin_axis *a, int64_t bz, uint32_t fz,
 			  float *out)
 {
 	int ok = 1;
@@ -628,6 +699,18 @@ int noise_perlin_row_axis(uint64_t seed, const struct perlin_axis *a, int64_t bz
 	if (!ok)
 		return 0;
 	perlin_axis_row(fold_seed(seed), a, zb, frac24(fz), out);
+	return 1;
+}
+
+int noise_perlin_add_axis(uint64_t seed, struct perlin_axis *a, int64_t bz, uint32_t fz,
+			  float amp, float *acc)
+{
+	int ok = 1;
+	uint32_t zb = fold_base(bz, 0, 0, &ok);
+
+	if (!ok)
+		return 0;
+	perlin_axis_add(fold_seed(seed), a, zb, frac24(fz), amp, acc);
 	return 1;
 }
 

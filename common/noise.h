@@ -40,32 +40,53 @@ struct lat_row {
 /*
  * The x axis of unwarped Perlin rows, prepared once by noise_perlin_axis()
  * and shared by every row at the same x positions (all rows of a tile):
- * the runs of samples within one cell, and each sample's fraction and fade.
- * A row then only hashes one cell per run and interpolates. The caller
- * provides the arrays: run[cap + 1], cell[cap], x[cap], u[cap].
+ * the runs of samples within one cell, each sample's fraction and fade,
+ * and the run's two lattice columns. A row then hashes each column with
+ * its two cell rows in one vector loop and interpolates along the runs.
+ * Its arrays live in one caller-owned block of PERLIN_AXIS_WORDS(cap)
+ * 32-bit words, laid out by noise_perlin_axis_bind().
  */
+#define PERLIN_AXIS_LANES 16
+#define PERLIN_AXIS_WORDS(cap) (14 * (size_t)(cap) + 1 + 11 * PERLIN_AXIS_LANES)
+
 struct perlin_axis {
 	uint32_t xb;          /* folded base column */
-	size_t n, nrun;       /* samples; runs (sample run[k] .. run[k + 1] - 1) */
+	size_t n, nrun, cap;  /* samples; runs (sample run[k] .. run[k + 1] - 1) */
 	uint32_t *run;
 	int32_t *cell;        /* cell offset of run k from the row's base */
 	float *x, *u;         /* fraction in the cell and its quintic fade */
+	uint32_t *col;        /* folded columns of run k: col[2k], col[2k + 1] */
+	float *g;             /* workspace: the columns' gradients of one row */
 };
 
+/* Lay a's arrays out in block (PERLIN_AXIS_WORDS(cap) words, aligned for
+ * floats), for rows of up to cap samples. */
+void noise_perlin_axis_bind(struct perlin_axis *a, uint32_t *block, size_t cap);
+
 /*
- * Fill a from the x half of r (bx, kx, fx, xlo, xhi, n), whose cells must
- * never decrease (r->x_up). Returns 1, or 0 when the row crosses a 2^32
- * block of cells (then use noise_row()).
+ * Fill a (bound for at least r->n samples) from the x half of r (bx, kx,
+ * fx, xlo, xhi, n), whose cells must never decrease (r->x_up). Returns 1,
+ * or 0 when the row crosses a 2^32 block of cells (then use noise_row()).
  */
 int noise_perlin_axis(struct perlin_axis *a, const struct lat_row *r);
 
 /*
  * noise_row(NOISE_PERLIN, seed, r, out) for the row whose x half a holds and
  * whose every sample lies in cell row bz at fraction fz: the same bits.
- * Returns 1, or 0 (out untouched) when the cell row crosses a 2^32 block.
+ * out needs PERLIN_AXIS_LANES floats of slack past a->n (their values are
+ * not kept). Returns 1, or 0 (out untouched) when the cell row crosses a
+ * 2^32 block. Uses a's workspace, so one row at a time per axis.
  */
-int noise_perlin_row_axis(uint64_t seed, const struct perlin_axis *a, int64_t bz, uint32_t fz,
+int noise_perlin_row_axis(uint64_t seed, struct perlin_axis *a, int64_t bz, uint32_t fz,
 			  float *out);
+
+/*
+ * The same row added into acc: acc[i] = acc[i] + amp * value(i), for i <
+ * a->n, the two operations in that order (an fBm octave). acc needs the
+ * same slack as out above; its slack is left as it was.
+ */
+int noise_perlin_add_axis(uint64_t seed, struct perlin_axis *a, int64_t bz, uint32_t fz,
+			  float amp, float *acc);
 
 enum noise_kind {
 	NOISE_PERLIN,         /* improved Perlin gradient noise */
