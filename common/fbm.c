@@ -48,7 +48,7 @@ struct axis_entry {
 };
 
 struct fbm_axes {
-	unsigned next;
+	unsigned next, hint;
 	struct axis_entry e[AXES];
 };
 
@@ -282,11 +282,14 @@ static struct perlin_axis *axis_of(const struct fbm *f, int o, int64_t x0, int64
 
 	if (!ax && !(ax = s->axes = calloc(1, sizeof(*ax))))
 		return NULL;
+	/* rows ask for the octaves in turn: start after the last one found */
 	for (k = 0; k < AXES; k++) {
-		e = &ax->e[k];
+		e = &ax->e[(ax->hint + k) % AXES];
 		if (e->used && e->x0 == x0 && e->step == step && e->n == n && e->q == q &&
-		    e->off == f->offx[o])
+		    e->off == f->offx[o]) {
+			ax->hint = (ax->hint + k + 1) % AXES;
 			return e->ok ? &e->a : NULL;
+		}
 	}
 	e = &ax->e[ax->next];
 	ax->next = (ax->next + 1) % AXES;

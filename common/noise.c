@@ -571,8 +571,9 @@ void noise_perlin_axis_bind(struct perlin_axis *a, uint32_t *block, size_t cap)
 	a->cell = (int32_t *)(block + cap + 1);                 /* cap */
 	a->x = (float *)(block + 2 * cap + 1);                  /* cap + L */
 	a->u = (float *)(block + 3 * cap + 1 + L);              /* cap + L */
-	a->col = block + 4 * cap + 1 + 2 * L;                   /* 2 cap + L */
-	a->g = (float *)(block + 6 * cap + 1 + 3 * L);          /* 4 (2 cap + L) */
+	a->x1 = (float *)(block + 4 * cap + 1 + 2 * L);         /* cap + L */
+	a->col = block + 5 * cap + 1 + 3 * L;                   /* 2 cap + L */
+	a->g = (float *)(block + 7 * cap + 1 + 4 * L);          /* 4 (2 cap + L) */
 }
 
 int noise_perlin_axis(struct perlin_axis *a, const struct lat_row *r)
@@ -594,11 +595,12 @@ int noise_perlin_axis(struct perlin_axis *a, const struct lat_row *r)
 			k++;
 		}
 		a->x[i] = frac24(r->fx[i]);
+		a->x1[i] = a->x[i] - 1.0f;
 		a->u[i] = fade5(a->x[i]);
 	}
 	/* the slack that whole blocks read past the ends */
 	for (; i < r->n + PERLIN_AXIS_LANES; i++)
-		a->x[i] = a->u[i] = 0.0f;
+		a->x[i] = a->x1[i] = a->u[i] = 0.0f;
 	for (i = 2 * k; i < 2 * k + PERLIN_AXIS_LANES; i++)
 		a->col[i] = 0;
 	a->run[k] = (uint32_t)r->n;
@@ -616,26 +618,33 @@ int noise_perlin_axis(struct perlin_axis *a, const struct lat_row *r)
  * value for the run's samples only.
  */
 CLONE_INLINE void perlin_run(const struct cell_grads *g, float z, const float *x,
-			     const float *u, size_t n, const float *amp, float *out)
+			     const float *x1, const float *u, size_t n, const float *amp,
+			     float *out)
 {
 	float z1 = z - 1.0f, v = fade5(z);
 	float c00 = g->z00 * z, c10 = g->z10 * z, c01 = g->z01 * z1, c11 = g->z11 * z1;
 	float gx00 = g->x00, gx10 = g->x10, gx01 = g->x01, gx11 = g->x11;
 	size_t b, j;
 
-	for (b = 0; b < n; b += PERLIN_AXIS_LANES) {
+#define PERLIN_RUN_VALUE(i)                                                              \
+	(lerp(lerp(gx00 * x[i] + c00, gx10 * x1[i] + c10, u[i]),                         \
+	      lerp(gx01 * x[i] + c01, gx11 * x1[i] + c11, u[i]), v) * PERLIN_SCALE)
+	for (b = 0; b + PERLIN_AXIS_LANES <= n || (!amp && b < n); b += PERLIN_AXIS_LANES) {
 		for (j = 0; j < PERLIN_AXIS_LANES; j++) {
-			float xi = x[b + j], x1 = xi - 1.0f, ui = u[b + j];
-			float n00 = gx00 * xi + c00, n10 = gx10 * x1 + c10;
-			float n01 = gx01 * xi + c01, n11 = gx11 * x1 + c11;
-			float r = lerp(lerp(n00, n10, ui), lerp(n01, n11, ui), v) * PERLIN_SCALE;
+			float r = PERLIN_RUN_VALUE(b + j);
 
-			if (!amp)
-				out[b + j] = r;
-			else
-				out[b + j] = b + j < n ? out[b + j] + *amp * r : out[b + j];
+			out[b + j] = amp ? out[b + j] + *amp * r : r;
 		}
 	}
+	if (amp && b < n) {
+		/* the last, partial block: only the run's own lanes change */
+		for (j = 0; j < PERLIN_AXIS_LANES; j++) {
+			float r = PERLIN_RUN_VALUE(b + j);
+
+			out[b + j] = b + j < n ? out[b + j] + *amp * r : out[b + j];
+		}
+	}
+#undef PERLIN_RUN_VALUE
 }
 
 /*
@@ -672,7 +681,7 @@ CLONE_INLINE void axis_row(uint32_t s, struct perlin_axis *a, uint32_t zb, float
 			gx1[2 * k], gz1[2 * k], gx1[2 * k + 1], gz1[2 * k + 1],
 		};
 
-		perlin_run(&g, z, a->x + i0, a->u + i0, i1 - i0, amp, out + i0);
+		perlin_run(&g, z, a->x + i0, a->x1 + i0, a->u + i0, i1 - i0, amp, out + i0);
 	}
 }
 

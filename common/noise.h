@@ -47,14 +47,14 @@ struct lat_row {
  * 32-bit words, laid out by noise_perlin_axis_bind().
  */
 #define PERLIN_AXIS_LANES 16
-#define PERLIN_AXIS_WORDS(cap) (14 * (size_t)(cap) + 1 + 11 * PERLIN_AXIS_LANES)
+#define PERLIN_AXIS_WORDS(cap) (15 * (size_t)(cap) + 1 + 8 * PERLIN_AXIS_LANES)
 
 struct perlin_axis {
 	uint32_t xb;          /* folded base column */
 	size_t n, nrun, cap;  /* samples; runs (sample run[k] .. run[k + 1] - 1) */
 	uint32_t *run;
 	int32_t *cell;        /* cell offset of run k from the row's base */
-	float *x, *u;         /* fraction in the cell and its quintic fade */
+	float *x, *x1, *u;    /* fraction in the cell, fraction - 1, fade */
 	uint32_t *col;        /* folded columns of run k: col[2k], col[2k + 1] */
 	float *g;             /* workspace: the columns' gradients of one row */
 };
