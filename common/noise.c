@@ -491,7 +491,7 @@ static inline float perlin_g(const struct cell_grads *g, uint32_t fx, uint32_t f
  * other blocks hash each sample's corners. one_z: every sample is in cell
  * row r->zlo, whose hashes are hoisted.
  */
-#define BLK 8
+#define BLK 16
 
 CLONE_INLINE void perlin_blocks(uint32_t s, uint32_t xb, uint32_t zb, const struct lat_row *r,
 				float *out, const int one_z)

@@ -203,6 +203,17 @@ static void along_row(const float *v, int64_t off0, int64_t step, int gl, size_t
 	}
 }
 
+/* The splines across four grid rows r at t, for m columns. */
+CLONES
+static void across_rows(const float *const r[GRID_ROWS], float t, size_t m, float *out)
+{
+	const float *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3];
+	size_t i;
+
+	for (i = 0; i < m; i++)
+		out[i] = cubic_at(cubic_of(r0[i], r1[i], r2[i], r3[i]), t);
+}
+
 /* Quantity `which` of a gridded node along an unwarped row with step < g. */
 static void grid_eval(struct ctx *c, const struct node *nd, int which,
 		      const struct pos *p, float *out)
@@ -213,7 +224,7 @@ static void grid_eval(struct ctx *c, const struct node *nd, int which,
 	float t = (float)(p->z - gz * g) / (float)g;   /* exact: g is 2^k <= 256 */
 	int64_t gx0 = floor_div(p->x0, g) - 1;
 	int64_t off0 = p->x0 - (gx0 + 1) * g;   /* 0 .. g - 1 */
-	size_t m = (size_t)((off0 + ((int64_t)p->n - 1) * p->step) / g) + 4, i;
+	size_t m = (size_t)((off0 + ((int64_t)p->n - 1) * p->step) / g) + 4;
 	const float *r[GRID_ROWS];
 	int k;
 
@@ -225,8 +236,7 @@ static void grid_eval(struct ctx *c, const struct node *nd, int which,
 	}
 	for (k = 0; k < GRID_ROWS; k++)
 		r[k] = grid_row(c, nd, which, gz - 1 + k, gz - 1, g);
-	for (i = 0; i < m; i++)
-		c->tmp[i] = cubic_at(cubic_of(r[0][i], r[1][i], r[2][i], r[3][i]), t);
+	across_rows(r, t, m, c->tmp);
 	along_row(c->tmp, off0, p->step, nd->grid_log2, p->n, out);
 }
 
