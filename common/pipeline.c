@@ -115,6 +115,14 @@ static inline float cubic_at(struct cubic k, float t)
 	return ((k.a * t + k.b) * t + k.c) * t + k.d;
 }
 
+/*
+ * At a knot (t = 0) a spline is its grid value: cubic_at(k, 0) is k.d = p1
+ * but for the sign of a zero (-0 + 0 = +0), and a signed zero cannot reach
+ * an integer height (every later step adds, scales, clamps or compares,
+ * and quantise() rounds -0 and +0 alike). So knots take the grid value
+ * without evaluating the cubic; the golden tile hashes hold.
+ */
+
 static int64_t floor_div(int64_t a, int64_t b)
 {
 	int64_t q = a / b;
@@ -186,10 +194,8 @@ static void along_row(const float *v, int64_t off0, int64_t step, int gl, size_t
 		o = out + i;
 		cnt = (n - i) / 2;
 		for (k = 0; k < cnt; k++) {
-			struct cubic cu = cell_cubic(c + k);
-
-			o[2 * k] = clamp1(cubic_at(cu, 0.0f));
-			o[2 * k + 1] = clamp1(cubic_at(cu, 0.5f));
+			o[2 * k] = clamp1(c[k + 1]);   /* at_knot(): the grid point */
+			o[2 * k + 1] = clamp1(cubic_at(cell_cubic(c + k), 0.5f));
 		}
 		i += 2 * cnt;
 	}
@@ -210,6 +216,11 @@ static void across_rows(const float *const r[GRID_ROWS], float t, size_t m, floa
 	const float *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3];
 	size_t i;
 
+	if (t == 0.0f) {
+		for (i = 0; i < m; i++)
+			out[i] = r1[i];   /* at_knot() */
+		return;
+	}
 	for (i = 0; i < m; i++)
 		out[i] = cubic_at(cubic_of(r0[i], r1[i], r2[i], r3[i]), t);
 }
