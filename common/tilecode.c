@@ -287,6 +287,55 @@ static uint32_t br_eg0(struct br *b, int *bad)
 	return ((1u << m) | br_get(b, m)) - 1u;
 }
 
+/* ---- the filter rule ------------------------------------------------------ */
+
+/* Filter 2's residual of sample (i, j), not (0, 0), from the heights. */
+static uint32_t hier_residual(const int32_t *h, size_t w, size_t i, size_t j)
+{
+	size_t s = w - 1, g, k = j * w + i;
+	int64_t pred;
+
+	if ((i == 0 || i == s) && (j == 0 || j == s))
+		pred = i && j ? (int64_t)h[s] + h[s * w] - h[0] : h[0];
+	else {
+		g = (i | j) & (0 - (i | j));            /* lowest set bit */
+		if (i & g) {                            /* along the row */
+			int cubic = i >= 3 * g && i + 3 * g < w;
+
+			hier_pred(cubic ? h[k - 3 * g] : 0, h[k - g], h[k + g],
+				  cubic ? h[k + 3 * g] : 0, cubic, (uint32_t)g, &pred);
+		} else {                                /* down the column */
+			int cubic = j >= 3 * g && j + 3 * g < w;
+
+			hier_pred(cubic ? h[k - 3 * g * w] : 0, h[k - g * w], h[k + g * w],
+				  cubic ? h[k + 3 * g * w] : 0, cubic, (uint32_t)g, &pred);
+		}
+	}
+	return zigzag((uint32_t)h[k] - (uint32_t)pred);
+}
+
+/*
+ * Which filter codes h: the one whose residuals have fewer significant
+ * bits in total over the sample rows j with j mod 32 < 4 (one in 8, with
+ * filter 2's levels in their proportions: 3/4 at spacing 1, 3/16 at 2),
+ * sample (0, 0) left out; filter 2 on a tie.
+ */
+static unsigned choose(const int32_t *h, size_t w)
+{
+	uint64_t jh = 0, jc = 0;
+	size_t i, j;
+
+	for (j = 0; j < w; j += (j & 31) == 3 ? 29 : 1) {
+		for (i = j ? 0 : 1; i < w; i++) {
+			uint32_t hk = (uint32_t)h[j * w + i];
+
+			jh += blen32(hier_residual(h, w, i, j));
+			jc += blen32(zigzag(hk - (uint32_t)causal_pred(h, w, i, j)));
+		}
+	}
+	return jh <= jc ? TILECODE_FILTER_HIER : TILECODE_FILTER_CAUSAL;
+}
+
 /* ---- the encoder ---------------------------------------------------------- */
 
 size_t tilecode_bound(uint32_t w)
@@ -298,14 +347,15 @@ size_t tilecode_bound(uint32_t w)
 	return n * 6 + 4096;
 }
 
-/* Scratch layout: z[n] u32 (residuals in coding order), aux[n] u32 (the
- * other filter's residuals, then the rANS output), tok[n] and ctx[n]
- * bytes. */
+/* Scratch: z (u32) and the extra bits, n + 2 words each; the rANS bytes
+ * (2n + 32, also the causal contexts' two rows); tokens and contexts. */
+#define SCR_WORDS(n) ((n) + 2)
+
 size_t tilecode_scratch_size(uint32_t w)
 {
 	size_t n = (size_t)w * w;
 
-	return n * (4 + 4 + 1 + 1) + 64;
+	return 2 * SCR_WORDS(n) * 4 + (2 * n + 32 + 8 * (size_t)w) + 2 * n + 64;
 }
 
 /* Filter 2 residuals and contexts in coding order; returns the count. */
@@ -320,15 +370,18 @@ static size_t hier_forward(const int32_t *h, size_t w, uint32_t *z, uint8_t *ctx
 	EMIT(s * w + s, (int64_t)h[s] + h[s * w] - h[0], CTX_CORNER);
 	for (; s >= 2; s /= 2) {
 		d = s / 2;
-		for (j = d; j < w; j += s)
+		for (j = d; j < w; j += s) {
+			int cubic = j >= 3 * d && j + 3 * d < w;
+			const int32_t *row = h + j * w;
+
 			for (i = 0; i < w; i += s) {
-				int cubic = j >= 3 * d && j + 3 * d < w;
-				unsigned c = hier_pred(cubic ? h[(j - 3 * d) * w + i] : 0, h[(j - d) * w + i],
-						       h[(j + d) * w + i], cubic ? h[(j + 3 * d) * w + i] : 0,
+				unsigned c = hier_pred(cubic ? row[i - 3 * d * w] : 0, row[i - d * w],
+						       row[i + d * w], cubic ? row[i + 3 * d * w] : 0,
 						       cubic, (uint32_t)d, &pred);
 
 				EMIT(j * w + i, pred, c);
 			}
+		}
 		for (j = 0; j < w; j += d) {
 			const int32_t *row = h + j * w;
 
@@ -345,30 +398,23 @@ static size_t hier_forward(const int32_t *h, size_t w, uint32_t *z, uint8_t *ctx
 	return n;
 }
 
-/* Filter 3 residuals in raster order from sample 1 (z[k - 1] for sample k). */
-static void causal_forward(const int32_t *h, size_t w, uint32_t *z)
-{
-	size_t i, j;
-
-	for (j = 0; j < w; j++)
-		for (i = j ? 0 : 1; i < w; i++)
-			z[j * w + i - 1] = zigzag((uint32_t)h[j * w + i] -
-						  (uint32_t)causal_pred(h, w, i, j));
-}
-
-/* Filter 3 contexts from its residuals (z[k - 1] for sample k). */
-static void causal_contexts(const uint32_t *z, size_t w, uint8_t *ctx, uint32_t *rowbuf)
+/* Filter 3 residuals and contexts in raster order from sample 1 (index
+ * k - 1 for sample k); rowbuf holds 2w words. */
+static void causal_forward(const int32_t *h, size_t w, uint32_t *z, uint8_t *ctx,
+			   uint32_t *rowbuf)
 {
 	uint32_t *up = rowbuf, *cur = rowbuf + w, *t;
 	size_t i, j;
 
+	cur[0] = 0;
 	for (j = 0; j < w; j++) {
-		for (i = 0; i < w; i++) {
+		for (i = j ? 0 : 1; i < w; i++) {
 			size_t k = j * w + i;
+			uint32_t zk = zigzag((uint32_t)h[k] - (uint32_t)causal_pred(h, w, i, j));
 
-			if (k)
-				ctx[k - 1] = (uint8_t)causal_ctx(j ? up : NULL, cur, w, i);
-			cur[i] = k ? zsat(z[k - 1]) : 0;
+			ctx[k - 1] = (uint8_t)causal_ctx(j ? up : NULL, cur, w, i);
+			z[k - 1] = zk;
+			cur[i] = zsat(zk);
 		}
 		t = up;
 		up = cur;
@@ -376,53 +422,84 @@ static void causal_contexts(const uint32_t *z, size_t w, uint8_t *ctx, uint32_t 
 	}
 }
 
-static uint64_t bits_total(const uint32_t *z, size_t n)
-{
-	uint64_t s = 0;
+/* A bit writer into a buffer known to be large enough. */
+struct bq {
+	uint8_t *p;
+	uint64_t acc;
+	unsigned n;
+};
 
-	for (size_t k = 0; k < n; k++)
-		s += blen32(z[k]);
-	return s;
+static void bq_put(struct bq *b, uint32_t v, unsigned nb)
+{
+	b->acc |= (uint64_t)v << b->n;
+	b->n += nb;
+	if (b->n >= 32) {
+		le_put32(b->p, (uint32_t)b->acc);
+		b->p += 4;
+		b->acc >>= 32;
+		b->n -= 32;
+	}
 }
+
+/* Flush to a whole byte; returns the end. */
+static uint8_t *bq_end(struct bq *b)
+{
+	while (b->n > 0) {
+		*b->p++ = (uint8_t)b->acc;
+		b->acc >>= 8;
+		b->n = b->n > 8 ? b->n - 8 : 0;
+	}
+	return b->p;
+}
+
+struct esym {
+	double inv;      /* 1 / freq */
+	uint32_t freq, cum, xmax;
+};
 
 int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 		    size_t cap, size_t *len, unsigned *filter)
 {
-	size_t n = (size_t)w * w - 1, k, bits_len, rans_len;
-	uint32_t *z = scratch, *aux = z + n + 1;
-	uint8_t *tok = (uint8_t *)(aux + n + 1), *ctx = tok + n + 1;
-	uint32_t cnt[NCTX][NTOK], freq[NCTX][NTOK], cum[NCTX][NTOK + 1];
+	size_t n = (size_t)w * w - 1, k, tab_len, xb_len, rans_len;
+	uint32_t *z = scratch, *xbw = z + SCR_WORDS(n);
+	uint8_t *rbuf = (uint8_t *)(xbw + SCR_WORDS(n));
+	uint8_t *rend = rbuf + 2 * n + 32 + 8 * (size_t)w;
+	uint8_t *tok = rend, *ctx = tok + n + 32;
+	uint32_t cnt[NCTX][NTOK], freq[NTOK];
 	uint64_t tot[NCTX] = { 0 };
+	static const struct esym none = { 0 };
+	struct esym es[NCTX][NTOK];
 	struct bw b;
-	uint32_t st[2] = { RANS_L, RANS_L };
-	uint8_t *rp, *rend;
+	struct bq q;
+	uint32_t x0 = RANS_L, x1 = RANS_L;
+	uint8_t *rp;
 	unsigned c, t;
 
-	if (cap < 4)
-		return ERR_TOOBIG;
-	/* both filters' residuals; the one with fewer significant bits wins,
-	 * filter 2 on a tie */
-	hier_forward(h, w, z, ctx);
-	causal_forward(h, w, aux);
-	if (bits_total(z, n) <= bits_total(aux, n)) {
-		*filter = TILECODE_FILTER_HIER;
-	} else {
-		*filter = TILECODE_FILTER_CAUSAL;
-		memcpy(z, aux, n * sizeof(*z));
-		causal_contexts(z, w, ctx, aux);
-	}
+	*filter = choose(h, w);
+	if (*filter == TILECODE_FILTER_HIER)
+		hier_forward(h, w, z, ctx);
+	else
+		causal_forward(h, w, z, ctx, (uint32_t *)rbuf);
 
+	/* tokens, counts and the extra bits */
 	memset(cnt, 0, sizeof(cnt));
+	q.p = (uint8_t *)xbw;
+	q.acc = 0;
+	q.n = 0;
 	for (k = 0; k < n; k++) {
 		unsigned nb;
 		uint32_t extra;
 
-		tok[k] = (uint8_t)token_of(z[k], &nb, &extra);
-		cnt[ctx[k]][tok[k]]++;
-		tot[ctx[k]]++;
+		t = token_of(z[k], &nb, &extra);
+		tok[k] = (uint8_t)t;
+		cnt[ctx[k]][t]++;
+		bq_put(&q, extra, nb);
 	}
+	xb_len = (size_t)(bq_end(&q) - (uint8_t *)xbw);
 
-	/* bit stream: tables, then the extra bits in coding order */
+	/* the tables, padded to a whole byte */
+	if (cap < 4)
+		return ERR_TOOBIG;
 	b.p = out + 4;
 	b.end = out + cap;
 	b.acc = 0;
@@ -430,79 +507,98 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 	b.over = 0;
 	for (c = 0; c < NCTX; c++) {
 		unsigned last = 0;
+		uint32_t cum = 0;
 
+		for (t = 0; t < NTOK; t++)
+			tot[c] += cnt[c][t];
 		if (!tot[c]) {
 			bw_put(&b, 0, 1);
 			continue;
 		}
-		normalize(cnt[c], tot[c], freq[c]);
+		normalize(cnt[c], tot[c], freq);
 		for (t = 0; t < NTOK; t++)
-			if (freq[c][t])
+			if (freq[t])
 				last = t;
 		bw_put(&b, 1, 1);
 		bw_put(&b, last, 7);
-		cum[c][0] = 0;
-		for (t = 0; t <= last; t++)
-			bw_eg0(&b, freq[c][t]);
-		for (t = 0; t < NTOK; t++)
-			cum[c][t + 1] = cum[c][t] + freq[c][t];
-	}
-	for (k = 0; k < n; k++) {
-		unsigned nb;
-		uint32_t extra;
-
-		token_of(z[k], &nb, &extra);
-		bw_put(&b, extra, nb);
+		for (t = 0; t < NTOK; t++) {
+			if (t <= last)
+				bw_eg0(&b, freq[t]);
+			es[c][t] = none;
+			if (freq[t]) {
+				es[c][t].freq = freq[t];
+				es[c][t].cum = cum;
+				es[c][t].inv = 1.0 / freq[t];
+				es[c][t].xmax = ((RANS_L >> PROB_BITS) << 8) * freq[t];
+			}
+			cum += freq[t];
+		}
 	}
 	bw_flush(&b);
-	if (b.over)
+	if (b.over || (size_t)(b.end - b.p) < xb_len)
 		return ERR_TOOBIG;
-	bits_len = (size_t)(b.p - (out + 4));
-	le_put32(out, (uint32_t)bits_len);
+	tab_len = (size_t)(b.p - (out + 4));
+	memcpy(out + 4 + tab_len, xbw, xb_len);
+	le_put32(out, (uint32_t)(tab_len + xb_len));
 
-	/* rANS, backwards into aux (as bytes), then copied after the bits */
-	rend = (uint8_t *)aux + (n + 1) * sizeof(*aux);
+	/* rANS, backwards; symbol k is coded by state k & 1 */
 	rp = rend;
 	for (k = n; k-- > 0;) {
-		uint32_t *x = &st[k & 1];
-		uint32_t f = freq[ctx[k]][tok[k]];
-		uint32_t xmax = ((RANS_L >> PROB_BITS) << 8) * f;
+		const struct esym *e = &es[ctx[k]][tok[k]];
+		uint32_t x = k & 1 ? x1 : x0, qt, r;
 
-		while (*x >= xmax) {
-			*--rp = (uint8_t)*x;
-			*x >>= 8;
+		while (x >= e->xmax) {
+			*--rp = (uint8_t)x;
+			x >>= 8;
 		}
-		*x = ((*x / f) << PROB_BITS) + (*x % f) + cum[ctx[k]][tok[k]];
+		qt = (uint32_t)((double)x * e->inv);
+		r = x - qt * e->freq;
+		if ((int32_t)r < 0) {
+			qt--;
+			r += e->freq;
+		} else if (r >= e->freq) {
+			qt++;
+			r -= e->freq;
+		}
+		x = (qt << PROB_BITS) + r + e->cum;
+		if (k & 1)
+			x1 = x;
+		else
+			x0 = x;
 	}
 	rp -= 8;
-	le_put32(rp, st[0]);
-	le_put32(rp + 4, st[1]);
+	le_put32(rp, x0);
+	le_put32(rp + 4, x1);
 	rans_len = (size_t)(rend - rp);
-	if (cap - 4 - bits_len < rans_len)
+	if (cap - 4 - tab_len - xb_len < rans_len)
 		return ERR_TOOBIG;
-	memcpy(out + 4 + bits_len, rp, rans_len);
-	*len = 4 + bits_len + rans_len;
+	memcpy(out + 4 + tab_len + xb_len, rp, rans_len);
+	*len = 4 + tab_len + xb_len + rans_len;
 	return 0;
 }
 
 /* ---- the decoder ----------------------------------------------------------- */
 
-struct dec {
+struct tabs {
 	uint8_t sym[NCTX][PROB_M];
 	uint16_t freq[NCTX][NTOK];
 	uint16_t cum[NCTX][NTOK];
 	uint32_t cnt[NCTX][NTOK];
 	uint8_t used[NCTX];
-	struct br bits;
-	const uint8_t *rp, *rend;
-	size_t rover;
-	uint32_t st[2];
-	uint64_t total;   /* significant bits of the decoded z */
 };
 
-/* Read the tables; unused contexts decode token 0 with certainty, so that
- * a sample landing there decodes (and is caught by the count check). */
-static int read_tables(struct dec *d)
+/* The decoder's moving parts; each loop keeps a copy in locals. */
+struct rd {
+	uint32_t x0, x1;        /* x0 decodes the next symbol, then they swap */
+	const uint8_t *rp, *rend;
+	size_t rover;           /* rANS bytes wanted past the end */
+	struct br b;
+};
+
+/* Read the tables and skip the padding to the byte; unused contexts
+ * decode token 0 with certainty, so a sample landing there still decodes
+ * (and fails the count check). */
+static int read_tables(struct tabs *tb, struct br *b)
 {
 	unsigned c, t;
 	int bad = 0;
@@ -510,108 +606,106 @@ static int read_tables(struct dec *d)
 	for (c = 0; c < NCTX; c++) {
 		uint32_t sum = 0, last;
 
-		d->used[c] = (uint8_t)br_get(&d->bits, 1);
-		memset(d->freq[c], 0, sizeof(d->freq[c]));
-		if (!d->used[c]) {
-			d->freq[c][0] = PROB_M;
+		tb->used[c] = (uint8_t)br_get(b, 1);
+		memset(tb->freq[c], 0, sizeof(tb->freq[c]));
+		if (!tb->used[c]) {
+			tb->freq[c][0] = PROB_M;
 		} else {
-			last = br_get(&d->bits, 7);
+			last = br_get(b, 7);
 			if (last >= NTOK)
 				return ERR_CORRUPT;
 			for (t = 0; t <= last; t++) {
-				uint32_t f = br_eg0(&d->bits, &bad);
+				uint32_t f = br_eg0(b, &bad);
 
 				if (bad || f > PROB_M)
 					return ERR_CORRUPT;
-				d->freq[c][t] = (uint16_t)f;
+				tb->freq[c][t] = (uint16_t)f;
 				sum += f;
 			}
-			if (sum != PROB_M || !d->freq[c][last])
+			if (sum != PROB_M || !tb->freq[c][last])
 				return ERR_CORRUPT;
 		}
 		sum = 0;
 		for (t = 0; t < NTOK; t++) {
-			d->cum[c][t] = (uint16_t)sum;
-			memset(d->sym[c] + sum, (int)t, d->freq[c][t]);
-			sum += d->freq[c][t];
+			tb->cum[c][t] = (uint16_t)sum;
+			memset(tb->sym[c] + sum, (int)t, tb->freq[c][t]);
+			sum += tb->freq[c][t];
 		}
 	}
-	return 0;
+	/* the padding bits up to the byte must be zero */
+	return br_get(b, b->n & 7) ? ERR_CORRUPT : 0;
 }
 
-static uint8_t rans_byte(struct dec *d)
+/* Decode the next z in context c. */
+static inline uint32_t decode_z(struct rd *r, struct tabs *tb, unsigned c)
 {
-	if (d->rp < d->rend)
-		return *d->rp++;
-	d->rover++;
-	return 0;
-}
+	uint32_t x = r->x0, slot = x & (PROB_M - 1);
+	unsigned t = tb->sym[c][slot];
 
-/* Decode the next z in context c; n is its index in coding order. */
-static inline uint32_t decode_z(struct dec *d, unsigned c, size_t n)
-{
-	uint32_t *x = &d->st[n & 1];
-	uint32_t slot = *x & (PROB_M - 1);
-	unsigned t = d->sym[c][slot];
-	uint32_t z;
-
-	*x = d->freq[c][t] * (*x >> PROB_BITS) + slot - d->cum[c][t];
-	while (*x < RANS_L)
-		*x = *x << 8 | rans_byte(d);
-	d->cnt[c][t]++;
-	if (t < 16) {
-		d->total += blen32(t);
-		return t;
+	x = tb->freq[c][t] * (x >> PROB_BITS) + slot - tb->cum[c][t];
+	while (x < RANS_L) {
+		if (r->rp < r->rend)
+			x = x << 8 | *r->rp++;
+		else
+			x = x << 8, r->rover++;
 	}
+	r->x0 = r->x1;
+	r->x1 = x;
+	tb->cnt[c][t]++;
+	if (t < 16)
+		return t;
 	{
 		unsigned e = ((t - 16) >> 1) + 4;
 
-		z = (2u | (t & 1u)) << (e - 1);
-		d->total += e + 1;
-		return z | br_get(&d->bits, e - 1);
+		return (2u | (t & 1u)) << (e - 1) | br_get(&r->b, e - 1);
 	}
 }
 
-static void hier_inverse(struct dec *d, int32_t *h, size_t w)
+static void hier_inverse(struct rd *rr, struct tabs *tb, int32_t *h, size_t w)
 {
-	size_t s = w - 1, dd, i, j, n = 0;
+	struct rd r = *rr;
+	size_t s = w - 1, d, i, j;
 	uint32_t *hu = (uint32_t *)h;
 	int64_t pred;
 
-#define PUT(k, pr, c) do { uint32_t z_ = decode_z(d, (c), n++); hu[k] = (uint32_t)(pr) + unzigzag(z_); } while (0)
+#define PUT(k, pr, c) do { uint32_t z_ = decode_z(&r, tb, (c)); hu[k] = (uint32_t)(pr) + unzigzag(z_); } while (0)
 	PUT(s, h[0], CTX_CORNER);
 	PUT(s * w, h[0], CTX_CORNER);
 	PUT(s * w + s, (int64_t)h[s] + h[s * w] - h[0], CTX_CORNER);
 	for (; s >= 2; s /= 2) {
-		dd = s / 2;
-		for (j = dd; j < w; j += s)
+		d = s / 2;
+		for (j = d; j < w; j += s) {
+			int cubic = j >= 3 * d && j + 3 * d < w;
+			int32_t *row = h + j * w;
+
 			for (i = 0; i < w; i += s) {
-				int cubic = j >= 3 * dd && j + 3 * dd < w;
-				unsigned c = hier_pred(cubic ? h[(j - 3 * dd) * w + i] : 0,
-						       h[(j - dd) * w + i], h[(j + dd) * w + i],
-						       cubic ? h[(j + 3 * dd) * w + i] : 0, cubic,
-						       (uint32_t)dd, &pred);
+				unsigned c = hier_pred(cubic ? row[i - 3 * d * w] : 0, row[i - d * w],
+						       row[i + d * w], cubic ? row[i + 3 * d * w] : 0,
+						       cubic, (uint32_t)d, &pred);
 
 				PUT(j * w + i, pred, c);
 			}
-		for (j = 0; j < w; j += dd) {
+		}
+		for (j = 0; j < w; j += d) {
 			int32_t *row = h + j * w;
 
-			for (i = dd; i < w; i += s) {
-				int cubic = i >= 3 * dd && i + 3 * dd < w;
-				unsigned c = hier_pred(cubic ? row[i - 3 * dd] : 0, row[i - dd], row[i + dd],
-						       cubic ? row[i + 3 * dd] : 0, cubic, (uint32_t)dd,
-						       &pred);
+			for (i = d; i < w; i += s) {
+				int cubic = i >= 3 * d && i + 3 * d < w;
+				unsigned c = hier_pred(cubic ? row[i - 3 * d] : 0, row[i - d], row[i + d],
+						       cubic ? row[i + 3 * d] : 0, cubic, (uint32_t)d, &pred);
 
 				PUT(j * w + i, pred, c);
 			}
 		}
 	}
 #undef PUT
+	*rr = r;
 }
 
-static void causal_inverse(struct dec *d, int32_t *h, size_t w, uint32_t *rowbuf)
+static void causal_inverse(struct rd *rr, struct tabs *tb, int32_t *h, size_t w,
+			   uint32_t *rowbuf)
 {
+	struct rd r = *rr;
 	uint32_t *up = rowbuf, *cur = rowbuf + w, *t;
 	uint32_t *hu = (uint32_t *)h;
 	size_t i, j;
@@ -621,7 +715,7 @@ static void causal_inverse(struct dec *d, int32_t *h, size_t w, uint32_t *rowbuf
 		for (i = j ? 0 : 1; i < w; i++) {
 			size_t k = j * w + i;
 			unsigned c = causal_ctx(j ? up : NULL, cur, w, i);
-			uint32_t z = decode_z(d, c, k - 1);
+			uint32_t z = decode_z(&r, tb, c);
 
 			hu[k] = (uint32_t)causal_pred(h, w, i, j) + unzigzag(z);
 			cur[i] = zsat(z);
@@ -630,10 +724,11 @@ static void causal_inverse(struct dec *d, int32_t *h, size_t w, uint32_t *rowbuf
 		up = cur;
 		cur = t;
 	}
+	*rr = r;
 }
 
 /* The counts must normalise to the tables sent. */
-static int tables_match(const struct dec *d)
+static int tables_match(const struct tabs *tb)
 {
 	uint32_t f[NTOK];
 
@@ -641,41 +736,27 @@ static int tables_match(const struct dec *d)
 		uint64_t tot = 0;
 
 		for (unsigned t = 0; t < NTOK; t++)
-			tot += d->cnt[c][t];
-		if (!tot) {
-			if (d->used[c])
+			tot += tb->cnt[c][t];
+		if (!tot || !tb->used[c]) {
+			if (tot || tb->used[c])
 				return 0;
 			continue;
 		}
-		if (!d->used[c])
-			return 0;
-		normalize(d->cnt[c], tot, f);
+		normalize(tb->cnt[c], tot, f);
 		for (unsigned t = 0; t < NTOK; t++)
-			if (f[t] != d->freq[c][t])
+			if (f[t] != tb->freq[c][t])
 				return 0;
 	}
 	return 1;
 }
 
-/* Significant bits of the other filter's residuals over decoded heights. */
-static uint64_t other_total(const int32_t *h, size_t w, unsigned filter, void *buf)
-{
-	size_t n = w * w - 1;
-
-	if (filter == TILECODE_FILTER_HIER) {
-		causal_forward(h, w, buf);
-	} else {
-		hier_forward(h, w, buf, (uint8_t *)((uint32_t *)buf + n + 1));
-	}
-	return bits_total(buf, n);
-}
-
 int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 		    uint32_t offset, int32_t *h)
 {
-	size_t n = (size_t)w * w, bits_len;
-	struct dec *d;
-	void *buf;
+	size_t bits_len;
+	struct tabs *tb;
+	struct rd r;
+	uint32_t *rowbuf = NULL;
 	int rc;
 
 	if (filter != TILECODE_FILTER_HIER && filter != TILECODE_FILTER_CAUSAL)
@@ -685,60 +766,55 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 	bits_len = le_get32(in);
 	if (bits_len > len - 4 || len - 4 - bits_len < 8)
 		return ERR_CORRUPT;
-	d = malloc(sizeof(*d));
-	buf = malloc(n * 5 + 64);
-	if (!d || !buf) {
-		free(d);
-		free(buf);
+	tb = malloc(sizeof(*tb));
+	if (filter == TILECODE_FILTER_CAUSAL)
+		rowbuf = malloc(2 * (size_t)w * sizeof(*rowbuf));
+	if (!tb || (filter == TILECODE_FILTER_CAUSAL && !rowbuf)) {
+		free(tb);
+		free(rowbuf);
 		return ERR_NOMEM;
 	}
-	memset(d->cnt, 0, sizeof(d->cnt));
-	d->bits.p = in + 4;
-	d->bits.end = in + 4 + bits_len;
-	d->bits.acc = 0;
-	d->bits.n = 0;
-	d->bits.over = 0;
-	d->rp = in + 4 + bits_len + 8;
-	d->rend = in + len;
-	d->rover = 0;
-	d->st[0] = le_get32(in + 4 + bits_len);
-	d->st[1] = le_get32(in + 4 + bits_len + 4);
-	d->total = 0;
-	rc = read_tables(d);
-	if (!rc && (d->st[0] < RANS_L || d->st[0] >= RANS_L << 8 ||
-		    d->st[1] < RANS_L || d->st[1] >= RANS_L << 8))
+	memset(tb->cnt, 0, sizeof(tb->cnt));
+	r.b.p = in + 4;
+	r.b.end = in + 4 + bits_len;
+	r.b.acc = 0;
+	r.b.n = 0;
+	r.b.over = 0;
+	r.rp = in + 4 + bits_len + 8;
+	r.rend = in + len;
+	r.rover = 0;
+	r.x0 = le_get32(in + 4 + bits_len);
+	r.x1 = le_get32(in + 4 + bits_len + 4);
+	rc = read_tables(tb, &r.b);
+	if (!rc && (r.x0 < RANS_L || r.x0 >= RANS_L << 8 || r.x1 < RANS_L ||
+		    r.x1 >= RANS_L << 8))
 		rc = ERR_CORRUPT;
 	if (rc)
 		goto out;
 	h[0] = (int32_t)offset;
 	if (filter == TILECODE_FILTER_HIER)
-		hier_inverse(d, h, w);
+		hier_inverse(&r, tb, h, w);
 	else
-		causal_inverse(d, h, w, buf);
+		causal_inverse(&r, tb, h, w, rowbuf);
 	rc = ERR_CORRUPT;
 	/* both streams used up exactly: no overrun, no whole byte left over,
-	 * zero padding bits, final rANS states back at RANS_L */
-	if (d->rover || d->rp != d->rend)
+	 * zero padding bits, both rANS states back at RANS_L */
+	if (r.rover || r.rp != r.rend)
 		goto out;
 	{
 		/* unread bits of the stream: the low `left` bits of acc */
-		int64_t left = (int64_t)(d->bits.end - d->bits.p) * 8 + d->bits.n -
-			       (int64_t)d->bits.over * 8;
+		int64_t left = (int64_t)(r.b.end - r.b.p) * 8 + r.b.n - (int64_t)r.b.over * 8;
 
-		if (left < 0 || left >= 8 || (d->bits.acc & ((UINT64_C(1) << left) - 1)))
+		if (left < 0 || left >= 8 || (r.b.acc & ((UINT64_C(1) << left) - 1)))
 			goto out;
 	}
-	if (d->st[0] != RANS_L || d->st[1] != RANS_L || !tables_match(d))
+	if (r.x0 != RANS_L || r.x1 != RANS_L || !tables_match(tb))
 		goto out;
-	{
-		uint64_t other = other_total(h, w, filter, buf);
-
-		if (filter == TILECODE_FILTER_HIER ? d->total > other : other <= d->total)
-			goto out;
-	}
+	if (choose(h, w) != filter)
+		goto out;
 	rc = 0;
 out:
-	free(d);
-	free(buf);
+	free(tb);
+	free(rowbuf);
 	return rc;
 }
