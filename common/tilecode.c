@@ -30,9 +30,9 @@
 
 #define NTOK 72                 /* tokens: 0..15, then 2 per bit length 5..32 */
 #define NCTX 16
-#define PROB_BITS 12
+#define PROB_BITS 10
 #define PROB_M (1u << PROB_BITS)
-#define RANS_L (1u << 23)       /* states live in [RANS_L, 256 * RANS_L) */
+#define RANS_L (1u << 16)       /* states live in [RANS_L, 2^32); 16-bit renormalisation */
 #define ZSAT (1u << 24)         /* residual magnitudes saturate here in contexts */
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -65,20 +65,29 @@ static int64_t floor_shift(int64_t x, unsigned s)
 	return (int64_t)((uint64_t)(x + bias) >> s) - (bias >> s);
 }
 
-/* Token of z, with the count and value of its extra bits. */
+/* Extra bits and base value of each token. */
+static const uint8_t tok_nb[NTOK] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
+	13, 13, 14, 14, 15, 15, 16, 16, 17, 17, 18, 18, 19, 19, 20, 20, 21, 21,
+	22, 22, 23, 23, 24, 24, 25, 25, 26, 26, 27, 27, 28, 28, 29, 29, 30, 30,
+};
+
+static uint32_t tok_base(unsigned t)
+{
+	return t < 16 ? t : (2u | (t & 1u)) << tok_nb[t];
+}
+
+/* Token of z, with the count and value of its extra bits (branch-free:
+ * the bit lengths vary from sample to sample). */
 static unsigned token_of(uint32_t z, unsigned *nb, uint32_t *extra)
 {
-	unsigned e;
+	unsigned e = 31u - (unsigned)__builtin_clz(z | 1u), big = z >= 16;
+	unsigned m = big ? e - 1 : 0;
 
-	if (z < 16) {
-		*nb = 0;
-		*extra = 0;
-		return z;
-	}
-	e = 31u - (unsigned)__builtin_clz(z);
-	*nb = e - 1;
-	*extra = z & ((1u << (e - 1)) - 1u);
-	return 16u + 2u * (e - 4u) + ((z >> (e - 1)) & 1u);
+	*nb = m;
+	*extra = z & ((1u << m) - 1u);
+	return big ? 16u + 2u * (e - 4u) + ((z >> m) & 1u) : z;
 }
 
 /* ---- predictors and contexts (shared by both directions) ---------------- */
@@ -234,52 +243,45 @@ static void bw_eg0(struct bw *b, uint32_t v)
 	bw_put(b, (v + 1) & ((1u << m) - 1u), m);
 }
 
+/* A bit reader over a buffer followed by at least 8 readable bytes: it
+ * refills without branches, never moves past end (reading zeros or
+ * whatever follows there), and counts the bits it hands out in `used`, so
+ * the caller can tell an overrun afterwards. */
 struct br {
 	const uint8_t *p, *end;
 	uint64_t acc;
 	unsigned n;       /* valid bits in acc */
-	size_t over;      /* bytes filled in past the end (as zeros) */
+	uint64_t used;    /* bits handed out */
 };
 
-static void br_fill(struct br *b)
+static inline void br_fill(struct br *b)
 {
-	if (b->end - b->p >= 8) {
-		b->acc |= le_get64(b->p) << b->n;
-		b->p += (63 - b->n) >> 3;
-		b->n |= 56;
-		return;
-	}
-	while (b->n <= 56) {
-		if (b->p < b->end)
-			b->acc |= (uint64_t)*b->p++ << b->n;
-		else
-			b->over++;
-		b->n += 8;
-	}
+	b->acc |= le_get64(b->p) << b->n;
+	b->p += (63 - b->n) >> 3;
+	b->n |= 56;
+	b->p = b->p < b->end ? b->p : b->end;
 }
 
 /* nb <= 32 bits. */
-static uint32_t br_get(struct br *b, unsigned nb)
+static inline uint32_t br_get(struct br *b, unsigned nb)
 {
 	uint32_t v;
 
-	if (!nb)
-		return 0;
-	if (b->n < nb)
-		br_fill(b);
+	br_fill(b);
 	v = (uint32_t)(b->acc & ((UINT64_C(1) << nb) - 1));
 	b->acc >>= nb;
 	b->n -= nb;
+	b->used += nb;
 	return v;
 }
 
-/* Exp-Golomb 0, at most 13 significant bits (else *bad). */
+/* Exp-Golomb 0 of at most PROB_BITS + 1 significant bits (else *bad). */
 static uint32_t br_eg0(struct br *b, int *bad)
 {
 	unsigned m = 0;
 
 	while (!br_get(b, 1)) {
-		if (++m > 12) {
+		if (++m > PROB_BITS) {
 			*bad = 1;
 			return 0;
 		}
@@ -349,7 +351,7 @@ size_t tilecode_bound(uint32_t w)
 
 /* Scratch: z (u32) and the extra bits, n + 2 words each; the rANS bytes
  * (2n + 32, also the causal contexts' two rows); tokens and contexts. */
-#define SCR_WORDS(n) ((n) + 2)
+#define SCR_WORDS(n) ((n) + 8)
 
 size_t tilecode_scratch_size(uint32_t w)
 {
@@ -429,16 +431,16 @@ struct bq {
 	unsigned n;
 };
 
+/* Append nb <= 30 bits; writes 8 bytes at p every time (the buffer has
+ * room), keeps fewer than 8 bits pending. */
 static void bq_put(struct bq *b, uint32_t v, unsigned nb)
 {
 	b->acc |= (uint64_t)v << b->n;
 	b->n += nb;
-	if (b->n >= 32) {
-		le_put32(b->p, (uint32_t)b->acc);
-		b->p += 4;
-		b->acc >>= 32;
-		b->n -= 32;
-	}
+	le_put64(b->p, b->acc);
+	b->p += b->n >> 3;
+	b->acc >>= b->n & ~7u;
+	b->n &= 7;
 }
 
 /* Flush to a whole byte; returns the end. */
@@ -454,8 +456,31 @@ static uint8_t *bq_end(struct bq *b)
 
 struct esym {
 	double inv;      /* 1 / freq */
-	uint32_t freq, cum, xmax;
+	uint64_t xmax;   /* renormalise while the state is at least this */
+	uint32_t freq, cum;
 };
+
+/* Code one symbol into *x, renormalising into the bytes before rp (always
+ * writes the two bytes before it); returns the new start. */
+static inline uint8_t *rans_put(uint32_t *x, const struct esym *e, uint8_t *rp)
+{
+	uint32_t v = *x, take = v >= e->xmax, qt, r;
+
+	le_put16(rp - 2, (uint16_t)v);
+	rp -= 2 * take;
+	v = take ? v >> 16 : v;
+	qt = (uint32_t)((double)v * e->inv);
+	r = v - qt * e->freq;
+	if ((int32_t)r < 0) {
+		qt--;
+		r += e->freq;
+	} else if (r >= e->freq) {
+		qt++;
+		r -= e->freq;
+	}
+	*x = (qt << PROB_BITS) + r + e->cum;
+	return rp;
+}
 
 int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 		    size_t cap, size_t *len, unsigned *filter)
@@ -529,7 +554,7 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 				es[c][t].freq = freq[t];
 				es[c][t].cum = cum;
 				es[c][t].inv = 1.0 / freq[t];
-				es[c][t].xmax = ((RANS_L >> PROB_BITS) << 8) * freq[t];
+				es[c][t].xmax = (uint64_t)((RANS_L >> PROB_BITS) << 16) * freq[t];
 			}
 			cum += freq[t];
 		}
@@ -541,30 +566,18 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 	memcpy(out + 4 + tab_len, xbw, xb_len);
 	le_put32(out, (uint32_t)(tab_len + xb_len));
 
-	/* rANS, backwards; symbol k is coded by state k & 1 */
+	/* rANS, backwards; symbol k is coded by state k & 1. A state emits
+	 * at most one 16-bit unit per symbol. */
 	rp = rend;
-	for (k = n; k-- > 0;) {
-		const struct esym *e = &es[ctx[k]][tok[k]];
-		uint32_t x = k & 1 ? x1 : x0, qt, r;
-
-		while (x >= e->xmax) {
-			*--rp = (uint8_t)x;
-			x >>= 8;
-		}
-		qt = (uint32_t)((double)x * e->inv);
-		r = x - qt * e->freq;
-		if ((int32_t)r < 0) {
-			qt--;
-			r += e->freq;
-		} else if (r >= e->freq) {
-			qt++;
-			r -= e->freq;
-		}
-		x = (qt << PROB_BITS) + r + e->cum;
-		if (k & 1)
-			x1 = x;
-		else
-			x0 = x;
+	k = n;
+	if (k & 1) {
+		k--;
+		rp = rans_put(&x0, &es[ctx[k]][tok[k]], rp);
+	}
+	while (k) {             /* pairs: k - 1 odd (x1), k - 2 even (x0) */
+		k -= 2;
+		rp = rans_put(&x1, &es[ctx[k + 1]][tok[k + 1]], rp);
+		rp = rans_put(&x0, &es[ctx[k]][tok[k]], rp);
 	}
 	rp -= 8;
 	le_put32(rp, x0);
@@ -587,11 +600,19 @@ struct tabs {
 	uint8_t used[NCTX];
 };
 
-/* The decoder's moving parts; each loop keeps a copy in locals. */
+/*
+ * The decoder's moving parts; each loop keeps a copy in locals. Both
+ * streams are read from a copy of the payload with PAD zero bytes after
+ * it, so the branch-free readers may look a little past their ends; the
+ * pointers are clamped so that they never run further, and the checks at
+ * the end see any overrun.
+ */
+#define PAD 16
+
 struct rd {
 	uint32_t x0, x1;        /* x0 decodes the next symbol, then they swap */
 	const uint8_t *rp, *rend;
-	size_t rover;           /* rANS bytes wanted past the end */
+	int rover;              /* rANS units wanted past the end */
 	struct br b;
 };
 
@@ -633,32 +654,26 @@ static int read_tables(struct tabs *tb, struct br *b)
 		}
 	}
 	/* the padding bits up to the byte must be zero */
-	return br_get(b, b->n & 7) ? ERR_CORRUPT : 0;
+	return br_get(b, (8 - (unsigned)(b->used & 7)) & 7) ? ERR_CORRUPT : 0;
 }
 
 /* Decode the next z in context c. */
 static inline uint32_t decode_z(struct rd *r, struct tabs *tb, unsigned c)
 {
-	uint32_t x = r->x0, slot = x & (PROB_M - 1);
-	unsigned t = tb->sym[c][slot];
+	uint32_t x = r->x0, slot = x & (PROB_M - 1), take;
+	unsigned t = tb->sym[c][slot], nb = tok_nb[t];
+	uint64_t v;
 
 	x = tb->freq[c][t] * (x >> PROB_BITS) + slot - tb->cum[c][t];
-	while (x < RANS_L) {
-		if (r->rp < r->rend)
-			x = x << 8 | *r->rp++;
-		else
-			x = x << 8, r->rover++;
-	}
+	take = x < RANS_L;
+	r->rover |= take & (r->rp >= r->rend);
+	x = take ? x << 16 | le_get16(r->rp) : x;
+	r->rp += 2 * (take & (r->rp < r->rend));
 	r->x0 = r->x1;
 	r->x1 = x;
 	tb->cnt[c][t]++;
-	if (t < 16)
-		return t;
-	{
-		unsigned e = ((t - 16) >> 1) + 4;
-
-		return (2u | (t & 1u)) << (e - 1) | br_get(&r->b, e - 1);
-	}
+	v = br_get(&r->b, nb);
+	return tok_base(t) | (uint32_t)v;
 }
 
 static void hier_inverse(struct rd *rr, struct tabs *tb, int32_t *h, size_t w)
@@ -753,10 +768,11 @@ static int tables_match(const struct tabs *tb)
 int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 		    uint32_t offset, int32_t *h)
 {
-	size_t bits_len;
+	size_t bits_len, rans_len;
 	struct tabs *tb;
 	struct rd r;
 	uint32_t *rowbuf = NULL;
+	uint8_t *copy;
 	int rc;
 
 	if (filter != TILECODE_FILTER_HIER && filter != TILECODE_FILTER_CAUSAL)
@@ -764,30 +780,35 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 	if (len < 4)
 		return ERR_CORRUPT;
 	bits_len = le_get32(in);
-	if (bits_len > len - 4 || len - 4 - bits_len < 8)
+	if (bits_len > len - 4 || len - 4 - bits_len < 8 || (len - 4 - bits_len) % 2)
 		return ERR_CORRUPT;
+	rans_len = len - 4 - bits_len - 8;
 	tb = malloc(sizeof(*tb));
+	copy = malloc(bits_len + rans_len + 2 * PAD);
 	if (filter == TILECODE_FILTER_CAUSAL)
 		rowbuf = malloc(2 * (size_t)w * sizeof(*rowbuf));
-	if (!tb || (filter == TILECODE_FILTER_CAUSAL && !rowbuf)) {
-		free(tb);
-		free(rowbuf);
-		return ERR_NOMEM;
+	if (!tb || !copy || (filter == TILECODE_FILTER_CAUSAL && !rowbuf)) {
+		rc = ERR_NOMEM;
+		goto out;
 	}
+	/* [bits][PAD zeros][rANS units][PAD zeros] */
+	memcpy(copy, in + 4, bits_len);
+	memset(copy + bits_len, 0, PAD);
+	memcpy(copy + bits_len + PAD, in + 4 + bits_len + 8, rans_len);
+	memset(copy + bits_len + PAD + rans_len, 0, PAD);
 	memset(tb->cnt, 0, sizeof(tb->cnt));
-	r.b.p = in + 4;
-	r.b.end = in + 4 + bits_len;
+	r.b.p = copy;
+	r.b.end = copy + bits_len;
 	r.b.acc = 0;
 	r.b.n = 0;
-	r.b.over = 0;
-	r.rp = in + 4 + bits_len + 8;
-	r.rend = in + len;
+	r.b.used = 0;
+	r.rp = copy + bits_len + PAD;
+	r.rend = r.rp + rans_len;
 	r.rover = 0;
 	r.x0 = le_get32(in + 4 + bits_len);
 	r.x1 = le_get32(in + 4 + bits_len + 4);
 	rc = read_tables(tb, &r.b);
-	if (!rc && (r.x0 < RANS_L || r.x0 >= RANS_L << 8 || r.x1 < RANS_L ||
-		    r.x1 >= RANS_L << 8))
+	if (!rc && (r.x0 < RANS_L || r.x1 < RANS_L))
 		rc = ERR_CORRUPT;
 	if (rc)
 		goto out;
@@ -797,17 +818,13 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 	else
 		causal_inverse(&r, tb, h, w, rowbuf);
 	rc = ERR_CORRUPT;
-	/* both streams used up exactly: no overrun, no whole byte left over,
-	 * zero padding bits, both rANS states back at RANS_L */
-	if (r.rover || r.rp != r.rend)
+	/* both streams used up exactly: no overrun, fewer than 8 bits left,
+	 * and zero, both rANS states back at RANS_L */
+	if (r.rover || r.rp != r.rend || r.b.used > (uint64_t)bits_len * 8 ||
+	    (uint64_t)bits_len * 8 - r.b.used >= 8)
 		goto out;
-	{
-		/* unread bits of the stream: the low `left` bits of acc */
-		int64_t left = (int64_t)(r.b.end - r.b.p) * 8 + r.b.n - (int64_t)r.b.over * 8;
-
-		if (left < 0 || left >= 8 || (r.b.acc & ((UINT64_C(1) << left) - 1)))
-			goto out;
-	}
+	if (r.b.used & 7 && copy[bits_len - 1] >> (r.b.used & 7))
+		goto out;
 	if (r.x0 != RANS_L || r.x1 != RANS_L || !tables_match(tb))
 		goto out;
 	if (choose(h, w) != filter)
@@ -815,6 +832,7 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 	rc = 0;
 out:
 	free(tb);
+	free(copy);
 	free(rowbuf);
 	return rc;
 }
