@@ -15,10 +15,11 @@
  * and the decoder checks that rule, the tables and the stream ends, so that
  * the coding stays canonical.
  *
- * Bounds: the decoder reads the bit stream and the rANS stream through
- * readers that return zeros past their end and remember the overrun, so no
- * input can make it read outside in[0..len); every index into h is a
- * sample position computed from w alone.
+ * Bounds: the decoder reads the bit stream and the rANS stream from a copy
+ * of the payload in which each is followed by more zero bytes than the
+ * samples can consume, so no input can make it read outside its buffers
+ * (overruns are seen afterwards from the positions reached); every index
+ * into h is a sample position computed from w alone.
  */
 #include "tilecode.h"
 
@@ -602,17 +603,16 @@ struct tabs {
 
 /*
  * The decoder's moving parts; each loop keeps a copy in locals. Both
- * streams are read from a copy of the payload with PAD zero bytes after
- * it, so the branch-free readers may look a little past their ends; the
- * pointers are clamped so that they never run further, and the checks at
- * the end see any overrun.
+ * streams are read from a copy of the payload in which each is followed by
+ * zero bytes, more than the samples can consume (see DECODE_Z), so the
+ * branch-free readers need no bounds checks; the tables are read with the
+ * clamping br_get(), and the checks at the end see any overrun.
  */
 #define PAD 16
 
 struct rd {
 	uint32_t x0, x1;        /* x0 decodes the next symbol, then they swap */
 	const uint8_t *rp, *rend;
-	int rover;              /* rANS units wanted past the end */
 	struct br b;
 };
 
@@ -657,33 +657,57 @@ static int read_tables(struct tabs *tb, struct br *b)
 	return br_get(b, (8 - (unsigned)(b->used & 7)) & 7) ? ERR_CORRUPT : 0;
 }
 
-/* Decode the next z in context c. */
-static inline uint32_t decode_z(struct rd *r, struct tabs *tb, unsigned c)
-{
-	uint32_t x = r->x0, slot = x & (PROB_M - 1), take;
-	unsigned t = tb->sym[c][slot], nb = tok_nb[t];
-	uint64_t v;
+/*
+ * The decoder's state lives in locals of each loop (a struct, even a local
+ * one, ends up on the stack and puts a store and a load on every link of
+ * the rANS and bit reader chains): RD_LOAD declares them from *r, RD_SAVE
+ * writes them back, DECODE_Z decodes the next z in context c.
+ */
+#define RD_LOAD(r)                                                            \
+	uint32_t x0 = (r)->x0, x1 = (r)->x1;                                  \
+	const uint8_t *rp = (r)->rp;                                          \
+	const uint8_t *bp = (r)->b.p;                                         \
+	uint64_t acc = (r)->b.acc;                                            \
+	unsigned bn = (r)->b.n
 
-	x = tb->freq[c][t] * (x >> PROB_BITS) + slot - tb->cum[c][t];
-	take = x < RANS_L;
-	r->rover |= take & (r->rp >= r->rend);
-	x = take ? x << 16 | le_get16(r->rp) : x;
-	r->rp += 2 * (take & (r->rp < r->rend));
-	r->x0 = r->x1;
-	r->x1 = x;
-	tb->cnt[c][t]++;
-	v = br_get(&r->b, nb);
-	return tok_base(t) | (uint32_t)v;
-}
+#define RD_SAVE(r)                                                            \
+	do {                                                                  \
+		(r)->x0 = x0, (r)->x1 = x1, (r)->rp = rp;                     \
+		(r)->b.p = bp, (r)->b.acc = acc, (r)->b.n = bn;               \
+	} while (0)
 
-static void hier_inverse(struct rd *rr, struct tabs *tb, int32_t *h, size_t w)
+/* The readers run unchecked: the copy of each stream is followed by more
+ * zero bytes than the samples can consume (2 per sample for rANS, 8 per
+ * sample for the bits), and the caller compares the positions reached
+ * with the stream ends afterwards. */
+#define DECODE_Z(c, zout)                                                     \
+	do {                                                                  \
+		uint32_t x_ = x0, slot_ = x_ & (PROB_M - 1), take_;           \
+		unsigned t_ = tb->sym[(c)][slot_], nb_ = tok_nb[t_];          \
+		x_ = tb->freq[(c)][t_] * (x_ >> PROB_BITS) + slot_ -          \
+		     tb->cum[(c)][t_];                                        \
+		take_ = x_ < RANS_L;                                          \
+		x_ = take_ ? x_ << 16 | le_get16(rp) : x_;                    \
+		rp += 2 * take_;                                              \
+		x0 = x1;                                                      \
+		x1 = x_;                                                      \
+		tb->cnt[(c)][t_]++;                                           \
+		acc |= le_get64(bp) << bn;                                    \
+		bp += (63 - bn) >> 3;                                         \
+		bn |= 56;                                                     \
+		(zout) = tok_base(t_) | (uint32_t)(acc & ((UINT64_C(1) << nb_) - 1)); \
+		acc >>= nb_;                                                  \
+		bn -= nb_;                                                    \
+	} while (0)
+
+static void hier_inverse(struct rd *r, struct tabs *tb, int32_t *h, size_t w)
 {
-	struct rd r = *rr;
+	RD_LOAD(r);
 	size_t s = w - 1, d, i, j;
-	uint32_t *hu = (uint32_t *)h;
+	uint32_t *hu = (uint32_t *)h, z;
 	int64_t pred;
 
-#define PUT(k, pr, c) do { uint32_t z_ = decode_z(&r, tb, (c)); hu[k] = (uint32_t)(pr) + unzigzag(z_); } while (0)
+#define PUT(k, pr, c) do { DECODE_Z((c), z); hu[k] = (uint32_t)(pr) + unzigzag(z); } while (0)
 	PUT(s, h[0], CTX_CORNER);
 	PUT(s * w, h[0], CTX_CORNER);
 	PUT(s * w + s, (int64_t)h[s] + h[s * w] - h[0], CTX_CORNER);
@@ -714,15 +738,15 @@ static void hier_inverse(struct rd *rr, struct tabs *tb, int32_t *h, size_t w)
 		}
 	}
 #undef PUT
-	*rr = r;
+	RD_SAVE(r);
 }
 
-static void causal_inverse(struct rd *rr, struct tabs *tb, int32_t *h, size_t w,
+static void causal_inverse(struct rd *r, struct tabs *tb, int32_t *h, size_t w,
 			   uint32_t *rowbuf)
 {
-	struct rd r = *rr;
+	RD_LOAD(r);
 	uint32_t *up = rowbuf, *cur = rowbuf + w, *t;
-	uint32_t *hu = (uint32_t *)h;
+	uint32_t *hu = (uint32_t *)h, z;
 	size_t i, j;
 
 	cur[0] = 0;
@@ -730,8 +754,8 @@ static void causal_inverse(struct rd *rr, struct tabs *tb, int32_t *h, size_t w,
 		for (i = j ? 0 : 1; i < w; i++) {
 			size_t k = j * w + i;
 			unsigned c = causal_ctx(j ? up : NULL, cur, w, i);
-			uint32_t z = decode_z(&r, tb, c);
 
+			DECODE_Z(c, z);
 			hu[k] = (uint32_t)causal_pred(h, w, i, j) + unzigzag(z);
 			cur[i] = zsat(z);
 		}
@@ -739,7 +763,7 @@ static void causal_inverse(struct rd *rr, struct tabs *tb, int32_t *h, size_t w,
 		up = cur;
 		cur = t;
 	}
-	*rr = r;
+	RD_SAVE(r);
 }
 
 /* The counts must normalise to the tables sent. */
@@ -768,7 +792,7 @@ static int tables_match(const struct tabs *tb)
 int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 		    uint32_t offset, int32_t *h)
 {
-	size_t bits_len, rans_len;
+	size_t bits_len, rans_len, bits_pad, rans_pad;
 	struct tabs *tb;
 	struct rd r;
 	uint32_t *rowbuf = NULL;
@@ -784,31 +808,32 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 		return ERR_CORRUPT;
 	rans_len = len - 4 - bits_len - 8;
 	tb = malloc(sizeof(*tb));
-	copy = malloc(bits_len + rans_len + 2 * PAD);
+	/* [bits][8 zero bytes per sample + PAD][rANS units][2 per sample + PAD] */
+	bits_pad = 8 * (size_t)w * w + PAD;
+	rans_pad = 2 * (size_t)w * w + PAD;
+	copy = malloc(bits_len + bits_pad + rans_len + rans_pad);
 	if (filter == TILECODE_FILTER_CAUSAL)
 		rowbuf = malloc(2 * (size_t)w * sizeof(*rowbuf));
 	if (!tb || !copy || (filter == TILECODE_FILTER_CAUSAL && !rowbuf)) {
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	/* [bits][PAD zeros][rANS units][PAD zeros] */
 	memcpy(copy, in + 4, bits_len);
-	memset(copy + bits_len, 0, PAD);
-	memcpy(copy + bits_len + PAD, in + 4 + bits_len + 8, rans_len);
-	memset(copy + bits_len + PAD + rans_len, 0, PAD);
+	memset(copy + bits_len, 0, bits_pad);
+	memcpy(copy + bits_len + bits_pad, in + 4 + bits_len + 8, rans_len);
+	memset(copy + bits_len + bits_pad + rans_len, 0, rans_pad);
 	memset(tb->cnt, 0, sizeof(tb->cnt));
 	r.b.p = copy;
 	r.b.end = copy + bits_len;
 	r.b.acc = 0;
 	r.b.n = 0;
 	r.b.used = 0;
-	r.rp = copy + bits_len + PAD;
+	r.rp = copy + bits_len + bits_pad;
 	r.rend = r.rp + rans_len;
-	r.rover = 0;
 	r.x0 = le_get32(in + 4 + bits_len);
 	r.x1 = le_get32(in + 4 + bits_len + 4);
 	rc = read_tables(tb, &r.b);
-	if (!rc && (r.x0 < RANS_L || r.x1 < RANS_L))
+	if (!rc && (r.b.used > (uint64_t)bits_len * 8 || r.x0 < RANS_L || r.x1 < RANS_L))
 		rc = ERR_CORRUPT;
 	if (rc)
 		goto out;
@@ -820,7 +845,8 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 	rc = ERR_CORRUPT;
 	/* both streams used up exactly: no overrun, fewer than 8 bits left,
 	 * and zero, both rANS states back at RANS_L */
-	if (r.rover || r.rp != r.rend || r.b.used > (uint64_t)bits_len * 8 ||
+	r.b.used = (uint64_t)(r.b.p - copy) * 8 - r.b.n;
+	if (r.rp != r.rend || r.b.used > (uint64_t)bits_len * 8 ||
 	    (uint64_t)bits_len * 8 - r.b.used >= 8)
 		goto out;
 	if (r.b.used & 7 && copy[bits_len - 1] >> (r.b.used & 7))
