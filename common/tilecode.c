@@ -837,6 +837,11 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 		rc = ERR_CORRUPT;
 	if (rc)
 		goto out;
+	/* the extra bits start at the byte after the tables: restart the
+	 * reader there (br_get() may have clamped its pointer) */
+	r.b.p = copy + r.b.used / 8;
+	r.b.acc = 0;
+	r.b.n = 0;
 	h[0] = (int32_t)offset;
 	if (filter == TILECODE_FILTER_HIER)
 		hier_inverse(&r, tb, h, w);

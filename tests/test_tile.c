@@ -1098,7 +1098,7 @@ static void test_tile_round_trips_adversarial_heights(void **state)
 					case 2: t.h[k] = j > w / 3 ? INT32_MAX : INT32_MIN + 1; break;
 					case 3: t.h[k] = (i == 0 || j == 0 || i == w - 1 || j == w - 1) &&
 								 (i + j) % 3 == 0 ? INT32_MAX : 0; break;
-					case 4: t.h[k] = (int32_t)((i * 7919u) ^ (j * 104729u)) << (k % 31); break;
+					case 4: t.h[k] = (int32_t)((uint32_t)((i * 7919u) ^ (j * 104729u)) << (k % 31)); break;
 					case 5: t.h[k] = (int32_t)(rnd(&s) >> 32); break;
 					default: t.h[k] = (int32_t)(((i / 4 + j / 4) & 1) * 1000000) - 500000; break;
 					}
