@@ -7,7 +7,7 @@
 # anchors measured in the same run:
 #   1. noise     ns/sample of a 6-octave fBm per noise kind; stb_perlin, libnoise
 #   2. presets   ms per tile: generate, + encode, + zstd (zparams.h); LOD 0, 2, 4
-#   3. size      bytes per LOD-0 tile: encoded, zstd 3/19, 16-bit PNG; then the
+#   3. size      bytes per LOD-0 tile: encoded, zstd 1/19, the v1 format, 16-bit PNG; then the
 #                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
 #   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode
 #   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS,
@@ -317,12 +317,15 @@ summary() {
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*AVX512/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	gen="$(awk -F '\t' '$1 == "default" { print $5 }' "$out/presets.tsv" 2>/dev/null || true)"
-	size="$(awk -F '\t' '$1 == "default" { print $11 }' "$out/size.tsv" 2>/dev/null || true)"
+	size="$(awk -F '\t' '$1 == "default" { print $13 }' "$out/size.tsv" 2>/dev/null || true)"
+	sizea="$(awk -F '\t' '$1 == "alpine" { print $13 }' "$out/size.tsv" 2>/dev/null || true)"
 	dec="$(awk -F '\t' '$1 == "default" { print $2 }' "$out/decode.tsv" 2>/dev/null || true)"
+	decz="$(awk -F '\t' '$1 == "default" { print $4 }' "$out/decode.tsv" 2>/dev/null || true)"
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
 	prec="$(awk -F '\t' '$1 == "revalidating" && $2 == "precision" { sub(/x$/, "", $8); print $8 }' "$out/precision.tsv" 2>/dev/null || true)"
 	coldx="$(awk -F '\t' '$1 == "this" && $8 != "n/a" { sub(/x$/, "", $8); print $8 }' "$out/cold.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
+		-v za="$sizea" -v dz="$decz" \
 		-v c="$cold" -v cx="$coldx" -v pr="$prec" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
@@ -337,7 +340,10 @@ summary() {
 		row("default: generate + encode + zstd, LOD 0", "< 2 ms", g, "%.2f ms", g < 2)
 		row("the same (issue 20)", "< 0.6 ms", g, "%.2f ms", g < 0.6)
 		row("default: zstd / PNG16 (libpng default)", "<= 0.4", z, "%.3f", z <= 0.4)
+		row("default: zstd / PNG16 (issue 20)", "<= 0.30", z, "%.3f", z <= 0.30)
+		row("alpine: zstd / PNG16 (issue 20)", "<= 0.50", za, "%.3f", za <= 0.50)
 		row("default: tile_decode", "> 500 MB/s", d, "%.0f MB/s", d > 500)
+		row("default: zstd -d + tile_decode (issue 20)", ">= 1000 MB/s", dz, "%.0f MB/s", dz >= 1000)
 		row("server CPU per cold tile / in process (issue 20)", "<= 1.15x", c, "%.2fx", c <= 1.15)
 		row("cold tiles/s, 2 workers / the tree before (issue 20)", ">= 1.6x", cx, "%.2fx", cx >= 1.6)
 		row("bytes per player-minute, precision client / today, revalidating (issue 20)", "<= 0.5x",

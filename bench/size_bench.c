@@ -4,7 +4,8 @@
  * For each built-in preset, the 16 LOD-0 tiles of bench_chunk()'s chunks
  * (seed 42): the tile_encode() output, that body compressed by zstd as the
  * server sends it with Content-Encoding: zstd (zparams.h) and at level 19
- * for reference, and the
+ * for reference, the previous format (tile_encode_lz21(), format version
+ * 1) under the server's zstd, and the
  * anchor: the same heights minus the tile's minimum as a 16-bit grayscale
  * PNG (one sample per quantum, 1 cm for every shipped preset) written by
  * libpng with its defaults, and again at maximum compression (zlib level 9,
@@ -37,7 +38,7 @@
 
 #define SEED 42u
 
-enum col { ENC, ZS, Z19, PNG_DEF, PNG_MAX, RANGE_M, SLOPE, NCOL };
+enum col { ENC, ZS, Z19, OLD, PNG_DEF, PNG_MAX, RANGE_M, SLOPE, NCOL };
 
 /* A growing byte buffer that libpng writes into. */
 struct mem {
@@ -190,6 +191,10 @@ static int measure(const struct preset *p, struct bufs *b, double x[NCOL][BENCH_
 		x[ENC][k] = (double)len;
 		x[ZS][k] = (double)zstd(b->cctx, b->z, b->z_cap, b->enc, len, 0);
 		x[Z19][k] = (double)zstd(b->cctx, b->z, b->z_cap, b->enc, len, 19);
+		rc = tile_encode_lz21(&t, b->enc, b->enc_cap, &len);
+		if (rc)
+			bench_die(preset_name(p), rc);
+		x[OLD][k] = (double)zstd(b->cctx, b->z, b->z_cap, b->enc, len, 0);
 		wide += to_u16(&t, b->v, &x[RANGE_M][k]) > 1;
 		x[PNG_DEF][k] = (double)png16(b->v, t.side, 0, &b->png);
 		x[PNG_MAX][k] = (double)png16(b->v, t.side, 1, &b->png);
@@ -210,10 +215,11 @@ static void report(const struct preset *p, struct bufs *b)
 
 	for (c = 0; c < NCOL; c++)
 		m[c] = bench_median(x[c], BENCH_CHUNKS);
-	printf("%s\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%d/%d%s\t%.3f\t%.3f\n",
+	printf("%s\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%d/%d%s\t%.3f\t%.3f\t%.3f\n",
 	       preset_name(p), m[RANGE_M], m[SLOPE], m[ENC], m[ZS],
-	       m[ZS] * 8.0 / (257.0 * 257.0), m[Z19], m[PNG_DEF], m[PNG_MAX], wide,
-	       BENCH_CHUNKS, wide ? " *" : "", m[ZS] / m[PNG_DEF], m[ZS] / m[PNG_MAX]);
+	       m[ZS] * 8.0 / (257.0 * 257.0), m[Z19], m[OLD], m[ZS] / m[OLD], m[PNG_DEF],
+	       m[PNG_MAX], wide, BENCH_CHUNKS, wide ? " *" : "", m[ZS] / m[PNG_DEF],
+	       m[ZS] / m[PNG_MAX], m[OLD] / m[PNG_DEF]);
 	if (quantum != 10000)
 		printf("note: %s: quantum is %.2f cm: its PNG holds one sample per quantum\n",
 		       preset_name(p), quantum * 1e-4);
@@ -244,13 +250,15 @@ int main(void)
 		bench_die("out of memory", ERR_NOMEM);
 
 	printf("preset\ttile range m\trms slope m/m\tencoded B\tzstd B\tzstd bits/sample\t"
-	       "zstd19 B\tPNG16 default B\tPNG16 max B\tPNG16 tiles at 2 cm\t"
-	       "zstd / PNG16 default\tzstd / PNG16 max\n");
+	       "zstd19 B\tv1 lz21 zstd B\tzstd / v1\tPNG16 default B\tPNG16 max B\t"
+	       "PNG16 tiles at 2 cm\tzstd / PNG16 default\tzstd / PNG16 max\tv1 / PNG16 default\n");
 	for (i = 0; i < n; i++)
 		if (preset_chunk_log2(v[i]) == 8)
 			report(v[i], &b);
 	printf("note: medians over %d LOD-0 tiles (257 x 257, 1 cm); target: zstd / PNG16 "
 	       "<= 0.4\n", BENCH_CHUNKS);
+	printf("note: v1 lz21: the same tiles in the previous format (version 1, filter 1 byte "
+	       "planes) under the server's zstd\n");
 	printf("note: * tiles spanning more than 65535 cm: their PNG16 uses a 2 cm step (lossy), "
 	       "which flatters PNG\n");
 

@@ -1,10 +1,13 @@
 /*
  * tile.c - the heightmap tile and its binary format (docs/tile-format.md).
  *
- * Encoding: a 64-byte little-endian header, then the heights filtered by
- * filter 1 ("lz21": a separable 2D Lorenzo predictor, second order along
- * x and first order along z, in wrapping u32 arithmetic; zigzag; byte
- * planes most significant first), checksummed with XXH3-64. Compression
+ * Encoding: a 64-byte little-endian header, then the heights, checksummed
+ * with XXH3-64. tile_encode() writes format version 3 (4 with layers):
+ * the heights entropy-coded by common/tilecode.c (filter 2 or 3) behind a
+ * u32 length. Versions 1 and 2, still decoded and written by
+ * tile_encode_lz21(), hold filter 1 ("lz21": a separable 2D Lorenzo
+ * predictor, second order along x and first order along z, in wrapping u32
+ * arithmetic; zigzag; byte planes most significant first). Compression
  * is left to the transport (HTTP Content-Encoding: zstd); files, sockets
  * and caches to the callers.
  *
@@ -21,8 +24,10 @@
 
 #include "err.h"
 #include "le.h"
+#include "tilecode.h"
 
 #define FILTER_LZ21 1
+#define CODED_LEN 4     /* versions 3 and 4: u32 length of the coded heights */
 
 /* Header field offsets (docs/tile-format.md, "Header"). */
 enum {
@@ -46,9 +51,12 @@ enum {
 
 /* The header fields that struct tile does not keep. */
 struct hdr_extra {
-	unsigned planes;
+	unsigned planes;   /* versions 1, 2 */
+	unsigned filter;
 	uint32_t offset;
 	unsigned version;
+	int coded;         /* versions 3, 4 */
+	int layers;        /* versions 2, 4 */
 };
 
 /* Format 2 appends a layer section after the planes: u8 layer count,
@@ -143,7 +151,9 @@ size_t tile_encode_bound(const struct tile *t)
 {
 	size_t side = t->side;
 
-	return TILE_HEADER_SIZE + 4 * side * side +
+	size_t coded = CODED_LEN + tilecode_bound(t->side), planes = 4 * side * side;
+
+	return TILE_HEADER_SIZE + (coded > planes ? coded : planes) +
 	       (t->material ? LAYERS_HEAD + LAYER_HEAD + side * side : 0);
 }
 
@@ -287,10 +297,11 @@ static int checksum_of(const uint8_t *buf, size_t len, uint64_t *sum)
 	return ok ? 0 : ERR_NOMEM;
 }
 
-static void write_header(const struct tile *t, unsigned planes, uint8_t *out)
+static void write_header(const struct tile *t, unsigned version, unsigned filter,
+			 unsigned planes, uint8_t *out)
 {
 	le_put32(out + OFF_MAGIC, TILE_MAGIC);
-	le_put16(out + OFF_VERSION, t->material ? TILE_VERSION_LAYERS : TILE_VERSION);
+	le_put16(out + OFF_VERSION, (uint16_t)version);
 	le_put16(out + OFF_HDRLEN, TILE_HEADER_SIZE);
 	le_put64(out + OFF_FINGERPRINT, t->fingerprint);
 	le_put64(out + OFF_SEED, t->seed);
@@ -298,7 +309,7 @@ static void write_header(const struct tile *t, unsigned planes, uint8_t *out)
 	le_put32(out + OFF_CZ, (uint32_t)t->cz);
 	out[OFF_LOD] = t->lod;
 	out[OFF_CHUNK_LOG2] = t->chunk_log2;
-	out[OFF_FILTER] = FILTER_LZ21;
+	out[OFF_FILTER] = (uint8_t)filter;
 	out[OFF_PLANES] = (uint8_t)planes;
 	le_put32(out + OFF_SIDE, t->side);
 	le_put32(out + OFF_QUANTUM, t->quantum_um);
@@ -307,37 +318,98 @@ static void write_header(const struct tile *t, unsigned planes, uint8_t *out)
 	le_put64(out + OFF_CHECKSUM, 0);
 }
 
+static size_t lz21_scratch_size(const struct tile *t)
+{
+	return ((size_t)t->side * t->side + t->side) * sizeof(uint32_t);
+}
+
 size_t tile_encode_scratch_size(const struct tile *t)
 {
-	return t ? ((size_t)t->side * t->side + t->side) * sizeof(uint32_t) : 0;
+	size_t a, b;
+
+	if (!t)
+		return 0;
+	a = lz21_scratch_size(t);
+	b = tilecode_scratch_size(t->side);
+	return a > b ? a : b;
+}
+
+/* Checksum out[0..need) into its header. */
+static int seal(uint8_t *out, size_t need)
+{
+	uint64_t sum;
+	int rc = checksum_of(out, need, &sum);
+
+	if (!rc)
+		le_put64(out + OFF_CHECKSUM, sum);
+	return rc;
 }
 
 int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
 		   size_t *len)
 {
-	size_t n, need;
-	unsigned planes;
-	uint32_t *z = scratch;
-	uint64_t sum;
+	size_t coded, need;
+	unsigned filter;
 	int rc;
 
 	if (!t || !scratch || !out || !len || !tile_valid(t))
 		return ERR_INVAL;
+	if (cap < TILE_HEADER_SIZE + CODED_LEN)
+		return ERR_TOOBIG;
+	rc = tilecode_encode(t->h, t->side, scratch, out + TILE_HEADER_SIZE + CODED_LEN,
+			     cap - TILE_HEADER_SIZE - CODED_LEN, &coded, &filter);
+	if (rc)
+		return rc;
+	need = TILE_HEADER_SIZE + CODED_LEN + coded + layers_size(t);
+	if (cap < need)
+		return ERR_TOOBIG;
+	write_header(t, t->material ? TILE_VERSION_LAYERS : TILE_VERSION, filter, 0, out);
+	le_put32(out + TILE_HEADER_SIZE, (uint32_t)coded);
+	if (t->material)
+		write_layers(t, out + TILE_HEADER_SIZE + CODED_LEN + coded);
+	rc = seal(out, need);
+	if (!rc)
+		*len = need;
+	return rc;
+}
+
+static int encode_lz21_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
+			  size_t *len)
+{
+	size_t n, need;
+	unsigned planes;
+	uint32_t *z = scratch;
+	int rc;
+
 	n = (size_t)t->side * t->side;
 	planes = planes_for(lz21_forward(t->h, t->side, z, z + n)); /* residuals, a row */
 	need = TILE_HEADER_SIZE + planes * n + layers_size(t);
 	if (cap < need)
 		return ERR_TOOBIG;
-	write_header(t, planes, out);
+	write_header(t, t->material ? TILE_VERSION_LZ21_LAYERS : TILE_VERSION_LZ21,
+		     FILTER_LZ21, planes, out);
 	split_planes(z, n, planes, out + TILE_HEADER_SIZE);
 	if (t->material)
 		write_layers(t, out + TILE_HEADER_SIZE + planes * n);
-	rc = checksum_of(out, need, &sum);
-	if (rc)
-		return rc;
-	le_put64(out + OFF_CHECKSUM, sum);
-	*len = need;
-	return 0;
+	rc = seal(out, need);
+	if (!rc)
+		*len = need;
+	return rc;
+}
+
+int tile_encode_lz21(const struct tile *t, uint8_t *out, size_t cap, size_t *len)
+{
+	void *z;
+	int rc;
+
+	if (!t || !out || !len || !tile_valid(t))
+		return ERR_INVAL;
+	z = malloc(lz21_scratch_size(t));
+	if (!z)
+		return ERR_NOMEM;
+	rc = encode_lz21_in(t, z, out, cap, len);
+	free(z);
+	return rc;
 }
 
 int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len)
@@ -366,11 +438,16 @@ static int parse_header(const uint8_t *buf, size_t len, struct tile *t,
 	if (le_get32(buf + OFF_MAGIC) != TILE_MAGIC)
 		return ERR_MAGIC;
 	x->version = le_get16(buf + OFF_VERSION);
-	if (x->version != TILE_VERSION && x->version != TILE_VERSION_LAYERS)
+	if (x->version < TILE_VERSION_LZ21 || x->version > TILE_VERSION_LAYERS)
 		return ERR_VERSION;
-	if (le_get16(buf + OFF_HDRLEN) != TILE_HEADER_SIZE ||
-	    buf[OFF_FILTER] != FILTER_LZ21 ||
-	    buf[OFF_PLANES] < 1 || buf[OFF_PLANES] > 4)
+	x->coded = x->version >= TILE_VERSION;
+	x->layers = x->version == TILE_VERSION_LZ21_LAYERS || x->version == TILE_VERSION_LAYERS;
+	x->filter = buf[OFF_FILTER];
+	if (le_get16(buf + OFF_HDRLEN) != TILE_HEADER_SIZE)
+		return ERR_CORRUPT;
+	if (x->coded ? (x->filter != TILECODE_FILTER_HIER && x->filter != TILECODE_FILTER_CAUSAL) ||
+			       buf[OFF_PLANES] != 0
+		     : x->filter != FILTER_LZ21 || buf[OFF_PLANES] < 1 || buf[OFF_PLANES] > 4)
 		return ERR_CORRUPT;
 	clog2 = buf[OFF_CHUNK_LOG2];
 	lod = buf[OFF_LOD];
@@ -505,7 +582,7 @@ static void lz21_inverse(uint32_t *z, uint32_t w, uint32_t offset)
 }
 
 static int decode_payload(const uint8_t *buf, const struct hdr_extra *x,
-			  struct tile *t)
+			  size_t coded, struct tile *t)
 {
 	size_t n = (size_t)t->side * t->side;
 	uint32_t *z = malloc(n * sizeof(*z));
@@ -513,6 +590,15 @@ static int decode_payload(const uint8_t *buf, const struct hdr_extra *x,
 
 	if (!z)
 		return ERR_NOMEM;
+	if (x->coded) {
+		rc = tilecode_decode(buf + TILE_HEADER_SIZE + CODED_LEN, coded, t->side,
+				     x->filter, x->offset, (int32_t *)z);
+		if (rc)
+			free(z);
+		else
+			t->h = (int32_t *)z;
+		return rc;
+	}
 	rc = join_planes(buf + TILE_HEADER_SIZE, n, x->planes, z);
 	if (rc) {
 		free(z);
@@ -544,7 +630,7 @@ static int check_layers(const uint8_t *buf, size_t len, size_t at, size_t n)
 int tile_decode(const uint8_t *buf, size_t len, struct tile *t)
 {
 	struct hdr_extra x;
-	size_t need;
+	size_t need, coded = 0;
 	uint64_t sum;
 	int rc;
 
@@ -556,8 +642,21 @@ int tile_decode(const uint8_t *buf, size_t len, struct tile *t)
 	rc = parse_header(buf, len, t, &x);
 	if (rc)
 		goto fail;
-	need = TILE_HEADER_SIZE + (size_t)x.planes * t->side * t->side;
-	if (x.version == TILE_VERSION_LAYERS) {
+	if (x.coded) {
+		if (len < TILE_HEADER_SIZE + CODED_LEN) {
+			rc = ERR_TRUNC;
+			goto fail;
+		}
+		coded = le_get32(buf + TILE_HEADER_SIZE);
+		if (coded > tilecode_bound(t->side)) {
+			rc = ERR_CORRUPT;
+			goto fail;
+		}
+		need = TILE_HEADER_SIZE + CODED_LEN + coded;
+	} else {
+		need = TILE_HEADER_SIZE + (size_t)x.planes * t->side * t->side;
+	}
+	if (x.layers) {
 		rc = check_layers(buf, len, need, (size_t)t->side * t->side);
 		need += LAYERS_HEAD + LAYER_HEAD + (size_t)t->side * t->side;
 	}
@@ -569,8 +668,8 @@ int tile_decode(const uint8_t *buf, size_t len, struct tile *t)
 	if (!rc && sum != le_get64(buf + OFF_CHECKSUM))
 		rc = ERR_CHECKSUM;
 	if (!rc)
-		rc = decode_payload(buf, &x, t);
-	if (!rc && x.version == TILE_VERSION_LAYERS) {
+		rc = decode_payload(buf, &x, coded, t);
+	if (!rc && x.layers) {
 		size_t n = (size_t)t->side * t->side;
 		uint8_t *m = malloc(n);
 

@@ -5,7 +5,9 @@
  * heights on an integer grid (quanta), sample (i, j) at world
  * x = cx * chunk + i * 2^lod, z = cz * chunk + j * 2^lod. The encoded form
  * (docs/tile-format.md) is a 64-byte little-endian header followed by the
- * filtered heights; it is what the server sends (zstd is applied by HTTP as
+ * heights, entropy-coded (versions 3 and 4, common/tilecode.c) or, in the
+ * older versions 1 and 2 that tile_decode() still reads, filtered into byte
+ * planes; it is what the server sends (zstd is applied by HTTP as
  * Content-Encoding, not here). Pure code: no I/O, no globals.
  */
 #ifndef TILE_H
@@ -15,8 +17,10 @@
 #include <stdint.h>
 
 #define TILE_MAGIC          0x4e525254u /* "TRRN" as bytes in a file */
-#define TILE_VERSION        1           /* heights only */
-#define TILE_VERSION_LAYERS 2           /* heights + a layer section */
+#define TILE_VERSION_LZ21        1      /* heights as lz21 byte planes */
+#define TILE_VERSION_LZ21_LAYERS 2      /* the same + a layer section */
+#define TILE_VERSION        3           /* entropy-coded heights (tile_encode) */
+#define TILE_VERSION_LAYERS 4           /* the same + a layer section */
 #define TILE_LAYER_MATERIAL 1           /* one material id per sample */
 #define TILE_HEADER_SIZE    64
 #define TILE_MAX_LOD        8           /* with the default 256 m chunk */
@@ -35,7 +39,8 @@ struct tile {
 	uint64_t edit_seq;    /* last edit sequence touching this chunk, 0: none */
 	int32_t *h;           /* side * side heights in quanta, h[j * side + i] */
 	uint8_t *material;    /* side * side material ids (material.h), or NULL;
-				 when set, the tile encodes as format version 2 */
+				 when set, the tile encodes as format version 4
+				 (2 for tile_encode_lz21()) */
 };
 
 /*
@@ -81,7 +86,15 @@ int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap
 		   size_t *len);
 
 /*
- * Decode buf (len bytes) into t, allocating t->h (free with tile_release).
+ * Encode t in the previous form, format version 1 (2 with a material
+ * layer): filter 1 byte planes, the same header. For comparisons and for
+ * tests of old tiles; tile_encode() no longer emits it. Same errors.
+ */
+int tile_encode_lz21(const struct tile *t, uint8_t *out, size_t cap, size_t *len);
+
+/*
+ * Decode buf (len bytes) of any format version (1 to 4) into t,
+ * allocating t->h (free with tile_release).
  * Rejects with an error, never a crash: ERR_TRUNC (short), ERR_MAGIC,
  * ERR_VERSION, ERR_TOOBIG (trailing bytes or oversized dimensions),
  * ERR_CORRUPT (inconsistent fields), ERR_CHECKSUM. On error t is zeroed.

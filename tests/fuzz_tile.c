@@ -3,9 +3,10 @@
  *
  * Every input is used four ways: decoded as given, which mostly exercises
  * the header checks and the checksum; decoded with its checksum field
- * recomputed; as the payload of a forged valid header (shape and planes
- * from its first bytes), so that even without a seed corpus random bytes
- * reach the filter and the canonical-form checks; and as heights to
+ * recomputed; as the payload of a forged valid header (shape, form and
+ * planes or filter from its first bytes: version 1 byte planes or version
+ * 3 coded heights), so that even without a seed corpus random bytes reach
+ * the filters and the canonical-form checks; and as heights to
  * encode and decode again. Whatever decodes must re-encode to exactly the
  * same bytes (the format is canonical), and the header-only decoder must
  * agree with the full one. Any violation aborts, which libFuzzer reports
@@ -49,7 +50,9 @@ static void check(const uint8_t *buf, size_t len)
 	out = malloc(cap);
 	if (!out)
 		fail("out of memory");
-	if (tile_encode(&t, out, cap, &n) || n != len || memcmp(out, buf, n))
+	/* in the form it came in: versions 1 and 2 are the old one */
+	if ((buf[4] <= 2 ? tile_encode_lz21 : tile_encode)(&t, out, cap, &n) || n != len ||
+	    memcmp(out, buf, n))
 		fail("decoded tile does not re-encode to the same bytes");
 	if (tile_checksum(out) != tile_checksum(buf))
 		fail("checksum differs");
@@ -95,6 +98,31 @@ static void put32(uint8_t *p, uint32_t v)
 		p[k] = (uint8_t)(v >> (8 * k));
 }
 
+/* A version 3 header (filter 2 or 3 from data[1]) over data[2..] as the
+ * coded heights, resealed, then decoded. */
+static void check_forged_coded(const uint8_t *data, size_t size, unsigned clog2,
+			       unsigned lod, size_t side)
+{
+	static const uint8_t head[16] = { 'T', 'R', 'R', 'N', 3, 0, 64, 0 };
+	size_t coded = size - 2, len = TILE_HEADER_SIZE + 4 + coded;
+	uint8_t *b = calloc(len, 1);
+
+	if (!b)
+		fail("out of memory");
+	memcpy(b, head, sizeof(head));
+	b[32] = (uint8_t)lod;
+	b[33] = (uint8_t)clog2;
+	b[34] = (uint8_t)(2 + (data[1] >> 3 & 1));
+	put32(b + 36, (uint32_t)side);
+	put32(b + 40, 10000);
+	put32(b + 44, (uint32_t)data[1] << 24 | data[0]);
+	put32(b + TILE_HEADER_SIZE, (uint32_t)coded);
+	memcpy(b + TILE_HEADER_SIZE + 4, data + 2, coded);
+	reseal(b, len);
+	check(b, len);
+	free(b);
+}
+
 /*
  * A valid header for a small shape chosen by data[0] and data[1] (chunk
  * 16..64 m, any LOD, 1..4 planes), the rest of data as its payload (cut or
@@ -113,6 +141,10 @@ static void check_forged(const uint8_t *data, size_t size)
 	lod = (data[0] / 3) % (clog2 + 1);
 	planes = 1 + data[1] % 4;
 	side = ((size_t)1 << (clog2 - lod)) + 1;
+	if (data[1] & 4) {      /* version 3: the rest as coded heights */
+		check_forged_coded(data, size, (unsigned)clog2, (unsigned)lod, side);
+		return;
+	}
 	len = TILE_HEADER_SIZE + planes * side * side;
 	b = calloc(len, 1);
 	if (!b)

@@ -47,6 +47,7 @@ curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' \
 TILES="v1=/v1/worlds/42/chunks/2/0/0?gen=default
 v1b=/v1/worlds/42/chunks/0/3/-2?gen=default
 text=/v1/worlds/my-world/chunks/5/-1/1?gen=alpine
+rough=/v1/worlds/42/chunks/0/2/2?gen=alpine
 v2=/v1/worlds/42/chunks/8/7/7?gen=default&layers=height,material
 v2b=/v1/worlds/9/chunks/1/-4/2?gen=mesa&layers=height,material
 edited=/v1/worlds/jsedit/chunks/0/0/0?gen=default"

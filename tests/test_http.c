@@ -860,8 +860,8 @@ static void read_some_then_busy(struct reader *r, int n, size_t min_body)
 }
 
 /*
- * Bodies made for one request (here identity bundles of 2 x 2 LOD-0
- * tiles, a few hundred KB each) wait in memory until their client reads
+ * Bodies made for one request (here identity bundles of 4 x 4 LOD-0
+ * tiles, about 300 KB each) wait in memory until their client reads
  * them. A client that sends eight for tiles not yet made and reads
  * nothing must not make the server hold eight: with --response-mb 1 the
  * first that fit are made and the others get 503 with Retry-After. That
@@ -875,7 +875,7 @@ static void read_some_then_busy(struct reader *r, int n, size_t min_body)
 
 static void test_http_holds_at_most_response_mb_of_bodies_made_per_request(void **state)
 {
-	static const char bundle[] = "GET /v1/worlds/held/chunks/0?cx0=0&cz0=0&cx1=1&cz1=1 "
+	static const char bundle[] = "GET /v1/worlds/held/chunks/0?cx0=0&cz0=0&cx1=3&cz1=3 "
 				     "HTTP/1.1\r\nHost: t\r\n\r\n";
 	struct server s = { 0 };
 	struct resp rp;
@@ -899,7 +899,7 @@ static void test_http_holds_at_most_response_mb_of_bodies_made_per_request(void 
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
 	reader_init(&r, fd);
-	read_some_then_busy(&r, 8, 4 * 30000);
+	read_some_then_busy(&r, 8, 16 * 12000);
 	reader_release(&r);
 	close(fd);
 	for (i = 0; i < 250 && metric_on(s.port, "terrain_made_bytes") != 0; i++)

@@ -140,6 +140,28 @@ static void set_meta(struct tile *t, uint64_t *s)
 	t->edit_seq = rnd(s);
 }
 
+/*
+ * The form encode() writes: 0, tile_encode()'s (format version 3 or 4);
+ * 1, tile_encode_lz21()'s (version 1 or 2, which decoders still read).
+ * Tests of the old form run with setup_lz21(); tests of both are listed
+ * twice.
+ */
+static int legacy;
+
+static int setup_lz21(void **state)
+{
+	(void)state;
+	legacy = 1;
+	return 0;
+}
+
+static int teardown_form(void **state)
+{
+	(void)state;
+	legacy = 0;
+	return 0;
+}
+
 /* Encode t into a new buffer (caller frees); fails the test on error. */
 static uint8_t *encode(const struct tile *t, size_t *len)
 {
@@ -147,7 +169,7 @@ static uint8_t *encode(const struct tile *t, size_t *len)
 	uint8_t *buf = malloc(cap);
 
 	assert_non_null(buf);
-	assert_int_equal(tile_encode(t, buf, cap, len), 0);
+	assert_int_equal((legacy ? tile_encode_lz21 : tile_encode)(t, buf, cap, len), 0);
 	assert_true(*len <= cap);
 	return buf;
 }
@@ -202,6 +224,11 @@ static void reseal(uint8_t *buf, size_t len)
 		buf[56 + b] = (uint8_t)(sum >> (8 * b));
 }
 
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 static int is_zeroed(const struct tile *t)
 {
 	static const struct tile zero;
@@ -219,7 +246,8 @@ static void expect_reject(const uint8_t *buf, size_t len, int rc)
 	assert_true(is_zeroed(&d));
 }
 
-/* A small smooth 2-plane tile (chunk_log2 6, lod 0: side 65) to corrupt. */
+/* A small rough tile (chunk_log2 6, lod 0: side 65) to corrupt, in the
+ * current form: 2 planes in the old one. */
 static uint8_t *sample_encoding(size_t *len)
 {
 	struct tile t;
@@ -233,7 +261,8 @@ static uint8_t *sample_encoding(size_t *len)
 	t.fingerprint = 0x1122334455667788ull;
 	t.seed = 42;
 	buf = encode(&t, len);
-	assert_int_equal(buf[35], 2);
+	assert_int_equal(buf[35], legacy ? 2 : 0);
+	assert_int_equal(buf[4], legacy ? TILE_VERSION_LZ21 : TILE_VERSION);
 	tile_release(&t);
 	return buf;
 }
@@ -612,11 +641,13 @@ static void test_tile_decode_rejects_wrong_magic(void **state)
 static void test_tile_decode_rejects_unknown_version(void **state)
 {
 	(void)state;
-	expect_field_reject(4, 3, ERR_VERSION);
+	expect_field_reject(4, 5, ERR_VERSION);
 	expect_field_reject(4, 0, ERR_VERSION);
 	expect_field_reject(5, 1, ERR_VERSION);
-	/* a heights-only body relabelled as version 2 lacks its layer section */
-	expect_field_reject(4, 2, ERR_TRUNC);
+	/* a heights-only body relabelled as the layered version lacks its
+	 * layer section; relabelled as the other kind, its filter is wrong */
+	expect_field_reject(4, legacy ? TILE_VERSION_LZ21_LAYERS : TILE_VERSION_LAYERS, ERR_TRUNC);
+	expect_field_reject(4, legacy ? TILE_VERSION : TILE_VERSION_LZ21, ERR_CORRUPT);
 }
 
 /* A LOD-2 tile of smooth terrain with a material layer. */
@@ -631,7 +662,7 @@ static uint8_t *material_encoding(struct tile *t, size_t *len)
 	return encode(t, len);
 }
 
-static void test_tile_material_layer_round_trips_as_version_2(void **state)
+static void test_tile_material_layer_round_trips_in_layered_version(void **state)
 {
 	size_t len, n;
 	struct tile t, d;
@@ -640,8 +671,11 @@ static void test_tile_material_layer_round_trips_as_version_2(void **state)
 	(void)state;
 	buf = material_encoding(&t, &len);
 	n = (size_t)t.side * t.side;
-	assert_int_equal(buf[4], TILE_VERSION_LAYERS);
-	assert_int_equal(len, 64 + (size_t)buf[35] * n + 4 + 8 + n);
+	assert_int_equal(buf[4], legacy ? TILE_VERSION_LZ21_LAYERS : TILE_VERSION_LAYERS);
+	if (legacy)
+		assert_int_equal(len, 64 + (size_t)buf[35] * n + 4 + 8 + n);
+	else /* the coded heights' length, then the layer section */
+		assert_int_equal(len, 64 + 4 + le32(buf + 64) + 4 + 8 + n);
 	assert_int_equal(tile_decode(buf, len, &d), 0);
 	assert_tiles_equal(&t, &d);
 	assert_non_null(d.material);
@@ -653,7 +687,7 @@ static void test_tile_material_layer_round_trips_as_version_2(void **state)
 	t.material = NULL;
 	free(buf);
 	buf = encode(&t, &len);
-	assert_int_equal(buf[4], TILE_VERSION);
+	assert_int_equal(buf[4], legacy ? TILE_VERSION_LZ21 : TILE_VERSION);
 	assert_int_equal(tile_decode(buf, len, &d), 0);
 	assert_null(d.material);
 	tile_release(&d);
@@ -702,14 +736,16 @@ static void test_tile_decode_rejects_unknown_filter(void **state)
 {
 	(void)state;
 	expect_field_reject(34, 0, ERR_CORRUPT);
-	expect_field_reject(34, 2, ERR_CORRUPT);
+	expect_field_reject(34, legacy ? 2 : 1, ERR_CORRUPT);
+	expect_field_reject(34, 4, ERR_CORRUPT);
 	expect_field_reject(34, 255, ERR_CORRUPT);
 }
 
 static void test_tile_decode_rejects_planes_out_of_range(void **state)
 {
 	(void)state;
-	expect_field_reject(35, 0, ERR_CORRUPT);
+	/* versions 3 and 4 have no planes: the byte is 0 */
+	expect_field_reject(35, legacy ? 0 : 1, ERR_CORRUPT);
 	expect_field_reject(35, 5, ERR_CORRUPT);
 	expect_field_reject(35, 255, ERR_CORRUPT);
 }
@@ -756,14 +792,23 @@ static void test_tile_decode_rejects_checksum_mismatch(void **state)
 {
 	size_t len;
 	uint8_t *buf = sample_encoding(&len);
+	/* (versions 3 and 4: bytes 64..67 are the coded length, checked
+	 * against the input length first) */
 	static const size_t at[] = { 8, 16, 24, 28, 40, 44, 48, 55, 56, 63,
-				     64, 200 };
+				     64, 68, 200 };
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+		if (!legacy && at[k] == 64)
+			continue;
 		buf[at[k]] ^= 0x10;
 		expect_reject(buf, len, ERR_CHECKSUM);
 		buf[at[k]] ^= 0x10;
+	}
+	if (!legacy) {
+		buf[64] ^= 0x10;
+		expect_reject(buf, len, ERR_TRUNC);
+		buf[64] ^= 0x10;
 	}
 	buf[len - 1] ^= 1;
 	expect_reject(buf, len, ERR_CHECKSUM);
@@ -970,6 +1015,143 @@ static void test_tile_decode_survives_random_corruption(void **state)
 	assert_true(ok > MUTATIONS / 20);
 	for (int k = 0; k < 3; k++)
 		free(base[k]);
+}
+
+/* ---- tests: the coded form (versions 3 and 4) ---- */
+
+/*
+ * Generated tiles of every built-in preset at several LODs round-trip,
+ * re-encode to the same bytes, and decode alike from the old form; across
+ * the presets both filters are chosen (default's splined grid suits filter
+ * 2, alpine's crests filter 3), and the coded body is smaller than the old
+ * one's byte planes.
+ */
+static void test_tile_round_trips_generated_tiles_of_every_preset(void **state)
+{
+	static const int lods[] = { 0, 1, 3, 8 };
+	struct preset **pv = NULL;
+	size_t np = 0;
+	unsigned seen[4] = { 0 };
+
+	(void)state;
+	assert_int_equal(preset_load_builtin(&pv, &np), 0);
+	assert_true(np > 0);
+	for (size_t p = 0; p < np; p++) {
+		for (size_t l = 0; l < sizeof(lods) / sizeof(lods[0]); l++) {
+			for (int k = 0; k < 2; k++) {
+				struct tile t, d;
+				size_t len, len1;
+				uint8_t *buf, *old;
+
+				if (lods[l] > preset_chunk_log2(pv[p]))
+					continue;
+				assert_int_equal(pipeline_generate(pv[p], 77, lods[l], 31 * k - 9,
+								   5 - 17 * k, &t), 0);
+				round_trip(&t);
+				buf = encode(&t, &len);
+				assert_int_equal(buf[4], TILE_VERSION);
+				assert_true(buf[34] == 2 || buf[34] == 3);
+				if (lods[l] == 0)
+					seen[buf[34]]++;
+				legacy = 1;
+				old = encode(&t, &len1);
+				legacy = 0;
+				if (t.side >= 65)
+					assert_true(len < len1);
+				assert_int_equal(tile_decode(old, len1, &d), 0);
+				assert_tiles_equal(&t, &d);
+				tile_release(&d);
+				free(old);
+				free(buf);
+				tile_release(&t);
+			}
+		}
+	}
+	assert_true(seen[2] > 0);
+	assert_true(seen[3] > 0);
+	preset_destroy_all(pv, np);
+}
+
+/* Heights chosen to hurt: constant, steps of the full int32 range, lone
+ * spikes on corners and edges, stripes; every chunk size and LOD. */
+static void test_tile_round_trips_adversarial_heights(void **state)
+{
+	uint64_t s = 99;
+
+	(void)state;
+	for (int clog2 = TILE_MIN_CHUNK_LOG2; clog2 <= 9; clog2++) {
+		for (int lod = 0; lod <= clog2; lod += 1 + (clog2 - lod) / 3) {
+			struct tile t;
+			size_t n, w;
+
+			assert_int_equal(tile_init(&t, clog2, lod), 0);
+			set_meta(&t, &s);
+			w = t.side;
+			n = w * w;
+			for (int kind = 0; kind < 7; kind++) {
+				for (size_t k = 0; k < n; k++) {
+					size_t i = k % w, j = k / w;
+
+					switch (kind) {
+					case 0: t.h[k] = -123456; break;
+					case 1: t.h[k] = i < w / 2 ? INT32_MIN : INT32_MAX; break;
+					case 2: t.h[k] = j > w / 3 ? INT32_MAX : INT32_MIN + 1; break;
+					case 3: t.h[k] = (i == 0 || j == 0 || i == w - 1 || j == w - 1) &&
+								 (i + j) % 3 == 0 ? INT32_MAX : 0; break;
+					case 4: t.h[k] = (int32_t)((uint32_t)((i * 7919u) ^ (j * 104729u)) << (k % 31)); break;
+					case 5: t.h[k] = (int32_t)(rnd(&s) >> 32); break;
+					default: t.h[k] = (int32_t)(((i / 4 + j / 4) & 1) * 1000000) - 500000; break;
+					}
+				}
+				round_trip(&t);
+			}
+			tile_release(&t);
+		}
+	}
+}
+
+/* A coded tile relabelled with the other filter, or with its lengths
+ * bent, is rejected, never misread. */
+static void test_tile_decode_rejects_inconsistent_coded_payload(void **state)
+{
+	size_t len, coded;
+	uint8_t *buf = sample_encoding(&len), *big;
+
+	(void)state;
+	assert_int_equal(len, 64 + 4 + le32(buf + 64));
+	coded = len - 68;
+	buf[34] ^= 1;                          /* filter 2 <-> 3 */
+	reseal(buf, len);
+	expect_reject(buf, len, ERR_CORRUPT);
+	buf[34] ^= 1;
+	for (unsigned b = 0; b < 4; b++) {     /* the bit stream's length */
+		buf[68 + b] ^= 1;
+		reseal(buf, len);
+		expect_reject(buf, len, ERR_CORRUPT);
+		buf[68 + b] ^= 1;
+	}
+	/* two more bytes inside the coded length: one more rANS unit */
+	big = calloc(len + 2, 1);
+	assert_non_null(big);
+	memcpy(big, buf, len);
+	big[64] = (uint8_t)(coded + 2);
+	big[65] = (uint8_t)((coded + 2) >> 8);
+	reseal(big, len + 2);
+	expect_reject(big, len + 2, ERR_CORRUPT);
+	/* and one byte: an odd number of rANS bytes */
+	big[64] = (uint8_t)(coded + 1);
+	big[65] = (uint8_t)((coded + 1) >> 8);
+	reseal(big, len + 1);
+	expect_reject(big, len + 1, ERR_CORRUPT);
+	/* a coded length beyond any tile of this side */
+	memcpy(big, buf, len);
+	big[67] = 0x40;
+	reseal(big, len);
+	expect_reject(big, len, ERR_CORRUPT);
+	free(big);
+	reseal(buf, len);
+	expect_reject(buf, len - 1, ERR_TRUNC);
+	free(buf);
 }
 
 /* ---- tests: golden bytes ---- */
@@ -1205,36 +1387,62 @@ int main(void)
 		cmocka_unit_test(test_tile_init_rejects_bad_shapes),
 		cmocka_unit_test(test_tile_height_m_scales_by_quantum),
 		cmocka_unit_test(test_tile_round_trips_random_heights_at_every_lod),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_random_heights_at_every_lod, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_smooth_terrain_at_several_lods),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_smooth_terrain_at_several_lods, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_every_chunk_size),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_every_chunk_size, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_extreme_values),
-		cmocka_unit_test(test_tile_encode_uses_fewest_planes),
-		cmocka_unit_test(test_tile_payload_matches_reference_filter),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_extreme_values, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_encode_uses_fewest_planes, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_payload_matches_reference_filter, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_encode_rejects_inconsistent_tile),
 		cmocka_unit_test(test_tile_encode_rejects_short_buffer),
 		cmocka_unit_test(test_tile_decode_rejects_truncated_header),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_header, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_truncated_payload),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_payload, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_trailing_bytes),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_trailing_bytes, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_wrong_magic),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_wrong_magic, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_unknown_version),
-		cmocka_unit_test(test_tile_material_layer_round_trips_as_version_2),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_version, setup_lz21, teardown_form),
+		cmocka_unit_test(test_tile_material_layer_round_trips_in_layered_version),
+		cmocka_unit_test_setup_teardown(test_tile_material_layer_round_trips_in_layered_version, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_rejects_unknown_or_broken_layers),
+		cmocka_unit_test_setup_teardown(test_tile_rejects_unknown_or_broken_layers, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_bad_header_length),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_bad_header_length, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_unknown_filter),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_filter, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_planes_out_of_range),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_planes_out_of_range, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_chunk_log2_out_of_range),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_chunk_log2_out_of_range, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_lod_above_chunk_log2),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_lod_above_chunk_log2, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_side_mismatch),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_side_mismatch, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_zero_quantum),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_zero_quantum, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_checksum_mismatch),
-		cmocka_unit_test(test_tile_decode_rejects_nonzero_first_residual),
-		cmocka_unit_test(test_tile_decode_rejects_surplus_planes),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_checksum_mismatch, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_nonzero_first_residual, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_surplus_planes, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_null_arguments),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_null_arguments, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_header_reads_fields_without_payload),
+		cmocka_unit_test_setup_teardown(test_tile_decode_header_reads_fields_without_payload, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_checksum_covers_all_but_itself),
+		cmocka_unit_test_setup_teardown(test_tile_checksum_covers_all_but_itself, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_survives_random_corruption),
-		cmocka_unit_test(test_tile_encodes_the_documented_example),
-		cmocka_unit_test(test_tile_golden_encoding_is_unchanged),
+		cmocka_unit_test_setup_teardown(test_tile_decode_survives_random_corruption, setup_lz21, teardown_form),
+		cmocka_unit_test(test_tile_round_trips_generated_tiles_of_every_preset),
+		cmocka_unit_test(test_tile_round_trips_adversarial_heights),
+		cmocka_unit_test(test_tile_decode_rejects_inconsistent_coded_payload),
+		cmocka_unit_test_setup_teardown(test_tile_encodes_the_documented_example, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_golden_encoding_is_unchanged, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_measure_filters),
 	};
 

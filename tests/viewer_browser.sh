@@ -98,8 +98,8 @@ if [ "$have" != "$want" ]; then
 fi
 
 # ---- reference files: tiles fetched by curl, decoded by terrain-client ----------
-# each tile twice: heights only (version 1) and with the material layer
-# (version 2, -v2 files), as the page asks for it
+# each tile twice: heights only (version 3) and with the material layer
+# (version 4, -v2 files), as the page asks for it
 TILES="2/0/0 0/3/-2 5/-1/1 8/7/7"
 for t in $TILES; do
 	for layers in "" "&layers=height,material"; do
@@ -110,7 +110,8 @@ for t in $TILES; do
 			{ echo "FAIL: terrain-client decode $t$layers"; exit 1; }
 	done
 done
-# a version 2 tile (heights and a material layer) made by the reference encoder
+# a version 2 tile (the old form: heights as byte planes and a material
+# layer) made by the reference encoder
 if ${CC:-cc} -std=c11 -O1 -Icommon -o "$TMP/mkv2" "$BROWSER_DIR/mkv2.c" "$BUILD/libcommon.a" -lxxhash -lm 2>"$TMP/cc2.log" &&
 	"$TMP/mkv2" "$TMP/tile-5_-1_1.bin" "$TMP/tile-v2.bin"; then
 	"$CLIENT" decode --heights "$TMP/tile-v2.bin" >"$TMP/tile-v2.heights" || rm -f "$TMP/tile-v2.bin"

@@ -1,6 +1,7 @@
 // terrain.js - the JavaScript client of the terrain chunk server, as one ES
 // module with no dependencies: fetch a tile or a bundle, decode it (the
-// tile format, versions 1 and 2: heights and the material layer;
+// tile format, versions 1 to 4: heights, coded or as byte planes, and
+// the material layer;
 // docs/tile-format.md), verify it (XXH3-64 checksum, and that the header
 // names what was asked for), and build height arrays and meshes that
 // three.js, Babylon.js or a physics engine take as they are.
@@ -265,10 +266,12 @@ export function decodeHeader(u8) {
 		editSeq: Number(dv.getBigUint64(48, true)),
 		checksum: dv.getBigUint64(56, true).toString(16).padStart(16, '0'),
 	};
-	if (h.version !== 1 && h.version !== 2) throw new TileError('ERR_VERSION', `version ${h.version}, this decoder reads 1 and 2`);
+	if (h.version < 1 || h.version > 4) throw new TileError('ERR_VERSION', `version ${h.version}, this decoder reads 1 to 4`);
+	h.coded = h.version >= 3;
+	h.layers = h.version === 2 || h.version === 4;
 	if (h.headerLen !== HEADER_LEN) throw new TileError('ERR_CORRUPT', `header_len ${h.headerLen}`);
-	if (h.filter !== 1) throw new TileError('ERR_CORRUPT', `filter ${h.filter}`);
-	if (h.planes < 1 || h.planes > 4) throw new TileError('ERR_CORRUPT', `planes ${h.planes}`);
+	if (h.coded ? h.filter !== 2 && h.filter !== 3 : h.filter !== 1) throw new TileError('ERR_CORRUPT', `filter ${h.filter} in version ${h.version}`);
+	if (h.coded ? h.planes !== 0 : h.planes < 1 || h.planes > 4) throw new TileError('ERR_CORRUPT', `planes ${h.planes}`);
 	if (h.chunkLog2 < 4) throw new TileError('ERR_CORRUPT', `chunk_log2 ${h.chunkLog2}`);
 	if (h.chunkLog2 > 12) throw new TileError('ERR_TOOBIG', `chunk_log2 ${h.chunkLog2}`);
 	if (h.lod > h.chunkLog2) throw new TileError('ERR_CORRUPT', `lod ${h.lod} > chunk_log2 ${h.chunkLog2}`);
@@ -277,12 +280,21 @@ export function decodeHeader(u8) {
 	return h;
 }
 
-/* The tile's expected length; in version 2 after checking the layer
+/* The tile's expected length; with layers after checking the layer
  * section's head (exactly one raw material layer of side*side bytes). */
 function expectedLength(u8, h) {
 	const n = h.side * h.side;
-	let need = HEADER_LEN + h.planes * n;
-	if (h.version === 2) {
+	let need;
+	if (h.coded) {
+		if (u8.byteLength < HEADER_LEN + 4) throw new TileError('ERR_TRUNC', 'the coded length is cut short');
+		const coded = new DataView(u8.buffer, u8.byteOffset + HEADER_LEN, 4).getUint32(0, true);
+		if (coded > 6 * n + 4096) throw new TileError('ERR_CORRUPT', `coded length ${coded}`);
+		need = HEADER_LEN + 4 + coded;
+		h.codedLen = coded;
+	} else {
+		need = HEADER_LEN + h.planes * n;
+	}
+	if (h.layers) {
 		const at = need, len = u8.byteLength;
 		if (len < at + LAYERS_HEAD + LAYER_HEAD) throw new TileError('ERR_TRUNC', 'the layer section is cut short');
 		if (u8[at] !== 1 || u8[at + 1] || u8[at + 2] || u8[at + 3]) throw new TileError('ERR_CORRUPT', 'layer count is not 1');
@@ -317,6 +329,20 @@ export function decodeTile(input, { verify = true, metres = true } = {}) {
 		if (sum !== h.checksum) throw new TileError('ERR_CHECKSUM', `checksum ${sum}, the header says ${h.checksum}`);
 	}
 	const W = h.side, N = W * W, P = h.planes, pay = u8.subarray(HEADER_LEN);
+	const q = h.coded ? decodeCoded(pay.subarray(0, 4 + h.codedLen), W, h.filter, h.offset) : decodePlanes(pay, W, P, h.offset);
+	let heights = null;
+	if (metres) {
+		heights = new Float64Array(N);
+		const s = h.quantumUm / 1e6;
+		for (let k = 0; k < N; k++) heights[k] = q[k] * s;
+	}
+	const materials = h.layers ? u8.slice(want - N, want) : null;
+	return { header: h, quanta: q, heights, materials };
+}
+
+/* Versions 1 and 2: filter 1 (lz21) byte planes. */
+function decodePlanes(pay, W, P, offset) {
+	const N = W * W;
 	for (let p = 0; p < P; p++)
 		if (pay[p * N] !== 0) throw new TileError('ERR_CORRUPT', 'r[0][0] is not 0');
 	if (P > 1) {
@@ -342,16 +368,216 @@ export function decodeTile(input, { verify = true, metres = true } = {}) {
 			q[b + i] = e;
 		}
 	}
-	for (let i = 0; i < W; i++) q[i] = (q[i] + h.offset) | 0;
+	for (let i = 0; i < W; i++) q[i] = (q[i] + offset) | 0;
 	for (let k = W; k < N; k++) q[k] = (q[k] + q[k - W]) | 0;
-	let heights = null;
-	if (metres) {
-		heights = new Float64Array(N);
-		const s = h.quantumUm / 1e6;
-		for (let k = 0; k < N; k++) heights[k] = q[k] * s;
+	return q;
+}
+
+// ---- versions 3 and 4: coded heights (filters 2 and 3) ----
+// The arithmetic follows docs/tile-format.md, "Coded payload": predictions
+// are exact integers below 2^36 in doubles, heights wrap through | 0.
+
+const NTOK = 72, NCTX = 16, PROB_BITS = 10, PROB_M = 1 << PROB_BITS, RANS_L = 65536, ZSAT = 1 << 24, CTX_CORNER = 15;
+const TOK_NB = new Uint8Array(NTOK);
+for (let t = 16; t < NTOK; t++) TOK_NB[t] = ((t - 16) >> 1) + 3;
+const corrupt = (why) => new TileError('ERR_CORRUPT', why);
+const zigzag = (r) => ((r << 1) ^ (r >> 31)) >>> 0;
+const blen = (v) => (v < 4294967296 ? 32 - Math.clz32(v) : 64 - Math.clz32(Math.floor(v / 4294967296)));
+
+/* Filter 2: Catmull-Rom halfway (or the mean at the edges): returns the
+ * prediction and leaves its context in hctx. */
+let hctx = 0;
+function hierPred(p0, p1, p2, p3, cubic, d) {
+	let pred, cv;
+	if (cubic) {
+		pred = Math.floor((9 * (p1 + p2) - p0 - p3 + 8) / 16);
+		cv = Math.abs(p0 + p3 - p1 - p2);
+	} else {
+		pred = Math.floor((p1 + p2) / 2);
+		cv = Math.abs(p1 - p2);
 	}
-	const materials = h.version === 2 ? u8.slice(want - N, want) : null;
-	return { header: h, quanta: q, heights, materials };
+	const b = blen(cv);
+	hctx = d === 1 ? Math.min(b, 10) : d === 2 ? 11 + Math.min(b >> 2, 2) : 14;
+	return pred;
+}
+
+/* Filter 3: the causal prediction of sample (i, j). */
+function causalPred(q, W, i, j) {
+	const k = j * W + i;
+	if (j === 0) return i === 1 ? q[k - 1] : 2 * q[k - 1] - q[k - 2];
+	if (i === 0) return q[k - W];
+	if (i === 1 || j === 1) return q[k - W] + q[k - 1] - q[k - W - 1];
+	return Math.floor((3 * (q[k - W] + q[k - 1]) - 4 * q[k - W - 1] - q[k - 2] + q[k - W - 2] - q[k - 2 * W] + q[k - 2 * W - 1]) / 2);
+}
+
+function causalCtx(up, cur, W, i) {
+	let a = 0;
+	if (i >= 1) a += 4 * cur[i - 1];
+	if (i >= 2) a += cur[i - 2];
+	if (up) {
+		a += 2 * up[i];
+		if (i >= 1) a += up[i - 1];
+		if (i + 1 < W) a += up[i + 1];
+	}
+	return Math.min(blen(a >>> 2), 15);
+}
+
+/* The frequencies counts c (total t) normalise to. */
+function normalize(c, t) {
+	const f = new Uint32Array(NTOK);
+	let sum = 0, big = 0;
+	for (let k = 0; k < NTOK; k++) {
+		f[k] = c[k] ? Math.max(1, Math.floor((c[k] * PROB_M + Math.floor(t / 2)) / t)) : 0;
+		sum += f[k];
+		if (f[k] > f[big]) big = k;
+	}
+	if (sum < PROB_M) f[big] += PROB_M - sum;
+	while (sum > PROB_M) {
+		big = 0;
+		for (let k = 1; k < NTOK; k++) if (f[k] > f[big]) big = k;
+		f[big]--;
+		sum--;
+	}
+	return f;
+}
+
+/* Filter 2's residual of sample (i, j) from known heights. */
+function hierResidual(q, W, i, j) {
+	const s = W - 1, k = j * W + i;
+	let pred;
+	if ((i === 0 || i === s) && (j === 0 || j === s)) pred = i && j ? q[s] + q[s * W] - q[0] : q[0];
+	else {
+		const g = (i | j) & -(i | j);
+		if (i & g) {
+			const c = i >= 3 * g && i + 3 * g < W;
+			pred = hierPred(c ? q[k - 3 * g] : 0, q[k - g], q[k + g], c ? q[k + 3 * g] : 0, c, g);
+		} else {
+			const c = j >= 3 * g && j + 3 * g < W;
+			pred = hierPred(c ? q[k - 3 * g * W] : 0, q[k - g * W], q[k + g * W], c ? q[k + 3 * g * W] : 0, c, g);
+		}
+	}
+	return zigzag((q[k] - pred) | 0);
+}
+
+/* The filter the rule picks for heights q. */
+function chooseFilter(q, W) {
+	let jh = 0, jc = 0;
+	for (let j = 0; j < W; j += (j & 31) === 3 ? 29 : 1)
+		for (let i = j ? 0 : 1; i < W; i++) {
+			jh += blen(hierResidual(q, W, i, j));
+			jc += blen(zigzag((q[j * W + i] - causalPred(q, W, i, j)) | 0));
+		}
+	return jh <= jc ? 2 : 3;
+}
+
+function decodeCoded(pay, W, filter, offset) {
+	const N = W * W, len = pay.byteLength - 4;
+	const dv = new DataView(pay.buffer, pay.byteOffset, pay.byteLength);
+	const bitsLen = dv.getUint32(4, true), at = 8;
+	if (bitsLen > len - 4 || len - 4 - bitsLen < 8 || (len - 4 - bitsLen) % 2) throw corrupt('coded lengths');
+	const bits = new Uint8Array(bitsLen + 8);
+	bits.set(pay.subarray(at, at + bitsLen));
+	let pos = 0;
+	const get = (n) => {
+		if (!n) return 0;
+		const b = Math.min(pos >>> 3, bitsLen), sh = pos & 7;
+		const lo = (bits[b] | bits[b + 1] << 8 | bits[b + 2] << 16 | bits[b + 3] << 24) >>> 0;
+		const v = sh ? ((lo >>> sh) | (bits[b + 4] << (32 - sh))) >>> 0 : lo;
+		pos += n;
+		return n === 32 ? v : (v & ((1 << n) - 1)) >>> 0;
+	};
+	// tables
+	const freq = [], cum = [], sym = [], used = new Uint8Array(NCTX), cnt = [];
+	for (let c = 0; c < NCTX; c++) {
+		const f = new Uint32Array(NTOK);
+		used[c] = get(1);
+		if (!used[c]) f[0] = PROB_M;
+		else {
+			const last = get(7);
+			if (last >= NTOK) throw corrupt('table length');
+			let sum = 0;
+			for (let t = 0; t <= last; t++) {
+				let m = 0;
+				while (!get(1)) if (++m > PROB_BITS) throw corrupt('frequency code');
+				f[t] = ((1 << m) | get(m)) - 1;
+				if (f[t] > PROB_M) throw corrupt('frequency');
+				sum += f[t];
+			}
+			if (sum !== PROB_M || !f[last]) throw corrupt('table sum');
+		}
+		const cu = new Uint32Array(NTOK), sy = new Uint8Array(PROB_M);
+		for (let t = 0, s = 0; t < NTOK; s += f[t], t++) { cu[t] = s; sy.fill(t, s, s + f[t]); }
+		freq.push(f); cum.push(cu); sym.push(sy); cnt.push(new Uint32Array(NTOK));
+	}
+	if (get((8 - (pos & 7)) & 7)) throw corrupt('table padding');
+	// rANS
+	const r0 = at + bitsLen, rEnd = pay.byteLength;
+	let x0 = dv.getUint32(r0, true), x1 = dv.getUint32(r0 + 4, true), rp = r0 + 8, rover = false;
+	if (x0 < RANS_L || x1 < RANS_L) throw corrupt('rANS state');
+	const next = (c) => {
+		const slot = x0 & (PROB_M - 1), t = sym[c][slot];
+		let x = freq[c][t] * (x0 >>> PROB_BITS) + slot - cum[c][t];
+		if (x < RANS_L) {
+			if (rp + 2 <= rEnd) { x = x * 65536 + (pay[rp] | pay[rp + 1] << 8); rp += 2; } else { rover = true; x *= 65536; }
+		}
+		x0 = x1; x1 = x;
+		cnt[c][t]++;
+		return t < 16 ? t : (((2 | (t & 1)) << TOK_NB[t]) >>> 0) + get(TOK_NB[t]);
+	};
+	const unzig = (z) => (z >>> 1) ^ -(z & 1);
+	const q = new Int32Array(N);
+	q[0] = offset;
+	if (filter === 2) {
+		let s = W - 1;
+		const put = (k, pred, c) => { q[k] = (pred + unzig(next(c))) | 0; };
+		put(s, q[0], CTX_CORNER);
+		put(s * W, q[0], CTX_CORNER);
+		put(s * W + s, q[s] + q[s * W] - q[0], CTX_CORNER);
+		for (; s >= 2; s /= 2) {
+			const d = s / 2;
+			for (let j = d; j < W; j += s) {
+				const cubic = j >= 3 * d && j + 3 * d < W, row = j * W;
+				for (let i = 0; i < W; i += s) {
+					const k = row + i;
+					const pred = hierPred(cubic ? q[k - 3 * d * W] : 0, q[k - d * W], q[k + d * W], cubic ? q[k + 3 * d * W] : 0, cubic, d);
+					put(k, pred, hctx);
+				}
+			}
+			for (let j = 0; j < W; j += d) {
+				const row = j * W;
+				for (let i = d; i < W; i += s) {
+					const k = row + i, cubic = i >= 3 * d && i + 3 * d < W;
+					const pred = hierPred(cubic ? q[k - 3 * d] : 0, q[k - d], q[k + d], cubic ? q[k + 3 * d] : 0, cubic, d);
+					put(k, pred, hctx);
+				}
+			}
+		}
+	} else {
+		let up = new Uint32Array(W), cur = new Uint32Array(W);
+		for (let j = 0; j < W; j++) {
+			for (let i = j ? 0 : 1; i < W; i++) {
+				const c = causalCtx(j ? up : null, cur, W, i), z = next(c);
+				q[j * W + i] = (causalPred(q, W, i, j) + unzig(z)) | 0;
+				cur[i] = Math.min(z, ZSAT);
+			}
+			[up, cur] = [cur, up];
+		}
+	}
+	// canonical: both streams used up exactly, states back at RANS_L,
+	// tables from the counts, and the filter the rule picks
+	if (rover || rp !== rEnd) throw corrupt('rANS stream length');
+	if (pos > 8 * bitsLen || 8 * bitsLen - pos >= 8) throw corrupt('bit stream length');
+	if ((pos & 7) && bits[bitsLen - 1] >> (pos & 7)) throw corrupt('bit stream padding');
+	if (x0 !== RANS_L || x1 !== RANS_L) throw corrupt('final rANS states');
+	for (let c = 0; c < NCTX; c++) {
+		let tot = 0;
+		for (let t = 0; t < NTOK; t++) tot += cnt[c][t];
+		if (!tot || !used[c]) { if (tot || used[c]) throw corrupt('table of an unused context'); continue; }
+		const f = normalize(cnt[c], tot);
+		for (let t = 0; t < NTOK; t++) if (f[t] !== freq[c][t]) throw corrupt('tables are not the counts\' ');
+	}
+	if (chooseFilter(q, W) !== filter) throw corrupt('not the filter the rule picks');
+	return q;
 }
 
 // ---- seeds ----

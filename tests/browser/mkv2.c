@@ -1,5 +1,6 @@
 /*
- * mkv2 - turn a version 1 tile into a version 2 tile with a material layer,
+ * mkv2 - turn a tile into a version 2 tile (the old form, filter 1 byte
+ * planes, which decoders still read) with a material layer,
  * using the reference encoder (common/tile.c), for tests/viewer_browser.sh:
  * the page's decoder must read it back with the same heights and
  * material[k] = (k * 7 + k / side) % 6.
@@ -49,7 +50,7 @@ int main(int argc, char **argv)
 	for (k = 0; k < n; k++)
 		t.material[k] = (uint8_t)((k * 7 + k / t.side) % 6);
 	out = malloc(tile_encode_bound(&t));
-	if (!out || (rc = tile_encode(&t, out, tile_encode_bound(&t), &len)) != 0) {
+	if (!out || (rc = tile_encode_lz21(&t, out, tile_encode_bound(&t), &len)) != 0) {
 		fprintf(stderr, "mkv2: encode: %s\n", err_str(rc));
 		return 1;
 	}

@@ -45,7 +45,7 @@ test('decodeTile equals terrain-client decode --heights, header and heights', ()
 		assert.ok(f32 instanceof Float32Array && f32.length === ref.length);
 		const k = ref.length - 1;
 		assert.ok(Math.abs(f32[k] - ref[k]) < 1e-3, `${name}: ${f32[k]} against ${ref[k]}`);
-		assert.equal(t.materials === null, t.header.version === 1, `${name} materials`);
+		assert.equal(t.materials === null, !t.header.layers, `${name} materials`);
 	}
 });
 
@@ -124,26 +124,58 @@ test('gridMesh builds a mesh three.js takes', async () => {
 	}
 });
 
+test('the server sends coded tiles (version 3, 4 with layers) of both filters', () => {
+	const seen = new Set();
+	for (const [name] of TILES) {
+		const h = decodeTile(bytes(name)).header;
+		assert.equal(h.version, h.layers ? 4 : 3, name);
+		seen.add(h.filter);
+	}
+	assert.deepEqual([...seen].sort(), [2, 3]);
+});
+
+test('decodeTile still reads the old form: the worked example of version 1', () => {
+	// docs/tile-format.md, "Worked example"
+	const ex = Uint8Array.from([
+		0x54, 0x52, 0x52, 0x4e, 0x01, 0x00, 0x40, 0x00, 0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01,
+		0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x02, 0x00, 0x00, 0x00,
+		0x03, 0x04, 0x01, 0x01, 0x03, 0x00, 0x00, 0x00, 0x10, 0x27, 0x00, 0x00, 0x64, 0x00, 0x00, 0x00,
+		0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xd4, 0xf7, 0xc4, 0x1f, 0xb7, 0x68, 0xa2, 0xb9,
+		0x00, 0x06, 0x08, 0x03, 0x01, 0x06, 0x0f, 0x0a, 0x12]);
+	const t = decodeTile(ex);
+	assert.equal(t.header.version, 1);
+	assert.deepEqual([...t.quanta], [100, 103, 110, 98, 100, 109, 90, 97, 120]);
+	assert.equal(t.header.checksum, 'b9a268b71fc4f7d4');
+});
+
 test('bad tiles are refused with the reference decoder\'s codes', () => {
-	const [name] = TILES.find(([n]) => decodeTile(bytes(n)).header.version === 1);
+	const [name] = TILES.find(([n]) => decodeTile(bytes(n)).header.version === 3);
 	const good = bytes(name);
 	const mut = (f) => { const b = good.slice(); f(b, new DataView(b.buffer)); return b; };
 	assert.throws(() => decodeTile(good.subarray(0, 10)), code('ERR_TRUNC'));
 	assert.throws(() => decodeTile(good.subarray(0, good.length - 1)), code('ERR_TRUNC'));
 	assert.throws(() => decodeTile(new Uint8Array([...good, 0])), code('ERR_TOOBIG'));
 	assert.throws(() => decodeTile(mut((b) => { b[0] = 0x58; })), code('ERR_MAGIC'));
-	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint16(4, 3, true))), code('ERR_VERSION'));
+	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint16(4, 5, true))), code('ERR_VERSION'));
+	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint16(4, 1, true))), code('ERR_CORRUPT'));
 	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint32(36, 100, true))), code('ERR_CORRUPT'));
-	assert.throws(() => decodeTile(mut((b) => { b[35] = 0; })), code('ERR_CORRUPT'));
+	assert.throws(() => decodeTile(mut((b) => { b[35] = 1; })), code('ERR_CORRUPT'));
+	assert.throws(() => decodeTile(mut((b) => { b[34] = 1; })), code('ERR_CORRUPT'));
+	// the coded length (bytes 64..67) is checked before the checksum
+	assert.throws(() => decodeTile(mut((b) => { b[64] ^= 4; })), (e) => e instanceof TileError && /ERR_TRUNC|ERR_TOOBIG/.test(e.code));
 	assert.throws(() => decodeTile(mut((b) => { b[32] = 13; })), code('ERR_CORRUPT'));
 	assert.throws(() => decodeTile(mut((b) => { b[33] = 13; })), code('ERR_TOOBIG'));
 	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint32(40, 0, true))), code('ERR_CORRUPT'));
 	// one flipped bit in a header field the format does not bound (fingerprint,
 	// seed, cx, offset, edit_seq) or in the payload is a checksum error
-	for (const at of [8, 16, 24, 44, 48, 64, 100, good.length - 1])
+	for (const at of [8, 16, 24, 44, 48, 68, 100, good.length - 1])
 		assert.throws(() => decodeTile(mut((b) => { b[at] ^= 4; })), code('ERR_CHECKSUM'), `byte ${at}`);
-	// verify: false skips the checksum but not the structure
-	assert.doesNotThrow(() => decodeTile(mut((b) => { b[100] ^= 4; }), { verify: false }));
+	// verify: false skips the checksum but not the structure: the filter
+	// byte, the stream lengths and the rANS states are still checked
+	assert.doesNotThrow(() => decodeTile(mut((b) => { b[8] ^= 4; }), { verify: false }));
+	assert.throws(() => decodeTile(mut((b) => { b[34] ^= 1; }), { verify: false }), code('ERR_CORRUPT'));
+	assert.throws(() => decodeTile(mut((b) => { b[68] ^= 1; }), { verify: false }), code('ERR_CORRUPT'));
+	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint32(68, 0, true)), { verify: false }), code('ERR_CORRUPT'));
 	assert.throws(() => decodeTile(good.subarray(0, 70), { verify: false }), code('ERR_TRUNC'));
 });
 
