@@ -214,7 +214,7 @@ int fetch_main(int argc, char **argv)
 	cli_defaults(&o);
 	if ((rc = cli_parse(argc, argv,
 			    "--server --seed --gen --x --z --radius --d0 --lmax "
-			    "--connections --pipeline --batch-lod --timeout-ms --exact --precisions -o",
+			    "--connections --pipeline --batch-lod --timeout-ms --exact --precisions --format -o",
 			    "--server --seed --radius -o", &o)))
 		return rc;
 	if ((rc = cli_open(&f.s, &o, o.seed)))

@@ -315,19 +315,24 @@ int view_parse_precisions(const char *list, uint32_t out[])
 	return 0;
 }
 
-/* The layers, then ?precision= of lod (none for the canonical heights). */
+/* The layers, then ?precision= of lod (none for the canonical heights),
+ * then ?format=1 when asked for. */
 static int add_query(const struct view *v, int lod, char *target, size_t cap)
 {
 	uint32_t um = view_precision_um(&v->p, lod);
-	size_t n = strlen(target);
-	int rc = add_layers(v, target, cap), w;
+	size_t n;
+	int rc = add_layers(v, target, cap), w = 0;
 
-	if (rc || !um)
+	if (rc || (!um && !v->p.format))
 		return rc;
 	n = strlen(target);
-	w = snprintf(target + n, cap - n, "%sprecision=%s", strchr(target, '?') ? "&" : "?",
-		     um == 1000000u ? "1m" : um == 500000u ? "50cm" : um == 100000u ? "10cm" :
-		     um == 50000u ? "5cm" : "1cm");
+	if (um)
+		w = snprintf(target + n, cap - n, "%sprecision=%s", strchr(target, '?') ? "&" : "?",
+			     um == 1000000u ? "1m" : um == 500000u ? "50cm" : um == 100000u ?
+			     "10cm" : um == 50000u ? "5cm" : "1cm");
+	if (w >= 0 && (size_t)w < cap - n && v->p.format)
+		w += snprintf(target + n + w, cap - n - (size_t)w, "%sformat=1",
+			      strchr(target, '?') ? "&" : "?");
 	if (w < 0 || (size_t)w >= cap - n) {
 		target[n] = 0;
 		return ERR_TOOBIG;

@@ -50,6 +50,8 @@ struct view_params {
 	 * 0 or 10000: the canonical heights, no ?precision= (all zero: every
 	 * ring exact, terrain-client --exact) */
 	uint32_t precision_um[VIEW_LODS];
+	int format;             /* 1: ask for the lz21 form (?format=1), as a
+				   decoder written before version 3 would */
 };
 
 /* The client's default precisions of LOD 0, 1, 2, ... (docs/client.md),

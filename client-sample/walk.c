@@ -187,7 +187,7 @@ int walk_main(int argc, char **argv)
 	rc = cli_parse(argc, argv,
 		       "--server --seed --gen --path --speed --radius --step-ms "
 		       "--d0 --lmax --connections --pipeline --batch-lod "
-		       "--revalidate --timeout-ms --quiet --exact --precisions",
+		       "--revalidate --timeout-ms --quiet --exact --precisions --format",
 		       "--server --seed --path --speed", &o);
 	if (!rc && !(n = parse_path(o.path, pts))) {
 		fprintf(stderr, CLI_PROG " walk: bad --path, expected "

@@ -412,6 +412,16 @@ int tile_encode_lz21(const struct tile *t, uint8_t *out, size_t cap, size_t *len
 	return rc;
 }
 
+int tile_encode_form_in(const struct tile *t, enum tile_form form, void *scratch,
+			uint8_t *out, size_t cap, size_t *len)
+{
+	if (form == TILE_FORM_CURRENT)
+		return tile_encode_in(t, scratch, out, cap, len);
+	if (form != TILE_FORM_LZ21 || !t || !scratch || !out || !len || !tile_valid(t))
+		return ERR_INVAL;
+	return encode_lz21_in(t, scratch, out, cap, len);
+}
+
 int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len)
 {
 	void *z;

@@ -87,10 +87,23 @@ int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap
 
 /*
  * Encode t in the previous form, format version 1 (2 with a material
- * layer): filter 1 byte planes, the same header. For comparisons and for
- * tests of old tiles; tile_encode() no longer emits it. Same errors.
+ * layer): filter 1 byte planes, the same header. tile_encode() no longer
+ * emits it; the server does on ?format=1, for decoders written before
+ * version 3. Same errors.
  */
 int tile_encode_lz21(const struct tile *t, uint8_t *out, size_t cap, size_t *len);
+
+/* The two encodings a tile has. */
+enum tile_form {
+	TILE_FORM_CURRENT,   /* versions 3 and 4 (tile_encode) */
+	TILE_FORM_LZ21,      /* versions 1 and 2 (tile_encode_lz21) */
+};
+
+/* tile_encode_in() or, for TILE_FORM_LZ21, tile_encode_lz21() with the
+ * caller's scratch (tile_encode_scratch_size(t) serves both); the bound
+ * is tile_encode_bound(t) for both. */
+int tile_encode_form_in(const struct tile *t, enum tile_form form, void *scratch,
+			uint8_t *out, size_t cap, size_t *len);
 
 /*
  * Decode buf (len bytes) of any format version (1 to 4) into t,

@@ -97,8 +97,8 @@ int tilegen_encode_work(struct tilegen_work *w, const struct preset *p, uint64_t
 			const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
 			const uint8_t **out, size_t *len)
 {
-	return tilegen_encode_work_at(w, p, seed, lod, cx, cz, rs, bl, edit_seq, layers, 0, out,
-				      len);
+	return tilegen_encode_work_at(w, p, seed, lod, cx, cz, rs, bl, edit_seq, layers, 0,
+				      TILE_FORM_CURRENT, out, len);
 }
 
 /* t with its heights requantised to quantum_um into w->qh: *c is a shallow
@@ -120,7 +120,8 @@ static int requantize(struct tilegen_work *w, const struct tile *t, uint32_t qua
 int tilegen_encode_work_at(struct tilegen_work *w, const struct preset *p, uint64_t seed,
 			   int lod, int32_t cx, int32_t cz, const struct region_source *rs,
 			   const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
-			   uint32_t quantum_um, const uint8_t **out, size_t *len)
+			   uint32_t quantum_um, enum tile_form form, const uint8_t **out,
+			   size_t *len)
 {
 	const struct tile *t;
 	struct tile coarse;
@@ -138,7 +139,7 @@ int tilegen_encode_work_at(struct tilegen_work *w, const struct preset *p, uint6
 	if (!rc)
 		rc = reserve(&w->out, &w->out_cap, tile_encode_scratch_size(t));
 	if (!rc)
-		rc = tile_encode_in(t, w->out, w->enc, w->enc_cap, len);
+		rc = tile_encode_form_in(t, form, w->out, w->enc, w->enc_cap, len);
 	if (!rc)
 		*out = w->enc;
 	return rc;

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tile.h"
+
 struct edit;
 struct preset;
 struct bake_layer;
@@ -92,13 +94,15 @@ int tilegen_encode_work(struct tilegen_work *w, const struct preset *p, uint64_t
  * tilegen_encode_work() at a coarser precision (?precision=): the heights
  * requantised from the preset's quantum to quantum_um, a whole multiple of
  * it (tile_requantize(); 0 or the preset's own: the canonical tile). The
- * header's quantum_um says which. ERR_INVAL for a quantum that is not a
+ * header's quantum_um says which. form picks the encoding (tile.h:
+ * TILE_FORM_LZ21 for ?format=1). ERR_INVAL for a quantum that is not a
  * multiple.
  */
 int tilegen_encode_work_at(struct tilegen_work *w, const struct preset *p, uint64_t seed,
 			   int lod, int32_t cx, int32_t cz, const struct region_source *rs,
 			   const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
-			   uint32_t quantum_um, const uint8_t **out, size_t *len);
+			   uint32_t quantum_um, enum tile_form form, const uint8_t **out,
+			   size_t *len);
 
 /*
  * tilegen_compress() with w's zstd context, into w's output buffer: *out

@@ -467,7 +467,7 @@ static int gen_body(const struct gen_job *j, struct tilegen_work *wk, const uint
 	if (!rc && k->kind == KIND_TILE)
 		rc = tilegen_encode_work_at(wk, j->p, k->seed, k->lod, k->cx, k->cz, j->rs, bl,
 					    j->edit_seq, k->layers, tiles__quantum_of(k, j->p),
-					    raw, len);
+					    (enum tile_form)k->format, raw, len);
 	else if (!rc && (rc = objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, bl,
 					    j->edit_seq, k->kind == KIND_OBJECTS_BINARY ?
 					    OBJECTS_BINARY : OBJECTS_JSON, heap, len)) == 0)
@@ -785,6 +785,28 @@ uint32_t tiles__quantum_of(const struct tile_key *key, const struct preset *p)
 	return key->precision ? (uint32_t)key->precision * 10000u : preset_quantum_um(p);
 }
 
+int tiles__parse_format(struct tile_req *x, struct tile_key *key)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = req_query(&x->q, "format", &len, &rc);
+	char *msg;
+
+	key->format = TILE_FORM_CURRENT;
+	if (rc || !s)
+		return rc;
+	if (len == 1 && (s[0] == '1' || s[0] == '3')) {
+		key->format = s[0] == '1' ? TILE_FORM_LZ21 : TILE_FORM_CURRENT;
+		return 0;
+	}
+	if (!(msg = http_req_alloc(x->q.http, 160)))
+		return ERR_NOMEM;
+	snprintf(msg, 160, "format: unknown tile format \"%.16s\"; use 3 (the current, "
+		 "the default) or 1 (the lz21 form of versions 1 and 2)", s);
+	x->q.detail = msg;
+	return ERR_INVAL;
+}
+
 int tiles__parse_precision(struct tile_req *x, const struct preset *p, struct tile_key *key)
 {
 	size_t len = 0;
@@ -832,7 +854,8 @@ static int h_tile(struct req *q)
 		return rc;
 	x->world = world_map_find(x->t->worlds, pi, seed);
 	x->key = tiles__key_of(x->world, seed, pi, cx, cz, lod, KIND_TILE, layers);
-	if ((rc = tiles__parse_precision(x, p, &x->key)) != 0)
+	if ((rc = tiles__parse_precision(x, p, &x->key)) != 0 ||
+	    (rc = tiles__parse_format(x, &x->key)) != 0)
 		return rc;
 	if ((rc = tiles__check_version(x, x->key.version, &answered)) != 0 || answered)
 		return rc;

@@ -256,7 +256,7 @@ int tiles__h_batch(struct req *q)
 	p = catalog_at(x->t->cat, (size_t)pi);
 	if ((rc = tiles__parse_lod(x, p, &lod)) != 0 || (rc = tiles__parse_layers(x, &layers)) != 0 ||
 	    (rc = parse_rect(x, r, &n)) != 0 || (rc = tiles__parse_coding(x)) != 0 ||
-	    (rc = tiles__parse_precision(x, p, &pk)) != 0)
+	    (rc = tiles__parse_precision(x, p, &pk)) != 0 || (rc = tiles__parse_format(x, &pk)) != 0)
 		return rc;
 	b = http_req_alloc(x->q.http, sizeof(*b) + n * sizeof(b->m[0]));
 	if (!b)
@@ -274,6 +274,7 @@ int tiles__h_batch(struct req *q)
 			b->m[k].key = tiles__key_of(x->world, seed, pi, (int32_t)cx, (int32_t)cz, lod,
 					     KIND_TILE, layers);
 			b->m[k].key.precision = pk.precision;
+			b->m[k].key.format = pk.format;
 			if (b->m[k].key.version > version)
 				version = b->m[k].key.version;
 		}

@@ -59,14 +59,16 @@ enum value_kind {
  * beside it (docs/codings.md). precision is ?precision= in whole
  * centimetres (tile_precision_um() / 10000), 0 for the canonical heights
  * (no ?precision=, or the preset's own quantum), so each precision is a
- * value of its own and the canonical one is shared. */
+ * value of its own and the canonical one is shared. format is ?format=:
+ * TILE_FORM_CURRENT (0) or TILE_FORM_LZ21, the form of tile versions 1
+ * and 2 that decoders written before version 3 read. */
 struct tile_key {
 	uint64_t seed;
 	uint64_t version;
 	int32_t cx, cz;
 	uint16_t preset;
 	uint8_t precision;               /* cm; 0: canonical */
-	uint8_t reserved;                /* 0 */
+	uint8_t format;                  /* enum tile_form */
 	uint8_t lod;                     /* 0 for objects */
 	uint8_t coding;                  /* enum req_coding */
 	uint8_t kind;                    /* enum value_kind */
@@ -146,6 +148,11 @@ uint32_t tiles__quantum_of(const struct tile_key *key, const struct preset *p);
 /* ?precision= of x for preset p into key->precision (0 when absent or the
  * preset's own quantum): ERR_INVAL with detail for an unknown name or one
  * finer than (or not a multiple of) the preset's quantum. */
+/* ?format= of x into key->format: absent or 3, the current form; 1, the
+ * lz21 form (versions 1 and 2). Returns 0, ERR_INVAL with a detail, or
+ * ERR_NOMEM. */
+int tiles__parse_format(struct tile_req *x, struct tile_key *key);
+
 int tiles__parse_precision(struct tile_req *x, const struct preset *p,
 			   struct tile_key *key);
 

@@ -298,7 +298,7 @@ static void make_at(struct tilegen_work *w, const struct golden *g, int lod, int
 	size_t len;
 
 	assert_int_equal(tilegen_encode_work_at(w, find(g->preset), g->seed, lod, cx, cz, NULL,
-						NULL, 0, 0, um, &raw, &len), 0);
+						NULL, 0, 0, um, TILE_FORM_CURRENT, &raw, &len), 0);
 	assert_int_equal(tile_decode(raw, len, t), 0);
 }
 
