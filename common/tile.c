@@ -345,6 +345,9 @@ static int seal(uint8_t *out, size_t need)
 	return rc;
 }
 
+static int encode_lz21_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
+			  size_t *len);
+
 int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
 		   size_t *len)
 {
@@ -354,6 +357,8 @@ int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap
 
 	if (!t || !scratch || !out || !len || !tile_valid(t))
 		return ERR_INVAL;
+	if (t->side < TILE_CODED_MIN_SIDE)
+		return encode_lz21_in(t, scratch, out, cap, len);
 	if (cap < TILE_HEADER_SIZE + CODED_LEN)
 		return ERR_TOOBIG;
 	rc = tilecode_encode(t->h, t->side, scratch, out + TILE_HEADER_SIZE + CODED_LEN,

@@ -21,6 +21,10 @@
 #define TILE_VERSION_LZ21_LAYERS 2      /* the same + a layer section */
 #define TILE_VERSION        3           /* entropy-coded heights (tile_encode) */
 #define TILE_VERSION_LAYERS 4           /* the same + a layer section */
+#define TILE_CODED_MIN_SIDE 33          /* tile_encode() writes smaller tiles
+					   (LOD >= 4 of 256 m chunks) as
+					   versions 1 and 2: there the coded
+					   form's tables cost more than they save */
 #define TILE_LAYER_MATERIAL 1           /* one material id per sample */
 #define TILE_HEADER_SIZE    64
 #define TILE_MAX_LOD        8           /* with the default 256 m chunk */
@@ -66,7 +70,9 @@ double tile_height_m(const struct tile *t, uint32_t i, uint32_t j);
 size_t tile_encode_bound(const struct tile *t);
 
 /*
- * Encode t into out (cap bytes). On success stores the byte count in *len
+ * Encode t into out (cap bytes): format version 3 (4 with a material
+ * layer), or 1 (2) for a tile of side below TILE_CODED_MIN_SIDE. On
+ * success stores the byte count in *len
  * and returns 0; ERR_INVAL for an inconsistent tile, ERR_TOOBIG when cap is
  * short, ERR_NOMEM. Encoding is a pure function of t's fields and heights.
  */

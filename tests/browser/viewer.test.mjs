@@ -154,8 +154,10 @@ try {
 		// and decodes the bytes curl fetched, heights only and with materials
 		const fromCurl = await page.evaluate(`(${decodeB64})(${JSON.stringify(bytes.toString('base64'))})`);
 		const fromCurl2 = await page.evaluate(`(${decodeB64})(${JSON.stringify(bytes2.toString('base64'))})`);
-		check(ref2.length === ref1.length && ref2.every((v, k) => v === ref1[k]) && hdr2.version === '4' && hdr1.version === '3',
-			`tile ${t}: with layers=height,material the server sends version 4 with the heights of version 3`);
+		// tiles of side below 33 (tile.h TILE_CODED_MIN_SIDE) come as versions 2 and 1
+		const [v1, v2] = Number(hdr1.side) >= 33 ? ['3', '4'] : ['1', '2'];
+		check(ref2.length === ref1.length && ref2.every((v, k) => v === ref1[k]) && hdr2.version === v2 && hdr1.version === v1,
+			`tile ${t}: with layers=height,material the server sends version ${v2} with the heights of version ${v1}`);
 		const mats = materialsByHand(bytes2);
 		for (const [name, got] of [['page fetch', fromPage], ['curl bytes, materials', fromCurl2]])
 			check(got.materials && got.materials.length === mats.length && got.materials.every((m, k) => m === mats[k]),
