@@ -2,9 +2,11 @@
 # bench/precision.sh BUILD_DIR - make bench, section 15: bytes and requests
 # per player-minute of a player walking at 20 m/s through `default` with the
 # client's LOD rings (terrain-client walk, radius 2 km, d0 256 m, Lmax 6),
-# today's client (--exact: every ring at the canonical 1 cm) beside the
-# precision client (the default --precisions 1cm,10cm,50cm,1m of LOD 0, 1,
-# 2, >= 3), against one server, in the same run, two ways:
+# today's client (the one before issue 20: --exact --format 1, every ring at
+# the canonical 1 cm in version-1 tiles) beside the exact client on version-3
+# tiles (--exact) and the precision client (the default: version 3,
+# --precisions 1cm,10cm,50cm,1m of LOD 0, 1, 2, >= 3), against one server,
+# in the same run, two ways:
 #   cold          each tile fetched once, never revalidated
 #   revalidating  held tiles revalidated with If-None-Match every 10 s
 #                 (simulated) of the walk; a 304 costs its head
@@ -61,31 +63,34 @@ walk() {
 }
 {
 	printf 'walk\tclient\trequests/min\t200/min\t304/min\tKB/min on the wire\terrors\n'
-	walk cold today --exact --revalidate 1000000
+	walk cold today --exact --format 1 --revalidate 1000000
+	walk cold exact --exact --revalidate 1000000
 	walk cold precision --revalidate 1000000
-	walk revalidating today --exact --revalidate 10
+	walk revalidating today --exact --format 1 --revalidate 10
+	walk revalidating exact --exact --revalidate 10
 	walk revalidating precision --revalidate 10
 } >"$tmp/walk.tsv"
 awk -F '\t' '
-	NR == 1 { print $0 "\tprecision / today"; next }
+	NR == 1 { print $0 "\t/ today"; next }
 	{ line[NR] = $0; kb[$1, $2] = $6; mode[NR] = $1; who[NR] = $2 }
 	END {
 		for (i = 2; i <= NR; i++) {
 			r = ""
-			if (who[i] == "precision" && kb[mode[i], "today"])
-				r = sprintf("%.2fx", kb[mode[i], "precision"] / kb[mode[i], "today"])
+			if (who[i] != "today" && kb[mode[i], "today"])
+				r = sprintf("%.2fx", kb[mode[i], who[i]] / kb[mode[i], "today"])
 			printf "%s\t%s\n", line[i], r
 		}
 	}' "$tmp/walk.tsv" >"$out/precision.tsv"
 {
 echo "note: terrain-client walk --seed 42 --path 0,0:${walk_m},0 --speed 20 --radius 2048 (d0 256," \
-	"Lmax 6: LOD 0..3 inside 2 km); today: --exact; precision: the default --precisions" \
-	"1cm,10cm,50cm,1m; per minute of simulated walk ($minutes min); wire bytes are heads + bodies" \
-	"(zstd), heights only"
+	"Lmax 6: LOD 0..3 inside 2 km); today: the client before issue 20 (--exact --format 1: every" \
+	"ring at 1 cm, tiles in the lz21 form of versions 1 and 2); exact: --exact (version 3 tiles);" \
+	"precision: the default client (version 3, --precisions 1cm,10cm,50cm,1m); per minute of" \
+	"simulated walk ($minutes min); wire bytes are heads + bodies (zstd), heights only"
 echo "note: cold: --revalidate 1000000 (never); revalidating: --revalidate 10 (If-None-Match every" \
 	"10 s of the walk)"
-echo "note: target (issue 20): precision / today <= 0.5x; LOD 0 stays exact, and LOD 0 tiles are" \
-	"about half of today's bytes, so no far-ring precision alone can reach it"
+echo "note: target (issue 20): precision / today <= 0.5x, the map unchanged at LOD 0 (exact) and" \
+	"within the chosen precision beyond"
 } >>"$out/precision.tsv"
 cat "$out/precision.tsv"
 echo
