@@ -455,8 +455,16 @@ static uint8_t *bq_end(struct bq *b)
 	return b->p;
 }
 
+/* The exact quotient floor(v / f) of a 32-bit v by f <= PROB_M as a
+ * multiply: with rcp = ceil(2^42 / f), rcp * f - 2^42 = e < f <= 2^10, so
+ * v * rcp / 2^42 exceeds v / f by v * e / (f 2^42) < 1 / f, never enough
+ * to reach the next integer. One 64 x 64 -> 128 multiply instead of a
+ * division. */
+__extension__ typedef unsigned __int128 u128;
+#define RCP_SHIFT 42
+
 struct esym {
-	double inv;      /* 1 / freq */
+	uint64_t rcp;    /* ceil(2^RCP_SHIFT / freq) */
 	uint64_t xmax;   /* renormalise while the state is at least this */
 	uint32_t freq, cum;
 };
@@ -465,21 +473,13 @@ struct esym {
  * writes the two bytes before it); returns the new start. */
 static inline uint8_t *rans_put(uint32_t *x, const struct esym *e, uint8_t *rp)
 {
-	uint32_t v = *x, take = v >= e->xmax, qt, r;
+	uint32_t v = *x, take = v >= e->xmax, qt;
 
 	le_put16(rp - 2, (uint16_t)v);
 	rp -= 2 * take;
 	v = take ? v >> 16 : v;
-	qt = (uint32_t)((double)v * e->inv);
-	r = v - qt * e->freq;
-	if ((int32_t)r < 0) {
-		qt--;
-		r += e->freq;
-	} else if (r >= e->freq) {
-		qt++;
-		r -= e->freq;
-	}
-	*x = (qt << PROB_BITS) + r + e->cum;
+	qt = (uint32_t)(((u128)v * e->rcp) >> RCP_SHIFT);
+	*x = (qt << PROB_BITS) + (v - qt * e->freq) + e->cum;
 	return rp;
 }
 
@@ -554,7 +554,7 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 			if (freq[t]) {
 				es[c][t].freq = freq[t];
 				es[c][t].cum = cum;
-				es[c][t].inv = 1.0 / freq[t];
+				es[c][t].rcp = ((UINT64_C(1) << RCP_SHIFT) + freq[t] - 1) / freq[t];
 				es[c][t].xmax = (uint64_t)((RANS_L >> PROB_BITS) << 16) * freq[t];
 			}
 			cum += freq[t];
