@@ -36,6 +36,42 @@
 #define RANS_L (1u << 16)       /* states live in [RANS_L, 2^32); 16-bit renormalisation */
 #define ZSAT (1u << 24)         /* residual magnitudes saturate here in contexts */
 
+/* Little-endian loads and stores of the bit and rANS streams: one move on
+ * a little-endian machine (gcc does not always merge le.h's byte-wise
+ * form inside the hot loops), le.h's form elsewhere. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint16_t ld16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
+static inline void st64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static inline void st16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+#else
+#define ld64 le_get64
+#define ld16 le_get16
+#define st64 le_put64
+#define st16 le_put16
+#endif
+
 /* ---- small helpers ------------------------------------------------------ */
 
 static unsigned blen32(uint32_t v)
@@ -121,6 +157,68 @@ static unsigned hier_pred(int64_t p0, int64_t p1, int64_t p2, int64_t p3, int cu
 }
 
 #define CTX_CORNER 15
+
+/* hier_pred()'s context as a table over the bit length b (0..64) for one
+ * spacing d, so a whole line maps b to contexts without branches. */
+static void hier_ctx_map(uint32_t d, uint8_t *map)
+{
+	for (unsigned b = 0; b <= 64; b++)
+		map[b] = (uint8_t)(d == 1 ? (b < 10 ? b : 10) :
+				   d == 2 ? 11 + ((b >> 2) < 2 ? (b >> 2) : 2) : 14);
+}
+
+/* Filter 2 at one sample from its four neighbours (Catmull-Rom), as
+ * hier_pred() with cubic set, without branches. */
+static inline void hier_cubic(int64_t p0, int64_t p1, int64_t p2, int64_t p3,
+			      const uint8_t *map, uint32_t *pred, uint8_t *ctx)
+{
+	int64_t c = p0 + p3 - p1 - p2;
+
+	*pred = (uint32_t)floor_shift(9 * (p1 + p2) - p0 - p3 + 8, 4);
+	*ctx = map[blen64((uint64_t)(c < 0 ? -c : c))];
+}
+
+static inline void hier_linear(int64_t p1, int64_t p2, const uint8_t *map,
+			       uint32_t *pred, uint8_t *ctx)
+{
+	*pred = (uint32_t)floor_shift(p1 + p2, 1);
+	*ctx = map[blen64((uint64_t)(p1 > p2 ? p1 - p2 : p2 - p1))];
+}
+
+enum { LINE_CUBIC, LINE_LINEAR, LINE_EDGES };
+
+/*
+ * Filter 2's predictions and contexts for one line of a level: cnt
+ * samples at p[m * step], each between p[m * step -+ off] (and -+ 3 off
+ * when cubic). LINE_EDGES: the first and last are linear (their outer
+ * neighbour is off the tile), the rest cubic. Every neighbour belongs to
+ * a coarser level, so the decoder computes the whole line before decoding
+ * it and the encoder's loop has no branch per sample.
+ */
+static void hier_line(const int32_t *p, size_t step, size_t off, size_t cnt, int kind,
+		      const uint8_t *map, uint32_t *pred, uint8_t *ctx)
+{
+	size_t m = 0, end = cnt;
+
+	if (kind == LINE_LINEAR) {
+		for (; m < cnt; m++, p += step)
+			hier_linear(p[-(ptrdiff_t)off], p[off], map, pred + m, ctx + m);
+		return;
+	}
+	if (kind == LINE_EDGES) {
+		hier_linear(p[-(ptrdiff_t)off], p[off], map, pred, ctx);
+		if (cnt == 1)
+			return;
+		m = 1;
+		p += step;
+		end = cnt - 1;
+	}
+	for (; m < end; m++, p += step)
+		hier_cubic(p[-3 * (ptrdiff_t)off], p[-(ptrdiff_t)off], p[off], p[3 * off], map,
+			   pred + m, ctx + m);
+	if (kind == LINE_EDGES)
+		hier_linear(p[-(ptrdiff_t)off], p[off], map, pred + m, ctx + m);
+}
 
 /* Filter 3: prediction of sample (i, j) from decoded heights. */
 static int64_t causal_pred(const int32_t *h, size_t w, size_t i, size_t j)
@@ -257,7 +355,7 @@ struct br {
 
 static inline void br_fill(struct br *b)
 {
-	b->acc |= le_get64(b->p) << b->n;
+	b->acc |= ld64(b->p) << b->n;
 	b->p += (63 - b->n) >> 3;
 	b->n |= 56;
 	b->p = b->p < b->end ? b->p : b->end;
@@ -361,43 +459,45 @@ size_t tilecode_scratch_size(uint32_t w)
 	return 2 * SCR_WORDS(n) * 4 + (2 * n + 32 + 8 * (size_t)w) + 2 * n + 64;
 }
 
-/* Filter 2 residuals and contexts in coding order; returns the count. */
-static size_t hier_forward(const int32_t *h, size_t w, uint32_t *z, uint8_t *ctx)
+/* Filter 2 residuals and contexts in coding order; returns the count.
+ * pred holds w words. */
+static size_t hier_forward(const int32_t *h, size_t w, uint32_t *z, uint8_t *ctx,
+			   uint32_t *pred)
 {
-	size_t s = w - 1, d, i, j, n = 0;
-	int64_t pred;
+	size_t s = w - 1, d, i, j, m, cnt, n = 0;
+	uint8_t map[65];
 
-#define EMIT(k, pr, c) do { z[n] = zigzag((uint32_t)h[k] - (uint32_t)(pr)); ctx[n++] = (uint8_t)(c); } while (0)
-	EMIT(s, h[0], CTX_CORNER);
-	EMIT(s * w, h[0], CTX_CORNER);
-	EMIT(s * w + s, (int64_t)h[s] + h[s * w] - h[0], CTX_CORNER);
+	z[n] = zigzag((uint32_t)h[s] - (uint32_t)h[0]);
+	ctx[n++] = CTX_CORNER;
+	z[n] = zigzag((uint32_t)h[s * w] - (uint32_t)h[0]);
+	ctx[n++] = CTX_CORNER;
+	z[n] = zigzag((uint32_t)h[s * w + s] - (uint32_t)((int64_t)h[s] + h[s * w] - h[0]));
+	ctx[n++] = CTX_CORNER;
 	for (; s >= 2; s /= 2) {
 		d = s / 2;
+		hier_ctx_map((uint32_t)d, map);
+		cnt = (w - 1) / s + 1;          /* columns 0, s, ..., w - 1 */
 		for (j = d; j < w; j += s) {
-			int cubic = j >= 3 * d && j + 3 * d < w;
 			const int32_t *row = h + j * w;
 
-			for (i = 0; i < w; i += s) {
-				unsigned c = hier_pred(cubic ? row[i - 3 * d * w] : 0, row[i - d * w],
-						       row[i + d * w], cubic ? row[i + 3 * d * w] : 0,
-						       cubic, (uint32_t)d, &pred);
-
-				EMIT(j * w + i, pred, c);
-			}
+			hier_line(row, s, d * w, cnt,
+				  j >= 3 * d && j + 3 * d < w ? LINE_CUBIC : LINE_LINEAR,
+				  map, pred, ctx + n);
+			for (m = 0; m < cnt; m++)
+				z[n + m] = zigzag((uint32_t)row[m * s] - pred[m]);
+			n += cnt;
 		}
+		cnt = (w - 1) / s;              /* columns d, d + s, ..., w - 1 - d */
 		for (j = 0; j < w; j += d) {
-			const int32_t *row = h + j * w;
+			const int32_t *row = h + j * w + d;
 
-			for (i = d; i < w; i += s) {
-				int cubic = i >= 3 * d && i + 3 * d < w;
-				unsigned c = hier_pred(cubic ? row[i - 3 * d] : 0, row[i - d], row[i + d],
-						       cubic ? row[i + 3 * d] : 0, cubic, (uint32_t)d, &pred);
-
-				EMIT(j * w + i, pred, c);
-			}
+			hier_line(row, s, d, cnt, LINE_EDGES, map, pred, ctx + n);
+			for (m = 0; m < cnt; m++)
+				z[n + m] = zigzag((uint32_t)row[m * s] - pred[m]);
+			n += cnt;
 		}
 	}
-#undef EMIT
+	(void)i;
 	return n;
 }
 
@@ -438,7 +538,7 @@ static void bq_put(struct bq *b, uint32_t v, unsigned nb)
 {
 	b->acc |= (uint64_t)v << b->n;
 	b->n += nb;
-	le_put64(b->p, b->acc);
+	st64(b->p, b->acc);
 	b->p += b->n >> 3;
 	b->acc >>= b->n & ~7u;
 	b->n &= 7;
@@ -463,19 +563,19 @@ static uint8_t *bq_end(struct bq *b)
 __extension__ typedef unsigned __int128 u128;
 #define RCP_SHIFT 42
 
-struct esym {
+struct esym {            /* 16 bytes: the index is a shift */
 	uint64_t rcp;    /* ceil(2^RCP_SHIFT / freq) */
-	uint64_t xmax;   /* renormalise while the state is at least this */
-	uint32_t freq, cum;
+	uint32_t xlim;   /* renormalise while the state exceeds this: 2^22 freq - 1 */
+	uint16_t freq, cum;
 };
 
 /* Code one symbol into *x, renormalising into the bytes before rp (always
  * writes the two bytes before it); returns the new start. */
 static inline uint8_t *rans_put(uint32_t *x, const struct esym *e, uint8_t *rp)
 {
-	uint32_t v = *x, take = v >= e->xmax, qt;
+	uint32_t v = *x, take = v > e->xlim, qt;
 
-	le_put16(rp - 2, (uint16_t)v);
+	st16(rp - 2, (uint16_t)v);
 	rp -= 2 * take;
 	v = take ? v >> 16 : v;
 	qt = (uint32_t)(((u128)v * e->rcp) >> RCP_SHIFT);
@@ -491,7 +591,7 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 	uint8_t *rbuf = (uint8_t *)(xbw + SCR_WORDS(n));
 	uint8_t *rend = rbuf + 2 * n + 32 + 8 * (size_t)w;
 	uint8_t *tok = rend, *ctx = tok + n + 32;
-	uint32_t cnt[NCTX][NTOK], freq[NTOK];
+	uint32_t cnt[NCTX][NTOK], cnt2[2][NCTX][NTOK], freq[NTOK];
 	uint64_t tot[NCTX] = { 0 };
 	static const struct esym none = { 0 };
 	struct esym es[NCTX][NTOK];
@@ -503,12 +603,14 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 
 	*filter = choose(h, w);
 	if (*filter == TILECODE_FILTER_HIER)
-		hier_forward(h, w, z, ctx);
+		hier_forward(h, w, z, ctx, (uint32_t *)rbuf);
 	else
 		causal_forward(h, w, z, ctx, (uint32_t *)rbuf);
 
-	/* tokens, counts and the extra bits */
-	memset(cnt, 0, sizeof(cnt));
+	/* tokens, counts and the extra bits; even and odd samples count into
+	 * separate tables, so that runs of one token do not wait on the
+	 * store of the previous increment */
+	memset(cnt2, 0, sizeof(cnt2));
 	q.p = (uint8_t *)xbw;
 	q.acc = 0;
 	q.n = 0;
@@ -518,9 +620,12 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 
 		t = token_of(z[k], &nb, &extra);
 		tok[k] = (uint8_t)t;
-		cnt[ctx[k]][t]++;
+		cnt2[k & 1][ctx[k]][t]++;
 		bq_put(&q, extra, nb);
 	}
+	for (c = 0; c < NCTX; c++)
+		for (t = 0; t < NTOK; t++)
+			cnt[c][t] = cnt2[0][c][t] + cnt2[1][c][t];
 	xb_len = (size_t)(bq_end(&q) - (uint8_t *)xbw);
 
 	/* the tables, padded to a whole byte */
@@ -552,10 +657,11 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 				bw_eg0(&b, freq[t]);
 			es[c][t] = none;
 			if (freq[t]) {
-				es[c][t].freq = freq[t];
-				es[c][t].cum = cum;
+				es[c][t].freq = (uint16_t)freq[t];
+				es[c][t].cum = (uint16_t)cum;
 				es[c][t].rcp = ((UINT64_C(1) << RCP_SHIFT) + freq[t] - 1) / freq[t];
-				es[c][t].xmax = (uint64_t)((RANS_L >> PROB_BITS) << 16) * freq[t];
+				es[c][t].xlim = (uint32_t)(((uint64_t)(RANS_L >> PROB_BITS) << 16) *
+							   freq[t] - 1);
 			}
 			cum += freq[t];
 		}
@@ -687,12 +793,12 @@ static int read_tables(struct tabs *tb, struct br *b)
 		x_ = tb->freq[(c)][t_] * (x_ >> PROB_BITS) + slot_ -          \
 		     tb->cum[(c)][t_];                                        \
 		take_ = x_ < RANS_L;                                          \
-		x_ = take_ ? x_ << 16 | le_get16(rp) : x_;                    \
+		x_ = take_ ? x_ << 16 | ld16(rp) : x_;                    \
 		rp += 2 * take_;                                              \
 		x0 = x1;                                                      \
 		x1 = x_;                                                      \
 		tb->cnt[(c)][t_]++;                                           \
-		acc |= le_get64(bp) << bn;                                    \
+		acc |= ld64(bp) << bn;                                        \
 		bp += (63 - bn) >> 3;                                         \
 		bn |= 56;                                                     \
 		(zout) = tok_base(t_) | (uint32_t)(acc & ((UINT64_C(1) << nb_) - 1)); \
