@@ -170,7 +170,8 @@ static void hier_ctx_map(uint32_t d, uint8_t *map)
 /* Filter 2 at one sample from its four neighbours (Catmull-Rom), as
  * hier_pred() with cubic set, without branches. */
 static inline void hier_cubic(int64_t p0, int64_t p1, int64_t p2, int64_t p3,
-			      const uint8_t *map, uint32_t *pred, uint8_t *ctx)
+			      const uint8_t *restrict map, uint32_t *restrict pred,
+			      uint8_t *restrict ctx)
 {
 	int64_t c = p0 + p3 - p1 - p2;
 
@@ -178,8 +179,8 @@ static inline void hier_cubic(int64_t p0, int64_t p1, int64_t p2, int64_t p3,
 	*ctx = map[blen64((uint64_t)(c < 0 ? -c : c))];
 }
 
-static inline void hier_linear(int64_t p1, int64_t p2, const uint8_t *map,
-			       uint32_t *pred, uint8_t *ctx)
+static inline void hier_linear(int64_t p1, int64_t p2, const uint8_t *restrict map,
+			       uint32_t *restrict pred, uint8_t *restrict ctx)
 {
 	*pred = (uint32_t)floor_shift(p1 + p2, 1);
 	*ctx = map[blen64((uint64_t)(p1 > p2 ? p1 - p2 : p2 - p1))];
@@ -195,8 +196,9 @@ enum { LINE_CUBIC, LINE_LINEAR, LINE_EDGES };
  * a coarser level, so the decoder computes the whole line before decoding
  * it and the encoder's loop has no branch per sample.
  */
-static void hier_line(const int32_t *p, size_t step, size_t off, size_t cnt, int kind,
-		      const uint8_t *map, uint32_t *pred, uint8_t *ctx)
+static void hier_line(const int32_t *restrict p, size_t step, size_t off, size_t cnt,
+		      int kind, const uint8_t *restrict map, uint32_t *restrict pred,
+		      uint8_t *restrict ctx)
 {
 	size_t m = 0, end = cnt;
 
@@ -806,44 +808,52 @@ static int read_tables(struct tabs *tb, struct br *b)
 		bn -= nb_;                                                    \
 	} while (0)
 
-static void hier_inverse(struct rd *r, struct tabs *tb, int32_t *h, size_t w)
+/* Decode cnt samples at p[m * step] with the predictions and contexts
+ * hier_line() gave. */
+#define DECODE_LINE(p, step, cnt, pred, ctx)                                  \
+	do {                                                                  \
+		uint32_t *q_ = (uint32_t *)(p), z_;                           \
+		for (size_t m_ = 0; m_ < (cnt); m_++) {                       \
+			DECODE_Z((ctx)[m_], z_);                              \
+			q_[m_ * (step)] = (pred)[m_] + unzigzag(z_);          \
+		}                                                             \
+	} while (0)
+
+/* rowbuf: w words of predictions, then w bytes of contexts. */
+static void hier_inverse(struct rd *r, struct tabs *tb, int32_t *h, size_t w,
+			 uint32_t *rowbuf)
 {
 	RD_LOAD(r);
-	size_t s = w - 1, d, i, j;
-	uint32_t *hu = (uint32_t *)h, z;
-	int64_t pred;
+	size_t s = w - 1, d, j, cnt;
+	uint32_t *hu = (uint32_t *)h, z, *pred = rowbuf;
+	uint8_t *ctx = (uint8_t *)(rowbuf + w), map[65];
 
-#define PUT(k, pr, c) do { DECODE_Z((c), z); hu[k] = (uint32_t)(pr) + unzigzag(z); } while (0)
-	PUT(s, h[0], CTX_CORNER);
-	PUT(s * w, h[0], CTX_CORNER);
-	PUT(s * w + s, (int64_t)h[s] + h[s * w] - h[0], CTX_CORNER);
+	DECODE_Z(CTX_CORNER, z);
+	hu[s] = (uint32_t)h[0] + unzigzag(z);
+	DECODE_Z(CTX_CORNER, z);
+	hu[s * w] = (uint32_t)h[0] + unzigzag(z);
+	DECODE_Z(CTX_CORNER, z);
+	hu[s * w + s] = (uint32_t)((int64_t)h[s] + h[s * w] - h[0]) + unzigzag(z);
 	for (; s >= 2; s /= 2) {
 		d = s / 2;
+		hier_ctx_map((uint32_t)d, map);
+		cnt = (w - 1) / s + 1;
 		for (j = d; j < w; j += s) {
-			int cubic = j >= 3 * d && j + 3 * d < w;
 			int32_t *row = h + j * w;
 
-			for (i = 0; i < w; i += s) {
-				unsigned c = hier_pred(cubic ? row[i - 3 * d * w] : 0, row[i - d * w],
-						       row[i + d * w], cubic ? row[i + 3 * d * w] : 0,
-						       cubic, (uint32_t)d, &pred);
-
-				PUT(j * w + i, pred, c);
-			}
+			hier_line(row, s, d * w, cnt,
+				  j >= 3 * d && j + 3 * d < w ? LINE_CUBIC : LINE_LINEAR,
+				  map, pred, ctx);
+			DECODE_LINE(row, s, cnt, pred, ctx);
 		}
+		cnt = (w - 1) / s;
 		for (j = 0; j < w; j += d) {
-			int32_t *row = h + j * w;
+			int32_t *row = h + j * w + d;
 
-			for (i = d; i < w; i += s) {
-				int cubic = i >= 3 * d && i + 3 * d < w;
-				unsigned c = hier_pred(cubic ? row[i - 3 * d] : 0, row[i - d], row[i + d],
-						       cubic ? row[i + 3 * d] : 0, cubic, (uint32_t)d, &pred);
-
-				PUT(j * w + i, pred, c);
-			}
+			hier_line(row, s, d, cnt, LINE_EDGES, map, pred, ctx);
+			DECODE_LINE(row, s, cnt, pred, ctx);
 		}
 	}
-#undef PUT
 	RD_SAVE(r);
 }
 
@@ -918,9 +928,8 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 	bits_pad = 8 * (size_t)w * w + PAD;
 	rans_pad = 2 * (size_t)w * w + PAD;
 	copy = malloc(bits_len + bits_pad + rans_len + rans_pad);
-	if (filter == TILECODE_FILTER_CAUSAL)
-		rowbuf = malloc(2 * (size_t)w * sizeof(*rowbuf));
-	if (!tb || !copy || (filter == TILECODE_FILTER_CAUSAL && !rowbuf)) {
+	rowbuf = malloc(2 * (size_t)w * sizeof(*rowbuf));
+	if (!tb || !copy || !rowbuf) {
 		rc = ERR_NOMEM;
 		goto out;
 	}
@@ -950,7 +959,7 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 	r.b.n = 0;
 	h[0] = (int32_t)offset;
 	if (filter == TILECODE_FILTER_HIER)
-		hier_inverse(&r, tb, h, w);
+		hier_inverse(&r, tb, h, w, rowbuf);
 	else
 		causal_inverse(&r, tb, h, w, rowbuf);
 	rc = ERR_CORRUPT;
