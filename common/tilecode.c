@@ -129,37 +129,16 @@ static unsigned token_of(uint32_t z, unsigned *nb, uint32_t *extra)
 
 /* ---- predictors and contexts (shared by both directions) ---------------- */
 
-/*
- * Filter 2: the sample halfway between p1 and p2; p0 and p3 lie one step
- * further out on either side when `cubic` (both exist). Catmull-Rom at
- * t = 1/2, floor((9 (p1 + p2) - p0 - p3 + 8) / 16), else the floored mean.
- * Returns the context for spacing d (the half step).
- */
-static unsigned hier_pred(int64_t p0, int64_t p1, int64_t p2, int64_t p3, int cubic,
-			  uint32_t d, int64_t *pred)
-{
-	uint64_t cv;
-	unsigned b;
-
-	if (cubic) {
-		*pred = floor_shift(9 * (p1 + p2) - p0 - p3 + 8, 4);
-		cv = (uint64_t)(p0 + p3 - p1 - p2 < 0 ? p1 + p2 - p0 - p3 : p0 + p3 - p1 - p2);
-	} else {
-		*pred = floor_shift(p1 + p2, 1);
-		cv = (uint64_t)(p1 > p2 ? p1 - p2 : p2 - p1);
-	}
-	b = blen64(cv);
-	if (d == 1)
-		return b < 10 ? b : 10;
-	if (d == 2)
-		return 11 + ((b >> 2) < 2 ? (b >> 2) : 2);
-	return 14;
-}
-
 #define CTX_CORNER 15
 
-/* hier_pred()'s context as a table over the bit length b (0..64) for one
- * spacing d, so a whole line maps b to contexts without branches. */
+/*
+ * Filter 2 predicts the sample halfway between p1 and p2; p0 and p3 lie
+ * one step further out on either side when both exist. Catmull-Rom at
+ * t = 1/2, floor((9 (p1 + p2) - p0 - p3 + 8) / 16), else the floored mean.
+ * The context is the bit length b of |p0 + p3 - p1 - p2| (cubic) or
+ * |p1 - p2| (linear), mapped by the spacing d (the half step): this table
+ * over b (0..64) for one d, so a whole line maps b without branches.
+ */
 static void hier_ctx_map(uint32_t d, uint8_t *map)
 {
 	for (unsigned b = 0; b <= 64; b++)
@@ -167,8 +146,7 @@ static void hier_ctx_map(uint32_t d, uint8_t *map)
 				   d == 2 ? 11 + ((b >> 2) < 2 ? (b >> 2) : 2) : 14);
 }
 
-/* Filter 2 at one sample from its four neighbours (Catmull-Rom), as
- * hier_pred() with cubic set, without branches. */
+/* Filter 2 at one sample from its four neighbours (Catmull-Rom). */
 static inline void hier_cubic(int64_t p0, int64_t p1, int64_t p2, int64_t p3,
 			      const uint8_t *restrict map, uint32_t *restrict pred,
 			      uint8_t *restrict ctx)
@@ -179,6 +157,7 @@ static inline void hier_cubic(int64_t p0, int64_t p1, int64_t p2, int64_t p3,
 	*ctx = map[blen64((uint64_t)(c < 0 ? -c : c))];
 }
 
+/* Filter 2 at one sample from its two neighbours (an edge of the tile). */
 static inline void hier_linear(int64_t p1, int64_t p2, const uint8_t *restrict map,
 			       uint32_t *restrict pred, uint8_t *restrict ctx)
 {
@@ -392,49 +371,94 @@ static uint32_t br_eg0(struct br *b, int *bad)
 
 /* ---- the filter rule ------------------------------------------------------ */
 
-/* Filter 2's residual of sample (i, j), not (0, 0), from the heights. */
-static uint32_t hier_residual(const int32_t *h, size_t w, size_t i, size_t j)
+/* Significant bits of filter 2's residuals over the cnt samples of a
+ * hier_line() (pred: w words, ctx: w bytes of scratch). */
+static uint64_t hier_line_bits(const int32_t *p, size_t step, size_t off, size_t cnt,
+			       int kind, uint32_t d, uint32_t *pred, uint8_t *ctx)
 {
-	size_t s = w - 1, g, k = j * w + i;
-	int64_t pred;
+	uint8_t map[65];
+	uint64_t bits = 0;
 
-	if ((i == 0 || i == s) && (j == 0 || j == s))
-		pred = i && j ? (int64_t)h[s] + h[s * w] - h[0] : h[0];
-	else {
-		g = (i | j) & (0 - (i | j));            /* lowest set bit */
-		if (i & g) {                            /* along the row */
-			int cubic = i >= 3 * g && i + 3 * g < w;
+	hier_ctx_map(d, map);
+	hier_line(p, step, off, cnt, kind, map, pred, ctx);
+	for (size_t m = 0; m < cnt; m++)
+		bits += blen32(zigzag((uint32_t)p[m * step] - pred[m]));
+	return bits;
+}
 
-			hier_pred(cubic ? h[k - 3 * g] : 0, h[k - g], h[k + g],
-				  cubic ? h[k + 3 * g] : 0, cubic, (uint32_t)g, &pred);
-		} else {                                /* down the column */
-			int cubic = j >= 3 * g && j + 3 * g < w;
+/*
+ * Filter 2's bits over row j, as the passes that visit it: the horizontal
+ * pass of every level d up to the row's own spacing (j's lowest set bit)
+ * takes the columns d mod 2d, the vertical pass of the row's level the
+ * columns 0 mod 2d; rows 0 and w - 1 belong to no vertical pass and hold
+ * the corners instead.
+ */
+static uint64_t hier_row_bits(const int32_t *h, size_t w, size_t j, uint32_t *pred,
+			      uint8_t *ctx)
+{
+	size_t s = w - 1, dr, d;
+	const int32_t *row = h + j * w;
+	uint64_t bits = 0;
 
-			hier_pred(cubic ? h[k - 3 * g * w] : 0, h[k - g * w], h[k + g * w],
-				  cubic ? h[k + 3 * g * w] : 0, cubic, (uint32_t)g, &pred);
-		}
+	if (j == 0 || j == s) {
+		if (j == 0)
+			bits += blen32(zigzag((uint32_t)h[s] - (uint32_t)h[0]));
+		else
+			bits += blen32(zigzag((uint32_t)h[s * w] - (uint32_t)h[0])) +
+				blen32(zigzag((uint32_t)h[s * w + s] -
+					      (uint32_t)((int64_t)h[s] + h[s * w] - h[0])));
+		dr = s / 2;
+	} else {
+		dr = j & (0 - j);
+		bits += hier_line_bits(row, 2 * dr, dr * w, s / (2 * dr) + 1,
+				       j >= 3 * dr && j + 3 * dr < w ? LINE_CUBIC : LINE_LINEAR,
+				       (uint32_t)dr, pred, ctx);
 	}
-	return zigzag((uint32_t)h[k] - (uint32_t)pred);
+	for (d = 1; d <= dr; d *= 2)
+		bits += hier_line_bits(row + d, 2 * d, d, s / (2 * d), LINE_EDGES, (uint32_t)d,
+				       pred, ctx);
+	return bits;
+}
+
+/* Filter 3's bits over row j (from sample 1 in row 0): the general
+ * predictor, branch-free, from column 2 of row 2 on. */
+static uint64_t causal_row_bits(const int32_t *h, size_t w, size_t j)
+{
+	const int32_t *p = h + j * w, *n = p - w, *nn = p - 2 * w;
+	uint64_t bits = 0;
+	size_t i;
+
+	if (j < 2) {
+		for (i = j ? 0 : 1; i < w; i++)
+			bits += blen32(zigzag((uint32_t)p[i] - (uint32_t)causal_pred(h, w, i, j)));
+		return bits;
+	}
+	for (i = 0; i < 2; i++)
+		bits += blen32(zigzag((uint32_t)p[i] - (uint32_t)causal_pred(h, w, i, j)));
+	for (i = 2; i < w; i++) {
+		int64_t t = 3 * ((int64_t)n[i] + p[i - 1]) - 4 * (int64_t)n[i - 1] - p[i - 2] +
+			    n[i - 2] - nn[i] + nn[i - 1];
+
+		bits += blen32(zigzag((uint32_t)p[i] - (uint32_t)floor_shift(t, 1)));
+	}
+	return bits;
 }
 
 /*
  * Which filter codes h: the one whose residuals have fewer significant
  * bits in total over the sample rows j with j mod 32 < 4 (one in 8, with
  * filter 2's levels in their proportions: 3/4 at spacing 1, 3/16 at 2),
- * sample (0, 0) left out; filter 2 on a tie.
+ * sample (0, 0) left out; filter 2 on a tie. scratch: w words and w
+ * bytes.
  */
-static unsigned choose(const int32_t *h, size_t w)
+static unsigned choose(const int32_t *h, size_t w, uint32_t *scratch)
 {
 	uint64_t jh = 0, jc = 0;
-	size_t i, j;
+	size_t j;
 
 	for (j = 0; j < w; j += (j & 31) == 3 ? 29 : 1) {
-		for (i = j ? 0 : 1; i < w; i++) {
-			uint32_t hk = (uint32_t)h[j * w + i];
-
-			jh += blen32(hier_residual(h, w, i, j));
-			jc += blen32(zigzag(hk - (uint32_t)causal_pred(h, w, i, j)));
-		}
+		jh += hier_row_bits(h, w, j, scratch, (uint8_t *)(scratch + w));
+		jc += causal_row_bits(h, w, j);
 	}
 	return jh <= jc ? TILECODE_FILTER_HIER : TILECODE_FILTER_CAUSAL;
 }
@@ -603,7 +627,7 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 	uint8_t *rp;
 	unsigned c, t;
 
-	*filter = choose(h, w);
+	*filter = choose(h, w, (uint32_t *)rbuf);
 	if (*filter == TILECODE_FILTER_HIER)
 		hier_forward(h, w, z, ctx, (uint32_t *)rbuf);
 	else
@@ -973,7 +997,7 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 		goto out;
 	if (r.x0 != RANS_L || r.x1 != RANS_L || !tables_match(tb))
 		goto out;
-	if (choose(h, w) != filter)
+	if (choose(h, w, rowbuf) != filter)
 		goto out;
 	rc = 0;
 out:
