@@ -475,7 +475,8 @@ size_t tilecode_bound(uint32_t w)
 }
 
 /* Scratch: z (u32) and the extra bits, n + 2 words each; the rANS bytes
- * (2n + 32, also the causal contexts' two rows); tokens and contexts. */
+ * (2n + 32 + 8w; before them choose()'s and filter 2's line of predictions
+ * and contexts, filter 3's two rows of contexts); tokens and contexts. */
 #define SCR_WORDS(n) ((n) + 8)
 
 size_t tilecode_scratch_size(uint32_t w)
