@@ -800,19 +800,21 @@ static int read_tables(struct tabs *tb, struct br *b)
 	uint32_t x0 = (r)->x0, x1 = (r)->x1;                                  \
 	const uint8_t *rp = (r)->rp;                                          \
 	const uint8_t *bp = (r)->b.p;                                         \
-	uint64_t acc = (r)->b.acc;                                            \
-	unsigned bn = (r)->b.n
+	uint64_t pos = (r)->b.used
 
 #define RD_SAVE(r)                                                            \
 	do {                                                                  \
 		(r)->x0 = x0, (r)->x1 = x1, (r)->rp = rp;                     \
-		(r)->b.p = bp, (r)->b.acc = acc, (r)->b.n = bn;               \
+		(r)->b.used = pos;                                            \
 	} while (0)
 
 /* The readers run unchecked: the copy of each stream is followed by more
  * zero bytes than the samples can consume (2 per sample for rANS, 8 per
- * sample for the bits), and the caller compares the positions reached
- * with the stream ends afterwards. */
+ * sample for the bits, which take at most 30), and the caller compares
+ * the positions reached with the stream ends afterwards. The extra bits
+ * are read at a bit position pos from the base bp, 8 bytes at a time, so
+ * the only chain from sample to sample is pos += nb (a refilled
+ * accumulator would put a load on that chain). */
 #define DECODE_Z(c, zout)                                                     \
 	do {                                                                  \
 		uint32_t x_ = x0, slot_ = x_ & (PROB_M - 1), take_;           \
@@ -825,12 +827,9 @@ static int read_tables(struct tabs *tb, struct br *b)
 		x0 = x1;                                                      \
 		x1 = x_;                                                      \
 		tb->cnt[(c)][t_]++;                                           \
-		acc |= ld64(bp) << bn;                                        \
-		bp += (63 - bn) >> 3;                                         \
-		bn |= 56;                                                     \
-		(zout) = tok_base(t_) | (uint32_t)(acc & ((UINT64_C(1) << nb_) - 1)); \
-		acc >>= nb_;                                                  \
-		bn -= nb_;                                                    \
+		(zout) = tok_base(t_) | (uint32_t)((ld64(bp + (pos >> 3)) >>  \
+			 (pos & 7)) & ((UINT64_C(1) << nb_) - 1));            \
+		pos += nb_;                                                   \
 	} while (0)
 
 /* Decode cnt samples at p[m * step] with the predictions and contexts
@@ -977,11 +976,10 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 		rc = ERR_CORRUPT;
 	if (rc)
 		goto out;
-	/* the extra bits start at the byte after the tables: restart the
-	 * reader there (br_get() may have clamped its pointer) */
-	r.b.p = copy + r.b.used / 8;
-	r.b.acc = 0;
-	r.b.n = 0;
+	/* the extra bits start at the byte after the tables (used is a
+	 * whole byte count now); br_get() may have clamped its pointer, so
+	 * the loops read from the copy's start at bit position used */
+	r.b.p = copy;
 	h[0] = (int32_t)offset;
 	if (filter == TILECODE_FILTER_HIER)
 		hier_inverse(&r, tb, h, w, rowbuf);
@@ -990,7 +988,6 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 	rc = ERR_CORRUPT;
 	/* both streams used up exactly: no overrun, fewer than 8 bits left,
 	 * and zero, both rANS states back at RANS_L */
-	r.b.used = (uint64_t)(r.b.p - copy) * 8 - r.b.n;
 	if (r.rp != r.rend || r.b.used > (uint64_t)bits_len * 8 ||
 	    (uint64_t)bits_len * 8 - r.b.used >= 8)
 		goto out;
