@@ -112,7 +112,7 @@ $(BUILD)/%.o: %.c
 # The generation kernels are written as loops for the vectoriser; gcc -O2
 # only vectorises trivial loops, so the default build takes them to -O3.
 # Results are identical at every level (tests/cross-compiler.sh checks -O0).
-$(BUILD)/common/noise.o $(BUILD)/common/fbm.o $(BUILD)/common/pipeline.o: \
+$(BUILD)/common/noise.o $(BUILD)/common/fbm.o $(BUILD)/common/pipeline.o $(BUILD)/common/tilecode.o: \
 	HOT = $(if $(filter -O2,$(OPT)),-O3)
 
 # llhttp is third-party C from Debian's node-llhttp: its own flags, no -Werror.

@@ -8,7 +8,9 @@
  * by the same; and that again for the previous format (tile_encode_lz21(),
  * version 1) for comparison. Speed is MB/s of decoded int32 heights (257 x 257 x 4 bytes
  * per tile, MB = 10^6 B); the target for tile_decode is > 500 MB/s. Each
- * decoded tile is checked once against the generated one.
+ * decoded tile is checked once against the generated one. The last two
+ * columns time tile_encode() and tile_encode_lz21() of the same tiles
+ * (the server encodes every cold tile).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@ struct job {
 	size_t len[BENCH_CHUNKS], zlen[BENCH_CHUNKS];
 	uint8_t *obody[BENCH_CHUNKS], *ozbody[BENCH_CHUNKS]; /* version 1 */
 	size_t olen[BENCH_CHUNKS], ozlen[BENCH_CHUNKS];
+	struct tile src[BENCH_CHUNKS];  /* the generated tiles, for the encode figures */
 	uint8_t *buf;         /* decompressed body */
 	size_t cap;
 	ZSTD_DCtx *dctx;
@@ -77,6 +80,30 @@ static void unzstd_decode_v1(void *arg)
 	decode(j->buf, n);
 }
 
+static void encode_only(void *arg)
+{
+	struct job *j = arg;
+	unsigned k = j->tile++ % BENCH_CHUNKS;
+	size_t len;
+	int rc = tile_encode(&j->src[k], j->buf, j->cap, &len);
+
+	if (rc)
+		bench_die("tile_encode", rc);
+	bench_keep(j->buf[len - 1]);
+}
+
+static void encode_v1(void *arg)
+{
+	struct job *j = arg;
+	unsigned k = j->tile++ % BENCH_CHUNKS;
+	size_t len;
+	int rc = tile_encode_lz21(&j->src[k], j->buf, j->cap, &len);
+
+	if (rc)
+		bench_die("tile_encode_lz21", rc);
+	bench_keep(j->buf[len - 1]);
+}
+
 /* Encode and compress the 16 tiles of p into j, checking a round trip. */
 static void prepare(struct job *j, const struct preset *p, ZSTD_CCtx *cctx)
 {
@@ -109,22 +136,25 @@ static void prepare(struct job *j, const struct preset *p, ZSTD_CCtx *cctx)
 		if (ZSTD_isError(j->ozlen[k]))
 			bench_die(ZSTD_getErrorName(j->ozlen[k]), ERR_ZSTD);
 		tile_release(&back);
-		tile_release(&t);
+		j->src[k] = t;  /* released after the figures */
 	}
 }
 
 static void report(const char *name, struct job *j)
 {
-	struct job j2 = *j, j3 = *j;
-	struct bench_fig f[3] = { { decode_only, j }, { unzstd_decode, &j2 },
-				  { unzstd_decode_v1, &j3 } };
-	double sec[3], bytes = 257.0 * 257.0 * 4.0;
+	struct job j2 = *j, j3 = *j, j4 = *j, j5 = *j;
+	struct bench_fig f[5] = { { decode_only, j }, { unzstd_decode, &j2 },
+				  { unzstd_decode_v1, &j3 }, { encode_only, &j4 },
+				  { encode_v1, &j5 } };
+	double sec[5], bytes = 257.0 * 257.0 * 4.0;
 
-	bench_times(f, 3, sec);
-	printf("%s\t%.0f\t%.1f\t%.0f\t%.1f\t%.0f\t%.1f\n", name, bytes / sec[0] / 1e6,
-	       sec[0] * 1e6, bytes / sec[1] / 1e6, sec[1] * 1e6, bytes / sec[2] / 1e6,
-	       sec[2] * 1e6);
+	bench_times(f, 5, sec);
+	printf("%s\t%.0f\t%.1f\t%.0f\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f\n", name,
+	       bytes / sec[0] / 1e6, sec[0] * 1e6, bytes / sec[1] / 1e6, sec[1] * 1e6,
+	       bytes / sec[2] / 1e6, sec[2] * 1e6, sec[3] * 1e6, sec[4] * 1e6);
 	fflush(stdout);
+	for (unsigned k = 0; k < BENCH_CHUNKS; k++)
+		tile_release(&j->src[k]);
 }
 
 int main(void)
@@ -159,7 +189,7 @@ int main(void)
 
 	printf("preset\ttile_decode MB/s\ttile_decode us/tile\tzstd -d + tile_decode MB/s\t"
 	       "zstd -d + tile_decode us/tile\tv1: zstd -d + tile_decode MB/s\t"
-	       "v1: zstd -d + tile_decode us/tile\n");
+	       "v1: zstd -d + tile_decode us/tile\ttile_encode us/tile\tv1: tile_encode us/tile\n");
 	for (i = 0; i < n; i++) {
 		if (preset_chunk_log2(v[i]) != 8)
 			continue;
@@ -168,7 +198,8 @@ int main(void)
 	}
 	printf("note: MB/s of decoded int32 heights (257 x 257 x 4 B per LOD-0 tile); "
 	       "target: tile_decode > 500 MB/s, zstd -d + tile_decode >= 1000 MB/s (issue 20); v1: the same "
-	       "tiles in the previous format\n");
+	       "tiles in the previous format; tile_encode: the same tiles encoded (target <= 250 us "
+	       "for default)\n");
 
 	for (k = 0; k < BENCH_CHUNKS; k++) {
 		free(j.body[k]);

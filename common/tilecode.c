@@ -36,6 +36,42 @@
 #define RANS_L (1u << 16)       /* states live in [RANS_L, 2^32); 16-bit renormalisation */
 #define ZSAT (1u << 24)         /* residual magnitudes saturate here in contexts */
 
+/* Little-endian loads and stores of the bit and rANS streams: one move on
+ * a little-endian machine (gcc does not always merge le.h's byte-wise
+ * form inside the hot loops), le.h's form elsewhere. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint16_t ld16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
+static inline void st64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static inline void st16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+#else
+#define ld64 le_get64
+#define ld16 le_get16
+#define st64 le_put64
+#define st16 le_put16
+#endif
+
 /* ---- small helpers ------------------------------------------------------ */
 
 static unsigned blen32(uint32_t v)
@@ -93,34 +129,77 @@ static unsigned token_of(uint32_t z, unsigned *nb, uint32_t *extra)
 
 /* ---- predictors and contexts (shared by both directions) ---------------- */
 
-/*
- * Filter 2: the sample halfway between p1 and p2; p0 and p3 lie one step
- * further out on either side when `cubic` (both exist). Catmull-Rom at
- * t = 1/2, floor((9 (p1 + p2) - p0 - p3 + 8) / 16), else the floored mean.
- * Returns the context for spacing d (the half step).
- */
-static unsigned hier_pred(int64_t p0, int64_t p1, int64_t p2, int64_t p3, int cubic,
-			  uint32_t d, int64_t *pred)
-{
-	uint64_t cv;
-	unsigned b;
+#define CTX_CORNER 15
 
-	if (cubic) {
-		*pred = floor_shift(9 * (p1 + p2) - p0 - p3 + 8, 4);
-		cv = (uint64_t)(p0 + p3 - p1 - p2 < 0 ? p1 + p2 - p0 - p3 : p0 + p3 - p1 - p2);
-	} else {
-		*pred = floor_shift(p1 + p2, 1);
-		cv = (uint64_t)(p1 > p2 ? p1 - p2 : p2 - p1);
-	}
-	b = blen64(cv);
-	if (d == 1)
-		return b < 10 ? b : 10;
-	if (d == 2)
-		return 11 + ((b >> 2) < 2 ? (b >> 2) : 2);
-	return 14;
+/*
+ * Filter 2 predicts the sample halfway between p1 and p2; p0 and p3 lie
+ * one step further out on either side when both exist. Catmull-Rom at
+ * t = 1/2, floor((9 (p1 + p2) - p0 - p3 + 8) / 16), else the floored mean.
+ * The context is the bit length b of |p0 + p3 - p1 - p2| (cubic) or
+ * |p1 - p2| (linear), mapped by the spacing d (the half step): this table
+ * over b (0..64) for one d, so a whole line maps b without branches.
+ */
+static void hier_ctx_map(uint32_t d, uint8_t *map)
+{
+	for (unsigned b = 0; b <= 64; b++)
+		map[b] = (uint8_t)(d == 1 ? (b < 10 ? b : 10) :
+				   d == 2 ? 11 + ((b >> 2) < 2 ? (b >> 2) : 2) : 14);
 }
 
-#define CTX_CORNER 15
+/* Filter 2 at one sample from its four neighbours (Catmull-Rom). */
+static inline void hier_cubic(int64_t p0, int64_t p1, int64_t p2, int64_t p3,
+			      const uint8_t *restrict map, uint32_t *restrict pred,
+			      uint8_t *restrict ctx)
+{
+	int64_t c = p0 + p3 - p1 - p2;
+
+	*pred = (uint32_t)floor_shift(9 * (p1 + p2) - p0 - p3 + 8, 4);
+	*ctx = map[blen64((uint64_t)(c < 0 ? -c : c))];
+}
+
+/* Filter 2 at one sample from its two neighbours (an edge of the tile). */
+static inline void hier_linear(int64_t p1, int64_t p2, const uint8_t *restrict map,
+			       uint32_t *restrict pred, uint8_t *restrict ctx)
+{
+	*pred = (uint32_t)floor_shift(p1 + p2, 1);
+	*ctx = map[blen64((uint64_t)(p1 > p2 ? p1 - p2 : p2 - p1))];
+}
+
+enum { LINE_CUBIC, LINE_LINEAR, LINE_EDGES };
+
+/*
+ * Filter 2's predictions and contexts for one line of a level: cnt
+ * samples at p[m * step], each between p[m * step -+ off] (and -+ 3 off
+ * when cubic). LINE_EDGES: the first and last are linear (their outer
+ * neighbour is off the tile), the rest cubic. Every neighbour belongs to
+ * a coarser level, so the decoder computes the whole line before decoding
+ * it and the encoder's loop has no branch per sample.
+ */
+static void hier_line(const int32_t *restrict p, size_t step, size_t off, size_t cnt,
+		      int kind, const uint8_t *restrict map, uint32_t *restrict pred,
+		      uint8_t *restrict ctx)
+{
+	size_t m = 0, end = cnt;
+
+	if (kind == LINE_LINEAR) {
+		for (; m < cnt; m++, p += step)
+			hier_linear(p[-(ptrdiff_t)off], p[off], map, pred + m, ctx + m);
+		return;
+	}
+	if (kind == LINE_EDGES) {
+		hier_linear(p[-(ptrdiff_t)off], p[off], map, pred, ctx);
+		if (cnt == 1)
+			return;
+		m = 1;
+		p += step;
+		end = cnt - 1;
+	}
+	for (; m < end; m++, p += step)
+		hier_cubic(p[-3 * (ptrdiff_t)off], p[-(ptrdiff_t)off], p[off], p[3 * off], map,
+			   pred + m, ctx + m);
+	if (kind == LINE_EDGES)
+		hier_linear(p[-(ptrdiff_t)off], p[off], map, pred + m, ctx + m);
+}
 
 /* Filter 3: prediction of sample (i, j) from decoded heights. */
 static int64_t causal_pred(const int32_t *h, size_t w, size_t i, size_t j)
@@ -257,7 +336,7 @@ struct br {
 
 static inline void br_fill(struct br *b)
 {
-	b->acc |= le_get64(b->p) << b->n;
+	b->acc |= ld64(b->p) << b->n;
 	b->p += (63 - b->n) >> 3;
 	b->n |= 56;
 	b->p = b->p < b->end ? b->p : b->end;
@@ -292,49 +371,94 @@ static uint32_t br_eg0(struct br *b, int *bad)
 
 /* ---- the filter rule ------------------------------------------------------ */
 
-/* Filter 2's residual of sample (i, j), not (0, 0), from the heights. */
-static uint32_t hier_residual(const int32_t *h, size_t w, size_t i, size_t j)
+/* Significant bits of filter 2's residuals over the cnt samples of a
+ * hier_line() (pred: w words, ctx: w bytes of scratch). */
+static uint64_t hier_line_bits(const int32_t *p, size_t step, size_t off, size_t cnt,
+			       int kind, uint32_t d, uint32_t *pred, uint8_t *ctx)
 {
-	size_t s = w - 1, g, k = j * w + i;
-	int64_t pred;
+	uint8_t map[65];
+	uint64_t bits = 0;
 
-	if ((i == 0 || i == s) && (j == 0 || j == s))
-		pred = i && j ? (int64_t)h[s] + h[s * w] - h[0] : h[0];
-	else {
-		g = (i | j) & (0 - (i | j));            /* lowest set bit */
-		if (i & g) {                            /* along the row */
-			int cubic = i >= 3 * g && i + 3 * g < w;
+	hier_ctx_map(d, map);
+	hier_line(p, step, off, cnt, kind, map, pred, ctx);
+	for (size_t m = 0; m < cnt; m++)
+		bits += blen32(zigzag((uint32_t)p[m * step] - pred[m]));
+	return bits;
+}
 
-			hier_pred(cubic ? h[k - 3 * g] : 0, h[k - g], h[k + g],
-				  cubic ? h[k + 3 * g] : 0, cubic, (uint32_t)g, &pred);
-		} else {                                /* down the column */
-			int cubic = j >= 3 * g && j + 3 * g < w;
+/*
+ * Filter 2's bits over row j, as the passes that visit it: the horizontal
+ * pass of every level d up to the row's own spacing (j's lowest set bit)
+ * takes the columns d mod 2d, the vertical pass of the row's level the
+ * columns 0 mod 2d; rows 0 and w - 1 belong to no vertical pass and hold
+ * the corners instead.
+ */
+static uint64_t hier_row_bits(const int32_t *h, size_t w, size_t j, uint32_t *pred,
+			      uint8_t *ctx)
+{
+	size_t s = w - 1, dr, d;
+	const int32_t *row = h + j * w;
+	uint64_t bits = 0;
 
-			hier_pred(cubic ? h[k - 3 * g * w] : 0, h[k - g * w], h[k + g * w],
-				  cubic ? h[k + 3 * g * w] : 0, cubic, (uint32_t)g, &pred);
-		}
+	if (j == 0 || j == s) {
+		if (j == 0)
+			bits += blen32(zigzag((uint32_t)h[s] - (uint32_t)h[0]));
+		else
+			bits += blen32(zigzag((uint32_t)h[s * w] - (uint32_t)h[0])) +
+				blen32(zigzag((uint32_t)h[s * w + s] -
+					      (uint32_t)((int64_t)h[s] + h[s * w] - h[0])));
+		dr = s / 2;
+	} else {
+		dr = j & (0 - j);
+		bits += hier_line_bits(row, 2 * dr, dr * w, s / (2 * dr) + 1,
+				       j >= 3 * dr && j + 3 * dr < w ? LINE_CUBIC : LINE_LINEAR,
+				       (uint32_t)dr, pred, ctx);
 	}
-	return zigzag((uint32_t)h[k] - (uint32_t)pred);
+	for (d = 1; d <= dr; d *= 2)
+		bits += hier_line_bits(row + d, 2 * d, d, s / (2 * d), LINE_EDGES, (uint32_t)d,
+				       pred, ctx);
+	return bits;
+}
+
+/* Filter 3's bits over row j (from sample 1 in row 0): the general
+ * predictor, branch-free, from column 2 of row 2 on. */
+static uint64_t causal_row_bits(const int32_t *h, size_t w, size_t j)
+{
+	const int32_t *p = h + j * w, *n = p - w, *nn = p - 2 * w;
+	uint64_t bits = 0;
+	size_t i;
+
+	if (j < 2) {
+		for (i = j ? 0 : 1; i < w; i++)
+			bits += blen32(zigzag((uint32_t)p[i] - (uint32_t)causal_pred(h, w, i, j)));
+		return bits;
+	}
+	for (i = 0; i < 2; i++)
+		bits += blen32(zigzag((uint32_t)p[i] - (uint32_t)causal_pred(h, w, i, j)));
+	for (i = 2; i < w; i++) {
+		int64_t t = 3 * ((int64_t)n[i] + p[i - 1]) - 4 * (int64_t)n[i - 1] - p[i - 2] +
+			    n[i - 2] - nn[i] + nn[i - 1];
+
+		bits += blen32(zigzag((uint32_t)p[i] - (uint32_t)floor_shift(t, 1)));
+	}
+	return bits;
 }
 
 /*
  * Which filter codes h: the one whose residuals have fewer significant
  * bits in total over the sample rows j with j mod 32 < 4 (one in 8, with
  * filter 2's levels in their proportions: 3/4 at spacing 1, 3/16 at 2),
- * sample (0, 0) left out; filter 2 on a tie.
+ * sample (0, 0) left out; filter 2 on a tie. scratch: w words and w
+ * bytes.
  */
-static unsigned choose(const int32_t *h, size_t w)
+static unsigned choose(const int32_t *h, size_t w, uint32_t *scratch)
 {
 	uint64_t jh = 0, jc = 0;
-	size_t i, j;
+	size_t j;
 
 	for (j = 0; j < w; j += (j & 31) == 3 ? 29 : 1) {
-		for (i = j ? 0 : 1; i < w; i++) {
-			uint32_t hk = (uint32_t)h[j * w + i];
-
-			jh += blen32(hier_residual(h, w, i, j));
-			jc += blen32(zigzag(hk - (uint32_t)causal_pred(h, w, i, j)));
-		}
+		jh += hier_row_bits(h, w, j, scratch, (uint8_t *)(scratch + w));
+		jc += causal_row_bits(h, w, j);
 	}
 	return jh <= jc ? TILECODE_FILTER_HIER : TILECODE_FILTER_CAUSAL;
 }
@@ -351,7 +475,8 @@ size_t tilecode_bound(uint32_t w)
 }
 
 /* Scratch: z (u32) and the extra bits, n + 2 words each; the rANS bytes
- * (2n + 32, also the causal contexts' two rows); tokens and contexts. */
+ * (2n + 32 + 8w; before them choose()'s and filter 2's line of predictions
+ * and contexts, filter 3's two rows of contexts); tokens and contexts. */
 #define SCR_WORDS(n) ((n) + 8)
 
 size_t tilecode_scratch_size(uint32_t w)
@@ -361,43 +486,45 @@ size_t tilecode_scratch_size(uint32_t w)
 	return 2 * SCR_WORDS(n) * 4 + (2 * n + 32 + 8 * (size_t)w) + 2 * n + 64;
 }
 
-/* Filter 2 residuals and contexts in coding order; returns the count. */
-static size_t hier_forward(const int32_t *h, size_t w, uint32_t *z, uint8_t *ctx)
+/* Filter 2 residuals and contexts in coding order; returns the count.
+ * pred holds w words. */
+static size_t hier_forward(const int32_t *h, size_t w, uint32_t *z, uint8_t *ctx,
+			   uint32_t *pred)
 {
-	size_t s = w - 1, d, i, j, n = 0;
-	int64_t pred;
+	size_t s = w - 1, d, i, j, m, cnt, n = 0;
+	uint8_t map[65];
 
-#define EMIT(k, pr, c) do { z[n] = zigzag((uint32_t)h[k] - (uint32_t)(pr)); ctx[n++] = (uint8_t)(c); } while (0)
-	EMIT(s, h[0], CTX_CORNER);
-	EMIT(s * w, h[0], CTX_CORNER);
-	EMIT(s * w + s, (int64_t)h[s] + h[s * w] - h[0], CTX_CORNER);
+	z[n] = zigzag((uint32_t)h[s] - (uint32_t)h[0]);
+	ctx[n++] = CTX_CORNER;
+	z[n] = zigzag((uint32_t)h[s * w] - (uint32_t)h[0]);
+	ctx[n++] = CTX_CORNER;
+	z[n] = zigzag((uint32_t)h[s * w + s] - (uint32_t)((int64_t)h[s] + h[s * w] - h[0]));
+	ctx[n++] = CTX_CORNER;
 	for (; s >= 2; s /= 2) {
 		d = s / 2;
+		hier_ctx_map((uint32_t)d, map);
+		cnt = (w - 1) / s + 1;          /* columns 0, s, ..., w - 1 */
 		for (j = d; j < w; j += s) {
-			int cubic = j >= 3 * d && j + 3 * d < w;
 			const int32_t *row = h + j * w;
 
-			for (i = 0; i < w; i += s) {
-				unsigned c = hier_pred(cubic ? row[i - 3 * d * w] : 0, row[i - d * w],
-						       row[i + d * w], cubic ? row[i + 3 * d * w] : 0,
-						       cubic, (uint32_t)d, &pred);
-
-				EMIT(j * w + i, pred, c);
-			}
+			hier_line(row, s, d * w, cnt,
+				  j >= 3 * d && j + 3 * d < w ? LINE_CUBIC : LINE_LINEAR,
+				  map, pred, ctx + n);
+			for (m = 0; m < cnt; m++)
+				z[n + m] = zigzag((uint32_t)row[m * s] - pred[m]);
+			n += cnt;
 		}
+		cnt = (w - 1) / s;              /* columns d, d + s, ..., w - 1 - d */
 		for (j = 0; j < w; j += d) {
-			const int32_t *row = h + j * w;
+			const int32_t *row = h + j * w + d;
 
-			for (i = d; i < w; i += s) {
-				int cubic = i >= 3 * d && i + 3 * d < w;
-				unsigned c = hier_pred(cubic ? row[i - 3 * d] : 0, row[i - d], row[i + d],
-						       cubic ? row[i + 3 * d] : 0, cubic, (uint32_t)d, &pred);
-
-				EMIT(j * w + i, pred, c);
-			}
+			hier_line(row, s, d, cnt, LINE_EDGES, map, pred, ctx + n);
+			for (m = 0; m < cnt; m++)
+				z[n + m] = zigzag((uint32_t)row[m * s] - pred[m]);
+			n += cnt;
 		}
 	}
-#undef EMIT
+	(void)i;
 	return n;
 }
 
@@ -438,7 +565,7 @@ static void bq_put(struct bq *b, uint32_t v, unsigned nb)
 {
 	b->acc |= (uint64_t)v << b->n;
 	b->n += nb;
-	le_put64(b->p, b->acc);
+	st64(b->p, b->acc);
 	b->p += b->n >> 3;
 	b->acc >>= b->n & ~7u;
 	b->n &= 7;
@@ -455,31 +582,31 @@ static uint8_t *bq_end(struct bq *b)
 	return b->p;
 }
 
-struct esym {
-	double inv;      /* 1 / freq */
-	uint64_t xmax;   /* renormalise while the state is at least this */
-	uint32_t freq, cum;
+/* The exact quotient floor(v / f) of a 32-bit v by f <= PROB_M as a
+ * multiply: with rcp = ceil(2^42 / f), rcp * f - 2^42 = e < f <= 2^10, so
+ * v * rcp / 2^42 exceeds v / f by v * e / (f 2^42) < 1 / f, never enough
+ * to reach the next integer. One 64 x 64 -> 128 multiply instead of a
+ * division. */
+__extension__ typedef unsigned __int128 u128;
+#define RCP_SHIFT 42
+
+struct esym {            /* 16 bytes: the index is a shift */
+	uint64_t rcp;    /* ceil(2^RCP_SHIFT / freq) */
+	uint32_t xlim;   /* renormalise while the state exceeds this: 2^22 freq - 1 */
+	uint16_t freq, cum;
 };
 
 /* Code one symbol into *x, renormalising into the bytes before rp (always
  * writes the two bytes before it); returns the new start. */
 static inline uint8_t *rans_put(uint32_t *x, const struct esym *e, uint8_t *rp)
 {
-	uint32_t v = *x, take = v >= e->xmax, qt, r;
+	uint32_t v = *x, take = v > e->xlim, qt;
 
-	le_put16(rp - 2, (uint16_t)v);
+	st16(rp - 2, (uint16_t)v);
 	rp -= 2 * take;
 	v = take ? v >> 16 : v;
-	qt = (uint32_t)((double)v * e->inv);
-	r = v - qt * e->freq;
-	if ((int32_t)r < 0) {
-		qt--;
-		r += e->freq;
-	} else if (r >= e->freq) {
-		qt++;
-		r -= e->freq;
-	}
-	*x = (qt << PROB_BITS) + r + e->cum;
+	qt = (uint32_t)(((u128)v * e->rcp) >> RCP_SHIFT);
+	*x = (qt << PROB_BITS) + (v - qt * e->freq) + e->cum;
 	return rp;
 }
 
@@ -491,7 +618,7 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 	uint8_t *rbuf = (uint8_t *)(xbw + SCR_WORDS(n));
 	uint8_t *rend = rbuf + 2 * n + 32 + 8 * (size_t)w;
 	uint8_t *tok = rend, *ctx = tok + n + 32;
-	uint32_t cnt[NCTX][NTOK], freq[NTOK];
+	uint32_t cnt[NCTX][NTOK], cnt2[2][NCTX][NTOK], freq[NTOK];
 	uint64_t tot[NCTX] = { 0 };
 	static const struct esym none = { 0 };
 	struct esym es[NCTX][NTOK];
@@ -501,14 +628,16 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 	uint8_t *rp;
 	unsigned c, t;
 
-	*filter = choose(h, w);
+	*filter = choose(h, w, (uint32_t *)rbuf);
 	if (*filter == TILECODE_FILTER_HIER)
-		hier_forward(h, w, z, ctx);
+		hier_forward(h, w, z, ctx, (uint32_t *)rbuf);
 	else
 		causal_forward(h, w, z, ctx, (uint32_t *)rbuf);
 
-	/* tokens, counts and the extra bits */
-	memset(cnt, 0, sizeof(cnt));
+	/* tokens, counts and the extra bits; even and odd samples count into
+	 * separate tables, so that runs of one token do not wait on the
+	 * store of the previous increment */
+	memset(cnt2, 0, sizeof(cnt2));
 	q.p = (uint8_t *)xbw;
 	q.acc = 0;
 	q.n = 0;
@@ -518,9 +647,12 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 
 		t = token_of(z[k], &nb, &extra);
 		tok[k] = (uint8_t)t;
-		cnt[ctx[k]][t]++;
+		cnt2[k & 1][ctx[k]][t]++;
 		bq_put(&q, extra, nb);
 	}
+	for (c = 0; c < NCTX; c++)
+		for (t = 0; t < NTOK; t++)
+			cnt[c][t] = cnt2[0][c][t] + cnt2[1][c][t];
 	xb_len = (size_t)(bq_end(&q) - (uint8_t *)xbw);
 
 	/* the tables, padded to a whole byte */
@@ -552,10 +684,11 @@ int tilecode_encode(const int32_t *h, uint32_t w, void *scratch, uint8_t *out,
 				bw_eg0(&b, freq[t]);
 			es[c][t] = none;
 			if (freq[t]) {
-				es[c][t].freq = freq[t];
-				es[c][t].cum = cum;
-				es[c][t].inv = 1.0 / freq[t];
-				es[c][t].xmax = (uint64_t)((RANS_L >> PROB_BITS) << 16) * freq[t];
+				es[c][t].freq = (uint16_t)freq[t];
+				es[c][t].cum = (uint16_t)cum;
+				es[c][t].rcp = ((UINT64_C(1) << RCP_SHIFT) + freq[t] - 1) / freq[t];
+				es[c][t].xlim = (uint32_t)(((uint64_t)(RANS_L >> PROB_BITS) << 16) *
+							   freq[t] - 1);
 			}
 			cum += freq[t];
 		}
@@ -667,19 +800,21 @@ static int read_tables(struct tabs *tb, struct br *b)
 	uint32_t x0 = (r)->x0, x1 = (r)->x1;                                  \
 	const uint8_t *rp = (r)->rp;                                          \
 	const uint8_t *bp = (r)->b.p;                                         \
-	uint64_t acc = (r)->b.acc;                                            \
-	unsigned bn = (r)->b.n
+	uint64_t pos = (r)->b.used
 
 #define RD_SAVE(r)                                                            \
 	do {                                                                  \
 		(r)->x0 = x0, (r)->x1 = x1, (r)->rp = rp;                     \
-		(r)->b.p = bp, (r)->b.acc = acc, (r)->b.n = bn;               \
+		(r)->b.used = pos;                                            \
 	} while (0)
 
 /* The readers run unchecked: the copy of each stream is followed by more
  * zero bytes than the samples can consume (2 per sample for rANS, 8 per
- * sample for the bits), and the caller compares the positions reached
- * with the stream ends afterwards. */
+ * sample for the bits, which take at most 30), and the caller compares
+ * the positions reached with the stream ends afterwards. The extra bits
+ * are read at a bit position pos from the base bp, 8 bytes at a time, so
+ * the only chain from sample to sample is pos += nb (a refilled
+ * accumulator would put a load on that chain). */
 #define DECODE_Z(c, zout)                                                     \
 	do {                                                                  \
 		uint32_t x_ = x0, slot_ = x_ & (PROB_M - 1), take_;           \
@@ -687,57 +822,62 @@ static int read_tables(struct tabs *tb, struct br *b)
 		x_ = tb->freq[(c)][t_] * (x_ >> PROB_BITS) + slot_ -          \
 		     tb->cum[(c)][t_];                                        \
 		take_ = x_ < RANS_L;                                          \
-		x_ = take_ ? x_ << 16 | le_get16(rp) : x_;                    \
+		x_ = take_ ? x_ << 16 | ld16(rp) : x_;                    \
 		rp += 2 * take_;                                              \
 		x0 = x1;                                                      \
 		x1 = x_;                                                      \
 		tb->cnt[(c)][t_]++;                                           \
-		acc |= le_get64(bp) << bn;                                    \
-		bp += (63 - bn) >> 3;                                         \
-		bn |= 56;                                                     \
-		(zout) = tok_base(t_) | (uint32_t)(acc & ((UINT64_C(1) << nb_) - 1)); \
-		acc >>= nb_;                                                  \
-		bn -= nb_;                                                    \
+		(zout) = tok_base(t_) | (uint32_t)((ld64(bp + (pos >> 3)) >>  \
+			 (pos & 7)) & ((UINT64_C(1) << nb_) - 1));            \
+		pos += nb_;                                                   \
 	} while (0)
 
-static void hier_inverse(struct rd *r, struct tabs *tb, int32_t *h, size_t w)
+/* Decode cnt samples at p[m * step] with the predictions and contexts
+ * hier_line() gave. */
+#define DECODE_LINE(p, step, cnt, pred, ctx)                                  \
+	do {                                                                  \
+		uint32_t *q_ = (uint32_t *)(p), z_;                           \
+		for (size_t m_ = 0; m_ < (cnt); m_++) {                       \
+			DECODE_Z((ctx)[m_], z_);                              \
+			q_[m_ * (step)] = (pred)[m_] + unzigzag(z_);          \
+		}                                                             \
+	} while (0)
+
+/* rowbuf: w words of predictions, then w bytes of contexts. */
+static void hier_inverse(struct rd *r, struct tabs *tb, int32_t *h, size_t w,
+			 uint32_t *rowbuf)
 {
 	RD_LOAD(r);
-	size_t s = w - 1, d, i, j;
-	uint32_t *hu = (uint32_t *)h, z;
-	int64_t pred;
+	size_t s = w - 1, d, j, cnt;
+	uint32_t *hu = (uint32_t *)h, z, *pred = rowbuf;
+	uint8_t *ctx = (uint8_t *)(rowbuf + w), map[65];
 
-#define PUT(k, pr, c) do { DECODE_Z((c), z); hu[k] = (uint32_t)(pr) + unzigzag(z); } while (0)
-	PUT(s, h[0], CTX_CORNER);
-	PUT(s * w, h[0], CTX_CORNER);
-	PUT(s * w + s, (int64_t)h[s] + h[s * w] - h[0], CTX_CORNER);
+	DECODE_Z(CTX_CORNER, z);
+	hu[s] = (uint32_t)h[0] + unzigzag(z);
+	DECODE_Z(CTX_CORNER, z);
+	hu[s * w] = (uint32_t)h[0] + unzigzag(z);
+	DECODE_Z(CTX_CORNER, z);
+	hu[s * w + s] = (uint32_t)((int64_t)h[s] + h[s * w] - h[0]) + unzigzag(z);
 	for (; s >= 2; s /= 2) {
 		d = s / 2;
+		hier_ctx_map((uint32_t)d, map);
+		cnt = (w - 1) / s + 1;
 		for (j = d; j < w; j += s) {
-			int cubic = j >= 3 * d && j + 3 * d < w;
 			int32_t *row = h + j * w;
 
-			for (i = 0; i < w; i += s) {
-				unsigned c = hier_pred(cubic ? row[i - 3 * d * w] : 0, row[i - d * w],
-						       row[i + d * w], cubic ? row[i + 3 * d * w] : 0,
-						       cubic, (uint32_t)d, &pred);
-
-				PUT(j * w + i, pred, c);
-			}
+			hier_line(row, s, d * w, cnt,
+				  j >= 3 * d && j + 3 * d < w ? LINE_CUBIC : LINE_LINEAR,
+				  map, pred, ctx);
+			DECODE_LINE(row, s, cnt, pred, ctx);
 		}
+		cnt = (w - 1) / s;
 		for (j = 0; j < w; j += d) {
-			int32_t *row = h + j * w;
+			int32_t *row = h + j * w + d;
 
-			for (i = d; i < w; i += s) {
-				int cubic = i >= 3 * d && i + 3 * d < w;
-				unsigned c = hier_pred(cubic ? row[i - 3 * d] : 0, row[i - d], row[i + d],
-						       cubic ? row[i + 3 * d] : 0, cubic, (uint32_t)d, &pred);
-
-				PUT(j * w + i, pred, c);
-			}
+			hier_line(row, s, d, cnt, LINE_EDGES, map, pred, ctx);
+			DECODE_LINE(row, s, cnt, pred, ctx);
 		}
 	}
-#undef PUT
 	RD_SAVE(r);
 }
 
@@ -812,9 +952,8 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 	bits_pad = 8 * (size_t)w * w + PAD;
 	rans_pad = 2 * (size_t)w * w + PAD;
 	copy = malloc(bits_len + bits_pad + rans_len + rans_pad);
-	if (filter == TILECODE_FILTER_CAUSAL)
-		rowbuf = malloc(2 * (size_t)w * sizeof(*rowbuf));
-	if (!tb || !copy || (filter == TILECODE_FILTER_CAUSAL && !rowbuf)) {
+	rowbuf = malloc(2 * (size_t)w * sizeof(*rowbuf));
+	if (!tb || !copy || !rowbuf) {
 		rc = ERR_NOMEM;
 		goto out;
 	}
@@ -837,20 +976,18 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 		rc = ERR_CORRUPT;
 	if (rc)
 		goto out;
-	/* the extra bits start at the byte after the tables: restart the
-	 * reader there (br_get() may have clamped its pointer) */
-	r.b.p = copy + r.b.used / 8;
-	r.b.acc = 0;
-	r.b.n = 0;
+	/* the extra bits start at the byte after the tables (used is a
+	 * whole byte count now); br_get() may have clamped its pointer, so
+	 * the loops read from the copy's start at bit position used */
+	r.b.p = copy;
 	h[0] = (int32_t)offset;
 	if (filter == TILECODE_FILTER_HIER)
-		hier_inverse(&r, tb, h, w);
+		hier_inverse(&r, tb, h, w, rowbuf);
 	else
 		causal_inverse(&r, tb, h, w, rowbuf);
 	rc = ERR_CORRUPT;
 	/* both streams used up exactly: no overrun, fewer than 8 bits left,
 	 * and zero, both rANS states back at RANS_L */
-	r.b.used = (uint64_t)(r.b.p - copy) * 8 - r.b.n;
 	if (r.rp != r.rend || r.b.used > (uint64_t)bits_len * 8 ||
 	    (uint64_t)bits_len * 8 - r.b.used >= 8)
 		goto out;
@@ -858,7 +995,7 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
 		goto out;
 	if (r.x0 != RANS_L || r.x1 != RANS_L || !tables_match(tb))
 		goto out;
-	if (choose(h, w) != filter)
+	if (choose(h, w, rowbuf) != filter)
 		goto out;
 	rc = 0;
 out:

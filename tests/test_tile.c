@@ -1248,6 +1248,114 @@ static void test_tile_golden_encoding_is_unchanged(void **state)
 	tile_release(&t);
 }
 
+/*
+ * Pinned coded bytes: XXH3-64 over the encodings (tile_encode()) of a
+ * spread of generated tiles per built-in preset (LODs 0, 1, 3 and the
+ * coarsest, six scattered chunks each) and of adversarial heights at
+ * every chunk size. The hashes were taken from the first encoder, before
+ * any speed work: an optimisation that changes one byte fails here. Do not
+ * update them unless the format version changes too.
+ */
+static const struct { const char *name; uint64_t h; } pinned_presets[] = {
+	{ "alpine", 0x1e01dbb96421f306ull },
+	{ "canyons", 0x25832b9f4d9f82a3ull },
+	{ "default", 0x1405ea3cfeea24eeull },
+	{ "eroded", 0xdea35c172f227702ull },
+	{ "islands", 0x0f497fcf5d9e216bull },
+	{ "mesa", 0x5ec888b47fe72cefull },
+};
+#define PINNED_ADVERSARIAL 0xe2d328509b3ae558ull
+
+static void hash_encoding(XXH3_state_t *st, const struct tile *t)
+{
+	size_t len;
+	uint8_t *buf = encode(t, &len);
+
+	XXH3_64bits_update(st, &len, sizeof(len));
+	XXH3_64bits_update(st, buf, len);
+	free(buf);
+}
+
+static void test_tile_coded_bytes_are_pinned(void **state)
+{
+	static const int32_t chunks[][2] = {
+		{ 0, 0 }, { 1, -1 }, { -37, 12 }, { 250, 3 }, { -4096, -777 }, { 9001, 123456 },
+	};
+	struct preset **pv = NULL;
+	size_t np = 0, checked = 0;
+	XXH3_state_t *st = XXH3_createState();
+	uint64_t s = 7, h;
+	int bad = 0;
+
+	(void)state;
+	assert_non_null(st);
+	assert_int_equal(preset_load_builtin(&pv, &np), 0);
+	for (size_t p = 0; p < np; p++) {
+		int lods[] = { 0, 1, 3, preset_chunk_log2(pv[p]) };
+
+		XXH3_64bits_reset(st);
+		for (size_t l = 0; l < 4; l++) {
+			for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+				struct tile t;
+
+				if (lods[l] > preset_chunk_log2(pv[p]))
+					continue;
+				assert_int_equal(pipeline_generate(pv[p], 42, lods[l], chunks[c][0],
+								   chunks[c][1], &t), 0);
+				hash_encoding(st, &t);
+				tile_release(&t);
+			}
+		}
+		h = XXH3_64bits_digest(st);
+		print_message("pinned: { \"%s\", 0x%016llxull },\n", preset_name(pv[p]),
+			      (unsigned long long)h);
+		for (size_t q = 0; q < sizeof(pinned_presets) / sizeof(pinned_presets[0]); q++) {
+			if (strcmp(pinned_presets[q].name, preset_name(pv[p])))
+				continue;
+			checked++;
+			bad |= h != pinned_presets[q].h;
+		}
+	}
+	preset_destroy_all(pv, np);
+
+	XXH3_64bits_reset(st);
+	for (int clog2 = TILE_MIN_CHUNK_LOG2; clog2 <= 9; clog2++) {
+		for (int lod = 0; lod <= clog2; lod += 1 + (clog2 - lod) / 3) {
+			struct tile t;
+			size_t n, w;
+
+			assert_int_equal(tile_init(&t, clog2, lod), 0);
+			set_meta(&t, &s);
+			w = t.side;
+			n = w * w;
+			for (int kind = 0; kind < 8; kind++) {
+				for (size_t k = 0; k < n; k++) {
+					size_t i = k % w, j = k / w;
+
+					switch (kind) {
+					case 0: t.h[k] = -123456; break;
+					case 1: t.h[k] = i < w / 2 ? INT32_MIN : INT32_MAX; break;
+					case 2: t.h[k] = j > w / 3 ? INT32_MAX : INT32_MIN + 1; break;
+					case 3: t.h[k] = (i + j) % 3 == 0 ? INT32_MAX : 0; break;
+					case 4: t.h[k] = (int32_t)((uint32_t)((i * 7919u) ^ (j * 104729u)) << (k % 31)); break;
+					case 5: t.h[k] = (int32_t)(rnd(&s) >> 32); break;
+					case 6: t.h[k] = (int32_t)(rnd(&s) >> 52) + (int32_t)(i * 1000 + j * 37); break;
+					default: t.h[k] = (int32_t)(((i / 4 + j / 4) & 1) * 1000000) - 500000; break;
+					}
+				}
+				hash_encoding(st, &t);
+			}
+			tile_release(&t);
+		}
+	}
+	h = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	print_message("pinned: adversarial 0x%016llxull\n", (unsigned long long)h);
+	assert_int_equal(checked, sizeof(pinned_presets) / sizeof(pinned_presets[0]));
+	assert_false(bad);
+	assert_int_equal(h, PINNED_ADVERSARIAL);
+}
+
 /* ---- measurements (TILE_MEASURE=1): not a pass/fail test ---- */
 
 static double now_s(void)
@@ -1400,6 +1508,7 @@ int main(void)
 		cmocka_unit_test(test_tile_round_trips_every_chunk_size),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_every_chunk_size, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_extreme_values),
+		cmocka_unit_test(test_tile_coded_bytes_are_pinned),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_extreme_values, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_encode_uses_fewest_planes, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_payload_matches_reference_filter, setup_lz21, teardown_form),
