@@ -348,17 +348,14 @@ static int seal(uint8_t *out, size_t need)
 static int encode_lz21_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
 			  size_t *len);
 
-int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
-		   size_t *len)
+/* Versions 3 and 4 whatever the side. */
+static int encode_coded_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
+			   size_t *len)
 {
 	size_t coded, need;
 	unsigned filter;
 	int rc;
 
-	if (!t || !scratch || !out || !len || !tile_valid(t))
-		return ERR_INVAL;
-	if (t->side < TILE_CODED_MIN_SIDE)
-		return encode_lz21_in(t, scratch, out, cap, len);
 	if (cap < TILE_HEADER_SIZE + CODED_LEN)
 		return ERR_TOOBIG;
 	rc = tilecode_encode(t->h, t->side, scratch, out + TILE_HEADER_SIZE + CODED_LEN,
@@ -420,11 +417,21 @@ int tile_encode_lz21(const struct tile *t, uint8_t *out, size_t cap, size_t *len
 int tile_encode_form_in(const struct tile *t, enum tile_form form, void *scratch,
 			uint8_t *out, size_t cap, size_t *len)
 {
-	if (form == TILE_FORM_CURRENT)
-		return tile_encode_in(t, scratch, out, cap, len);
-	if (form != TILE_FORM_LZ21 || !t || !scratch || !out || !len || !tile_valid(t))
+	if (!t || !scratch || !out || !len || !tile_valid(t))
 		return ERR_INVAL;
-	return encode_lz21_in(t, scratch, out, cap, len);
+	if (form == TILE_FORM_CURRENT)
+		form = t->side < TILE_CODED_MIN_SIDE ? TILE_FORM_LZ21 : TILE_FORM_CODED;
+	if (form == TILE_FORM_CODED)
+		return encode_coded_in(t, scratch, out, cap, len);
+	if (form == TILE_FORM_LZ21)
+		return encode_lz21_in(t, scratch, out, cap, len);
+	return ERR_INVAL;
+}
+
+int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
+		   size_t *len)
+{
+	return tile_encode_form_in(t, TILE_FORM_CURRENT, scratch, out, cap, len);
 }
 
 int tile_encode(const struct tile *t, uint8_t *out, size_t cap, size_t *len)

@@ -101,8 +101,10 @@ int tile_encode_lz21(const struct tile *t, uint8_t *out, size_t cap, size_t *len
 
 /* The two encodings a tile has. */
 enum tile_form {
-	TILE_FORM_CURRENT,   /* versions 3 and 4 (tile_encode) */
+	TILE_FORM_CURRENT,   /* what tile_encode writes: CODED, or LZ21 below
+				TILE_CODED_MIN_SIDE */
 	TILE_FORM_LZ21,      /* versions 1 and 2 (tile_encode_lz21) */
+	TILE_FORM_CODED,     /* versions 3 and 4 whatever the side */
 };
 
 /* tile_encode_in() or, for TILE_FORM_LZ21, tile_encode_lz21() with the
