@@ -191,8 +191,10 @@ def decode(data):
 
 class World:
     """A world: a built-in preset (by name) or a preset's JSON text
-    (json=...), and a seed (int, or text as in URLs). One World may be used
-    from any number of threads; close() (or a with block) frees it."""
+    (json=...), and a seed (int, or text as in URLs). A World keeps a
+    workspace, so it is one thread's at a time (ctypes lets threads run
+    in the library at once): give each thread its own World; they give the
+    same heights. close() (or a with block) frees it."""
 
     def __init__(self, preset="default", seed=0, json=None):
         self._h = self._work = None
