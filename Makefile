@@ -12,6 +12,7 @@
 #   make noopt | asan    re-invoke make with -O0 or with sanitizers (into build-noopt, build-asan)
 #   make fuzz            libFuzzer targets: the tile decoder, the server over TCP (clang)
 #   make check-headers   compile every header on its own
+#   make wasm            build/terrain.wasm: the core for WebAssembly (clients/js/terrain.js)
 #   V=1                  print full commands
 
 BUILD   ?= build
@@ -100,7 +101,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client
 
 help:
-	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(DEPS) build
@@ -263,5 +264,8 @@ check-headers:
 
 clean:
 	rm -rf build build-clang build-asan build-noopt build-bench build-fuzz build-arm64
+
+# make wasm: the core for WebAssembly (clients/js/wasm/wasm.mk)
+include clients/js/wasm/wasm.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -315,8 +315,9 @@ function expectedLength(u8, h) {
  * Throws TileError with the reference decoder's code, checks in its order.
  * verify: check the XXH3 checksum (default true).
  */
-export function decodeTile(input, { verify = true, metres = true } = {}) {
+export function decodeTile(input, { verify = true, metres = true, wasm = true } = {}) {
 	const u8 = input instanceof Uint8Array ? input : new Uint8Array(input);
+	if (core && wasm && verify) return withMetres(wasmDecode(u8), metres); // the fast path (loadWasm)
 	const h = decodeHeader(u8);
 	const want = expectedLength(u8, h), length = u8.byteLength;
 	if (length < want) throw new TileError('ERR_TRUNC', `${length} bytes, the header says ${want}`);
@@ -815,3 +816,212 @@ export function gridMesh(grid, { verticalScale = 1, offset = [0, 0, 0] } = {}) {
 
 /** The chunks of the square ring of radius r around (cx, cz): (2r + 1)^2 of them, as a rectangle. */
 export const ringRect = (cx, cz, r) => ({ cx0: cx - r, cz0: cz - r, cx1: cx + r, cz1: cz + r });
+
+// ---- WebAssembly: the core itself, in the page (docs/library.md) ----
+// terrain.wasm is common/ built for wasm32 (make wasm): the generator, the
+// encoder and the reference decoder, byte for byte the server's. Loaded
+// on request (loadWasm), it makes generateTile() and openWorld() work and
+// decodeTile() take the reference decoder (verify: true); without it
+// decodeTile() is the JavaScript decoder above.
+
+let core = null;
+
+// common/err.h's codes, by number
+const ERR_NAMES = ['ERR_OK', 'ERR_INVAL', 'ERR_NOMEM', 'ERR_RANGE', 'ERR_TRUNC', 'ERR_MAGIC', 'ERR_VERSION',
+	'ERR_CORRUPT', 'ERR_CHECKSUM', 'ERR_TOOBIG', 'ERR_NOTFOUND', 'ERR_PARSE', 'ERR_ZSTD', 'ERR_IO', 'ERR_BUSY',
+	'ERR_AGAIN', 'ERR_CONFLICT', 'ERR_ZLIB'];
+const LAYER_BITS = { height: 0, material: 1 };
+
+// The module imports three WASI calls that only its unused stdio reaches.
+const WASI_STUBS = { fd_close: () => 8, fd_seek: () => 8, fd_write: () => 8 };
+
+/* The bytes of terrain.wasm at url: fetch, or the file system for file: URLs (Node.js). */
+async function wasmBytes(url) {
+	if (url instanceof URL && url.protocol === 'file:') {
+		const { readFile } = await import('node:fs/promises');
+		return readFile(url);
+	}
+	const res = await fetch(url);
+	if (!res.ok) throw new TileError(`HTTP_${res.status}`, `${url}: ${res.statusText}`);
+	return new Uint8Array(await res.arrayBuffer());
+}
+
+class Core {
+	constructor(instance) {
+		this.x = instance.exports;
+		this.x._initialize();
+		this.worlds = new Map();
+		this.bufs = new Map();   // name -> [ptr, size]: reused input and output areas
+	}
+	u8(ptr, n) { return new Uint8Array(this.x.memory.buffer, ptr, n); }
+	/* A reused block of at least n bytes for purpose `name`. */
+	buf(name, n) {
+		const b = this.bufs.get(name);
+		if (b && b[1] >= n) return b[0];
+		if (b) this.x.free(b[0]);
+		const ptr = this.x.malloc(Math.max(n, 64));
+		if (!ptr) throw new TileError('ERR_NOMEM', `${n} bytes in the WebAssembly memory`);
+		this.bufs.set(name, [ptr, Math.max(n, 64)]);
+		return ptr;
+	}
+	put(name, bytes) {
+		const ptr = this.buf(name, bytes.byteLength);
+		this.u8(ptr, bytes.byteLength).set(bytes);
+		return ptr;
+	}
+	cstr(ptr) {
+		const m = new Uint8Array(this.x.memory.buffer);
+		let e = ptr;
+		while (m[e]) e++;
+		return new TextDecoder().decode(m.subarray(ptr, e));
+	}
+	fail(rc, what) {
+		return new TileError(ERR_NAMES[-rc] ?? `ERR_${rc}`, `${what}: ${this.cstr(this.x.tw_err_str(rc))}`);
+	}
+}
+
+/**
+ * Load terrain.wasm (default: the file beside this module) and use it from
+ * now on. Resolves to true, or to false when it cannot be had (no file,
+ * no WebAssembly): the module then works as before, without generation.
+ */
+export async function loadWasm(url = new URL('terrain.wasm', import.meta.url)) {
+	if (core) return true;
+	try {
+		const { instance } = await WebAssembly.instantiate(await wasmBytes(url), { wasi_snapshot_preview1: WASI_STUBS });
+		core = new Core(instance);
+		return true;
+	} catch (e) {
+		if (url === undefined) throw e;
+		return false;
+	}
+}
+
+/** Whether terrain.wasm is loaded (loadWasm). */
+export const wasmLoaded = () => core !== null;
+
+/* The reference decoder (tile_decode) on u8: decodeTile's result, metres aside. */
+function wasmDecode(u8) {
+	const c = core, x = c.x;
+	if (u8.byteLength < HEADER_LEN) throw new TileError('ERR_TRUNC', `${u8.byteLength} bytes, a header is 64`);
+	const side = new DataView(u8.buffer, u8.byteOffset + 36, 4).getUint32(0, true);
+	const n = side <= 4097 ? side * side : 0;
+	const inp = c.put('in', u8), out = c.buf('heights', 4 * n + 4), mat = c.buf('materials', n + 1);
+	const rc = x.tw_decode(inp, u8.byteLength, out, n, mat);
+	if (rc) throw c.fail(rc, 'tile_decode');
+	const header = decodeHeader(u8);
+	const quanta = new Int32Array(x.memory.buffer, out, n).slice();
+	const materials = header.layers ? c.u8(mat, n).slice() : null;
+	return { header, quanta, heights: null, materials };
+}
+
+function withMetres(t, metres) {
+	if (metres) {
+		const s = t.header.quantumUm / 1e6, q = t.quanta, h = new Float64Array(q.length);
+		for (let k = 0; k < q.length; k++) h[k] = q[k] * s;
+		t.heights = h;
+	}
+	return t;
+}
+
+/* A preset's text (JSON) or name as bytes with a NUL. */
+const cbytes = (s) => new TextEncoder().encode(`${s}\0`);
+
+/**
+ * A world of the core in this process: (generator, seed) with gen a
+ * built-in preset's name, or preset (a preset's JSON text, named gen).
+ * Needs loadWasm(). Returns { fingerprint (16 hex digits), chunkLog2,
+ * quantumUm, tile(key), close() }; tile() as generateTile().
+ */
+export function openWorld({ seed, gen = 'default', preset } = {}) {
+	if (!core) throw new TileError('ERR_INVAL', 'openWorld needs terrain.wasm: await loadWasm() first');
+	const c = core, x = c.x, s = seedU64(seed);
+	const name = x.malloc(gen.length * 3 + 1), out = x.malloc(4), err = x.malloc(256);
+	let json = 0, jlen = 0;
+	try {
+		c.u8(name, gen.length * 3 + 1).set(cbytes(gen));
+		if (preset !== undefined) {
+			const b = new TextEncoder().encode(typeof preset === 'string' ? preset : JSON.stringify(preset));
+			json = x.malloc(b.byteLength + 1);
+			c.u8(json, b.byteLength).set(b);
+			jlen = b.byteLength;
+		}
+		c.u8(err, 1)[0] = 0;
+		const rc = x.tw_world_open(name, json, jlen, s, out, err, 256);
+		if (rc) throw new TileError(ERR_NAMES[-rc] ?? `ERR_${rc}`, `preset ${gen}: ${c.cstr(err) || c.cstr(x.tw_err_str(rc))}`);
+		const w = new DataView(x.memory.buffer, out, 4).getUint32(0, true);
+		return new World(c, w, gen, s);
+	} finally {
+		x.free(name); x.free(out); x.free(err);
+		if (json) x.free(json);
+	}
+}
+
+class World {
+	constructor(c, ptr, gen, seed) {
+		this.c = c; this.ptr = ptr; this.gen = gen; this.seed = seed;
+		this.fingerprint = c.x.tw_world_fingerprint(ptr).toString(16).padStart(16, '0');
+		this.chunkLog2 = c.x.tw_world_chunk_log2(ptr);
+		this.quantumUm = c.x.tw_world_quantum_um(ptr);
+	}
+	/**
+	 * The tile { lod, cx, cz, layers, precision, edits, editSeq } of this
+	 * world as the server makes it: { header, quanta, heights, materials,
+	 * bytes } (bytes: the encoded tile, the server's identity body for the
+	 * same edits). precision: a ?precision= name ('10cm') or micrometres;
+	 * edits: canonical records (Uint8Array of 42-byte edits, in order).
+	 */
+	tile({ lod = 0, cx, cz, layers, precision, edits, editSeq = 0 }, { metres = true } = {}) {
+		const c = this.c, x = c.x;
+		if (!this.ptr) throw new TileError('ERR_INVAL', 'the world is closed');
+		if (!Number.isInteger(lod) || lod < 0 || lod > this.chunkLog2) throw new TileError('ERR_INVAL', `lod ${lod}`);
+		if (!Number.isInteger(cx) || !Number.isInteger(cz) || cx !== (cx | 0) || cz !== (cz | 0))
+			throw new TileError('ERR_INVAL', `chunk (${cx}, ${cz}) is not int32`);
+		const bits = String(layers ?? 'height').split(',').reduce((b, l) => {
+			if (!(l in LAYER_BITS)) throw new TileError('ERR_INVAL', `layer ${l}`);
+			return b | LAYER_BITS[l];
+		}, 0);
+		const um = precision === undefined ? 0 : typeof precision === 'number' ? precision : PRECISION_UM[precision];
+		if (um === undefined) throw new TileError('ERR_INVAL', `precision ${precision}`);
+		const side = 2 ** (this.chunkLog2 - lod) + 1, n = side * side;
+		const ne = edits ? edits.byteLength / 42 : 0;
+		if (!Number.isInteger(ne)) throw new TileError('ERR_INVAL', 'edits: not whole 42-byte records');
+		const ep = ne ? c.put('edits', edits) : 0;
+		const cap = x.tw_tile_bound(this.chunkLog2, lod, bits & 1);
+		const hp = c.buf('gen-heights', 4 * n), mp = c.buf('gen-materials', n), tp = c.buf('gen-tile', cap), lp = c.buf('len', 4);
+		const rc = x.tw_generate(this.ptr, lod, cx, cz, bits, um, ep, ne, BigInt(editSeq), hp, mp, tp, cap, lp);
+		if (rc) throw c.fail(rc, `generate ${lod}/${cx}/${cz}`);
+		const len = new DataView(x.memory.buffer, lp, 4).getUint32(0, true);
+		const bytes = c.u8(tp, len).slice();
+		const t = { header: decodeHeader(bytes), quanta: new Int32Array(x.memory.buffer, hp, n).slice(),
+			heights: null, materials: bits & 1 ? c.u8(mp, n).slice() : null, bytes };
+		return withMetres(t, metres);
+	}
+	close() {
+		if (this.ptr) this.c.x.tw_world_close(this.ptr);
+		this.ptr = 0;
+	}
+}
+
+const PRECISION_UM = { '1cm': 10000, '5cm': 50000, '10cm': 100000, '50cm': 500000, '1m': 1000000 };
+
+/**
+ * One tile generated here, as the server would send it for a chunk with
+ * no edits (or with the edits given): generateTile({ seed, gen, preset,
+ * lod, cx, cz, layers, precision, edits, editSeq }). Keeps the worlds it
+ * opens (a few); needs loadWasm().
+ */
+export function generateTile(key, options) {
+	const id = `${key.gen ?? 'default'}\n${seedU64(key.seed)}\n${key.preset ?? ''}`;
+	let w = core?.worlds.get(id);
+	if (!w) {
+		w = openWorld(key);
+		if (core.worlds.size >= 8) {
+			const [old, ow] = core.worlds.entries().next().value;
+			ow.close();
+			core.worlds.delete(old);
+		}
+		core.worlds.set(id, w);
+	}
+	return w.tile(key, options);
+}
