@@ -910,6 +910,7 @@ function wasmDecode(u8) {
 	const rc = x.tw_decode(inp, u8.byteLength, out, n, mat);
 	if (rc) throw c.fail(rc, 'tile_decode');
 	const header = decodeHeader(u8);
+	if (header.coded) header.codedLen = new DataView(u8.buffer, u8.byteOffset + HEADER_LEN, 4).getUint32(0, true);
 	const quanta = new Int32Array(x.memory.buffer, out, n).slice();
 	const materials = header.layers ? c.u8(mat, n).slice() : null;
 	return { header, quanta, heights: null, materials };
@@ -960,7 +961,7 @@ export function openWorld({ seed, gen = 'default', preset } = {}) {
 class World {
 	constructor(c, ptr, gen, seed) {
 		this.c = c; this.ptr = ptr; this.gen = gen; this.seed = seed;
-		this.fingerprint = c.x.tw_world_fingerprint(ptr).toString(16).padStart(16, '0');
+		this.fingerprint = BigInt.asUintN(64, c.x.tw_world_fingerprint(ptr)).toString(16).padStart(16, '0');
 		this.chunkLog2 = c.x.tw_world_chunk_log2(ptr);
 		this.quantumUm = c.x.tw_world_quantum_um(ptr);
 	}
@@ -970,8 +971,10 @@ class World {
 	 * bytes } (bytes: the encoded tile, the server's identity body for the
 	 * same edits). precision: a ?precision= name ('10cm') or micrometres;
 	 * edits: canonical records (Uint8Array of 42-byte edits, in order).
+	 * options: metres (heights in metres too, default true), encode
+	 * (default true; false: bytes null, header from the world's fields).
 	 */
-	tile({ lod = 0, cx, cz, layers, precision, edits, editSeq = 0 }, { metres = true } = {}) {
+	tile({ lod = 0, cx, cz, layers, precision, edits, editSeq = 0 }, { metres = true, encode = true } = {}) {
 		const c = this.c, x = c.x;
 		if (!this.ptr) throw new TileError('ERR_INVAL', 'the world is closed');
 		if (!Number.isInteger(lod) || lod < 0 || lod > this.chunkLog2) throw new TileError('ERR_INVAL', `lod ${lod}`);
@@ -987,13 +990,15 @@ class World {
 		const ne = edits ? edits.byteLength / 42 : 0;
 		if (!Number.isInteger(ne)) throw new TileError('ERR_INVAL', 'edits: not whole 42-byte records');
 		const ep = ne ? c.put('edits', edits) : 0;
-		const cap = x.tw_tile_bound(this.chunkLog2, lod, bits & 1);
-		const hp = c.buf('gen-heights', 4 * n), mp = c.buf('gen-materials', n), tp = c.buf('gen-tile', cap), lp = c.buf('len', 4);
+		const cap = encode ? x.tw_tile_bound(this.chunkLog2, lod, bits & 1) : 0;
+		const hp = c.buf('gen-heights', 4 * n), mp = bits & 1 ? c.buf('gen-materials', n) : 0;
+		const tp = encode ? c.buf('gen-tile', cap) : 0, lp = c.buf('len', 4);
 		const rc = x.tw_generate(this.ptr, lod, cx, cz, bits, um, ep, ne, BigInt(editSeq), hp, mp, tp, cap, lp);
 		if (rc) throw c.fail(rc, `generate ${lod}/${cx}/${cz}`);
-		const len = new DataView(x.memory.buffer, lp, 4).getUint32(0, true);
-		const bytes = c.u8(tp, len).slice();
-		const t = { header: decodeHeader(bytes), quanta: new Int32Array(x.memory.buffer, hp, n).slice(),
+		const bytes = encode ? c.u8(tp, new DataView(x.memory.buffer, lp, 4).getUint32(0, true)).slice() : null;
+		const header = bytes ? decodeHeader(bytes) : { fingerprint: this.fingerprint, seed: this.seed.toString(), cx, cz,
+			lod, chunkLog2: this.chunkLog2, side, quantumUm: um || this.quantumUm, editSeq: Number(editSeq), layers: !!(bits & 1) };
+		const t = { header, quanta: new Int32Array(x.memory.buffer, hp, n).slice(),
 			heights: null, materials: bits & 1 ? c.u8(mp, n).slice() : null, bytes };
 		return withMetres(t, metres);
 	}
@@ -1024,4 +1029,44 @@ export function generateTile(key, options) {
 		core.worlds.set(id, w);
 	}
 	return w.tile(key, options);
+}
+
+/**
+ * An edit batch ({"edits": [...]} as JSON text or an object, docs/edits.md)
+ * as its canonical records: a Uint8Array of 42 bytes per edit, what
+ * World.tile() applies and the hash chains cover. Needs loadWasm().
+ */
+export function parseEdits(batch) {
+	if (!core) throw new TileError('ERR_INVAL', 'parseEdits needs terrain.wasm: await loadWasm() first');
+	const c = core, x = c.x, b = new TextEncoder().encode(typeof batch === 'string' ? batch : JSON.stringify(batch));
+	const jp = c.put('json', b), op = c.buf('records', 256 * 42), np = c.buf('n', 4), ep = c.buf('err', 256);
+	c.u8(ep, 1)[0] = 0;
+	const rc = x.tw_edits_parse(jp, b.byteLength, op, 256, np, ep, 256);
+	if (rc) throw new TileError(ERR_NAMES[-rc] ?? `ERR_${rc}`, `edits: ${c.cstr(ep) || c.cstr(x.tw_err_str(rc))}`);
+	return c.u8(op, 42 * new DataView(x.memory.buffer, np, 4).getUint32(0, true)).slice();
+}
+
+/** The world hash before any edit, for a fingerprint (16 hex digits) and seed: a BigInt. */
+export function hashStart(fingerprint, seed) {
+	if (!core) throw new TileError('ERR_INVAL', 'hashStart needs terrain.wasm');
+	return BigInt.asUintN(64, core.x.tw_hash_start(BigInt(`0x${fingerprint}`), seedU64(seed)));
+}
+
+/**
+ * One link of a hash chain (docs/edits.md): prev (BigInt), the edit's
+ * sequence number and its 42-byte record. The world hash chains every
+ * edit from hashStart(); a chunk's hash those touching it, from 0n.
+ */
+export function hashNext(prev, seq, record) {
+	const c = core, x = c.x, rp = c.put('rec', record.subarray(0, 42)), ok = c.buf('ok', 4);
+	const h = BigInt.asUintN(64, x.tw_hash_next(BigInt.asIntN(64, BigInt(prev)), BigInt(seq), rp, ok));
+	if (!new DataView(x.memory.buffer, ok, 4).getInt32(0, true)) throw new TileError('ERR_CORRUPT', `edit ${seq}: a bad record`);
+	return h;
+}
+
+/** Whether a 42-byte edit record's brush touches chunk (cx, cz) of 2^chunkLog2 m chunks. */
+export function editTouches(record, chunkLog2, cx, cz) {
+	const c = core, rc = c.x.tw_edit_touches(c.put('rec', record.subarray(0, 42)), chunkLog2, cx, cz);
+	if (rc < 0) throw c.fail(rc, 'edit record');
+	return rc === 1;
 }

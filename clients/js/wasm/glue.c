@@ -235,3 +235,56 @@ EXPORT uint64_t tw_xxh3(const void *p, size_t len)
 {
 	return XXH3_64bits(p, len);
 }
+
+/* The world hash before any edit (edit_hash_start). */
+EXPORT uint64_t tw_hash_start(uint64_t fingerprint, uint64_t seed)
+{
+	return edit_hash_start(fingerprint, seed);
+}
+
+/* The next link of a hash chain over canonical record rec (42 bytes) with
+ * sequence number seq (edit_hash_next); 0 for a record that does not
+ * decode (*ok 0). */
+EXPORT uint64_t tw_hash_next(uint64_t prev, uint64_t seq, const uint8_t *rec, int *ok)
+{
+	struct edit e;
+
+	*ok = edit_decode(rec, EDIT_WIRE_SIZE, &e) == 0;
+	return *ok ? edit_hash_next(prev, seq, &e) : 0;
+}
+
+/* Whether record rec's brush touches chunk (cx, cz) of 2^chunk_log2 m
+ * chunks: 1, 0, or ERR_CORRUPT for a bad record. */
+EXPORT int tw_edit_touches(const uint8_t *rec, int chunk_log2, int32_t cx, int32_t cz)
+{
+	struct edit e;
+
+	if (edit_decode(rec, EDIT_WIRE_SIZE, &e))
+		return ERR_CORRUPT;
+	return edit_touches(&e, chunk_log2, cx, cz);
+}
+
+/*
+ * Parse an edit batch {"edits": [...]} (json_len bytes, docs/edits.md) into
+ * canonical records at out (cap records of 42 bytes); *n gets the count.
+ * Returns 0, edit_parse_batch()'s codes with err naming the field, or
+ * ERR_TOOBIG (cap).
+ */
+EXPORT int tw_edits_parse(const char *json, size_t json_len, uint8_t *out, size_t cap,
+			  size_t *n, char *err, size_t errlen)
+{
+	struct edit *e;
+	size_t k;
+	int rc = edit_parse_batch(json, json_len, &e, n, err, errlen);
+
+	if (rc)
+		return rc;
+	if (*n > cap) {
+		free(e);
+		return ERR_TOOBIG;
+	}
+	for (k = 0; k < *n; k++)
+		edit_encode(&e[k], out + k * EDIT_WIRE_SIZE);
+	free(e);
+	return 0;
+}
