@@ -15,6 +15,7 @@
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
+#include "tilemake.h"
 #include "zparams.h"
 
 /* The layer names of ?layers= and their PIPELINE_LAYER_* bits. */
@@ -30,11 +31,12 @@ static const struct {
 
 struct tilegen_work {
 	struct tilegen_work *next;       /* in the pool's list */
-	struct pipeline_work *pw;        /* rows and heights */
-	uint8_t *enc;                    /* the encoded tile, or an inflated body */
-	uint8_t *out;                    /* encoding scratch, then zstd or gzip output */
-	uint8_t *qh;                     /* requantised heights (?precision=) */
-	size_t enc_cap, out_cap, qh_cap;
+	struct tilemake m;               /* generation, requantisation, encoding
+					    (common/tilemake.h: the library's
+					    path); m.enc is the encoded tile,
+					    or an inflated body */
+	uint8_t *out;                    /* zstd or gzip output */
+	size_t out_cap;
 	ZSTD_CCtx *zc;
 	ZSTD_DCtx *zd;
 	z_stream gz;
@@ -49,7 +51,7 @@ int tilegen_work_create(struct tilegen_work **out)
 		return ERR_INVAL;
 	if (!(w = calloc(1, sizeof(*w))))
 		return ERR_NOMEM;
-	if (pipeline_work_create(&w->pw)) {
+	if (tilemake_init(&w->m)) {
 		free(w);
 		return ERR_NOMEM;
 	}
@@ -61,10 +63,8 @@ void tilegen_work_destroy(struct tilegen_work *w)
 {
 	if (!w)
 		return;
-	pipeline_work_destroy(w->pw);
-	free(w->enc);
+	tilemake_release(&w->m);
 	free(w->out);
-	free(w->qh);
 	ZSTD_freeCCtx(w->zc);
 	ZSTD_freeDCtx(w->zd);
 	if (w->gz_ready)
@@ -76,8 +76,7 @@ size_t tilegen_work_bytes(const struct tilegen_work *w)
 {
 	if (!w)
 		return 0;
-	return sizeof(*w) + pipeline_work_bytes(w->pw) + w->enc_cap + w->out_cap +
-	       w->qh_cap + (w->zc ? ZSTD_sizeof_CCtx(w->zc) : 0) + (w->zd ? ZSTD_sizeof_DCtx(w->zd) : 0) +
+	return sizeof(*w) + tilemake_bytes(&w->m) + w->out_cap + (w->zc ? ZSTD_sizeof_CCtx(w->zc) : 0) + (w->zd ? ZSTD_sizeof_DCtx(w->zd) : 0) +
 	       (w->gz_ready ? (size_t)256 << 10 : 0);   /* deflate's window, hash, buffers */
 }
 
@@ -101,48 +100,16 @@ int tilegen_encode_work(struct tilegen_work *w, const struct preset *p, uint64_t
 				      TILE_FORM_CURRENT, out, len);
 }
 
-/* t with its heights requantised to quantum_um into w->qh: *c is a shallow
- * copy of t that points at them. */
-static int requantize(struct tilegen_work *w, const struct tile *t, uint32_t quantum_um,
-		      struct tile *c)
-{
-	size_t n = (size_t)t->side * t->side;
-	int rc = reserve(&w->qh, &w->qh_cap, n * sizeof(int32_t));
-
-	if (rc)
-		return rc;
-	*c = *t;
-	c->h = (int32_t *)(void *)w->qh;
-	c->quantum_um = quantum_um;
-	return tile_requantize(t->h, n, t->quantum_um, quantum_um, c->h);
-}
-
 int tilegen_encode_work_at(struct tilegen_work *w, const struct preset *p, uint64_t seed,
 			   int lod, int32_t cx, int32_t cz, const struct region_source *rs,
 			   const struct bake_layer *bl, uint64_t edit_seq, unsigned layers,
 			   uint32_t quantum_um, enum tile_form form, const uint8_t **out,
 			   size_t *len)
 {
-	const struct tile *t;
-	struct tile coarse;
-	int rc;
-
-	if (!w || !p || !out || !len)
+	if (!w)
 		return ERR_INVAL;
-	rc = pipeline_tile_work(w->pw, p, seed, lod, cx, cz, rs, NULL, 0, bl, edit_seq,
-				layers, &t);
-	if (!rc && quantum_um && quantum_um != t->quantum_um &&
-	    (rc = requantize(w, t, quantum_um, &coarse)) == 0)
-		t = &coarse;
-	if (!rc)
-		rc = reserve(&w->enc, &w->enc_cap, tile_encode_bound(t));
-	if (!rc)
-		rc = reserve(&w->out, &w->out_cap, tile_encode_scratch_size(t));
-	if (!rc)
-		rc = tile_encode_form_in(t, form, w->out, w->enc, w->enc_cap, len);
-	if (!rc)
-		*out = w->enc;
-	return rc;
+	return tilemake_encode(&w->m, p, seed, lod, cx, cz, rs, bl, edit_seq, layers,
+			       quantum_um, form, out, len);
 }
 
 int tilegen_compress_work(struct tilegen_work *w, const uint8_t *raw, size_t len,
@@ -219,10 +186,10 @@ int tilegen_inflate_work(struct tilegen_work *w, const uint8_t *z, size_t zlen, 
 
 	if (!w || !out)
 		return ERR_INVAL;
-	if ((rc = reserve(&w->enc, &w->enc_cap, len)) != 0 ||
-	    (rc = tilegen_decompress_work(w, z, zlen, w->enc, len)) != 0)
+	if ((rc = tilemake_reserve_enc(&w->m, len)) != 0 ||
+	    (rc = tilegen_decompress_work(w, z, zlen, w->m.enc, len)) != 0)
 		return rc;
-	*out = w->enc;
+	*out = w->m.enc;
 	return 0;
 }
 

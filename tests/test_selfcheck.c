@@ -1,5 +1,5 @@
 /*
- * test_selfcheck.c - the start-up check of the world (server/selfcheck.h):
+ * test_selfcheck.c - the start-up check of the world (common/selfcheck.h):
  * this build passes it, a wrong hash or an unknown preset fails it with a
  * message naming the tile and both hashes. The time of the check is
  * printed (not asserted: timings belong to benchmarks).
@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "err.h"
-#include "../server/selfcheck.h"
+#include "selfcheck.h"
 
 static void test_this_build_passes_the_start_up_check(void **state)
 {

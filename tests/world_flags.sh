@@ -8,7 +8,7 @@
 #    -ffast-math": reassociation changes the tiles of gcc on any x86-64, FMA
 #    contraction those of arm64 or -march with FMA), the binary's tiles
 #    differ from $BUILD's, and `serve` exits 1 naming the tile and both
-#    hashes (server/selfcheck.c). Should the flags change nothing on some
+#    hashes (common/selfcheck.c). Should the flags change nothing on some
 #    machine, the server must start instead.
 # Tests the Makefile, so runs in the gcc suite only (skips under CC=clang
 # and SAN=1, where it would repeat the same build).
