@@ -324,9 +324,11 @@ summary() {
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
 	prec="$(awk -F '\t' '$1 == "revalidating" && $2 == "precision" { sub(/x$/, "", $8); print $8 }' "$out/precision.tsv" 2>/dev/null || true)"
 	coldx="$(awk -F '\t' '$1 == "this" && $8 != "n/a" { sub(/x$/, "", $8); print $8 }' "$out/cold.tsv" 2>/dev/null || true)"
+	localc="$(awk -F '\t' '$1 == "cold" && $2 == "local" { sub(/x$/, "", $9); print $9 }' "$out/precision_local.tsv" 2>/dev/null || true)"
+	localr="$(awk -F '\t' '$1 == "revalidating" && $2 == "local" { sub(/x$/, "", $9); print $9 }' "$out/precision_local.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
 		-v za="$sizea" -v dz="$decz" \
-		-v c="$cold" -v cx="$coldx" -v pr="$prec" '
+		-v c="$cold" -v cx="$coldx" -v pr="$prec" -v lc="$localc" -v lr="$localr" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
 		printf "%s\t%s\t" fmt "\t%s\n", what, goal, v, ok ? "yes" : "no"
@@ -348,6 +350,9 @@ summary() {
 		row("cold tiles/s, 2 workers / the tree before (issue 20)", ">= 1.6x", cx, "%.2fx", cx >= 1.6)
 		row("bytes per player-minute, precision client / today, revalidating (issue 20)", "<= 0.5x",
 		    pr, "%.2fx", pr <= 0.5)
+		row("bytes per player-minute, --local / precision client, 1% edited, cold (issue 29)", "<= 0.05x",
+		    lc, "%.4fx", lc <= 0.05)
+		row("the same, revalidating every 10 s (issue 29)", "<= 0.05x", lr, "%.4fx", lr <= 0.05)
 	}' | table | emit
 }
 
@@ -372,7 +377,7 @@ preamble() {
 
 : >"$results"
 rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv \
-	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv
+	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv "$out"/precision_local.tsv
 preamble
 for s in $sections; do
 	case "$s" in
@@ -408,6 +413,8 @@ for s in $sections; do
 	15) section "15. Fewer bytes per player: coarser heights for far rings (issue 20)"
 	    if bash "$here/precision.sh" "$build" >"$out/precision.out"; then
 		    table <"$out/precision.tsv" | emit
+		    echo | emit
+		    table <"$out/precision_local.tsv" | emit
 		    echo | emit
 		    table <"$out/precision_size.tsv" | emit
 	    else
