@@ -818,19 +818,23 @@ export function gridMesh(grid, { verticalScale = 1, offset = [0, 0, 0] } = {}) {
 export const ringRect = (cx, cz, r) => ({ cx0: cx - r, cz0: cz - r, cx1: cx + r, cz1: cz + r });
 
 // ---- WebAssembly: the core itself, in the page (docs/library.md) ----
-// terrain.wasm is common/ built for wasm32 (make wasm): the generator, the
-// encoder and the reference decoder, byte for byte the server's. Loaded
-// on request (loadWasm), it makes generateTile() and openWorld() work and
-// decodeTile() take the reference decoder (verify: true); without it
-// decodeTile() is the JavaScript decoder above.
+// terrain.wasm is libterrain (common/, its public API common/terrain.h)
+// built for wasm32 (make wasm): the generator, the encoder and the
+// reference decoder, byte for byte the server's. Loaded on request
+// (loadWasm), it makes openWorld() and generateTile() work and decodeTile()
+// take the reference decoder (verify: true); without it decodeTile() is
+// the JavaScript decoder above. The structs below are terrain.h's, at the
+// offsets its comments give.
 
 let core = null;
 
-// common/err.h's codes, by number
+// common/err.h's codes, by number (terrain.h's TERRAIN_ERR_*)
 const ERR_NAMES = ['ERR_OK', 'ERR_INVAL', 'ERR_NOMEM', 'ERR_RANGE', 'ERR_TRUNC', 'ERR_MAGIC', 'ERR_VERSION',
 	'ERR_CORRUPT', 'ERR_CHECKSUM', 'ERR_TOOBIG', 'ERR_NOTFOUND', 'ERR_PARSE', 'ERR_ZSTD', 'ERR_IO', 'ERR_BUSY',
 	'ERR_AGAIN', 'ERR_CONFLICT', 'ERR_ZLIB'];
-const LAYER_BITS = { height: 0, material: 1 };
+const LAYER_BITS = { height: 0, material: 1 };   // TERRAIN_LAYER_MATERIAL
+const PRECISION_UM = { '1cm': 10000, '5cm': 50000, '10cm': 100000, '50cm': 500000, '1m': 1000000 };
+const REQUEST_SIZE = 32, INFO_SIZE = 72, WORLD_INFO_SIZE = 64, EDIT_SIZE = 42;
 
 // The module imports three WASI calls that only its unused stdio reaches.
 const WASI_STUBS = { fd_close: () => 8, fd_seek: () => 8, fd_write: () => 8 };
@@ -852,7 +856,9 @@ class Core {
 		this.x._initialize();
 		this.worlds = new Map();
 		this.bufs = new Map();   // name -> [ptr, size]: reused input and output areas
+		this.work = this.out32((p) => this.x.terrain_work_create(p), 'terrain_work_create');
 	}
+	get dv() { return new DataView(this.x.memory.buffer); }
 	u8(ptr, n) { return new Uint8Array(this.x.memory.buffer, ptr, n); }
 	/* A reused block of at least n bytes for purpose `name`. */
 	buf(name, n) {
@@ -865,7 +871,7 @@ class Core {
 		return ptr;
 	}
 	put(name, bytes) {
-		const ptr = this.buf(name, bytes.byteLength);
+		const ptr = this.buf(name, bytes.byteLength + 1);
 		this.u8(ptr, bytes.byteLength).set(bytes);
 		return ptr;
 	}
@@ -875,8 +881,36 @@ class Core {
 		while (m[e]) e++;
 		return new TextDecoder().decode(m.subarray(ptr, e));
 	}
-	fail(rc, what) {
-		return new TileError(ERR_NAMES[-rc] ?? `ERR_${rc}`, `${what}: ${this.cstr(this.x.tw_err_str(rc))}`);
+	error(rc, what, msg = '') {
+		return new TileError(ERR_NAMES[-rc] ?? `ERR_${rc}`, `${what}: ${msg || this.cstr(this.x.terrain_strerror(rc))}`);
+	}
+	/* f(pointer to a u32 out-parameter): the pointer it stored, or throw. */
+	out32(f, what) {
+		const p = this.buf('out32', 4), rc = f(p);
+		if (rc) throw this.error(rc, what);
+		return this.dv.getUint32(p, true);
+	}
+	/* terrain_tile_request for key into the 'request' block. */
+	request({ lod = 0, cx, cz, layers, precision, format }) {
+		if (!Number.isInteger(lod) || !Number.isInteger(cx) || !Number.isInteger(cz) || cx !== (cx | 0) || cz !== (cz | 0))
+			throw new TileError('ERR_INVAL', `tile ${lod}/${cx}/${cz}: not integers of int32`);
+		const bits = String(layers ?? 'height').split(',').reduce((b, l) => {
+			if (!(l in LAYER_BITS)) throw new TileError('ERR_INVAL', `layer ${l}`);
+			return b | LAYER_BITS[l];
+		}, 0);
+		const um = precision === undefined ? 0 : typeof precision === 'number' ? precision : PRECISION_UM[precision];
+		if (um === undefined) throw new TileError('ERR_INVAL', `precision ${precision}`);
+		const p = this.buf('request', REQUEST_SIZE), dv = this.dv;
+		[REQUEST_SIZE, lod, cx, cz, um, bits, format ?? 0, 0].forEach((v, i) => dv.setInt32(p + 4 * i, v | 0, true));
+		return { p, bits };
+	}
+	/* terrain_tile_info at p as decodeHeader()'s fields. */
+	info(p) {
+		const dv = this.dv, hex = (v) => v.toString(16).padStart(16, '0');
+		return { fingerprint: hex(dv.getBigUint64(p + 8, true)), seed: dv.getBigUint64(p + 16, true).toString(),
+			cx: dv.getInt32(p + 24, true), cz: dv.getInt32(p + 28, true), lod: dv.getInt32(p + 32, true),
+			chunkLog2: dv.getInt32(p + 36, true), side: dv.getUint32(p + 40, true), quantumUm: dv.getUint32(p + 44, true),
+			editSeq: Number(dv.getBigUint64(p + 48, true)), layers: !!(dv.getUint32(p + 64, true) & 1) };
 	}
 }
 
@@ -891,8 +925,7 @@ export async function loadWasm(url = new URL('terrain.wasm', import.meta.url)) {
 		const { instance } = await WebAssembly.instantiate(await wasmBytes(url), { wasi_snapshot_preview1: WASI_STUBS });
 		core = new Core(instance);
 		return true;
-	} catch (e) {
-		if (url === undefined) throw e;
+	} catch {
 		return false;
 	}
 }
@@ -900,15 +933,21 @@ export async function loadWasm(url = new URL('terrain.wasm', import.meta.url)) {
 /** Whether terrain.wasm is loaded (loadWasm). */
 export const wasmLoaded = () => core !== null;
 
-/* The reference decoder (tile_decode) on u8: decodeTile's result, metres aside. */
+const needCore = (what) => {
+	if (!core) throw new TileError('ERR_INVAL', `${what} needs terrain.wasm: await loadWasm() first`);
+	return core;
+};
+
+/* The reference decoder (terrain_decode) on u8: decodeTile's result, metres aside. */
 function wasmDecode(u8) {
 	const c = core, x = c.x;
 	if (u8.byteLength < HEADER_LEN) throw new TileError('ERR_TRUNC', `${u8.byteLength} bytes, a header is 64`);
 	const side = new DataView(u8.buffer, u8.byteOffset + 36, 4).getUint32(0, true);
 	const n = side <= 4097 ? side * side : 0;
-	const inp = c.put('in', u8), out = c.buf('heights', 4 * n + 4), mat = c.buf('materials', n + 1);
-	const rc = x.tw_decode(inp, u8.byteLength, out, n, mat);
-	if (rc) throw c.fail(rc, 'tile_decode');
+	const inp = c.put('in', u8), info = c.buf('info', INFO_SIZE), out = c.buf('heights', 4 * n + 4), mat = c.buf('materials', n + 1);
+	c.dv.setUint32(info, INFO_SIZE, true);
+	const rc = x.terrain_decode(inp, u8.byteLength, info, out, n, mat, n);
+	if (rc) throw c.error(rc, 'terrain_decode');
 	const header = decodeHeader(u8);
 	if (header.coded) header.codedLen = new DataView(u8.buffer, u8.byteOffset + HEADER_LEN, 4).getUint32(0, true);
 	const quanta = new Int32Array(x.memory.buffer, out, n).slice();
@@ -925,148 +964,170 @@ function withMetres(t, metres) {
 	return t;
 }
 
-/* A preset's text (JSON) or name as bytes with a NUL. */
-const cbytes = (s) => new TextEncoder().encode(`${s}\0`);
-
 /**
- * A world of the core in this process: (generator, seed) with gen a
- * built-in preset's name, or preset (a preset's JSON text, named gen).
- * Needs loadWasm(). Returns { fingerprint (16 hex digits), chunkLog2,
- * quantumUm, tile(key), close() }; tile() as generateTile().
+ * A world of the core in this process (terrain_world_create): (gen, seed)
+ * with gen a built-in preset's name, or preset (a preset's JSON text or
+ * object). Needs loadWasm(). Returns a World: { fingerprint (16 hex
+ * digits), chunkLog2, maxLod, quantumUm, tile(key, options), edits(),
+ * close() }.
  */
 export function openWorld({ seed, gen = 'default', preset } = {}) {
-	if (!core) throw new TileError('ERR_INVAL', 'openWorld needs terrain.wasm: await loadWasm() first');
-	const c = core, x = c.x, s = seedU64(seed);
-	const name = x.malloc(gen.length * 3 + 1), out = x.malloc(4), err = x.malloc(256);
-	let json = 0, jlen = 0;
-	try {
-		c.u8(name, gen.length * 3 + 1).set(cbytes(gen));
-		if (preset !== undefined) {
-			const b = new TextEncoder().encode(typeof preset === 'string' ? preset : JSON.stringify(preset));
-			json = x.malloc(b.byteLength + 1);
-			c.u8(json, b.byteLength).set(b);
-			jlen = b.byteLength;
-		}
-		c.u8(err, 1)[0] = 0;
-		const rc = x.tw_world_open(name, json, jlen, s, out, err, 256);
-		if (rc) throw new TileError(ERR_NAMES[-rc] ?? `ERR_${rc}`, `preset ${gen}: ${c.cstr(err) || c.cstr(x.tw_err_str(rc))}`);
-		const w = new DataView(x.memory.buffer, out, 4).getUint32(0, true);
-		return new World(c, w, gen, s);
-	} finally {
-		x.free(name); x.free(out); x.free(err);
-		if (json) x.free(json);
+	const c = needCore('openWorld'), x = c.x, s = seedU64(seed);
+	let w;
+	if (preset === undefined) {
+		w = c.out32((p) => x.terrain_world_create(c.put('name', new TextEncoder().encode(`${gen}\0`)), s, p), `preset ${gen}`);
+	} else {
+		const b = new TextEncoder().encode(typeof preset === 'string' ? preset : JSON.stringify(preset));
+		const jp = c.put('json', b), msg = c.buf('msg', 256);
+		c.u8(msg, 1)[0] = 0;
+		w = c.out32((p) => {
+			const rc = x.terrain_world_create_json(jp, b.byteLength, s, p, msg, 256);
+			if (rc) throw c.error(rc, `preset ${gen}`, c.cstr(msg));
+			return 0;
+		}, `preset ${gen}`);
 	}
+	return new World(c, w, s);
 }
 
+/** A world in terrain.wasm (openWorld). */
 class World {
-	constructor(c, ptr, gen, seed) {
-		this.c = c; this.ptr = ptr; this.gen = gen; this.seed = seed;
-		this.fingerprint = BigInt.asUintN(64, c.x.tw_world_fingerprint(ptr)).toString(16).padStart(16, '0');
-		this.chunkLog2 = c.x.tw_world_chunk_log2(ptr);
-		this.quantumUm = c.x.tw_world_quantum_um(ptr);
+	constructor(c, ptr, seed) {
+		const p = c.buf('winfo', WORLD_INFO_SIZE), dv = c.dv;
+		dv.setUint32(p, WORLD_INFO_SIZE, true);
+		c.x.terrain_world_info(ptr, p);
+		this.c = c; this.ptr = ptr; this.seed = seed;
+		this.gen = c.cstr(c.x.terrain_world_name(ptr));
+		this.fingerprint = dv.getBigUint64(p + 8, true).toString(16).padStart(16, '0');
+		this.chunkLog2 = dv.getInt32(p + 24, true);
+		this.maxLod = dv.getInt32(p + 28, true);
+		this.quantumUm = dv.getUint32(p + 32, true);
+		this.logs = [];
 	}
 	/**
-	 * The tile { lod, cx, cz, layers, precision, edits, editSeq } of this
-	 * world as the server makes it: { header, quanta, heights, materials,
-	 * bytes } (bytes: the encoded tile, the server's identity body for the
-	 * same edits). precision: a ?precision= name ('10cm') or micrometres;
-	 * edits: canonical records (Uint8Array of 42-byte edits, in order).
-	 * options: metres (heights in metres too, default true), encode
-	 * (default true; false: bytes null, header from the world's fields).
+	 * The tile { lod, cx, cz, layers, precision, format } of this world as
+	 * the server makes it (terrain_generate_encoded): { header, quanta,
+	 * heights, materials, bytes }, bytes the server's identity body for the
+	 * same edits. precision: a ?precision= name ('10cm') or micrometres;
+	 * format: 1 for ?format=1. options: edits (an EditLog of this world,
+	 * world.edits(): its edits applied), metres (heights in metres too,
+	 * default true), encode (default true; false: heights only, bytes null,
+	 * header from terrain_generate's fields).
 	 */
-	tile({ lod = 0, cx, cz, layers, precision, edits, editSeq = 0 }, { metres = true, encode = true } = {}) {
+	tile(key, { edits, metres = true, encode = true } = {}) {
 		const c = this.c, x = c.x;
 		if (!this.ptr) throw new TileError('ERR_INVAL', 'the world is closed');
-		if (!Number.isInteger(lod) || lod < 0 || lod > this.chunkLog2) throw new TileError('ERR_INVAL', `lod ${lod}`);
-		if (!Number.isInteger(cx) || !Number.isInteger(cz) || cx !== (cx | 0) || cz !== (cz | 0))
-			throw new TileError('ERR_INVAL', `chunk (${cx}, ${cz}) is not int32`);
-		const bits = String(layers ?? 'height').split(',').reduce((b, l) => {
-			if (!(l in LAYER_BITS)) throw new TileError('ERR_INVAL', `layer ${l}`);
-			return b | LAYER_BITS[l];
-		}, 0);
-		const um = precision === undefined ? 0 : typeof precision === 'number' ? precision : PRECISION_UM[precision];
-		if (um === undefined) throw new TileError('ERR_INVAL', `precision ${precision}`);
-		const side = 2 ** (this.chunkLog2 - lod) + 1, n = side * side;
-		const ne = edits ? edits.byteLength / 42 : 0;
-		if (!Number.isInteger(ne)) throw new TileError('ERR_INVAL', 'edits: not whole 42-byte records');
-		const ep = ne ? c.put('edits', edits) : 0;
-		const cap = encode ? x.tw_tile_bound(this.chunkLog2, lod, bits & 1) : 0;
-		const hp = c.buf('gen-heights', 4 * n), mp = bits & 1 ? c.buf('gen-materials', n) : 0;
-		const tp = encode ? c.buf('gen-tile', cap) : 0, lp = c.buf('len', 4);
-		const rc = x.tw_generate(this.ptr, lod, cx, cz, bits, um, ep, ne, BigInt(editSeq), hp, mp, tp, cap, lp);
-		if (rc) throw c.fail(rc, `generate ${lod}/${cx}/${cz}`);
-		const bytes = encode ? c.u8(tp, new DataView(x.memory.buffer, lp, 4).getUint32(0, true)).slice() : null;
-		const header = bytes ? decodeHeader(bytes) : { fingerprint: this.fingerprint, seed: this.seed.toString(), cx, cz,
-			lod, chunkLog2: this.chunkLog2, side, quantumUm: um || this.quantumUm, editSeq: Number(editSeq), layers: !!(bits & 1) };
-		const t = { header, quanta: new Int32Array(x.memory.buffer, hp, n).slice(),
-			heights: null, materials: bits & 1 ? c.u8(mp, n).slice() : null, bytes };
+		if (edits && edits.world !== this) throw new TileError('ERR_INVAL', 'edits of another world');
+		const { p: rq, bits } = c.request(key), side = x.terrain_tile_side(this.ptr, key.lod ?? 0), n = side * side;
+		if (!side) throw new TileError('ERR_INVAL', `lod ${key.lod}`);
+		const ep = edits ? edits.ptr : 0;
+		let t;
+		if (encode) {
+			const cap = x.terrain_tile_bound(this.ptr, rq), tp = c.buf('gen-tile', cap), lp = c.buf('len', 4);
+			const rc = x.terrain_generate_encoded(this.ptr, ep, c.work, rq, tp, cap, lp);
+			if (rc) throw c.error(rc, `generate ${key.lod ?? 0}/${key.cx}/${key.cz}`);
+			const bytes = c.u8(tp, c.dv.getUint32(lp, true)).slice();
+			t = decodeTile(bytes, { metres: false });
+			t.bytes = bytes;
+		} else {
+			const hp = c.buf('gen-heights', 4 * n), mp = bits & 1 ? c.buf('gen-materials', n) : 0, ip = c.buf('info', INFO_SIZE);
+			c.dv.setUint32(ip, INFO_SIZE, true);
+			const rc = x.terrain_generate(this.ptr, ep, c.work, rq, hp, n, mp, mp ? n : 0, ip);
+			if (rc) throw c.error(rc, `generate ${key.lod ?? 0}/${key.cx}/${key.cz}`);
+			t = { header: c.info(ip), quanta: new Int32Array(x.memory.buffer, hp, n).slice(), heights: null,
+				materials: mp ? c.u8(mp, n).slice() : null, bytes: null };
+		}
 		return withMetres(t, metres);
 	}
+	/** A new, empty edit log of this world (terrain_edits_create). */
+	edits() {
+		const c = this.c, ptr = c.out32((p) => c.x.terrain_edits_create(this.ptr, p), 'terrain_edits_create');
+		const log = new EditLog(this, ptr);
+		this.logs.push(log);
+		return log;
+	}
 	close() {
-		if (this.ptr) this.c.x.tw_world_close(this.ptr);
+		for (const l of this.logs) l.close();
+		if (this.ptr) this.c.x.terrain_world_destroy(this.ptr);
 		this.ptr = 0;
 	}
 }
 
-const PRECISION_UM = { '1cm': 10000, '5cm': 50000, '10cm': 100000, '50cm': 500000, '1m': 1000000 };
+/**
+ * A world's edit log in terrain.wasm (terrain_edits): batches applied in
+ * sequence order, the world hash and each chunk's version and hash as the
+ * server publishes them (docs/edits.md), and what World.tile() applies.
+ */
+class EditLog {
+	constructor(world, ptr) { this.world = world; this.c = world.c; this.ptr = ptr; }
+	/**
+	 * Apply a batch, as the JSON of POST .../edits ({"edits": [...]}, text
+	 * or object) numbered from firstSeq (the log's next: seq + 1), or as
+	 * canonical records (a Uint8Array of 42-byte edits). All or nothing.
+	 */
+	apply(batch, firstSeq = this.seq + 1) {
+		const c = this.c, x = c.x;
+		let rc;
+		if (batch instanceof Uint8Array) {
+			if (batch.byteLength % EDIT_SIZE) throw new TileError('ERR_INVAL', 'edits: not whole 42-byte records');
+			rc = x.terrain_edits_apply(this.ptr, BigInt(firstSeq), c.put('records', batch), batch.byteLength / EDIT_SIZE);
+		} else {
+			const b = new TextEncoder().encode(typeof batch === 'string' ? batch : JSON.stringify(batch));
+			const jp = c.put('json', b), cap = 12000, op = c.buf('record', cap), lp = c.buf('len', 4), msg = c.buf('msg', 256);
+			rc = x.terrain_edits_record(this.world.ptr, BigInt(firstSeq), jp, b.byteLength, op, cap, lp, msg, 256);
+			if (rc) throw c.error(rc, 'edits', c.cstr(msg));
+			rc = x.terrain_edits_apply_record(this.ptr, op, c.dv.getUint32(lp, true));
+		}
+		if (rc) throw c.error(rc, `edits from seq ${firstSeq}`);
+		return this;
+	}
+	/** The last applied sequence number (0: none). */
+	get seq() { return Number(BigInt.asUintN(64, this.c.x.terrain_edits_seq(this.ptr))); }
+	/** The world hash after it, 16 hex digits (GET /v1/worlds/{seed}'s world_hash). */
+	get worldHash() { return BigInt.asUintN(64, this.c.x.terrain_edits_world_hash(this.ptr)).toString(16).padStart(16, '0'); }
+	/** Chunk (cx, cz)'s { version, hash } (GET .../hashes; 0 and '0000000000000000' when no edit touches it). */
+	chunk(cx, cz) {
+		const c = this.c, p = c.buf('chunk', 16);
+		const rc = c.x.terrain_edits_chunk(this.ptr, cx, cz, p, p + 8);
+		if (rc) throw c.error(rc, `chunk ${cx},${cz}`);
+		return { version: Number(c.dv.getBigUint64(p, true)), hash: c.dv.getBigUint64(p + 8, true).toString(16).padStart(16, '0') };
+	}
+	close() {
+		if (this.ptr) this.c.x.terrain_edits_destroy(this.ptr);
+		this.ptr = 0;
+	}
+}
 
 /**
  * One tile generated here, as the server would send it for a chunk with
- * no edits (or with the edits given): generateTile({ seed, gen, preset,
- * lod, cx, cz, layers, precision, edits, editSeq }). Keeps the worlds it
- * opens (a few); needs loadWasm().
+ * no edits: generateTile({ seed, gen, preset, lod, cx, cz, layers,
+ * precision, format }, options as World.tile()). Keeps the few worlds it
+ * opens; needs loadWasm().
  */
 export function generateTile(key, options) {
+	const c = needCore('generateTile');
 	const id = `${key.gen ?? 'default'}\n${seedU64(key.seed)}\n${key.preset ?? ''}`;
-	let w = core?.worlds.get(id);
+	let w = c.worlds.get(id);
 	if (!w) {
 		w = openWorld(key);
-		if (core.worlds.size >= 8) {
-			const [old, ow] = core.worlds.entries().next().value;
+		if (c.worlds.size >= 8) {
+			const [old, ow] = c.worlds.entries().next().value;
 			ow.close();
-			core.worlds.delete(old);
+			c.worlds.delete(old);
 		}
-		core.worlds.set(id, w);
+		c.worlds.set(id, w);
 	}
 	return w.tile(key, options);
 }
 
 /**
- * An edit batch ({"edits": [...]} as JSON text or an object, docs/edits.md)
- * as its canonical records: a Uint8Array of 42 bytes per edit, what
- * World.tile() applies and the hash chains cover. Needs loadWasm().
+ * Does this terrain.wasm make the world it was built to make? Runs
+ * libterrain's self-check (the server's start-up golden tiles, about 10
+ * ms): { ok, message, digest } with digest (16 hex digits) the one a
+ * server publishes as "selfcheck" in its world info.
  */
-export function parseEdits(batch) {
-	if (!core) throw new TileError('ERR_INVAL', 'parseEdits needs terrain.wasm: await loadWasm() first');
-	const c = core, x = c.x, b = new TextEncoder().encode(typeof batch === 'string' ? batch : JSON.stringify(batch));
-	const jp = c.put('json', b), op = c.buf('records', 256 * 42), np = c.buf('n', 4), ep = c.buf('err', 256);
-	c.u8(ep, 1)[0] = 0;
-	const rc = x.tw_edits_parse(jp, b.byteLength, op, 256, np, ep, 256);
-	if (rc) throw new TileError(ERR_NAMES[-rc] ?? `ERR_${rc}`, `edits: ${c.cstr(ep) || c.cstr(x.tw_err_str(rc))}`);
-	return c.u8(op, 42 * new DataView(x.memory.buffer, np, 4).getUint32(0, true)).slice();
-}
-
-/** The world hash before any edit, for a fingerprint (16 hex digits) and seed: a BigInt. */
-export function hashStart(fingerprint, seed) {
-	if (!core) throw new TileError('ERR_INVAL', 'hashStart needs terrain.wasm');
-	return BigInt.asUintN(64, core.x.tw_hash_start(BigInt(`0x${fingerprint}`), seedU64(seed)));
-}
-
-/**
- * One link of a hash chain (docs/edits.md): prev (BigInt), the edit's
- * sequence number and its 42-byte record. The world hash chains every
- * edit from hashStart(); a chunk's hash those touching it, from 0n.
- */
-export function hashNext(prev, seq, record) {
-	const c = core, x = c.x, rp = c.put('rec', record.subarray(0, 42)), ok = c.buf('ok', 4);
-	const h = BigInt.asUintN(64, x.tw_hash_next(BigInt.asIntN(64, BigInt(prev)), BigInt(seq), rp, ok));
-	if (!new DataView(x.memory.buffer, ok, 4).getInt32(0, true)) throw new TileError('ERR_CORRUPT', `edit ${seq}: a bad record`);
-	return h;
-}
-
-/** Whether a 42-byte edit record's brush touches chunk (cx, cz) of 2^chunkLog2 m chunks. */
-export function editTouches(record, chunkLog2, cx, cz) {
-	const c = core, rc = c.x.tw_edit_touches(c.put('rec', record.subarray(0, 42)), chunkLog2, cx, cz);
-	if (rc < 0) throw c.fail(rc, 'edit record');
-	return rc === 1;
+export function selfCheck() {
+	const c = needCore('selfCheck'), msg = c.buf('msg', 512);
+	c.u8(msg, 1)[0] = 0;
+	const rc = c.x.terrain_selfcheck(msg, 512);
+	return { ok: rc === 0, message: c.cstr(msg), digest: BigInt.asUintN(64, c.x.terrain_selfcheck_digest()).toString(16).padStart(16, '0') };
 }

@@ -18,20 +18,16 @@ const golden = readFileSync(`${WORK}/golden.inc`, 'utf8').split('\n')
 	.map(([, gen, seed, lod, cx, cz, hash]) => ({ gen, seed: BigInt(seed), lod: Number(lod), cx: num(cx), cz: num(cz), hash }));
 const heightsHash = (q) => T.xxh3Hex(new Uint8Array(q.buffer, q.byteOffset, q.byteLength));
 
-// a second instance of the module, built without simd128, beside the first
-async function instance(path) {
-	const bytes = readFileSync(path);
-	const { instance: i } = await WebAssembly.instantiate(bytes, { wasi_snapshot_preview1: { fd_close: () => 8, fd_seek: () => 8, fd_write: () => 8 } });
-	i.exports._initialize();
-	return i.exports;
-}
-
 test('terrain.wasm loads', async () => {
 	assert.equal(T.wasmLoaded(), false);
 	assert.equal(await T.loadWasm(new URL('file:///nonexistent/terrain.wasm')), false, 'a missing file is no error');
 	assert.equal(T.wasmLoaded(), false);
+	assert.throws(() => T.openWorld({ seed: 1 }), (e) => e.code === 'ERR_INVAL', 'no world without the module');
 	assert.equal(await T.loadWasm(new URL(`file://${WASM}`)), true);
 	assert.ok(golden.length >= 30, `${golden.length} golden rows`);
+	const sc = T.selfCheck();
+	assert.ok(sc.ok, sc.message);
+	assert.match(sc.digest, /^[0-9a-f]{16}$/);
 });
 
 test('every golden tile of common/golden_tiles.inc, through openWorld', () => {
@@ -44,23 +40,16 @@ test('every golden tile of common/golden_tiles.inc, through openWorld', () => {
 });
 
 test('the build without simd128 gives the same golden tiles, and the same tile bytes', async () => {
-	const x = await instance(WASM_NOSIMD);
-	const mem = () => new Uint8Array(x.memory.buffer);
+	// a second instance of the module (another URL is another module), on the other build
+	const N = await import('../../clients/js/terrain.js?nosimd');
+	assert.equal(await N.loadWasm(new URL(`file://${WASM_NOSIMD}`)), true);
+	assert.ok(N.selfCheck().ok);
 	for (const g of golden) {
-		const name = x.malloc(64), out = x.malloc(4);
-		mem().set(new TextEncoder().encode(`${g.gen}\0`), name);
-		assert.equal(x.tw_world_open(name, 0, 0, g.seed, out, 0, 0), 0);
-		const w = new DataView(x.memory.buffer).getUint32(out, true), side = 2 ** (8 - g.lod) + 1;
-		const hp = x.malloc(4 * side * side), cap = x.tw_tile_bound(8, g.lod, 1), tp = x.malloc(cap), lp = x.malloc(4);
+		const key = { seed: g.seed, gen: g.gen, lod: g.lod, cx: g.cx, cz: g.cz };
+		assert.equal(heightsHash(N.generateTile(key, { encode: false }).quanta), g.hash, `no simd128: ${g.gen} lod ${g.lod}`);
 		// materials too (eroded presets have none at coarse LODs: ERR_INVAL, as the server says)
-		const mat = g.gen === 'eroded' ? 0 : 1;
-		assert.equal(x.tw_generate(w, g.lod, g.cx, g.cz, mat, 0, 0, 0, 0n, hp, 0, tp, cap, lp), 0, `${g.gen} lod ${g.lod}`);
-		assert.equal(heightsHash(new Int32Array(x.memory.buffer, hp, side * side)), g.hash, `no simd128: ${g.gen} lod ${g.lod}`);
-		const bytes = mem().slice(tp, tp + new DataView(x.memory.buffer).getUint32(lp, true));
-		const simd = T.generateTile({ seed: g.seed, gen: g.gen, lod: g.lod, cx: g.cx, cz: g.cz, layers: mat ? 'height,material' : 'height' });
-		assert.deepEqual(bytes, simd.bytes, `tile bytes, ${g.gen} lod ${g.lod} (${g.cx}, ${g.cz})`);
-		x.tw_world_close(w);
-		[name, out, hp, tp, lp].forEach((p) => x.free(p));
+		key.layers = g.gen === 'eroded' ? 'height' : 'height,material';
+		assert.deepEqual(N.generateTile(key).bytes, T.generateTile(key).bytes, `tile bytes, ${g.gen} lod ${g.lod} (${g.cx}, ${g.cz})`);
 	}
 });
 
@@ -98,7 +87,7 @@ test('fingerprints equal the native server\'s, built-in and from JSON', () => {
 	assert.throws(() => T.openWorld({ seed: 1, gen: 'x', preset: '{"height": 3' }), (e) => e.code === 'ERR_PARSE');
 });
 
-test('precisions and edits: requantised like the server, edits as records', () => {
+test('precisions and edits: requantised like the server, edits through an EditLog', () => {
 	const exact = T.generateTile({ seed: 42, lod: 1, cx: 3, cz: 4 });
 	const coarse = T.generateTile({ seed: 42, lod: 1, cx: 3, cz: 4, precision: '10cm' });
 	assert.equal(coarse.header.quantumUm, 100000);
@@ -107,16 +96,20 @@ test('precisions and edits: requantised like the server, edits as records', () =
 		if (coarse.quanta[k] !== r) assert.fail(`sample ${k}: ${coarse.quanta[k]}, want ${r}`);
 	}
 	assert.throws(() => T.generateTile({ seed: 42, lod: 1, cx: 3, cz: 4, precision: '3cm' }), (e) => e.code === 'ERR_INVAL');
-	const rec = T.parseEdits({ edits: [{ op: 'raise', x: 800, z: 1050, radius: 30, strength: 4 }] });
-	assert.equal(rec.length, 42);
-	const ed = T.generateTile({ seed: 42, lod: 0, cx: 3, cz: 4, edits: rec, editSeq: 1 });
-	const un = T.generateTile({ seed: 42, lod: 0, cx: 3, cz: 4 });
+	const w = T.openWorld({ seed: 42 }), log = w.edits();
+	assert.equal(log.seq, 0);
+	log.apply({ edits: [{ op: 'raise', x: 800, z: 1050, radius: 30, strength: 4 }] });
+	assert.equal(log.seq, 1);
+	const ed = w.tile({ lod: 0, cx: 3, cz: 4 }, { edits: log }), un = w.tile({ lod: 0, cx: 3, cz: 4 });
 	assert.equal(ed.header.editSeq, 1);
 	const k = (1050 - 1024) * 257 + (800 - 768);
 	assert.equal(ed.quanta[k] - un.quanta[k], 400, 'raised 4 m at the centre');
 	assert.equal(ed.quanta[0], un.quanta[0], 'untouched outside the brush');
-	assert.ok(T.editTouches(rec, 8, 3, 4) && !T.editTouches(rec, 8, 4, 4));
-	assert.throws(() => T.parseEdits('{"edits": [{"op": "raise"}]}'), (e) => e.code === 'ERR_PARSE' || e.code === 'ERR_RANGE');
+	assert.equal(log.chunk(3, 4).version, 1);
+	assert.deepEqual(log.chunk(4, 4), { version: 0, hash: '0000000000000000' });
+	assert.throws(() => log.apply('{"edits": [{"op": "raise"}]}'), (e) => e.code === 'ERR_PARSE' || e.code === 'ERR_RANGE');
+	assert.throws(() => log.apply({ edits: [{ op: 'lower', x: 0, z: 0, radius: 3, strength: 1 }] }, 5), (e) => e.code === 'ERR_CONFLICT');
+	w.close();
 });
 
 test('bad tiles: the wasm decoder refuses them with the JavaScript decoder\'s codes', () => {

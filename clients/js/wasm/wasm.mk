@@ -3,7 +3,9 @@
 #   make wasm      $(BUILD)/terrain.wasm: common/ and its two libraries for
 #                  wasm32-wasi with Debian's clang, wasm-ld, wasi-libc and
 #                  compiler-rt (scripts/deps.sh wasm), exporting the public
-#                  API; clients/js/terrain.js loads it from beside itself.
+#                  API of common/terrain.h (TERRAIN_API: every other symbol
+#                  is hidden) and malloc/free; clients/js/terrain.js loads it
+#                  from beside itself.
 #
 # The world's flags rule here as everywhere (WORLD_FLAGS: no fast-math, no
 # FMA contraction); WebAssembly's float32/float64 arithmetic is IEEE 754
@@ -25,7 +27,7 @@ WASM_CFLAGS := --target=$(WASM_TARGET) -std=c11 $(WARN) $(WASM_OPT) $(WASM_SIMD)
 WASM_LDFLAGS := --target=$(WASM_TARGET) -mexec-model=reactor -Wl,--export-dynamic \
 	-Wl,--export=malloc -Wl,--export=free -Wl,-z,stack-size=1048576 -Wl,--strip-debug
 WASM_OBJ := $(COMMON_SRC:%.c=$(WASM_DIR)/%.o) $(WASM_DIR)/gen/builtin_presets.o \
-	$(WASM_DIR)/cjson.o $(WASM_DIR)/xxhash.o $(WASM_DIR)/glue.o
+	$(WASM_DIR)/cjson.o $(WASM_DIR)/xxhash.o
 
 .PHONY: wasm
 wasm: $(BUILD)/terrain.wasm clients/js/terrain.wasm
@@ -55,10 +57,6 @@ $(WASM_DIR)/common/%.o: common/%.c $(WASM_HDRS)
 $(WASM_DIR)/gen/builtin_presets.o: $(BUILD)/gen/builtin_presets.c
 	@mkdir -p $(@D)
 	$(QCC)$(WASM_CC) $(WASM_CFLAGS) -Wno-missing-prototypes -c $< -o $@
-# glue.c: exports for JavaScript, declared by no header (their callers are JS)
-$(WASM_DIR)/glue.o: clients/js/wasm/glue.c $(WASM_HDRS)
-	@mkdir -p $(@D)
-	$(QCC)$(WASM_CC) $(WASM_CFLAGS) -Wno-missing-prototypes -MMD -MP -c $< -o $@
 $(WASM_DIR)/xxhash.o: clients/js/wasm/xxhash.c $(WASM_HDRS)
 	@mkdir -p $(@D)
 	$(QCC)$(WASM_CC) $(WASM_CFLAGS) -c $< -o $@
