@@ -4,7 +4,9 @@
 # byte the map of `fetch` (heights and materials, every ring at its
 # precision, edited chunks and their neighbours among them), most tiles
 # made here and the edited ones fetched; `walk --local` without errors,
-# few requests; and the refusals, through a lying proxy
+# few requests; `follow --local` applying the log here and comparing every
+# touched chunk's version and hash with GET /hashes; and the refusals,
+# through a lying proxy
 # (tests/local_proxy.py): another generator fingerprint, another
 # golden-tile digest, none, a tile whose edit_seq is not the version
 # GET /hashes gives, and a generator this client does not have.
@@ -53,15 +55,33 @@ check "  it made tiles and asked GET /hashes" has "$TMP/walk.out" 'local mode: [
 check "  far fewer requests than tiles" \
 	awk '/^walk: [0-9]+ steps/ { r = $4; t = $10 } END { exit !(r * 5 < t) }' "$TMP/walk.out"
 
+# ---- follow --local: edits applied here, hashes compared, nothing refetched -----------
+"$CLIENT" follow --server "$BASE" --seed 77 --local --duration 6 >"$TMP/follow.out" 2>&1 &
+FOLLOW=$!
+for _ in $(seq 1 100); do grep -q 'following its edits' "$TMP/follow.out" && break; sleep 0.05; done
+check "follow --local started on the log so far" has "$TMP/follow.out" 'at seq 3, world_hash'
+post 77 '{"edits":[{"op":"raise","x":10,"z":10,"radius":300,"strength":2}]}'
+post 77 '{"edits":[{"op":"set","x":-512,"z":-512,"radius":5,"height":40},{"op":"lower","x":5000,"z":5000,"radius":9,"strength":1}]}'
+post 77 '{"edits":[{"op":"flatten","x":128,"z":128,"radius":700,"strength":0.5,"height":3}]}'
+wait "$FOLLOW"
+rc=$?
+cat "$TMP/follow.out"
+check "follow --local exits 0 at --duration" eq "$rc" 0
+check "  each batch: its chunks made here, their hashes equal GET /hashes'" \
+	eq "$(grep -c 'ok, [0-9]* chunks made here, hashes equal' "$TMP/follow.out")" 3
+check "  the last batch's 25 or so chunks" has "$TMP/follow.out" 'seq 7\.\.7 .* ok, [1-9][0-9] chunks made here'
+
 # ---- refusals ------------------------------------------------------------------------
 proxy() { # MODE: a lying proxy in front of the server; sets PBASE
 	python3 "$ROOT/tests/local_proxy.py" "$BASE" "$1" >"$TMP/proxy.log" 2>&1 &
 	PROXY=$!
-	for _ in $(seq 1 100); do
+	PPORT=
+	for _ in $(seq 1 400); do
 		PPORT=$(sed -n 's/listening on 127\.0\.0\.1:\([0-9]*\)/\1/p' "$TMP/proxy.log")
 		[ -n "$PPORT" ] && break
 		sleep 0.05
 	done
+	[ -n "$PPORT" ] || { echo "the proxy did not start:"; cat "$TMP/proxy.log"; }
 	PBASE=http://127.0.0.1:$PPORT
 }
 refused() { # MODE WHAT: fetch --local through the proxy exits 1 naming WHAT
