@@ -1,6 +1,7 @@
 # Terrain chunk server. `make help` lists the targets.
 #
-#   make                 build build/terrain-server, build/terrain-client, build/libcommon.a
+#   make                 build build/terrain-server, build/terrain-client, build/lib/libterrain.{so,a}
+#   make install         the library: PREFIX=/usr/local DESTDIR= (header, libs, terrain.pc; docs/library.md)
 #   make test            install deps, then gcc + clang + ASan/UBSan suites and the gcc/clang tile check
 #   make run             install deps, build, serve on 127.0.0.1:8080
 #   make bench           benchmarks against the anchors measured in the same run
@@ -98,7 +99,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check \
 	container-test FORCE
-all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client
+all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client lib
 
 help:
 	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
@@ -158,6 +159,60 @@ $(BUILD)/libserver.a: $(SERVER_OBJ) $(LLHTTP_OBJ)
 
 $(BUILD)/libclient.a: $(CLIENT_OBJ) $(LLHTTP_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ---- libterrain: the core as a library (common/terrain.h, docs/library.md) ----
+# The core's objects are built position-independent with hidden visibility,
+# so one set of objects makes libcommon.a (what the server, the client and
+# the tests link, internal symbols and all), libterrain.so (soname
+# libterrain.so.$(LIB_MAJOR), exporting only terrain_*: common/terrain.map)
+# and libterrain.a (the same objects linked into one and sealed to
+# terrain_* by objcopy, so that a program's own symbols never clash with
+# the core's). `make install PREFIX=... DESTDIR=...` copies the header,
+# both libraries and terrain.pc (tests/library.sh checks all of it).
+LIB_MAJOR   := $(shell sed -n 's/^\#define TERRAIN_VERSION_MAJOR //p' common/terrain.h)
+LIB_VERSION := $(LIB_MAJOR).$(shell sed -n 's/^\#define TERRAIN_VERSION_MINOR //p' common/terrain.h).$(shell sed -n 's/^\#define TERRAIN_VERSION_PATCH //p' common/terrain.h)
+LIB_SO      := $(BUILD)/lib/libterrain.so.$(LIB_VERSION)
+LIB_A       := $(BUILD)/lib/libterrain.a
+LIB_LIBS    := -lxxhash -lcjson -lm
+OBJCOPY     ?= $(if $(filter %-gcc,$(CC)),$(patsubst %-gcc,%-objcopy,$(CC)),objcopy)
+PREFIX      ?= /usr/local
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+.PHONY: lib install uninstall
+
+$(COMMON_OBJ): CFLAGS_ALL += -fPIC -fvisibility=hidden
+
+lib: $(LIB_SO) $(LIB_A)
+
+# clang's sanitizers leave their runtime to the executable: no -z defs there
+$(LIB_SO): $(COMMON_OBJ) common/terrain.map
+	@mkdir -p $(@D)
+	$(QLD)$(CC) -shared -Wl,-soname,libterrain.so.$(LIB_MAJOR) \
+		-Wl,--version-script=common/terrain.map $(if $(SAN),,-Wl,-z,defs) \
+		$(LDFLAGS_ALL) $(COMMON_OBJ) $(LIB_LIBS) -o $@
+	$(Q)ln -sf $(@F) $(@D)/libterrain.so.$(LIB_MAJOR) && ln -sf $(@F) $(@D)/libterrain.so
+
+$(LIB_A): $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -r -nostdlib $(SANFLAGS) $(COMMON_OBJ) -o $(@D)/terrain-all.o
+	$(Q)$(OBJCOPY) --localize-hidden $(@D)/terrain-all.o
+	$(Q)rm -f $@ && ar rcs $@ $(@D)/terrain-all.o
+
+install: lib
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 common/terrain.h $(DESTDIR)$(INCLUDEDIR)/terrain.h
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libterrain.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/libterrain.so.$(LIB_MAJOR)
+	ln -sf libterrain.so.$(LIB_MAJOR) $(DESTDIR)$(LIBDIR)/libterrain.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libterrain.a
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(LIB_VERSION)|' common/terrain.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/terrain.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/terrain.h $(DESTDIR)$(LIBDIR)/libterrain.so* \
+		$(DESTDIR)$(LIBDIR)/libterrain.a $(DESTDIR)$(LIBDIR)/pkgconfig/terrain.pc
+# ---- end of libterrain ----
 
 $(BUILD)/terrain-server: $(BUILD)/server/main.o $(BUILD)/libserver.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@

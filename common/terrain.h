@@ -51,7 +51,7 @@
  * JavaScript.
  *
  *	struct terrain_world *w;
- *	struct terrain_tile_request rq = { sizeof(rq), 0, 0, 0 }; // LOD 0, chunk (0, 0)
+ *	struct terrain_tile_request rq = { .size = sizeof(rq), .lod = 0, .cx = 0, .cz = 0 };
  *	int32_t h[257 * 257];
  *	if (terrain_world_create("default", 42, &w) == 0 &&
  *	    terrain_generate(w, NULL, NULL, &rq, h, 257 * 257, NULL, 0, NULL) == 0)
