@@ -7,7 +7,8 @@
 # simd128, tile bytes equal to `terrain-server generate`'s for every preset,
 # LODs 0 to 8, the int32 corners, heights and materials; fingerprints equal
 # the server's, JSON presets, precisions, edit records, and the wasm
-# decoder's errors equal the JavaScript decoder's. Then the same golden
+# decoder's errors equal the JavaScript decoder's; local mode (openLocal,
+# tests/wasm/local.test.mjs) against the real server. Then the same golden
 # tiles in headless Chromium (tests/wasm/browser.mjs), which needs Debian's
 # chromium and tests/browser's npm packages: SKIP without them.
 #
@@ -60,16 +61,16 @@ done
 echo "eroded 42 3 -1 -1 height,material" >>"$TMP/keys.txt"
 "$SERVER_BIN" generate --gen eroded --seed 42 --lod 3 --cx -1 --cz -1 --layers height,material \
 	-o "$TMP/native-$k.bin"
-server_start
+server_start --edit-rate 0 --edit-area 0
 curl -sf "$BASE/v1/presets" >"$TMP/presets.json" || { echo "FAIL: GET /v1/presets"; exit 1; }
-server_stop
 
-# ---- node --test ---------------------------------------------------------------------
-WASM=$WASM WASM_NOSIMD=$NOSIMD WORK=$TMP timeout 300 node --test --test-reporter=spec "$HERE/wasm/" 2>&1 |
+# ---- node --test (local.test.mjs uses the server too) ---------------------------------
+BASE=$BASE WASM=$WASM WASM_NOSIMD=$NOSIMD WORK=$TMP timeout 300 node --test --test-reporter=spec "$HERE/wasm/" 2>&1 |
 	tee "$TMP/node-test.log"
 rc=${PIPESTATUS[0]}
 [ $rc = 124 ] && echo "FAIL: node --test timed out"
 check "node --test tests/wasm/ passes" eq "$rc" 0
+check "the server stops cleanly" server_stop
 
 # ---- headless Chromium -----------------------------------------------------------------
 browser_deps

@@ -1131,3 +1131,93 @@ export function selfCheck() {
 	const rc = c.x.terrain_selfcheck(msg, 512);
 	return { ok: rc === 0, message: c.cstr(msg), digest: BigInt.asUintN(64, c.x.terrain_selfcheck_digest()).toString(16).padStart(16, '0') };
 }
+
+// ---- local mode: generate what no edit reaches, ask the server the rest ----
+
+/** The URL of the edit versions and hashes of a rectangle (at most 64 x 64 chunks). */
+export const hashesUrl = (base, { seed, gen, cx0, cz0, cx1, cz1 }) =>
+	`${base}/v1/worlds/${enc(String(seed))}/hashes${query(gen)}&cx0=${cx0}&cz0=${cz0}&cx1=${cx1}&cz1=${cz1}`;
+
+/**
+ * Open world { seed, gen } of the server at base in local mode: tiles of
+ * chunks that no edit reaches are generated here by terrain.wasm (needs
+ * loadWasm()), and the server is asked only for what this process cannot
+ * know: its world info (the generator's fingerprint and the digest of the
+ * golden tiles it checked at start, which must be this module's: else
+ * TileError ERR_MISMATCH, and nothing is generated), the edit versions of
+ * the chunks asked for (GET .../hashes, kept maxAge ms, default 60000)
+ * and the tiles of edited chunks, whose edit_seq must be that version.
+ * Returns { world, fetchTile(tile, options), fetchBundle(rect, options),
+ * stats: { generated, fetched, hashes } }, the fetches answering as
+ * fetchTile() and fetchBundle() do (etag and url null for tiles made
+ * here, which carry local: true). options: { fetch, init, maxAge }.
+ */
+export async function openLocal(base, { seed, gen = 'default' }, options = {}) {
+	needCore('openLocal');
+	const f = options.fetch ?? globalThis.fetch, maxAge = options.maxAge ?? 60000;
+	const info = JSON.parse(new TextDecoder().decode(await body(await f(worldUrl(base, { seed, gen }), options.init), 'world info')));
+	const world = openWorld({ seed, gen });
+	const sc = selfCheck();
+	const refuse = (why) => { world.close(); throw new TileError('ERR_MISMATCH', `local mode refused: ${why}`); };
+	if (info.fingerprint !== world.fingerprint)
+		refuse(`generator ${gen}: the server's fingerprint is ${info.fingerprint}, this module's ${world.fingerprint}`);
+	if (!sc.ok) refuse(`this module's self-check fails: ${sc.message}`);
+	if (info.selfcheck !== sc.digest)
+		refuse(info.selfcheck ? `the server checked other golden tiles (${info.selfcheck}, this module ${sc.digest})`
+			: 'the server does not say which golden tiles it checked (no "selfcheck" in its world info)');
+	const stats = { generated: 0, fetched: 0, hashes: 0 };
+	let known = null; // { rect, until, versions: Map "cx,cz" -> version }
+
+	async function versions(r) {
+		const now = Date.now();
+		if (known && now < known.until && r.cx0 >= known.rect.cx0 && r.cz0 >= known.rect.cz0 &&
+			r.cx1 <= known.rect.cx1 && r.cz1 <= known.rect.cz1) return known.versions;
+		const v = new Map();
+		for (let z = r.cz0; z <= r.cz1; z += 64)
+			for (let x = r.cx0; x <= r.cx1; x += 64) {
+				const part = { seed, gen, cx0: x, cz0: z, cx1: Math.min(x + 63, r.cx1), cz1: Math.min(z + 63, r.cz1) };
+				const h = JSON.parse(new TextDecoder().decode(await body(await f(hashesUrl(base, part), options.init), 'hashes')));
+				stats.hashes++;
+				for (const c of h.chunks) v.set(`${c.cx},${c.cz}`, c.version);
+			}
+		known = { rect: r, until: now + maxAge, versions: v };
+		return v;
+	}
+	const clamp = (c) => Math.max(-2147483648, Math.min(2147483647, c));
+	// the version a tile reads: its own, or with materials the largest of the 3 x 3
+	const reads = (v, cx, cz, layers) => {
+		if (!/material/.test(layers ?? '')) return v.get(`${cx},${cz}`) ?? 0;
+		let m = 0;
+		for (let dz = -1; dz <= 1; dz++)
+			for (let dx = -1; dx <= 1; dx++) m = Math.max(m, v.get(`${clamp(cx + dx)},${clamp(cz + dz)}`) ?? 0);
+		return m;
+	};
+	async function one(v, tile, opts) {
+		const lod = tile.lod ?? 0;
+		if (!reads(v, tile.cx, tile.cz, tile.layers)) {
+			stats.generated++;
+			const t = world.tile({ lod, cx: tile.cx, cz: tile.cz, layers: tile.layers }, opts);
+			return { ...t, etag: null, url: null, local: true };
+		}
+		stats.fetched++;
+		const t = await fetchTile(base, { ...tile, seed, gen }, opts);
+		const want = v.get(`${tile.cx},${tile.cz}`) ?? 0;
+		if (t.header.editSeq !== want)
+			throw new TileError('ERR_MISMATCH', `tile ${lod}/${tile.cx}/${tile.cz}: edit_seq ${t.header.editSeq}, GET /hashes says version ${want}`);
+		return t;
+	}
+	const around = (r) => ({ cx0: clamp(r.cx0 - 1), cz0: clamp(r.cz0 - 1), cx1: clamp(r.cx1 + 1), cz1: clamp(r.cz1 + 1) });
+	return {
+		world, stats,
+		async fetchTile(tile, opts = {}) {
+			return one(await versions(around({ cx0: tile.cx, cz0: tile.cz, cx1: tile.cx, cz1: tile.cz })), tile, { ...options, ...opts });
+		},
+		async fetchBundle(rect, opts = {}) {
+			const v = await versions(around(rect)), tiles = new Map();
+			for (let cz = rect.cz0; cz <= rect.cz1; cz++)
+				for (let cx = rect.cx0; cx <= rect.cx1; cx++)
+					tiles.set(`${cx},${cz}`, await one(v, { lod: rect.lod ?? 0, cx, cz, layers: rect.layers }, { ...options, ...opts }));
+			return tiles;
+		},
+	};
+}
