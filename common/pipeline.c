@@ -1138,6 +1138,15 @@ size_t pipeline_work_bytes(const struct pipeline_work *w)
 	       4 * w->ctx->gcells_per_octave * sizeof(float);
 }
 
+int pipeline_heights_work(struct pipeline_work *w, const struct preset *p, uint64_t seed,
+			  int lod, int64_t x0, int64_t z0, uint32_t wd, uint32_t h,
+			  const struct region_source *rs, int32_t *out)
+{
+	if (!w)
+		return ERR_INVAL;
+	return heights_in(&w->ctx, p, seed, lod, x0, z0, wd, h, rs, out);
+}
+
 int pipeline_tile_work(struct pipeline_work *w, const struct preset *p, uint64_t seed,
 		       int lod, int32_t cx, int32_t cz, const struct region_source *rs,
 		       const struct edit *edits, size_t n_edits, const struct bake_layer *bl,

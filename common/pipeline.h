@@ -118,6 +118,13 @@ void pipeline_work_destroy(struct pipeline_work *w);
 /* About how many bytes w holds (to decide whether to keep it). */
 size_t pipeline_work_bytes(const struct pipeline_work *w);
 
+/* pipeline_heights() with w's evaluation context, kept from call to call
+ * (no allocation once warm; the library's many small blocks): the same
+ * values. */
+int pipeline_heights_work(struct pipeline_work *w, const struct preset *p, uint64_t seed,
+			  int lod, int64_t x0, int64_t z0, uint32_t wd, uint32_t h,
+			  const struct region_source *rs, int32_t *out);
+
 /*
  * pipeline_tile() (edits, n_edits) or pipeline_tile_baked() (bl, when not
  * NULL) into w: *out is w's tile, its heights and materials w's arrays,

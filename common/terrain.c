@@ -621,8 +621,10 @@ static int block(const struct terrain_world *w, const struct terrain_edits *e,
 	int64_t size = INT64_C(1) << log2, step = INT64_C(1) << lod;
 	struct bake_layer layer = { log2, NULL, 0 };
 	struct bake_chunk *bc;
-	int rc = maptile_heights(w->p, w->seed, lod, x0, z0, nx, nz,
-				 preset_is_eroded(w->p) ? &k->rs : NULL, out);
+	/* eroded presets in chunk-sized pieces (maptile.h: a few regions each) */
+	int rc = preset_is_eroded(w->p) ?
+			 maptile_heights(w->p, w->seed, lod, x0, z0, nx, nz, &k->rs, out) :
+			 pipeline_heights_work(k->m.pw, w->p, w->seed, lod, x0, z0, nx, nz, NULL, out);
 
 	if (rc || !e)
 		return rc;
@@ -670,32 +672,86 @@ int terrain_heights(const struct terrain_world *w, const struct terrain_edits *e
 	return rc;
 }
 
-/* Height in metres of one point: the bilinear rule of terrain.h. */
-static int sample_one(const struct terrain_world *w, const struct terrain_edits *e,
-		      struct terrain_work *k, double x, double z, double *metres)
-{
-	double q = (double)preset_quantum_um(w->p), fx, fz, m[4];
+/* The lattice cell of a point: its corner (ix, iz) and fractions. */
+struct cell {
 	int64_t ix, iz;
-	int32_t *h;
-	int rc, i;
+	double fx, fz;
+};
 
+static int cell_of(const struct terrain_world *w, double x, double z, struct cell *c)
+{
 	if (!isfinite(x) || !isfinite(z) || fabs(x) > 0x1p52 || fabs(z) > 0x1p52)
 		return TERRAIN_ERR_INVAL;
-	ix = (int64_t)floor(x);
-	iz = (int64_t)floor(z);
-	if (!on_grid(w, ix) || !on_grid(w, iz) || !on_grid(w, ix + 1) || !on_grid(w, iz + 1))
+	c->ix = (int64_t)floor(x);
+	c->iz = (int64_t)floor(z);
+	if (!on_grid(w, c->ix) || !on_grid(w, c->iz) || !on_grid(w, c->ix + 1) ||
+	    !on_grid(w, c->iz + 1))
 		return TERRAIN_ERR_INVAL;
+	c->fx = x - (double)c->ix;
+	c->fz = z - (double)c->iz;
+	return 0;
+}
+
+/* The bilinear rule of terrain.h over the cell's corners h[0], h[1] (row
+ * iz) and h[stride], h[stride + 1] (row iz + 1), in quanta of q um. */
+static double bilinear(const int32_t *h, size_t stride, double q, const struct cell *c)
+{
+	double h00 = (double)((int64_t)h[0] * (int64_t)q) / 1e6;
+	double h10 = (double)((int64_t)h[1] * (int64_t)q) / 1e6;
+	double h01 = (double)((int64_t)h[stride] * (int64_t)q) / 1e6;
+	double h11 = (double)((int64_t)h[stride + 1] * (int64_t)q) / 1e6;
+
+	return (h00 + c->fx * (h10 - h00)) +
+	       c->fz * ((h01 + c->fx * (h11 - h01)) - (h00 + c->fx * (h10 - h00)));
+}
+
+/*
+ * Points close together (their cells' box holds at most 16 samples a point,
+ * and 2^20 in all: the usual query around a player) from one block; others
+ * one 2 x 2 block each. The same values either way: blocks are exact.
+ */
+static int sample_points(const struct terrain_world *w, const struct terrain_edits *e,
+			 struct terrain_work *k, const double *xz, size_t n, double *metres)
+{
+	double q = (double)preset_quantum_um(w->p);
+	int64_t x0 = INT64_MAX, z0 = INT64_MAX, x1 = INT64_MIN, z1 = INT64_MIN;
+	uint64_t bw, bh;
+	struct cell c;
+	size_t i;
+	int32_t *h;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		if ((rc = cell_of(w, xz[2 * i], xz[2 * i + 1], &c)) != 0)
+			return rc;
+		x0 = c.ix < x0 ? c.ix : x0;
+		z0 = c.iz < z0 ? c.iz : z0;
+		x1 = c.ix + 1 > x1 ? c.ix + 1 : x1;
+		z1 = c.iz + 1 > z1 ? c.iz + 1 : z1;
+	}
+	bw = (uint64_t)(x1 - x0) + 1;
+	bh = (uint64_t)(z1 - z0) + 1;
+	if (bw <= 4096 && bh <= 4096 && bw * bh <= (UINT64_C(1) << 20) &&
+	    bw * bh <= 16 * (uint64_t)n + 64) {
+		if (!(h = blk_reserve(k, (size_t)(bw * bh))))
+			return TERRAIN_ERR_NOMEM;
+		if ((rc = block(w, e, k, 0, x0, z0, (uint32_t)bw, (uint32_t)bh, h)) != 0)
+			return rc;
+		for (i = 0; i < n; i++) {
+			cell_of(w, xz[2 * i], xz[2 * i + 1], &c);
+			metres[i] = bilinear(h + (size_t)(c.iz - z0) * bw + (size_t)(c.ix - x0),
+					     (size_t)bw, q, &c);
+		}
+		return 0;
+	}
 	if (!(h = blk_reserve(k, 4)))
 		return TERRAIN_ERR_NOMEM;
-	if ((rc = block(w, e, k, 0, ix, iz, 2, 2, h)) != 0)
-		return rc;
-	for (i = 0; i < 4; i++)
-		m[i] = (double)((int64_t)h[i] * (int64_t)q) / 1e6;
-	fx = x - (double)ix;
-	fz = z - (double)iz;
-	/* h00 = m[0], h10 = m[1], h01 = m[2], h11 = m[3] */
-	*metres = (m[0] + fx * (m[1] - m[0])) +
-		  fz * ((m[2] + fx * (m[3] - m[2])) - (m[0] + fx * (m[1] - m[0])));
+	for (i = 0; i < n; i++) {
+		cell_of(w, xz[2 * i], xz[2 * i + 1], &c);
+		if ((rc = block(w, e, k, 0, c.ix, c.iz, 2, 2, h)) != 0)
+			return rc;
+		metres[i] = bilinear(h, 2, q, &c);
+	}
 	return 0;
 }
 
@@ -703,15 +759,15 @@ int terrain_sample(const struct terrain_world *w, const struct terrain_edits *e,
 		   struct terrain_work *work, const double *xz, size_t n, double *metres)
 {
 	struct terrain_work *own, *k;
-	size_t i;
-	int rc = 0;
+	int rc;
 
 	if (!w || (n && (!xz || !metres)))
 		return TERRAIN_ERR_INVAL;
+	if (!n)
+		return 0;
 	if (!(k = work_or_own(work, &own)))
 		return TERRAIN_ERR_NOMEM;
-	for (i = 0; !rc && i < n; i++)
-		rc = sample_one(w, e, k, xz[2 * i], xz[2 * i + 1], &metres[i]);
+	rc = sample_points(w, e, k, xz, n, metres);
 	terrain_work_destroy(own);
 	return rc;
 }

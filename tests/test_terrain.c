@@ -374,6 +374,15 @@ static void test_blocks_and_points_are_tile_samples(void **state)
 					   (double)heights[5 * 257 + 3] / 100));
 	assert_true(m[2] > -10000 && m[2] < 10000);
 	assert_int_equal(terrain_sample(w, NULL, NULL, xz, 4, m), TERRAIN_ERR_INVAL);
+	/* far-apart points (one 2 x 2 block each) and close ones (one block
+	 * for all) give the same values */
+	xz[4] = 1e6 + 0.25;
+	xz[5] = -3e6 - 0.75;
+	assert_int_equal(terrain_sample(w, NULL, NULL, xz, 3, m), 0);
+	assert_int_equal(terrain_sample(w, NULL, NULL, xz + 4, 1, m + 3), 0);
+	assert_true(m[2] == m[3]);
+	assert_int_equal(terrain_sample(w, NULL, NULL, xz + 2, 1, m + 3), 0);
+	assert_true(m[1] == m[3]);
 	terrain_world_destroy(w);
 }
 
