@@ -315,7 +315,7 @@ decode() {
 # The issue's four targets, from the TSV files of this run.
 summary() {
 	local perlin stb fn2 gen size dec cold coldx prec localc localr wdec wgen
-	section "Targets (issues 2 and 20), this run; n/a: its section did not run"
+	section "Targets (issues 2, 20 and 29), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*AVX512/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
