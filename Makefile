@@ -318,7 +318,7 @@ check-headers:
 	done; echo "headers: ok"
 
 clean:
-	rm -rf build build-clang build-asan build-noopt build-bench build-fuzz build-arm64
+	rm -rf build build-clang build-asan build-noopt build-bench build-fuzz build-arm64 clients/js/terrain.wasm
 
 # make wasm: the core for WebAssembly (clients/js/wasm/wasm.mk)
 include clients/js/wasm/wasm.mk
