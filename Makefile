@@ -13,6 +13,7 @@
 #   make noopt | asan    re-invoke make with -O0 or with sanitizers (into build-noopt, build-asan)
 #   make fuzz            libFuzzer targets: the tile decoder, the server over TCP (clang)
 #   make check-headers   compile every header on its own
+#   make wasm            build/terrain.wasm: the core for WebAssembly (clients/js/terrain.js)
 #   V=1                  print full commands
 
 BUILD   ?= build
@@ -317,6 +318,9 @@ check-headers:
 	done; echo "headers: ok"
 
 clean:
-	rm -rf build build-clang build-asan build-noopt build-bench build-fuzz build-arm64
+	rm -rf build build-clang build-asan build-noopt build-bench build-fuzz build-arm64 clients/js/terrain.wasm
+
+# make wasm: the core for WebAssembly (clients/js/wasm/wasm.mk)
+include clients/js/wasm/wasm.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

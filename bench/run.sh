@@ -28,13 +28,16 @@
 #                visibility lag across nodes
 #  15. precision bench/precision.sh: bytes and requests per player-minute of a 20 m/s
 #                walk, today's client beside far rings at ?precision=; zstd per LOD
-#                and precision beside PNG16
+#                and precision beside PNG16; local mode (--local) in a world with 1% of
+#                its chunks edited beside the precision client
+#  16. wasm      bench/wasm.sh: terrain.wasm in Node.js: decoding beside the JavaScript
+#                decoder, generation beside the native scalar and SIMD builds
 # and a summary of the issue's targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16", any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
 # COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
@@ -56,7 +59,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -311,8 +314,8 @@ decode() {
 
 # The issue's four targets, from the TSV files of this run.
 summary() {
-	local perlin stb fn2 gen size dec cold coldx prec
-	section "Targets (issues 2 and 20), this run; n/a: its section did not run"
+	local perlin stb fn2 gen size dec cold coldx prec localc localr wdec wgen
+	section "Targets (issues 2, 20 and 29), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*AVX512/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
@@ -324,9 +327,13 @@ summary() {
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
 	prec="$(awk -F '\t' '$1 == "revalidating" && $2 == "precision" { sub(/x$/, "", $8); print $8 }' "$out/precision.tsv" 2>/dev/null || true)"
 	coldx="$(awk -F '\t' '$1 == "this" && $8 != "n/a" { sub(/x$/, "", $8); print $8 }' "$out/cold.tsv" 2>/dev/null || true)"
+	localc="$(awk -F '\t' '$1 == "cold" && $2 == "local" { sub(/x$/, "", $9); print $9 }' "$out/precision_local.tsv" 2>/dev/null || true)"
+	wdec="$(awk -F '\t' '$1 ~ /^decode/ { print $5 / $4 }' "$out/wasm.tsv" 2>/dev/null || true)"
+	wgen="$(awk -F '\t' '$1 ~ /^generate/ { sub(/x$/, "", $6); print $6 }' "$out/wasm.tsv" 2>/dev/null || true)"
+	localr="$(awk -F '\t' '$1 == "revalidating" && $2 == "local" { sub(/x$/, "", $9); print $9 }' "$out/precision_local.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
 		-v za="$sizea" -v dz="$decz" \
-		-v c="$cold" -v cx="$coldx" -v pr="$prec" '
+		-v c="$cold" -v cx="$coldx" -v pr="$prec" -v lc="$localc" -v lr="$localr" -v wd="$wdec" -v wg="$wgen" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
 		printf "%s\t%s\t" fmt "\t%s\n", what, goal, v, ok ? "yes" : "no"
@@ -348,6 +355,13 @@ summary() {
 		row("cold tiles/s, 2 workers / the tree before (issue 20)", ">= 1.6x", cx, "%.2fx", cx >= 1.6)
 		row("bytes per player-minute, precision client / today, revalidating (issue 20)", "<= 0.5x",
 		    pr, "%.2fx", pr <= 0.5)
+		row("bytes per player-minute, --local / precision client, 1% edited, cold (issue 29)", "<= 0.05x",
+		    lc, "%.4fx", lc <= 0.05)
+		row("the same, revalidating every 10 s (issue 29)", "<= 0.05x", lr, "%.4fx", lr <= 0.05)
+		row("LOD-0 tile decoding, JavaScript decoder / terrain.wasm in Node.js (issue 29)", ">= 5x",
+		    wd, "%.2fx", wd >= 5)
+		row("default LOD-0 generation, terrain.wasm in Node.js / native scalar (issue 29)", "<= 3x",
+		    wg, "%.2fx", wg <= 3)
 	}' | table | emit
 }
 
@@ -372,7 +386,7 @@ preamble() {
 
 : >"$results"
 rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv \
-	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv
+	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv "$out"/precision_local.tsv "$out"/wasm.tsv
 preamble
 for s in $sections; do
 	case "$s" in
@@ -409,9 +423,17 @@ for s in $sections; do
 	    if bash "$here/precision.sh" "$build" >"$out/precision.out"; then
 		    table <"$out/precision.tsv" | emit
 		    echo | emit
+		    table <"$out/precision_local.tsv" | emit
+		    echo | emit
 		    table <"$out/precision_size.tsv" | emit
 	    else
 		    say "section 15: bench/precision.sh failed (exit $?)"
+	    fi ;;
+	16) section "16. WebAssembly: the core in Node.js (issue 29)"
+	    if bash "$here/wasm.sh" "$build" >"$out/wasm.out"; then
+		    table <"$out/wasm.tsv" | emit
+	    else
+		    say "section 16: bench/wasm.sh failed (exit $?)"
 	    fi ;;
 	*) say "unknown section $s" ;;
 	esac

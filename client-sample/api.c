@@ -92,6 +92,15 @@ int api_events_path(char *buf, size_t cap, const char *seed,
 				      gen ? "?gen=" : "", gen ? gen : ""));
 }
 
+int api_hashes_path(char *buf, size_t cap, const char *seed, const char *gen,
+		    int32_t cx0, int32_t cz0, int32_t cx1, int32_t cz1)
+{
+	return put(cap, snprintf(buf, cap,
+				 "/v1/worlds/%s/hashes?cx0=%" PRId32 "&cz0=%" PRId32
+				 "&cx1=%" PRId32 "&cz1=%" PRId32 "%s%s", seed, cx0, cz0,
+				 cx1, cz1, gen ? "&gen=" : "", gen ? gen : ""));
+}
+
 static int get_num(const cJSON *o, const char *name, double *v)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -127,6 +136,7 @@ int api_world_parse(const char *json, size_t len, struct api_world *wi)
 	get_num(o, "quantum_um", &q);
 	get_num(o, "edit_seq", &seq);
 	wi->has_world_hash = get_hex(o, "world_hash", &wi->world_hash) == 0;
+	wi->has_selfcheck = get_hex(o, "selfcheck", &wi->selfcheck) == 0;
 	while (log2 < 13 && (double)(1u << log2) < size)
 		log2++;
 	rc = ERR_RANGE;
@@ -276,4 +286,40 @@ int api_bundle_parse(const uint8_t *b, size_t n, struct api_bundle_entry *out,
 	}
 	*count = m;
 	return 0;
+}
+
+int api_hashes_parse(const char *json, size_t len, struct api_chunk_hash **out,
+		     size_t *n, uint64_t *seq)
+{
+	cJSON *o = cJSON_ParseWithLength(json, len);
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "chunks"), *c;
+	struct api_chunk_hash *v = NULL;
+	size_t k = 0;
+	int rc = ERR_PARSE;
+
+	*out = NULL;
+	*n = 0;
+	if (!cJSON_IsObject(o) || !cJSON_IsArray(arr) || get_seq(o, "seq", 0, seq))
+		goto out;
+	if (cJSON_GetArraySize(arr) &&
+	    !(v = calloc((size_t)cJSON_GetArraySize(arr), sizeof(*v)))) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	cJSON_ArrayForEach(c, arr) {
+		if (get_i32(cJSON_GetObjectItemCaseSensitive(c, "cx"), &v[k].cx) ||
+		    get_i32(cJSON_GetObjectItemCaseSensitive(c, "cz"), &v[k].cz) ||
+		    get_seq(c, "version", 1, &v[k].version) || v[k].version > *seq ||
+		    get_hex(c, "hash", &v[k].hash))
+			goto out;
+		k++;
+	}
+	*out = v;
+	*n = k;
+	v = NULL;
+	rc = 0;
+out:
+	free(v);
+	cJSON_Delete(o);
+	return rc;
 }

@@ -40,6 +40,15 @@ struct api_world {
 	uint64_t edit_seq;    /* edits applied so far */
 	uint64_t world_hash;  /* world hash at edit_seq (docs/edits.md) */
 	int has_world_hash;   /* the server said one */
+	uint64_t selfcheck;   /* digest of the golden tiles it checked at start */
+	int has_selfcheck;    /* the server said one (local mode needs it) */
+};
+
+/* One chunk of a GET /v1/worlds/{seed}/hashes answer: a chunk with edits. */
+struct api_chunk_hash {
+	int32_t cx, cz;
+	uint64_t version;     /* seq of the last edit touching it */
+	uint64_t hash;        /* chain over its edits */
 };
 
 /*
@@ -91,6 +100,19 @@ int api_log_path(char *buf, size_t cap, const char *seed, const char *gen,
 		 uint64_t since, unsigned limit);
 int api_events_path(char *buf, size_t cap, const char *seed,
 		    const char *gen);
+
+/*   api_hashes_path: /v1/worlds/{seed}/hashes?cx0=&cz0=&cx1=&cz1= */
+int api_hashes_path(char *buf, size_t cap, const char *seed, const char *gen,
+		    int32_t cx0, int32_t cz0, int32_t cx1, int32_t cz1);
+
+/*
+ * Parse a hashes answer {"seq", "world_hash", "chunks": [{"cx", "cz",
+ * "version", "hash"}...]} into a new array *out (free(); NULL when empty)
+ * of *n chunks, and *seq. Versions are in [1, seq]. Returns 0, ERR_PARSE
+ * or ERR_NOMEM.
+ */
+int api_hashes_parse(const char *json, size_t len, struct api_chunk_hash **out,
+		     size_t *n, uint64_t *seq);
 
 /*
  * Parse a batch (JSON, len bytes) into b. Sequence numbers are integers in

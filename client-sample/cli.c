@@ -15,6 +15,7 @@
 #include "err.h"
 #include "hclient.h"
 #include "seed.h"
+#include "terrain.h"
 #include "view.h"
 
 enum kind { K_STR, K_DBL, K_LONG, K_U64, K_FLAG };
@@ -64,6 +65,7 @@ static const struct opt table[] = {
 	{ "--exact", K_FLAG, O(exact), 0, 0 },
 	{ "--precisions", K_STR, O(precisions), 0, 0 },
 	{ "--format", K_LONG, O(format), 1, 3 },
+	{ "--local", K_FLAG, O(local), 0, 0 },
 };
 
 void cli_defaults(struct cli_opts *o)
@@ -340,6 +342,50 @@ int cli_view_params(const struct cli_opts *o, const struct cli_session *s,
 		return CLI_EXIT_USAGE;
 	}
 	return 0;
+}
+
+int cli_local_world(const struct cli_opts *o, const struct cli_session *s, uint64_t seed,
+		    struct terrain_world **out)
+{
+	const char *gen = o->gen ? o->gen : "default";
+	struct terrain_world_info info = { .size = sizeof(info) };
+	char msg[400], why[512];
+	int rc;
+
+	*out = NULL;
+	if ((rc = terrain_world_create(gen, seed, out)) != 0) {
+		snprintf(why, sizeof(why), "generator %s: %s (local mode generates only the "
+			 "built-in presets)", gen, terrain_strerror(rc));
+		return cli_fail("--local", why);
+	}
+	terrain_world_info(*out, &info);
+	if (info.fingerprint != s->wi.fingerprint) {
+		snprintf(why, sizeof(why), "generator %s: the server's fingerprint is %016" PRIx64
+			 ", this client's %016" PRIx64 ": another world; refusing to generate it",
+			 gen, s->wi.fingerprint, info.fingerprint);
+		goto refuse;
+	}
+	if ((rc = terrain_selfcheck(msg, sizeof(msg))) != 0) {
+		snprintf(why, sizeof(why), "this client's own self-check fails: %s", msg);
+		goto refuse;
+	}
+	if (!s->wi.has_selfcheck) {
+		snprintf(why, sizeof(why), "the server does not say which golden tiles it "
+			 "checked (no \"selfcheck\" in its world info): refusing to generate "
+			 "its world");
+		goto refuse;
+	}
+	if (s->wi.selfcheck != terrain_selfcheck_digest()) {
+		snprintf(why, sizeof(why), "the server checked other golden tiles at start "
+			 "(digest %016" PRIx64 ", this client's %016" PRIx64 "): refusing to "
+			 "generate its world", s->wi.selfcheck, terrain_selfcheck_digest());
+		goto refuse;
+	}
+	return 0;
+refuse:
+	terrain_world_destroy(*out);
+	*out = NULL;
+	return cli_fail("--local", why);
 }
 
 double cli_ms(uint64_t ns)

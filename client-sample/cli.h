@@ -61,6 +61,7 @@ struct cli_opts {
 	int exact;            /* --exact: every ring at the canonical precision */
 	long format;            /* --format: 1 asks for tile form 1 (?format=1); 0: the current */
 	const char *precisions; /* --precisions: per-LOD list (VIEW_PRECISIONS) */
+	int local;            /* --local: generate unedited chunks here */
 };
 
 /*
@@ -113,6 +114,19 @@ int cli_run_until(struct cli_session *s, const int *flag);
  */
 int cli_view_params(const struct cli_opts *o, const struct cli_session *s,
 		    const char *seed, struct view_params *p);
+
+/*
+ * Local mode's world: the built-in preset o->gen ("default" when NULL) and
+ * seed value, made here by libterrain (terrain.h), once it is shown to be
+ * the server's: the same generator fingerprint as s's world info, this
+ * build's self-check passing, and its golden tiles' digest equal to the one
+ * the server checked at start ("selfcheck" in the world info). Returns 0
+ * and the world in *out (terrain_world_destroy()), or EXIT_FAILURE after
+ * saying which differs.
+ */
+struct terrain_world;
+int cli_local_world(const struct cli_opts *o, const struct cli_session *s, uint64_t seed,
+		    struct terrain_world **out);
 
 /* Nanoseconds as milliseconds. */
 double cli_ms(uint64_t ns);

@@ -28,6 +28,7 @@
 #include "err.h"
 #include "hclient.h"
 #include "png.h"
+#include "terrain.h"
 #include "tile.h"
 #include "view.h"
 
@@ -157,6 +158,10 @@ static void report(struct fetch *f, const struct cli_opts *o,
 	       (double)ns / 1e9);
 	printf("fetch: coloured by material on %" PRIu64 " of %" PRIu64
 	       " tiles (the rest by height)\n", st->material_tiles, st->tiles);
+	if (p->local)
+		printf("fetch: local mode: %" PRIu64 " tiles generated here, %" PRIu64
+		       " fetched (edited chunks), %" PRIu64 " GET /hashes\n", st->generated,
+		       st->tiles - st->generated, st->hashes);
 	printf("fetch: wrote %s: %" PRIu32 " x %" PRIu32 " px, %g m per px "
 	       "(width = 2R / spacing), %.3f s\n", o->out, w, w, spacing,
 	       (double)draw_ns / 1e9);
@@ -207,6 +212,7 @@ static int run(struct fetch *f, const struct cli_opts *o,
 int fetch_main(int argc, char **argv)
 {
 	struct fetch f = { 0 };
+	struct terrain_world *world = NULL;
 	struct view_params p;
 	struct cli_opts o;
 	int rc;
@@ -214,12 +220,14 @@ int fetch_main(int argc, char **argv)
 	cli_defaults(&o);
 	if ((rc = cli_parse(argc, argv,
 			    "--server --seed --gen --x --z --radius --d0 --lmax "
-			    "--connections --pipeline --batch-lod --timeout-ms --exact --precisions --format -o",
+			    "--connections --pipeline --batch-lod --timeout-ms --exact --precisions --format --local -o",
 			    "--server --seed --radius -o", &o)))
 		return rc;
 	if ((rc = cli_open(&f.s, &o, o.seed)))
 		return rc;
 	rc = cli_view_params(&o, &f.s, o.seed, &p);
+	if (!rc && o.local && !(rc = cli_local_world(&o, &f.s, p.seed_value, &world)))
+		p.local = world;
 	if (!rc) {
 		p.keep_heights = 1;
 		p.materials = 1; /* colour by the material layer */
@@ -227,5 +235,6 @@ int fetch_main(int argc, char **argv)
 	}
 	cli_close(&f.s); /* cancels what is still outstanding */
 	view_destroy(f.v);
+	terrain_world_destroy(world);
 	return rc;
 }

@@ -26,6 +26,14 @@
  *      first);
  * then one line: "seq A..B world_hash H ok, refetched N chunks".
  *
+ * With --local (local mode, docs/client.md) nothing is refetched: the log's
+ * edits are applied here (libterrain's edit log, terrain.h), and for each
+ * batch the chunks it touched get GET /hashes, whose versions and chunk
+ * hashes must be the ones the local log computes, and are generated here
+ * at --lod with their edits, the tile's edit_seq being that version: "seq
+ * A..B world_hash H ok, N chunks made here, hashes equal". The world must
+ * pass cli_local_world()'s identity check first.
+ *
  * A stream that ends or fails is opened again after a backoff (100 ms,
  * doubling to 5 s; the first answer resets it) with Last-Event-ID = the
  * last batch received, so the server replays what came meanwhile; after 12
@@ -48,7 +56,9 @@
 #include "err.h"
 #include "evstream.h"
 #include "hclient.h"
+#include "edit.h"
 #include "seed.h"
+#include "terrain.h"
 #include "tile.h"
 
 #define CMD "follow"
@@ -95,6 +105,13 @@ struct follow {
 	int done, rc;
 	/* totals */
 	uint64_t batches, edits, tiles, reconnects;
+	/* local mode */
+	struct terrain_world *world;
+	struct terrain_edits *edits_here;  /* f->log's edits, applied here */
+	struct terrain_work *work;
+	int32_t *heights;                  /* a generated tile */
+	size_t heights_cap;
+	size_t hashes_waiting;
 };
 
 static void process_next(struct follow *f);
@@ -144,6 +161,35 @@ static void resp_error(const struct hclient_resp *r, char *out, size_t cap)
 
 /* ---- the log ---- */
 
+/* Local mode: apply the log's edits that the local log lacks (canonical
+ * records, a page of batch at a time); its world hash must be the log's. */
+static int local_catch_up(struct follow *f)
+{
+	uint8_t rec[TERRAIN_BATCH_MAX * TERRAIN_EDIT_SIZE];
+	uint64_t at = terrain_edits_seq(f->edits_here);
+	int rc;
+
+	while (at < f->log.n) {
+		size_t n = f->log.n - at < TERRAIN_BATCH_MAX ? f->log.n - at : TERRAIN_BATCH_MAX;
+
+		for (size_t k = 0; k < n; k++)
+			edit_encode(&f->log.e[at + k], rec + k * TERRAIN_EDIT_SIZE);
+		if ((rc = terrain_edits_apply(f->edits_here, at + 1, rec, n)) != 0) {
+			fatal(f, "applying edits %" PRIu64 "..%" PRIu64 " here: %s", at + 1,
+			      at + n, terrain_strerror(rc));
+			return -1;
+		}
+		at += n;
+	}
+	if (terrain_edits_world_hash(f->edits_here) != editlog_hash(&f->log, at)) {
+		fatal(f, "the local edit log's world hash %016" PRIx64 " is not the log's %016"
+		      PRIx64 " at seq %" PRIu64, terrain_edits_world_hash(f->edits_here),
+		      editlog_hash(&f->log, at), at);
+		return -1;
+	}
+	return 0;
+}
+
 static void request_page(struct follow *f);
 
 static void on_page(void *arg, struct hclient_resp *r)
@@ -172,6 +218,8 @@ static void on_page(void *arg, struct hclient_resp *r)
 		request_page(f);
 		return;
 	}
+	if (f->edits_here && local_catch_up(f))
+		return;
 	mine = editlog_hash(&f->log, pg.seq);
 	if (mine != pg.world_hash) {
 		fatal(f, "world hash mismatch at seq %" PRIu64 ": the server says "
@@ -270,9 +318,14 @@ static void batch_ok(struct follow *f)
 {
 	struct batch *c = f->cur;
 
-	printf("seq %" PRIu64 "..%" PRIu64 " world_hash %016" PRIx64
-	       " ok, refetched %zu chunks\n", c->b.first_seq, c->b.last_seq,
-	       c->b.world_hash, c->b.nchunks);
+	if (f->world)
+		printf("seq %" PRIu64 "..%" PRIu64 " world_hash %016" PRIx64
+		       " ok, %zu chunks made here, hashes equal\n", c->b.first_seq,
+		       c->b.last_seq, c->b.world_hash, c->b.nchunks);
+	else
+		printf("seq %" PRIu64 "..%" PRIu64 " world_hash %016" PRIx64
+		       " ok, refetched %zu chunks\n", c->b.first_seq, c->b.last_seq,
+		       c->b.world_hash, c->b.nchunks);
 	fflush(stdout);
 	f->batches++;
 	f->edits += c->b.last_seq - c->b.first_seq + 1;
@@ -352,6 +405,8 @@ static void on_tile(void *arg, struct hclient_resp *r)
 		verify_tiles(f);
 }
 
+static void local_check(struct follow *f);
+
 static void fetch_tiles(struct follow *f)
 {
 	struct batch *c = f->cur;
@@ -359,6 +414,10 @@ static void fetch_tiles(struct follow *f)
 
 	if (!c->b.nchunks) {
 		batch_ok(f);
+		return;
+	}
+	if (f->world) {
+		local_check(f);
 		return;
 	}
 	if (!(c->t = calloc(c->b.nchunks, sizeof(*c->t)))) {
@@ -378,6 +437,139 @@ static void fetch_tiles(struct follow *f)
 			return;
 		}
 	}
+}
+
+
+/* ---- local mode: the batch's chunks made here, their hashes compared ---- */
+
+#define HASHES_SIDE 64   /* chunks per side of one GET /hashes */
+
+struct hashq {
+	struct follow *f;
+	int32_t cx0, cz0, cx1, cz1;
+};
+
+/* Chunk (cx, cz) at --lod with the local log's edits: its edit_seq must be
+ * the local version (what /hashes said). */
+static int local_make(struct follow *f, int32_t cx, int32_t cz, uint64_t version)
+{
+	struct terrain_tile_request rq = { sizeof(rq), (int32_t)f->o->lod, cx, cz, 0, 0, 0, 0 };
+	struct terrain_tile_info info = { .size = sizeof(info) };
+	uint32_t side = terrain_tile_side(f->world, (int32_t)f->o->lod);
+	size_t n = (size_t)side * side;
+	int rc;
+
+	if (n > f->heights_cap) {
+		int32_t *h = realloc(f->heights, n * sizeof(*h));
+
+		if (!h) {
+			fatal(f, "%s", err_str(ERR_NOMEM));
+			return -1;
+		}
+		f->heights = h;
+		f->heights_cap = n;
+	}
+	rc = terrain_generate(f->world, f->edits_here, f->work, &rq, f->heights, n, NULL, 0, &info);
+	if (rc || info.edit_seq != version) {
+		fatal(f, "chunk %ld/%" PRId32 "/%" PRId32 " (lod/cx/cz): made here: %s, edit_seq %"
+		      PRIu64 " for version %" PRIu64, f->o->lod, cx, cz,
+		      rc ? terrain_strerror(rc) : "ok", info.edit_seq, version);
+		return -1;
+	}
+	return 0;
+}
+
+/* One /hashes answer: every chunk of the batch inside its rectangle must
+ * have the local version and hash, and be made here. */
+static void on_hashes(void *arg, struct hclient_resp *r)
+{
+	struct hashq *q = arg;
+	struct follow *f = q->f;
+	struct batch *c = f->cur;
+	struct api_chunk_hash *v = NULL;
+	size_t n = 0;
+	uint64_t seq;
+	char msg[400];
+
+	if (f->done) {
+		free(q);
+		return;
+	}
+	if (r->err || r->status != 200) {
+		resp_error(r, msg, sizeof(msg));
+		fatal(f, "GET hashes: %s", msg);
+	} else if (api_hashes_parse((const char *)r->body, r->body_len, &v, &n, &seq)) {
+		fatal(f, "GET hashes: not the answer expected");
+	}
+	for (size_t k = 0; !f->done && k < c->b.nchunks; k++) {
+		int32_t cx = c->b.chunks[2 * k], cz = c->b.chunks[2 * k + 1];
+		uint64_t mine_v, mine_h, theirs_v = 0, theirs_h = 0;
+
+		if (cx < q->cx0 || cx > q->cx1 || cz < q->cz0 || cz > q->cz1)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (v[j].cx == cx && v[j].cz == cz) {
+				theirs_v = v[j].version;
+				theirs_h = v[j].hash;
+			}
+		terrain_edits_chunk(f->edits_here, cx, cz, &mine_v, &mine_h);
+		/* the server may already hold later edits: compare up to ours */
+		if (theirs_v <= terrain_edits_seq(f->edits_here) &&
+		    (theirs_v != mine_v || theirs_h != mine_h)) {
+			fatal(f, "chunk %" PRId32 ",%" PRId32 ": GET /hashes says version %" PRIu64
+			      " hash %016" PRIx64 ", the log applied here %" PRIu64 " %016" PRIx64,
+			      cx, cz, theirs_v, theirs_h, mine_v, mine_h);
+			break;
+		}
+		if (local_make(f, cx, cz, mine_v))
+			break;
+	}
+	free(v);
+	free(q);
+	if (--f->hashes_waiting == 0 && !f->done)
+		batch_ok(f);
+}
+
+/* GET /hashes of the batch's chunks' bounding rectangle, in pieces. */
+static void local_check(struct follow *f)
+{
+	struct batch *c = f->cur;
+	int64_t x0 = INT32_MAX, z0 = INT32_MAX, x1 = INT32_MIN, z1 = INT32_MIN;
+	char target[256];
+
+	if (local_catch_up(f))
+		return;
+	for (size_t k = 0; k < c->b.nchunks; k++) {
+		int32_t cx = c->b.chunks[2 * k], cz = c->b.chunks[2 * k + 1];
+
+		x0 = cx < x0 ? cx : x0;
+		z0 = cz < z0 ? cz : z0;
+		x1 = cx > x1 ? cx : x1;
+		z1 = cz > z1 ? cz : z1;
+	}
+	f->hashes_waiting = 1; /* until every piece is sent */
+	for (int64_t z = z0; z <= z1; z += HASHES_SIDE)
+		for (int64_t x = x0; x <= x1; x += HASHES_SIDE) {
+			struct hashq *q = malloc(sizeof(*q));
+
+			if (!q) {
+				fatal(f, "%s", err_str(ERR_NOMEM));
+				return;
+			}
+			*q = (struct hashq){ f, (int32_t)x, (int32_t)z,
+					     (int32_t)(x + HASHES_SIDE - 1 < x1 ? x + HASHES_SIDE - 1 : x1),
+					     (int32_t)(z + HASHES_SIDE - 1 < z1 ? z + HASHES_SIDE - 1 : z1) };
+			if (api_hashes_path(target, sizeof(target), f->o->seed, f->o->gen, q->cx0,
+					    q->cz0, q->cx1, q->cz1) ||
+			    hclient_get(f->s.hc, target, NULL, on_hashes, q)) {
+				free(q);
+				fatal(f, "GET hashes: cannot send the request");
+				return;
+			}
+			f->hashes_waiting++;
+		}
+	if (--f->hashes_waiting == 0)
+		batch_ok(f);
 }
 
 /* The log is up to date: check the event against it. */
@@ -637,7 +829,7 @@ int follow_main(int argc, char **argv)
 	o.duration = 0; /* until interrupted */
 	if ((rc = cli_parse(argc, argv,
 			    "--server --seed --gen --duration --lod "
-			    "--connections --timeout-ms", "--server --seed", &o)))
+			    "--connections --timeout-ms --local", "--server --seed", &o)))
 		return rc;
 	/* one more connection for the stream, which holds one of its own */
 	o.connections = o.connections < 256 ? o.connections + 1 : 256;
@@ -652,6 +844,14 @@ int follow_main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	seed_parse(o.seed, strlen(o.seed), &f.seed); /* checked by cli_open */
+	if (o.local && (cli_local_world(&o, &f.s, f.seed, &f.world) ||
+			terrain_edits_create(f.world, &f.edits_here) ||
+			terrain_work_create(&f.work))) {
+		terrain_edits_destroy(f.edits_here);
+		terrain_world_destroy(f.world);
+		cli_close(&f.s);
+		return EXIT_FAILURE;
+	}
 	editlog_init(&f.log, f.s.wi.fingerprint, f.seed, f.s.wi.chunk_log2);
 	evstream_init(&f.ev);
 	if (start_handles(&f))
@@ -664,8 +864,9 @@ int follow_main(int argc, char **argv)
 	cli_close(&f.s); /* cancels what is outstanding: callbacks see done */
 	if (f.ever_open || f.batches)
 		printf("follow: %" PRIu64 " batches (%" PRIu64 " edits) checked, %"
-		       PRIu64 " chunks refetched, %" PRIu64 " reconnects\n",
-		       f.batches, f.edits, f.tiles, f.reconnects);
+		       PRIu64 " chunks %s, %" PRIu64 " reconnects\n",
+		       f.batches, f.edits, f.tiles, f.world ? "made here" : "refetched",
+		       f.reconnects);
 	batch_free(f.cur);
 	while ((b = f.head) != NULL) {
 		f.head = b->next;
@@ -673,5 +874,9 @@ int follow_main(int argc, char **argv)
 	}
 	evstream_free(&f.ev);
 	editlog_free(&f.log);
+	terrain_work_destroy(f.work);
+	terrain_edits_destroy(f.edits_here);
+	terrain_world_destroy(f.world);
+	free(f.heights);
 	return f.rc;
 }

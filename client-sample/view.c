@@ -21,10 +21,13 @@
 
 #include "err.h"
 #include "hclient.h"
+#include "terrain.h"
 #include "tile.h"
 #include "api.h"
 
 #define BATCH_MAX 64   /* tiles per batch request (the endpoint's limit) */
+#define HASHES_SIDE 64 /* chunks per side of one GET /hashes (its limit) */
+#define LOCAL_LIFE_MS 60000 /* local mode: /hashes kept without --revalidate */
 
 enum { EDGE_W, EDGE_E, EDGE_N, EDGE_S };
 
@@ -39,6 +42,9 @@ struct entry {
 	uint64_t edge[4];  /* XXH3 of each edge's samples (EDGE_*) */
 	char etag[40];
 	struct tile t;     /* heights, with keep_heights */
+	uint64_t reads;    /* local mode: the edit version the held or asked
+			      tile reads (its own, or the 3 x 3 largest for
+			      materials); UINT64_MAX: none yet */
 };
 
 struct view {
@@ -53,6 +59,17 @@ struct view {
 	uint32_t mark;
 	uint64_t now;
 	int batch_off;         /* the server has no batch endpoint */
+	/* local mode */
+	size_t nlist;          /* chunks of the last update's list */
+	struct terrain_work *work;
+	uint8_t *gen;          /* an encoded tile made here */
+	size_t gen_cap;
+	struct api_chunk_hash *edited; /* the last /hashes answers: chunks with
+				   edits in known, sorted by cz, cx */
+	size_t nedited, edited_cap;
+	struct ring_rect known, asking; /* what edited covers; what is asked */
+	int have_known, hashes_waiting;
+	uint64_t known_until;
 };
 
 /* What a request was for. */
@@ -208,6 +225,8 @@ static void seams_of(struct view *v, const struct entry *e)
 
 /* ---- tiles ---- */
 
+static uint64_t local_version(const struct view *v, int64_t cx, int64_t cz);
+
 static uint64_t fresh_until(const struct view *v, long max_age)
 {
 	if (v->p.revalidate_ms >= 0)
@@ -243,6 +262,13 @@ static void accept_tile(struct view *v, int32_t cx, int32_t cz, int lod,
 		tile_release(&t);
 		return;
 	}
+	if (v->p.local && t.edit_seq != local_version(v, cx, cz)) {
+		report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): the tile's "
+		       "edit_seq is %" PRIu64 ", GET /hashes says version %" PRIu64,
+		       lod, cx, cz, t.edit_seq, local_version(v, cx, cz));
+		tile_release(&t);
+		return;
+	}
 	v->st.tiles++;
 	v->st.material_tiles += t.material != NULL;
 	v->st.bytes_decoded += len;
@@ -266,7 +292,8 @@ static void accept_tile(struct view *v, int32_t cx, int32_t cz, int lod,
 	else
 		tile_release(&t);
 	e->lod = (int8_t)lod;
-	e->fresh_until = fresh_until(v, max_age);
+	/* local mode: /hashes says when a tile is stale, not its max-age */
+	e->fresh_until = v->p.local ? UINT64_MAX : fresh_until(v, max_age);
 	snprintf(e->etag, sizeof(e->etag), "%s",
 		 etag && strlen(etag) < sizeof(e->etag) ? etag : "");
 	seams_of(v, e);
@@ -591,6 +618,234 @@ static void on_batch(void *arg, struct hclient_resp *r)
 	free(q);
 }
 
+
+/* ---- local mode: generate what no edit reaches, fetch the rest ---- */
+
+static int cmp_chunk(const void *a, const void *b)
+{
+	const struct api_chunk_hash *x = a, *y = b;
+
+	if (x->cz != y->cz)
+		return x->cz < y->cz ? -1 : 1;
+	return (x->cx > y->cx) - (x->cx < y->cx);
+}
+
+/* Chunk (cx, cz)'s edit version as the last /hashes said (0: no edits). */
+static uint64_t local_version(const struct view *v, int64_t cx, int64_t cz)
+{
+	struct api_chunk_hash key, *hit;
+
+	if (cx < INT32_MIN || cx > INT32_MAX || cz < INT32_MIN || cz > INT32_MAX ||
+	    !v->nedited)
+		return 0;
+	key.cx = (int32_t)cx;
+	key.cz = (int32_t)cz;
+	hit = bsearch(&key, v->edited, v->nedited, sizeof(key), cmp_chunk);
+	return hit ? hit->version : 0;
+}
+
+/* The version a tile of e reads: its own, or with materials (which read
+ * one sample beyond the chunk) the largest of the 3 x 3 around it. */
+static uint64_t local_reads(const struct view *v, const struct entry *e)
+{
+	uint64_t r = 0, x;
+
+	if (!v->p.materials)
+		return local_version(v, e->cx, e->cz);
+	for (int dz = -1; dz <= 1; dz++)
+		for (int dx = -1; dx <= 1; dx++)
+			if ((x = local_version(v, (int64_t)e->cx + dx, (int64_t)e->cz + dz)) > r)
+				r = x;
+	return r;
+}
+
+/* Make e's tile here (no edit reaches it) and take it as if it came. */
+static int local_make(struct view *v, struct entry *e)
+{
+	struct terrain_tile_request rq = { sizeof(rq), e->want, e->cx, e->cz,
+					   view_precision_um(&v->p, e->want),
+					   v->p.materials ? TERRAIN_LAYER_MATERIAL : 0,
+					   v->p.format ? TERRAIN_FORMAT_LZ21 : 0, 0 };
+	size_t need = terrain_tile_bound(v->p.local, &rq), len;
+	int rc;
+
+	if (need > v->gen_cap) {
+		uint8_t *b = realloc(v->gen, need);
+
+		if (!b)
+			return ERR_NOMEM;
+		v->gen = b;
+		v->gen_cap = need;
+	}
+	rc = terrain_generate_encoded(v->p.local, NULL, v->work, &rq, v->gen, v->gen_cap, &len);
+	if (rc) {
+		report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): local generation: %s",
+		       e->want, e->cx, e->cz, terrain_strerror(rc));
+		return 0;
+	}
+	v->st.generated++;
+	accept_tile(v, e->cx, e->cz, e->want, v->gen, len, NULL, 0);
+	return 0;
+}
+
+/* What e needs now that the versions are known: nothing, its tile made
+ * here, or its tile fetched (an edited chunk). Returns requests sent. */
+static long local_want(struct view *v, struct entry *e)
+{
+	uint64_t reads = local_reads(v, e);
+
+	if (e->lod == e->want && e->reads == reads)
+		return 0;
+	if (e->inflight == e->want && e->reads == reads)
+		return 0;
+	e->reads = reads;
+	if (!reads)
+		return local_make(v, e);
+	return single(v, e, 0);
+}
+
+static long local_pass(struct view *v)
+{
+	long sent = 0, rc;
+
+	for (size_t k = 0; k < v->nlist; k++) {
+		struct entry *e = find(v, v->list[k].cx, v->list[k].cz);
+
+		if (e && (rc = local_want(v, e)) < 0)
+			return rc;
+		else if (e)
+			sent += rc;
+	}
+	return sent;
+}
+
+/* The square's chunks and one more on each side, clamped to int32. */
+static struct ring_rect local_rect(const struct view *v)
+{
+	struct ring_rect r = { INT32_MAX, INT32_MAX, INT32_MIN, INT32_MIN };
+
+	for (size_t k = 0; k < v->nlist; k++) {
+		const struct ring_chunk *c = &v->list[k];
+
+		r.cx0 = c->cx < r.cx0 ? c->cx : r.cx0;
+		r.cz0 = c->cz < r.cz0 ? c->cz : r.cz0;
+		r.cx1 = c->cx > r.cx1 ? c->cx : r.cx1;
+		r.cz1 = c->cz > r.cz1 ? c->cz : r.cz1;
+	}
+	r.cx0 -= r.cx0 > INT32_MIN;
+	r.cz0 -= r.cz0 > INT32_MIN;
+	r.cx1 += r.cx1 < INT32_MAX;
+	r.cz1 += r.cz1 < INT32_MAX;
+	return r;
+}
+
+static int inside(const struct ring_rect *a, const struct ring_rect *b)
+{
+	return a->cx0 >= b->cx0 && a->cz0 >= b->cz0 && a->cx1 <= b->cx1 && a->cz1 <= b->cz1;
+}
+
+static void on_hashes(void *arg, struct hclient_resp *r);
+
+/* GET /hashes of v->asking, in pieces of at most 64 x 64 chunks. */
+static long local_ask(struct view *v)
+{
+	const struct ring_rect *a = &v->asking;
+	long sent = 0;
+
+	v->nedited = 0;
+	for (int64_t z = a->cz0; z <= a->cz1; z += HASHES_SIDE)
+		for (int64_t x = a->cx0; x <= a->cx1; x += HASHES_SIDE) {
+			struct vreq *q = malloc(sizeof(*q));
+			int64_t x1 = x + HASHES_SIDE - 1 < a->cx1 ? x + HASHES_SIDE - 1 : a->cx1;
+			int64_t z1 = z + HASHES_SIDE - 1 < a->cz1 ? z + HASHES_SIDE - 1 : a->cz1;
+			char target[512];
+
+			if (!q)
+				return ERR_NOMEM;
+			*q = (struct vreq){ v, (int32_t)x, (int32_t)z, (int32_t)x1, (int32_t)z1,
+					    0, 0, 0 };
+			if (api_hashes_path(target, sizeof(target), v->p.seed, v->p.gen, q->cx0,
+					    q->cz0, q->cx1, q->cz1)) {
+				free(q);
+				return ERR_INVAL;
+			}
+			if (hclient_get(v->hc, target, NULL, on_hashes, q)) {
+				report(v, "request %s: cannot send it", target);
+				free(q);
+				continue;
+			}
+			v->outstanding++;
+			v->st.requests++;
+			v->hashes_waiting++;
+			sent++;
+		}
+	return sent;
+}
+
+/* Add one /hashes answer's chunks to v->edited. */
+static int local_add(struct view *v, const struct api_chunk_hash *c, size_t n)
+{
+	if (v->nedited + n > v->edited_cap) {
+		size_t cap = 2 * (v->nedited + n);
+		struct api_chunk_hash *e = realloc(v->edited, cap * sizeof(*e));
+
+		if (!e)
+			return ERR_NOMEM;
+		v->edited = e;
+		v->edited_cap = cap;
+	}
+	memcpy(v->edited + v->nedited, c, n * sizeof(*c));
+	v->nedited += n;
+	return 0;
+}
+
+static void on_hashes(void *arg, struct hclient_resp *r)
+{
+	struct vreq *q = arg;
+	struct view *v = q->v;
+	struct api_chunk_hash *c = NULL;
+	char what[160];
+	uint64_t seq;
+	size_t n;
+
+	snprintf(what, sizeof(what), "hashes %" PRId32 ",%" PRId32 "..%" PRId32 ",%" PRId32,
+		 q->cx0, q->cz0, q->cx1, q->cz1);
+	v->hashes_waiting--;
+	if (answered(v, q, r, what)) {
+		if (api_hashes_parse((const char *)r->body, r->body_len, &c, &n, &seq) ||
+		    local_add(v, c, n))
+			report(v, "%s: not the hashes answer expected", what);
+		else
+			v->st.hashes++;
+		free(c);
+	}
+	free(q);
+	if (v->hashes_waiting)
+		return;
+	qsort(v->edited, v->nedited, sizeof(*v->edited), cmp_chunk);
+	v->known = v->asking;
+	v->have_known = 1;
+	v->known_until = v->now + (uint64_t)(v->p.revalidate_ms >= 0 ? v->p.revalidate_ms :
+					     LOCAL_LIFE_MS);
+	local_pass(v);
+}
+
+/* view_update() in local mode, after claim(): ask /hashes when the square
+ * left what the last answer covers or it is older than its lifetime, else
+ * settle every chunk at once. */
+static long local_update(struct view *v)
+{
+	struct ring_rect need = local_rect(v);
+
+	if (v->hashes_waiting)
+		return 0;  /* its answer settles the chunks */
+	if (!v->have_known || !inside(&need, &v->known) || v->now >= v->known_until) {
+		v->asking = need;
+		return local_ask(v);
+	}
+	return local_pass(v);
+}
+
 /* ---- updates ---- */
 
 static void evict(struct view *v, struct entry *e)
@@ -615,6 +870,7 @@ static void claim(struct view *v, const struct ring_chunk *list, size_t n)
 			e->cx = list[k].cx;
 			e->cz = list[k].cz;
 			e->lod = e->inflight = -1;
+			e->reads = UINT64_MAX;
 		}
 		e->want = (int8_t)list[k].lod;
 		e->mark = v->mark;
@@ -634,6 +890,9 @@ long view_update(struct view *v, double x, double z, uint64_t now_ms)
 		return n;
 	v->now = now_ms;
 	claim(v, v->list, (size_t)n);
+	v->nlist = (size_t)n;
+	if (v->p.local)
+		return local_update(v);
 	for (long k = 0; k < n; k++) {
 		struct entry *e = slot(v, v->list[k].cx, v->list[k].cz);
 
@@ -791,7 +1050,7 @@ int view_create(struct hclient *hc, const struct view_params *p,
 	v->e = calloc(n, sizeof(*v->e));
 	v->list = calloc(n, sizeof(*v->list));
 	v->far = calloc(n, sizeof(*v->far));
-	if (!v->e || !v->list || !v->far) {
+	if (!v->e || !v->list || !v->far || (p->local && terrain_work_create(&v->work))) {
 		view_destroy(v);
 		return ERR_NOMEM;
 	}
@@ -809,5 +1068,8 @@ void view_destroy(struct view *v)
 	free(v->e);
 	free(v->list);
 	free(v->far);
+	terrain_work_destroy(v->work);
+	free(v->gen);
+	free(v->edited);
 	free(v);
 }

@@ -31,6 +31,7 @@
 
 struct hclient;
 struct hclient_resp;
+struct terrain_world;
 struct view;
 
 #define VIEW_LODS 13     /* LOD 0..12: chunks up to 4096 m */
@@ -52,6 +53,12 @@ struct view_params {
 	uint32_t precision_um[VIEW_LODS];
 	int format;             /* 1: ask for the lz21 form (?format=1), as a
 				   decoder written before version 3 would */
+	/* local mode (--local): chunks no edit reaches are generated here by
+	 * this world (libterrain, terrain.h; not owned), the server asked only
+	 * for GET /hashes of the square (again after revalidate_ms, or 60 s)
+	 * and for the tiles of edited chunks, whose edit_seq must be the
+	 * version /hashes gave. NULL: every tile from the server. */
+	const struct terrain_world *local;
 };
 
 /* The client's default precisions of LOD 0, 1, 2, ... (docs/client.md),
@@ -97,6 +104,8 @@ struct view_stats {
 	uint64_t dropped;       /* loaded chunks unloaded */
 	uint64_t batch_fallbacks; /* batches answered by single tiles */
 	uint64_t material_tiles; /* verified tiles with a material layer */
+	uint64_t generated;     /* local mode: tiles made here, not fetched */
+	uint64_t hashes;        /* local mode: GET /hashes answered */
 };
 
 /*

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "err.h"
 #include "hclient.h"
+#include "terrain.h"
 #include "view.h"
 
 #define MAX_POINTS 1024
@@ -116,6 +117,10 @@ static void print_totals(unsigned steps, const struct view_stats *st,
 	printf("walk: %" PRIu64 " bytes on the wire, %" PRIu64 " bytes decoded, "
 	       "%" PRIu64 " seams checked, %.3f s\n", st->bytes_wire,
 	       st->bytes_decoded, st->seams, (double)ns / 1e9);
+	if (st->generated || st->hashes)
+		printf("walk: local mode: %" PRIu64 " tiles generated here, %" PRIu64
+		       " fetched, %" PRIu64 " GET /hashes\n", st->generated,
+		       st->tiles - st->generated, st->hashes);
 	printf("walk: step latency p50 %.1f ms, p90 %.1f ms, max %.1f ms\n",
 	       cli_ms(cli_percentile(lat, steps, 50)),
 	       cli_ms(cli_percentile(lat, steps, 90)),
@@ -176,6 +181,7 @@ int walk_main(int argc, char **argv)
 	struct walk w = { 0 };
 	struct point *pts = malloc(MAX_POINTS * sizeof(*pts));
 	struct view_hooks hooks = { .arg = &w, .error = on_error };
+	struct terrain_world *world = NULL;
 	struct view_params p;
 	struct cli_opts o;
 	size_t n;
@@ -187,7 +193,7 @@ int walk_main(int argc, char **argv)
 	rc = cli_parse(argc, argv,
 		       "--server --seed --gen --path --speed --radius --step-ms "
 		       "--d0 --lmax --connections --pipeline --batch-lod "
-		       "--revalidate --timeout-ms --quiet --exact --precisions --format",
+		       "--revalidate --timeout-ms --quiet --exact --precisions --format --local",
 		       "--server --seed --path --speed", &o);
 	if (!rc && !(n = parse_path(o.path, pts))) {
 		fprintf(stderr, CLI_PROG " walk: bad --path, expected "
@@ -196,12 +202,15 @@ int walk_main(int argc, char **argv)
 	}
 	if (!rc && !(rc = cli_open(&w.s, &o, o.seed))) {
 		rc = cli_view_params(&o, &w.s, o.seed, &p);
+		if (!rc && o.local && !(rc = cli_local_world(&o, &w.s, p.seed_value, &world)))
+			p.local = world;
 		if (!rc && (rc = view_create(w.s.hc, &p, &hooks, &w.v)) != 0)
 			rc = cli_fail("walk", err_str(rc));
 		if (!rc)
 			rc = run(&w, &o, pts, n);
 		cli_close(&w.s);
 		view_destroy(w.v);
+		terrain_world_destroy(world);
 	}
 	free(pts);
 	return rc;

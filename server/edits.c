@@ -363,6 +363,10 @@ static int h_world(struct req *q)
 	cJSON_AddStringToObject(o, "world_hash", hash);
 	w = world_map_find(x->e->worlds, pi, seed);
 	cJSON_AddNumberToObject(o, "base", w ? (double)world_base(w) : 0);
+	/* the golden tiles this binary checked at start: a client that
+	 * generates tiles itself compares its own (local mode) */
+	req_hex64(hash, selfcheck_digest());
+	cJSON_AddStringToObject(o, "selfcheck", hash);
 	req_respond_json(q, 200, o, "Cache-Control: no-cache\r\n");
 	return 0;
 }

@@ -315,8 +315,9 @@ function expectedLength(u8, h) {
  * Throws TileError with the reference decoder's code, checks in its order.
  * verify: check the XXH3 checksum (default true).
  */
-export function decodeTile(input, { verify = true, metres = true } = {}) {
+export function decodeTile(input, { verify = true, metres = true, wasm = true } = {}) {
 	const u8 = input instanceof Uint8Array ? input : new Uint8Array(input);
+	if (core && wasm && verify) return withMetres(wasmDecode(u8), metres); // the fast path (loadWasm)
 	const h = decodeHeader(u8);
 	const want = expectedLength(u8, h), length = u8.byteLength;
 	if (length < want) throw new TileError('ERR_TRUNC', `${length} bytes, the header says ${want}`);
@@ -815,3 +816,408 @@ export function gridMesh(grid, { verticalScale = 1, offset = [0, 0, 0] } = {}) {
 
 /** The chunks of the square ring of radius r around (cx, cz): (2r + 1)^2 of them, as a rectangle. */
 export const ringRect = (cx, cz, r) => ({ cx0: cx - r, cz0: cz - r, cx1: cx + r, cz1: cz + r });
+
+// ---- WebAssembly: the core itself, in the page (docs/library.md) ----
+// terrain.wasm is libterrain (common/, its public API common/terrain.h)
+// built for wasm32 (make wasm): the generator, the encoder and the
+// reference decoder, byte for byte the server's. Loaded on request
+// (loadWasm), it makes openWorld() and generateTile() work and decodeTile()
+// take the reference decoder (verify: true); without it decodeTile() is
+// the JavaScript decoder above. The structs below are terrain.h's, at the
+// offsets its comments give.
+
+let core = null;
+
+// common/err.h's codes, by number (terrain.h's TERRAIN_ERR_*)
+const ERR_NAMES = ['ERR_OK', 'ERR_INVAL', 'ERR_NOMEM', 'ERR_RANGE', 'ERR_TRUNC', 'ERR_MAGIC', 'ERR_VERSION',
+	'ERR_CORRUPT', 'ERR_CHECKSUM', 'ERR_TOOBIG', 'ERR_NOTFOUND', 'ERR_PARSE', 'ERR_ZSTD', 'ERR_IO', 'ERR_BUSY',
+	'ERR_AGAIN', 'ERR_CONFLICT', 'ERR_ZLIB'];
+const LAYER_BITS = { height: 0, material: 1 };   // TERRAIN_LAYER_MATERIAL
+const PRECISION_UM = { '1cm': 10000, '5cm': 50000, '10cm': 100000, '50cm': 500000, '1m': 1000000 };
+const REQUEST_SIZE = 32, INFO_SIZE = 72, WORLD_INFO_SIZE = 64, EDIT_SIZE = 42;
+
+// The module imports three WASI calls that only its unused stdio reaches.
+const WASI_STUBS = { fd_close: () => 8, fd_seek: () => 8, fd_write: () => 8 };
+
+/* The bytes of terrain.wasm at url: fetch, or the file system for file: URLs (Node.js). */
+async function wasmBytes(url) {
+	if (url instanceof URL && url.protocol === 'file:') {
+		const { readFile } = await import('node:fs/promises');
+		return readFile(url);
+	}
+	const res = await fetch(url);
+	if (!res.ok) throw new TileError(`HTTP_${res.status}`, `${url}: ${res.statusText}`);
+	return new Uint8Array(await res.arrayBuffer());
+}
+
+class Core {
+	constructor(instance) {
+		this.x = instance.exports;
+		this.x._initialize();
+		this.worlds = new Map();
+		this.bufs = new Map();   // name -> [ptr, size]: reused input and output areas
+		this.work = this.out32((p) => this.x.terrain_work_create(p), 'terrain_work_create');
+	}
+	get dv() { return new DataView(this.x.memory.buffer); }
+	u8(ptr, n) { return new Uint8Array(this.x.memory.buffer, ptr, n); }
+	/* A reused block of at least n bytes for purpose `name`. */
+	buf(name, n) {
+		const b = this.bufs.get(name);
+		if (b && b[1] >= n) return b[0];
+		if (b) this.x.free(b[0]);
+		const ptr = this.x.malloc(Math.max(n, 64));
+		if (!ptr) throw new TileError('ERR_NOMEM', `${n} bytes in the WebAssembly memory`);
+		this.bufs.set(name, [ptr, Math.max(n, 64)]);
+		return ptr;
+	}
+	put(name, bytes) {
+		const ptr = this.buf(name, bytes.byteLength + 1);
+		this.u8(ptr, bytes.byteLength).set(bytes);
+		return ptr;
+	}
+	cstr(ptr) {
+		const m = new Uint8Array(this.x.memory.buffer);
+		let e = ptr;
+		while (m[e]) e++;
+		return new TextDecoder().decode(m.subarray(ptr, e));
+	}
+	error(rc, what, msg = '') {
+		return new TileError(ERR_NAMES[-rc] ?? `ERR_${rc}`, `${what}: ${msg || this.cstr(this.x.terrain_strerror(rc))}`);
+	}
+	/* f(pointer to a u32 out-parameter): the pointer it stored, or throw. */
+	out32(f, what) {
+		const p = this.buf('out32', 4), rc = f(p);
+		if (rc) throw this.error(rc, what);
+		return this.dv.getUint32(p, true);
+	}
+	/* terrain_tile_request for key into the 'request' block. */
+	request({ lod = 0, cx, cz, layers, precision, format }) {
+		if (!Number.isInteger(lod) || !Number.isInteger(cx) || !Number.isInteger(cz) || cx !== (cx | 0) || cz !== (cz | 0))
+			throw new TileError('ERR_INVAL', `tile ${lod}/${cx}/${cz}: not integers of int32`);
+		const bits = String(layers ?? 'height').split(',').reduce((b, l) => {
+			if (!(l in LAYER_BITS)) throw new TileError('ERR_INVAL', `layer ${l}`);
+			return b | LAYER_BITS[l];
+		}, 0);
+		const um = precision === undefined ? 0 : typeof precision === 'number' ? precision : PRECISION_UM[precision];
+		if (um === undefined) throw new TileError('ERR_INVAL', `precision ${precision}`);
+		const p = this.buf('request', REQUEST_SIZE), dv = this.dv;
+		[REQUEST_SIZE, lod, cx, cz, um, bits, format ?? 0, 0].forEach((v, i) => dv.setInt32(p + 4 * i, v | 0, true));
+		return { p, bits };
+	}
+	/* terrain_tile_info at p as decodeHeader()'s fields. */
+	info(p) {
+		const dv = this.dv, hex = (v) => v.toString(16).padStart(16, '0');
+		return { fingerprint: hex(dv.getBigUint64(p + 8, true)), seed: dv.getBigUint64(p + 16, true).toString(),
+			cx: dv.getInt32(p + 24, true), cz: dv.getInt32(p + 28, true), lod: dv.getInt32(p + 32, true),
+			chunkLog2: dv.getInt32(p + 36, true), side: dv.getUint32(p + 40, true), quantumUm: dv.getUint32(p + 44, true),
+			editSeq: Number(dv.getBigUint64(p + 48, true)), layers: !!(dv.getUint32(p + 64, true) & 1) };
+	}
+}
+
+/**
+ * Load terrain.wasm (default: the file beside this module) and use it from
+ * now on. Resolves to true, or to false when it cannot be had (no file,
+ * no WebAssembly): the module then works as before, without generation.
+ */
+export async function loadWasm(url = new URL('terrain.wasm', import.meta.url)) {
+	if (core) return true;
+	try {
+		const { instance } = await WebAssembly.instantiate(await wasmBytes(url), { wasi_snapshot_preview1: WASI_STUBS });
+		core = new Core(instance);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** Whether terrain.wasm is loaded (loadWasm). */
+export const wasmLoaded = () => core !== null;
+
+const needCore = (what) => {
+	if (!core) throw new TileError('ERR_INVAL', `${what} needs terrain.wasm: await loadWasm() first`);
+	return core;
+};
+
+/* The reference decoder (terrain_decode) on u8: decodeTile's result, metres aside. */
+function wasmDecode(u8) {
+	const c = core, x = c.x;
+	if (u8.byteLength < HEADER_LEN) throw new TileError('ERR_TRUNC', `${u8.byteLength} bytes, a header is 64`);
+	const side = new DataView(u8.buffer, u8.byteOffset + 36, 4).getUint32(0, true);
+	const n = side <= 4097 ? side * side : 0;
+	const inp = c.put('in', u8), info = c.buf('info', INFO_SIZE), out = c.buf('heights', 4 * n + 4), mat = c.buf('materials', n + 1);
+	c.dv.setUint32(info, INFO_SIZE, true);
+	const rc = x.terrain_decode(inp, u8.byteLength, info, out, n, mat, n);
+	if (rc) throw c.error(rc, 'terrain_decode');
+	const header = decodeHeader(u8);
+	if (header.coded) header.codedLen = new DataView(u8.buffer, u8.byteOffset + HEADER_LEN, 4).getUint32(0, true);
+	const quanta = new Int32Array(x.memory.buffer, out, n).slice();
+	const materials = header.layers ? c.u8(mat, n).slice() : null;
+	return { header, quanta, heights: null, materials };
+}
+
+function withMetres(t, metres) {
+	if (metres) {
+		const s = t.header.quantumUm / 1e6, q = t.quanta, h = new Float64Array(q.length);
+		for (let k = 0; k < q.length; k++) h[k] = q[k] * s;
+		t.heights = h;
+	}
+	return t;
+}
+
+/**
+ * A world of the core in this process (terrain_world_create): (gen, seed)
+ * with gen a built-in preset's name, or preset (a preset's JSON text or
+ * object). Needs loadWasm(). Returns a World: { fingerprint (16 hex
+ * digits), chunkLog2, maxLod, quantumUm, tile(key, options), edits(),
+ * close() }.
+ */
+export function openWorld({ seed, gen = 'default', preset } = {}) {
+	const c = needCore('openWorld'), x = c.x, s = seedU64(seed);
+	let w;
+	if (preset === undefined) {
+		w = c.out32((p) => x.terrain_world_create(c.put('name', new TextEncoder().encode(`${gen}\0`)), s, p), `preset ${gen}`);
+	} else {
+		const b = new TextEncoder().encode(typeof preset === 'string' ? preset : JSON.stringify(preset));
+		const jp = c.put('json', b), msg = c.buf('msg', 256);
+		c.u8(msg, 1)[0] = 0;
+		w = c.out32((p) => {
+			const rc = x.terrain_world_create_json(jp, b.byteLength, s, p, msg, 256);
+			if (rc) throw c.error(rc, `preset ${gen}`, c.cstr(msg));
+			return 0;
+		}, `preset ${gen}`);
+	}
+	return new World(c, w, s);
+}
+
+/** A world in terrain.wasm (openWorld). */
+class World {
+	constructor(c, ptr, seed) {
+		const p = c.buf('winfo', WORLD_INFO_SIZE), dv = c.dv;
+		dv.setUint32(p, WORLD_INFO_SIZE, true);
+		c.x.terrain_world_info(ptr, p);
+		this.c = c; this.ptr = ptr; this.seed = seed;
+		this.gen = c.cstr(c.x.terrain_world_name(ptr));
+		this.fingerprint = dv.getBigUint64(p + 8, true).toString(16).padStart(16, '0');
+		this.chunkLog2 = dv.getInt32(p + 24, true);
+		this.maxLod = dv.getInt32(p + 28, true);
+		this.quantumUm = dv.getUint32(p + 32, true);
+		this.logs = [];
+	}
+	/**
+	 * The tile { lod, cx, cz, layers, precision, format } of this world as
+	 * the server makes it (terrain_generate_encoded): { header, quanta,
+	 * heights, materials, bytes }, bytes the server's identity body for the
+	 * same edits. precision: a ?precision= name ('10cm') or micrometres;
+	 * format: 1 for ?format=1. options: edits (an EditLog of this world,
+	 * world.edits(): its edits applied), metres (heights in metres too,
+	 * default true), encode (default true; false: heights only, bytes null,
+	 * header from terrain_generate's fields).
+	 */
+	tile(key, { edits, metres = true, encode = true } = {}) {
+		const c = this.c, x = c.x;
+		if (!this.ptr) throw new TileError('ERR_INVAL', 'the world is closed');
+		if (edits && edits.world !== this) throw new TileError('ERR_INVAL', 'edits of another world');
+		const { p: rq, bits } = c.request(key), side = x.terrain_tile_side(this.ptr, key.lod ?? 0), n = side * side;
+		if (!side) throw new TileError('ERR_INVAL', `lod ${key.lod}`);
+		const ep = edits ? edits.ptr : 0;
+		let t;
+		if (encode) {
+			const cap = x.terrain_tile_bound(this.ptr, rq), tp = c.buf('gen-tile', cap), lp = c.buf('len', 4);
+			const rc = x.terrain_generate_encoded(this.ptr, ep, c.work, rq, tp, cap, lp);
+			if (rc) throw c.error(rc, `generate ${key.lod ?? 0}/${key.cx}/${key.cz}`);
+			const bytes = c.u8(tp, c.dv.getUint32(lp, true)).slice();
+			t = decodeTile(bytes, { metres: false });
+			t.bytes = bytes;
+		} else {
+			const hp = c.buf('gen-heights', 4 * n), mp = bits & 1 ? c.buf('gen-materials', n) : 0, ip = c.buf('info', INFO_SIZE);
+			c.dv.setUint32(ip, INFO_SIZE, true);
+			const rc = x.terrain_generate(this.ptr, ep, c.work, rq, hp, n, mp, mp ? n : 0, ip);
+			if (rc) throw c.error(rc, `generate ${key.lod ?? 0}/${key.cx}/${key.cz}`);
+			t = { header: c.info(ip), quanta: new Int32Array(x.memory.buffer, hp, n).slice(), heights: null,
+				materials: mp ? c.u8(mp, n).slice() : null, bytes: null };
+		}
+		return withMetres(t, metres);
+	}
+	/** A new, empty edit log of this world (terrain_edits_create). */
+	edits() {
+		const c = this.c, ptr = c.out32((p) => c.x.terrain_edits_create(this.ptr, p), 'terrain_edits_create');
+		const log = new EditLog(this, ptr);
+		this.logs.push(log);
+		return log;
+	}
+	close() {
+		for (const l of this.logs) l.close();
+		if (this.ptr) this.c.x.terrain_world_destroy(this.ptr);
+		this.ptr = 0;
+	}
+}
+
+/**
+ * A world's edit log in terrain.wasm (terrain_edits): batches applied in
+ * sequence order, the world hash and each chunk's version and hash as the
+ * server publishes them (docs/edits.md), and what World.tile() applies.
+ */
+class EditLog {
+	constructor(world, ptr) { this.world = world; this.c = world.c; this.ptr = ptr; }
+	/**
+	 * Apply a batch, as the JSON of POST .../edits ({"edits": [...]}, text
+	 * or object) numbered from firstSeq (the log's next: seq + 1), or as
+	 * canonical records (a Uint8Array of 42-byte edits). All or nothing.
+	 */
+	apply(batch, firstSeq = this.seq + 1) {
+		const c = this.c, x = c.x;
+		let rc;
+		if (batch instanceof Uint8Array) {
+			if (batch.byteLength % EDIT_SIZE) throw new TileError('ERR_INVAL', 'edits: not whole 42-byte records');
+			rc = x.terrain_edits_apply(this.ptr, BigInt(firstSeq), c.put('records', batch), batch.byteLength / EDIT_SIZE);
+		} else {
+			const b = new TextEncoder().encode(typeof batch === 'string' ? batch : JSON.stringify(batch));
+			const jp = c.put('json', b), cap = 12000, op = c.buf('record', cap), lp = c.buf('len', 4), msg = c.buf('msg', 256);
+			rc = x.terrain_edits_record(this.world.ptr, BigInt(firstSeq), jp, b.byteLength, op, cap, lp, msg, 256);
+			if (rc) throw c.error(rc, 'edits', c.cstr(msg));
+			rc = x.terrain_edits_apply_record(this.ptr, op, c.dv.getUint32(lp, true));
+		}
+		if (rc) throw c.error(rc, `edits from seq ${firstSeq}`);
+		return this;
+	}
+	/** The last applied sequence number (0: none). */
+	get seq() { return Number(BigInt.asUintN(64, this.c.x.terrain_edits_seq(this.ptr))); }
+	/** The world hash after it, 16 hex digits (GET /v1/worlds/{seed}'s world_hash). */
+	get worldHash() { return BigInt.asUintN(64, this.c.x.terrain_edits_world_hash(this.ptr)).toString(16).padStart(16, '0'); }
+	/** Chunk (cx, cz)'s { version, hash } (GET .../hashes; 0 and '0000000000000000' when no edit touches it). */
+	chunk(cx, cz) {
+		const c = this.c, p = c.buf('chunk', 16);
+		const rc = c.x.terrain_edits_chunk(this.ptr, cx, cz, p, p + 8);
+		if (rc) throw c.error(rc, `chunk ${cx},${cz}`);
+		return { version: Number(c.dv.getBigUint64(p, true)), hash: c.dv.getBigUint64(p + 8, true).toString(16).padStart(16, '0') };
+	}
+	close() {
+		if (this.ptr) this.c.x.terrain_edits_destroy(this.ptr);
+		this.ptr = 0;
+	}
+}
+
+/**
+ * One tile generated here, as the server would send it for a chunk with
+ * no edits: generateTile({ seed, gen, preset, lod, cx, cz, layers,
+ * precision, format }, options as World.tile()). Keeps the few worlds it
+ * opens; needs loadWasm().
+ */
+export function generateTile(key, options) {
+	const c = needCore('generateTile');
+	const id = `${key.gen ?? 'default'}\n${seedU64(key.seed)}\n${key.preset ?? ''}`;
+	let w = c.worlds.get(id);
+	if (!w) {
+		w = openWorld(key);
+		if (c.worlds.size >= 8) {
+			const [old, ow] = c.worlds.entries().next().value;
+			ow.close();
+			c.worlds.delete(old);
+		}
+		c.worlds.set(id, w);
+	}
+	return w.tile(key, options);
+}
+
+/**
+ * Does this terrain.wasm make the world it was built to make? Runs
+ * libterrain's self-check (the server's start-up golden tiles, about 10
+ * ms): { ok, message, digest } with digest (16 hex digits) the one a
+ * server publishes as "selfcheck" in its world info.
+ */
+export function selfCheck() {
+	const c = needCore('selfCheck'), msg = c.buf('msg', 512);
+	c.u8(msg, 1)[0] = 0;
+	const rc = c.x.terrain_selfcheck(msg, 512);
+	return { ok: rc === 0, message: c.cstr(msg), digest: BigInt.asUintN(64, c.x.terrain_selfcheck_digest()).toString(16).padStart(16, '0') };
+}
+
+// ---- local mode: generate what no edit reaches, ask the server the rest ----
+
+/** The URL of the edit versions and hashes of a rectangle (at most 64 x 64 chunks). */
+export const hashesUrl = (base, { seed, gen, cx0, cz0, cx1, cz1 }) =>
+	`${base}/v1/worlds/${enc(String(seed))}/hashes${query(gen)}&cx0=${cx0}&cz0=${cz0}&cx1=${cx1}&cz1=${cz1}`;
+
+/**
+ * Open world { seed, gen } of the server at base in local mode: tiles of
+ * chunks that no edit reaches are generated here by terrain.wasm (needs
+ * loadWasm()), and the server is asked only for what this process cannot
+ * know: its world info (the generator's fingerprint and the digest of the
+ * golden tiles it checked at start, which must be this module's: else
+ * TileError ERR_MISMATCH, and nothing is generated), the edit versions of
+ * the chunks asked for (GET .../hashes, kept maxAge ms, default 60000)
+ * and the tiles of edited chunks, whose edit_seq must be that version.
+ * Returns { world, fetchTile(tile, options), fetchBundle(rect, options),
+ * stats: { generated, fetched, hashes } }, the fetches answering as
+ * fetchTile() and fetchBundle() do (etag and url null for tiles made
+ * here, which carry local: true). options: { fetch, init, maxAge }.
+ */
+export async function openLocal(base, { seed, gen = 'default' }, options = {}) {
+	needCore('openLocal');
+	const f = options.fetch ?? globalThis.fetch, maxAge = options.maxAge ?? 60000;
+	const info = JSON.parse(new TextDecoder().decode(await body(await f(worldUrl(base, { seed, gen }), options.init), 'world info')));
+	const world = openWorld({ seed, gen });
+	const sc = selfCheck();
+	const refuse = (why) => { world.close(); throw new TileError('ERR_MISMATCH', `local mode refused: ${why}`); };
+	if (info.fingerprint !== world.fingerprint)
+		refuse(`generator ${gen}: the server's fingerprint is ${info.fingerprint}, this module's ${world.fingerprint}`);
+	if (!sc.ok) refuse(`this module's self-check fails: ${sc.message}`);
+	if (info.selfcheck !== sc.digest)
+		refuse(info.selfcheck ? `the server checked other golden tiles (${info.selfcheck}, this module ${sc.digest})`
+			: 'the server does not say which golden tiles it checked (no "selfcheck" in its world info)');
+	const stats = { generated: 0, fetched: 0, hashes: 0 };
+	let known = null; // { rect, until, versions: Map "cx,cz" -> version }
+
+	async function versions(r) {
+		const now = Date.now();
+		if (known && now < known.until && r.cx0 >= known.rect.cx0 && r.cz0 >= known.rect.cz0 &&
+			r.cx1 <= known.rect.cx1 && r.cz1 <= known.rect.cz1) return known.versions;
+		const v = new Map();
+		for (let z = r.cz0; z <= r.cz1; z += 64)
+			for (let x = r.cx0; x <= r.cx1; x += 64) {
+				const part = { seed, gen, cx0: x, cz0: z, cx1: Math.min(x + 63, r.cx1), cz1: Math.min(z + 63, r.cz1) };
+				const h = JSON.parse(new TextDecoder().decode(await body(await f(hashesUrl(base, part), options.init), 'hashes')));
+				stats.hashes++;
+				for (const c of h.chunks) v.set(`${c.cx},${c.cz}`, c.version);
+			}
+		known = { rect: r, until: now + maxAge, versions: v };
+		return v;
+	}
+	const clamp = (c) => Math.max(-2147483648, Math.min(2147483647, c));
+	// the version a tile reads: its own, or with materials the largest of the 3 x 3
+	const reads = (v, cx, cz, layers) => {
+		if (!/material/.test(layers ?? '')) return v.get(`${cx},${cz}`) ?? 0;
+		let m = 0;
+		for (let dz = -1; dz <= 1; dz++)
+			for (let dx = -1; dx <= 1; dx++) m = Math.max(m, v.get(`${clamp(cx + dx)},${clamp(cz + dz)}`) ?? 0);
+		return m;
+	};
+	async function one(v, tile, opts) {
+		const lod = tile.lod ?? 0;
+		if (!reads(v, tile.cx, tile.cz, tile.layers)) {
+			stats.generated++;
+			const t = world.tile({ lod, cx: tile.cx, cz: tile.cz, layers: tile.layers }, opts);
+			return { ...t, etag: null, url: null, local: true };
+		}
+		stats.fetched++;
+		const t = await fetchTile(base, { ...tile, seed, gen }, opts);
+		const want = v.get(`${tile.cx},${tile.cz}`) ?? 0;
+		if (t.header.editSeq !== want)
+			throw new TileError('ERR_MISMATCH', `tile ${lod}/${tile.cx}/${tile.cz}: edit_seq ${t.header.editSeq}, GET /hashes says version ${want}`);
+		return t;
+	}
+	const around = (r) => ({ cx0: clamp(r.cx0 - 1), cz0: clamp(r.cz0 - 1), cx1: clamp(r.cx1 + 1), cz1: clamp(r.cz1 + 1) });
+	return {
+		world, stats,
+		async fetchTile(tile, opts = {}) {
+			return one(await versions(around({ cx0: tile.cx, cz0: tile.cz, cx1: tile.cx, cz1: tile.cz })), tile, { ...options, ...opts });
+		},
+		async fetchBundle(rect, opts = {}) {
+			const v = await versions(around(rect)), tiles = new Map();
+			for (let cz = rect.cz0; cz <= rect.cz1; cz++)
+				for (let cx = rect.cx0; cx <= rect.cx1; cx++)
+					tiles.set(`${cx},${cz}`, await one(v, { lod: rect.lod ?? 0, cx, cz, layers: rect.layers }, { ...options, ...opts }));
+			return tiles;
+		},
+	};
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench/wasm.sh BUILD_DIR - make bench, section 16: the core as WebAssembly
+# (issue 29). In Node.js, on the 16 LOD-0 `default` tiles of bench_chunk()
+# (seed 42): ms per tile of decodeTile() by the JavaScript decoder and by
+# terrain.wasm, and of generating the same chunks' heights through
+# terrain.wasm; beside the native anchors of the same run
+# (bench/wasm_native.c): generation and tile_decode() with the build's
+# libcommon.a (SIMD clones, as loaded) and with common/ compiled with
+# -DTERRAIN_NO_CLONES (the baseline x86-64 code, "native scalar"). Writes
+# BUILD_DIR/bench/wasm.tsv (the summary reads it). Figures are printed,
+# never asserted. About 30 s (the first run builds terrain.wasm).
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: bench/wasm.sh BUILD_DIR" >&2; exit 2; }
+build="$(cd "$1" && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+out="$build/bench"
+dir="$out/wasm"
+cc="${CC:-cc}"
+mkdir -p "$dir/scalar"
+say() { echo "bench: $*" >&2; }
+cd "$root"
+
+echo "## 16. WebAssembly: the core in Node.js (issue 29)"
+echo
+say "section 16: make wasm, native anchors"
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -j2 BUILD="$build" \
+	"$build/terrain.wasm" >"$dir/make.log" 2>&1; then
+	echo "make wasm failed (scripts/deps.sh wasm; $dir/make.log): skipped"
+	exit 0
+fi
+command -v node >/dev/null || { echo "no Node.js: skipped"; exit 0; }
+cflags=(-O3 -std=c11 -ffp-contract=off -fno-fast-math -fno-math-errno -fno-trapping-math -Wall
+	-Wextra -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I"$build/gen")
+libs=(-lcjson -lxxhash -lm)
+"$cc" "${cflags[@]}" bench/wasm_native.c bench/bench.c "$build/libcommon.a" "${libs[@]}" \
+	-o "$dir/native_clones"
+objs=()
+for f in common/*.c "$build/gen/builtin_presets.c"; do
+	o="$dir/scalar/$(basename "$f" .c).o"
+	"$cc" "${cflags[@]}" -DTERRAIN_NO_CLONES -Wno-missing-prototypes -c "$f" -o "$o"
+	objs+=("$o")
+done
+"$cc" "${cflags[@]}" bench/wasm_native.c bench/bench.c "${objs[@]}" "${libs[@]}" -o "$dir/native_scalar"
+"$dir/native_clones" --chunks >"$dir/chunks.txt"
+pin=()
+if command -v taskset >/dev/null && taskset -c "${BENCH_CPU-1}" true 2>/dev/null; then
+	pin=(taskset -c "${BENCH_CPU-1}")
+fi
+say "section 16: timing (native clones, native scalar, Node.js)"
+"${pin[@]}" "$dir/native_clones" --tiles "$dir" | tail -n 1 >"$dir/clones.tsv"
+"${pin[@]}" "$dir/native_scalar" | tail -n 1 >"$dir/scalar.tsv"
+"${pin[@]}" node bench/wasm_bench.mjs "$build/terrain.wasm" "$dir" | tail -n 1 >"$dir/node.tsv"
+read -r gen_c dec_c <"$dir/clones.tsv"
+read -r gen_s dec_s <"$dir/scalar.tsv"
+read -r js_dec w_dec w_gen node_v <"$dir/node.tsv"
+awk -v gc="$gen_c" -v dc="$dec_c" -v gs="$gen_s" -v ds="$dec_s" -v jd="$js_dec" -v wd="$w_dec" \
+	-v wg="$w_gen" -v nv="$node_v" 'BEGIN {
+	print "LOD-0 default tile, ms\tnative, SIMD clones\tnative scalar\tterrain.wasm in Node.js\tJavaScript decoder\twasm / scalar\tJS / wasm"
+	printf "generate heights\t%.3f\t%.3f\t%.3f\t\t%.2fx\t\n", gc, gs, wg, wg / gs
+	printf "decode (tile_decode, decodeTile)\t%.3f\t%.3f\t%.3f\t%.3f\t%.2fx\t%.2fx\n", dc, ds, wd, jd, wd / ds, jd / wd
+	print "note: Node.js " nv "; terrain.wasm: clang 14 -O3 -msimd128 for wasm32-wasi (make wasm), decodeTile()" \
+	      " through it (the reference decoder, checksum included) and World.tile(..., { encode: false })," \
+	      " copies in and out of its memory included; CPU time, medians of 7 interleaved batches"
+	print "note: native scalar: common/ with -DTERRAIN_NO_CLONES (baseline x86-64, SSE2); the SIMD" \
+	      " clones: the build as loaded (AVX-512 where the CPU has it)"
+	print "note: targets (issue 29): wasm decode >= 5x the JavaScript decoder (JS / wasm);" \
+	      " wasm generation <= 3x native scalar (wasm / scalar)"
+}' | tee "$out/wasm.tsv"

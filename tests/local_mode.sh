@@ -1,0 +1,113 @@
+#!/bin/bash
+# local_mode.sh - terrain-client fetch and walk --local against the real
+# server (issue 29): a world with edits, the map of `fetch --local` byte for
+# byte the map of `fetch` (heights and materials, every ring at its
+# precision, edited chunks and their neighbours among them), most tiles
+# made here and the edited ones fetched; `walk --local` without errors,
+# few requests; `follow --local` applying the log here and comparing every
+# touched chunk's version and hash with GET /hashes; and the refusals,
+# through a lying proxy
+# (tests/local_proxy.py): another generator fingerprint, another
+# golden-tile digest, none, a tile whose edit_seq is not the version
+# GET /hashes gives, and a generator this client does not have.
+. "$(dirname "$0")/lib.sh"
+CLIENT=$BUILD/terrain-client
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$TMP/presets"
+sed 's/"name": *"[^"]*"/"name": "mine"/' "$ROOT/presets/alpine.json" >"$TMP/presets/mine.json"
+server_start --presets "$TMP/presets" --edit-rate 0 --edit-area 0
+
+post() {
+	curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -d "$2" "$BASE/v1/worlds/$1/edits"
+}
+# one on a chunk corner (four chunks), one inside a chunk, one far away
+check "edits posted" post 77 '{"edits":[{"op":"raise","x":256,"z":0,"radius":30,"strength":6},
+	{"op":"flatten","x":-300,"z":420,"radius":60,"strength":0.8,"height":12},
+	{"op":"lower","x":900,"z":-700,"radius":25,"strength":3,"falloff":"linear"}]}'
+
+fetch() { # NAME ARGS...: the map and the report
+	local name=$1
+	shift
+	"$CLIENT" fetch --server "$BASE" --seed 77 --x 40 --z 60 --radius 1024 -o "$TMP/$name.png" "$@" \
+		>"$TMP/$name.out" 2>&1
+}
+check "fetch (every tile from the server)" fetch remote
+check "fetch --local" fetch local --local
+check "the two maps are byte for byte the same" cmp "$TMP/remote.png" "$TMP/local.png"
+cat "$TMP/local.out"
+made=$(sed -n 's/.*local mode: \([0-9]*\) tiles generated here, \([0-9]*\) fetched.*/\1 \2/p' "$TMP/local.out")
+check "most tiles made here, the edited chunks' (and their neighbours') fetched: $made" \
+	test "${made% *}" -gt 40 -a "${made#* }" -ge 9 -a "${made#* }" -lt 40
+check "fetch --exact --local too" fetch exact-local --exact --local
+check "fetch --exact" fetch exact --exact
+check "  the same maps" cmp "$TMP/exact.png" "$TMP/exact-local.png"
+check "an edited world: the maps with and without edits differ" \
+	not cmp -s "$TMP/local.png" <("$CLIENT" fetch --server "$BASE" --seed 78 --x 40 --z 60 --radius 1024 \
+		-o /dev/stdout 2>/dev/null)
+
+walk() {
+	"$CLIENT" walk --server "$BASE" --seed 77 --path -600,0:900,300 --speed 30 --radius 1024 \
+		--quiet --revalidate 5 "$@" >"$TMP/walk.out" 2>&1
+}
+check "walk --local: no errors" walk --local
+cat "$TMP/walk.out"
+check "  it made tiles and asked GET /hashes" has "$TMP/walk.out" 'local mode: [1-9][0-9]* tiles generated here, [0-9]+ fetched, [1-9]'
+check "  far fewer requests than tiles" \
+	awk '/^walk: [0-9]+ steps/ { r = $4; t = $10 } END { exit !(r * 5 < t) }' "$TMP/walk.out"
+
+# ---- follow --local: edits applied here, hashes compared, nothing refetched -----------
+"$CLIENT" follow --server "$BASE" --seed 77 --local --duration 6 >"$TMP/follow.out" 2>&1 &
+FOLLOW=$!
+for _ in $(seq 1 100); do grep -q 'following its edits' "$TMP/follow.out" && break; sleep 0.05; done
+check "follow --local started on the log so far" has "$TMP/follow.out" 'at seq 3, world_hash'
+post 77 '{"edits":[{"op":"raise","x":10,"z":10,"radius":300,"strength":2}]}'
+post 77 '{"edits":[{"op":"set","x":-512,"z":-512,"radius":5,"height":40},{"op":"lower","x":5000,"z":5000,"radius":9,"strength":1}]}'
+post 77 '{"edits":[{"op":"flatten","x":128,"z":128,"radius":700,"strength":0.5,"height":3}]}'
+wait "$FOLLOW"
+rc=$?
+cat "$TMP/follow.out"
+check "follow --local exits 0 at --duration" eq "$rc" 0
+check "  each batch: its chunks made here, their hashes equal GET /hashes'" \
+	eq "$(grep -c 'ok, [0-9]* chunks made here, hashes equal' "$TMP/follow.out")" 3
+check "  the last batch's 25 or so chunks" has "$TMP/follow.out" 'seq 7\.\.7 .* ok, [1-9][0-9] chunks made here'
+
+# ---- refusals ------------------------------------------------------------------------
+proxy() { # MODE: a lying proxy in front of the server; sets PBASE
+	python3 "$ROOT/tests/local_proxy.py" "$BASE" "$1" >"$TMP/proxy.log" 2>&1 &
+	PROXY=$!
+	PPORT=
+	for _ in $(seq 1 400); do
+		PPORT=$(sed -n 's/listening on 127\.0\.0\.1:\([0-9]*\)/\1/p' "$TMP/proxy.log")
+		[ -n "$PPORT" ] && break
+		sleep 0.05
+	done
+	[ -n "$PPORT" ] || { echo "the proxy did not start:"; cat "$TMP/proxy.log"; }
+	PBASE=http://127.0.0.1:$PPORT
+}
+refused() { # MODE WHAT: fetch --local through the proxy exits 1 naming WHAT
+	proxy "$1"
+	"$CLIENT" fetch --server "$PBASE" --seed 77 --x 40 --z 60 --radius 300 -o "$TMP/no.png" --local \
+		>"$TMP/refused.out" 2>&1
+	local rc=$?
+	kill "$PROXY" 2>/dev/null
+	wait "$PROXY" 2>/dev/null
+	cat "$TMP/refused.out"
+	[ "$rc" = 1 ] && grep -q -- "$2" "$TMP/refused.out"
+}
+check "refused: another generator fingerprint" refused fingerprint "fingerprint is"
+check "refused: other golden tiles" refused selfcheck "other golden tiles"
+check "refused: a server that names no golden tiles" refused noselfcheck 'no "selfcheck"'
+check "refused: a tile whose edit_seq is not /hashes' version" refused hashes "GET /hashes says version 99"
+check "the lying proxy passes the truth through (fetch --local)" \
+	bash -c "python3 '$ROOT/tests/local_proxy.py' '$BASE' none >'$TMP/p2.log' 2>&1 & p=\$!;
+		for i in \$(seq 1 100); do port=\$(sed -n 's/listening on 127\.0\.0\.1:\([0-9]*\)/\1/p' '$TMP/p2.log');
+		[ -n \"\$port\" ] && break; sleep 0.05; done;
+		'$CLIENT' fetch --server http://127.0.0.1:\$port --seed 77 --x 40 --z 60 --radius 300 -o '$TMP/p.png' --local >/dev/null;
+		rc=\$?; kill \$p; exit \$rc"
+"$CLIENT" fetch --server "$BASE" --seed 77 --gen mine --x 0 --z 0 --radius 300 -o "$TMP/m.png" --local \
+	>"$TMP/mine.out" 2>&1
+rc=$?
+check "refused: a generator not built into the client ($(head -c 120 "$TMP/mine.out"))" \
+	eq "$rc $(grep -c 'built-in presets' "$TMP/mine.out")" "1 1"
+check "the server stops cleanly" server_stop
+finish
