@@ -1,0 +1,212 @@
+#!/bin/sh
+# redis-node.sh - how each Redis of docker/compose.cluster.yaml finds its
+# role, so that no container names the primary and any order of failures
+# and restarts ends with one primary and its replicas (docs/cluster.md,
+# "The Redis topology").
+#
+#   redis-node.sh data [redis-server OPTION...]   a data node (docker/redis.conf)
+#   redis-node.sh sentinel                        a Sentinel (docker/sentinel.conf)
+#
+# A data node asks the Sentinels who the primary is before it starts:
+#   - a quorum names another: it starts as that one's replica;
+#   - a quorum names itself (it was the primary and came back before a
+#     failover): it starts as primary on its own AOF, unless its data
+#     folder is new (a lost volume), when it waits for the failover instead
+#     of offering an empty log to the replicas;
+#   - a quorum answers that they know none (a new cluster, or Sentinels that
+#     lost their state): it starts undecided, a primary nobody writes to
+#     (the terrain nodes find the primary only through the Sentinels); the
+#     peer with the newest stream (last-generated-id of the log, ties to the
+#     first in TERRAIN_REDIS_PEERS) registers itself with SENTINEL MONITOR,
+#     and the others turn into its replicas once the Sentinels name it. The
+#     peers compare only when every one answers, or a majority after
+#     TERRAIN_ELECT_WAIT seconds: an acknowledged edit is on the primary and
+#     a replica, so any majority of three holds it;
+#   - no quorum answers: it waits and asks again.
+# A watcher stays behind: whenever the Sentinels know no primary and this
+# node would win the comparison (a running primary whose Sentinels were
+# re-created), it registers itself again.
+# A Sentinel keeps its state in its volume; one that knows no primary while
+# another Sentinel does monitors that one (it was down at registration).
+#
+# Environment: TERRAIN_REDIS_NAME (this node's name, default the host name),
+# TERRAIN_REDIS_PEERS (every data node, in order of preference),
+# TERRAIN_SENTINELS (host names, port 26379), TERRAIN_REDIS_MASTER
+# (terrain), TERRAIN_SENTINEL_QUORUM (2), TERRAIN_SENTINEL_DOWN_MS (2000),
+# TERRAIN_SENTINEL_FAILOVER_MS (10000), TERRAIN_ELECT_WAIT (30),
+# TERRAIN_REDIS_DB (0) and TERRAIN_REDIS_LOG_KEY (terrain:log): where the
+# edit log's stream is.
+set -eu
+mode=${1:-data}
+[ $# -gt 0 ] && shift
+ME=${TERRAIN_REDIS_NAME:-$(cat /proc/sys/kernel/hostname)}
+PEERS=${TERRAIN_REDIS_PEERS:-}
+SENTINELS=${TERRAIN_SENTINELS:-}
+MASTER=${TERRAIN_REDIS_MASTER:-terrain}
+QUORUM=${TERRAIN_SENTINEL_QUORUM:-2}
+DOWN_MS=${TERRAIN_SENTINEL_DOWN_MS:-2000}
+FAILOVER_MS=${TERRAIN_SENTINEL_FAILOVER_MS:-10000}
+ELECT_WAIT=${TERRAIN_ELECT_WAIT:-30}
+DB=${TERRAIN_REDIS_DB:-0}
+LOG_KEY=${TERRAIN_REDIS_LOG_KEY:-terrain:log}
+DATA=/var/lib/terrain/redis
+
+say() { echo "redis-node $ME: $*" >&2; }
+# One command, at most 2 s (a paused peer never answers); error replies fail.
+cli() { timeout 2 redis-cli --raw -e "$@" 2>/dev/null; }
+sentinel_cli() { cli -h "$1" -p 26379 "$@"; }
+
+# What a quorum of the Sentinels says the primary is: "HOST PORT", or
+# "none" when a quorum answers that it knows none; nothing without a quorum.
+sentinels_say() {
+	for s in $SENTINELS; do
+		a=$(cli -h "$s" -p 26379 SENTINEL get-master-addr-by-name "$MASTER" | tr '\n' ' ') ||
+			continue
+		a=${a% }
+		echo "${a:-none}"
+	done | sort | uniq -c | awk -v q="$QUORUM" '$1 >= q { print $2 ($3 ? " " $3 : ""); exit }'
+}
+
+# The last id ever added to the log's stream on peer $1 ("0-0" without
+# one); fails when the peer does not answer or cannot read (loading).
+last_id() {
+	t=$(cli -h "$1" -n "$DB" TYPE "$LOG_KEY") || return 1
+	[ "$t" = stream ] || { echo 0-0; return 0; }
+	cli -h "$1" -n "$DB" XINFO STREAM "$LOG_KEY" | awk 'p { print; exit } $0 == "last-generated-id" { p = 1 }'
+}
+
+# Whether stream id $1 is newer than $2 (MS-SEQ, compared as numbers).
+newer() {
+	echo "$1 $2" | awk '{ split($1, a, "-"); split($2, b, "-");
+		exit !(a[1] + 0 > b[1] + 0 || (a[1] + 0 == b[1] + 0 && a[2] + 0 > b[2] + 0)) }'
+}
+
+# The peer that should be primary, printed: of the peers that answer as
+# primaries, the one with the newest stream, ties to the first named.
+# Fails until every peer answers, or a majority once $1 s have passed.
+elect() {
+	n=0 answered=0 best= best_id=
+	for p in $PEERS; do
+		n=$((n + 1))
+		role=$(cli -h "$p" ROLE | head -n 1) || continue
+		if [ "$role" = master ]; then
+			id=$(last_id "$p") || continue
+			if [ -z "$best" ] || newer "$id" "$best_id"; then best=$p best_id=$id; fi
+		fi
+		answered=$((answered + 1))
+	done
+	[ -n "$best" ] || return 1
+	[ "$answered" = "$n" ] || { [ $((answered * 2)) -gt "$n" ] && [ "$1" -ge "$ELECT_WAIT" ]; } ||
+		return 1
+	echo "$best $best_id"
+}
+
+# SENTINEL MONITOR this node on every Sentinel that knows no primary.
+register() {
+	for s in $SENTINELS; do
+		k=$(cli -h "$s" -p 26379 SENTINEL get-master-addr-by-name "$MASTER") || continue
+		[ -z "$k" ] || continue
+		cli -h "$s" -p 26379 SENTINEL MONITOR "$MASTER" "$ME" 6379 "$QUORUM" >/dev/null &&
+			cli -h "$s" -p 26379 SENTINEL SET "$MASTER" down-after-milliseconds "$DOWN_MS" \
+				failover-timeout "$FAILOVER_MS" parallel-syncs 1 >/dev/null &&
+			say "registered as primary with Sentinel $s"
+	done
+}
+
+# The data node's watcher: settles an undecided start, then re-registers
+# this node whenever the Sentinels know none and it would win.
+watch_data() {
+	undecided=$1 t0=$(date +%s)
+	until cli PING >/dev/null; do sleep 0.2; done
+	while :; do
+		p=$(sentinels_say)
+		case $p in
+		none)
+			if w=$(elect $(($(date +%s) - t0))) && [ "${w% *}" = "$ME" ]; then
+				say "the Sentinels know no primary; the newest data of the peers is here (${w#* }): primary"
+				register
+			fi
+			;;
+		"$ME "*) undecided=0 ;;
+		?*)
+			if [ "$undecided" = 1 ]; then
+				say "the Sentinels name $p: replicating it"
+				cli REPLICAOF ${p% *} ${p#* } >/dev/null || true
+				undecided=0
+			fi
+			;;
+		esac
+		sleep 1
+	done
+}
+
+data() {
+	i=0
+	while :; do
+		p=$(sentinels_say)
+		case $p in
+		none)
+			say "the Sentinels know no primary: starting undecided (the peer with the newest data becomes primary)"
+			watch_data 1 &
+			exec redis-server /etc/terrain/redis.conf --replica-announce-ip "$ME" "$@"
+			;;
+		"$ME "*)
+			if [ -d "$DATA/appendonlydir" ]; then
+				say "the Sentinels name this node primary: starting as primary on its AOF"
+				watch_data 0 &
+				exec redis-server /etc/terrain/redis.conf --replica-announce-ip "$ME" "$@"
+			fi
+			[ $((i % 10)) = 0 ] && say "the Sentinels name this node primary but its data folder is new: waiting for them to fail over"
+			;;
+		?*)
+			say "the Sentinels name $p primary: starting as its replica"
+			watch_data 0 &
+			exec redis-server /etc/terrain/redis.conf --replica-announce-ip "$ME" \
+				--replicaof ${p% *} ${p#* } "$@"
+			;;
+		*) [ $((i % 10)) = 0 ] && say "no quorum of Sentinels ($SENTINELS) answers yet; asking again" ;;
+		esac
+		i=$((i + 1))
+		sleep 1
+	done
+}
+
+# The Sentinel's follower: knowing no primary while another Sentinel does,
+# monitor that one.
+follow_sentinels() {
+	until cli -p 26379 PING >/dev/null; do sleep 0.2; done
+	while sleep 2; do
+		k=$(cli -p 26379 SENTINEL get-master-addr-by-name "$MASTER") || continue
+		[ -z "$k" ] || continue
+		for s in $SENTINELS; do
+			[ "$s" = "$ME" ] && continue
+			a=$(cli -h "$s" -p 26379 SENTINEL get-master-addr-by-name "$MASTER" | tr '\n' ' ') ||
+				continue
+			set -- $a
+			[ $# = 2 ] || continue
+			cli -p 26379 SENTINEL MONITOR "$MASTER" "$1" "$2" "$QUORUM" >/dev/null &&
+				cli -p 26379 SENTINEL SET "$MASTER" down-after-milliseconds "$DOWN_MS" \
+					failover-timeout "$FAILOVER_MS" parallel-syncs 1 >/dev/null &&
+				say "Sentinel $s names $1 $2: monitoring it"
+			break
+		done
+	done
+}
+
+sentinel() {
+	conf=$DATA/sentinel.conf
+	if [ ! -s "$conf" ]; then
+		cp /etc/terrain/sentinel.conf "$conf"
+		echo "sentinel announce-ip $ME" >>"$conf"
+	fi
+	follow_sentinels &
+	exec redis-server "$conf" --sentinel
+}
+
+[ -n "$PEERS" ] && [ -n "$SENTINELS" ] ||
+	{ say "set TERRAIN_REDIS_PEERS and TERRAIN_SENTINELS"; exit 2; }
+case $mode in
+data) data "$@" ;;
+sentinel) sentinel ;;
+*) echo "usage: $0 data|sentinel [redis-server OPTION...]" >&2; exit 2 ;;
+esac
