@@ -86,12 +86,14 @@ newer() {
 # Fails until every peer answers, or a majority once $1 s have passed.
 elect() {
 	n=0 answered=0 best= best_id=
-	for p in $PEERS; do
+	for peer in $PEERS; do
 		n=$((n + 1))
-		role=$(cli -h "$p" ROLE | head -n 1) || continue
+		role=$(cli -h "$peer" ROLE) || continue
+		role=${role%%[!a-z]*}
+		[ -n "$role" ] || continue
 		if [ "$role" = master ]; then
-			id=$(last_id "$p") || continue
-			if [ -z "$best" ] || newer "$id" "$best_id"; then best=$p best_id=$id; fi
+			id=$(last_id "$peer") || continue
+			if [ -z "$best" ] || newer "$id" "$best_id"; then best=$peer best_id=$id; fi
 		fi
 		answered=$((answered + 1))
 	done
