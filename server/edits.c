@@ -1022,8 +1022,9 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
 		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = presets_body(e)) != 0)
 		;
 	else if ((rc = identity(cat, &id)) == 0)
-		rc = journal_open(cfg->log, cfg->data_dir, id, loop, follow, e, &e->log, err,
-				  errlen);
+		rc = journal_open(cfg->log, &(struct journal_auth){ cfg->log_password,
+								 cfg->log_sentinel_password },
+				  cfg->data_dir, id, loop, follow, e, &e->log, err, errlen);
 	free(id);
 	if (rc) {
 		edits_destroy(e);

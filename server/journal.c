@@ -47,9 +47,9 @@ static int is_redis(const char *spec)
 	return !strncmp(spec, "redis://", 8) || !strncmp(spec, "sentinel://", 11);
 }
 
-int journal_open(const char *spec, const char *data_dir, const char *identity,
-		 struct uv_loop_s *loop, journal_follow_fn follow, void *arg,
-		 struct journal **out, char *err, size_t errlen)
+int journal_open(const char *spec, const struct journal_auth *auth, const char *data_dir,
+		 const char *identity, struct uv_loop_s *loop, journal_follow_fn follow,
+		 void *arg, struct journal **out, char *err, size_t errlen)
 {
 	struct journal *l;
 	int rc;
@@ -70,7 +70,7 @@ int journal_open(const char *spec, const char *data_dir, const char *identity,
 	l->follow = follow;
 	l->arg = arg;
 	if (spec && is_redis(spec))
-		rc = journal_redis_open(spec, identity ? identity : "", loop, l, &l->ops,
+		rc = journal_redis_open(spec, auth, identity ? identity : "", loop, l, &l->ops,
 					&l->be, err, errlen);
 	else
 		rc = journal_file_open(data_dir, loop, &l->ops, &l->be, err, errlen);

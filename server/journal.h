@@ -29,7 +29,7 @@
  *
  * Loop thread only.
  *
- *	journal_open("file", dir, NULL, loop, follow, world, &l, err, sizeof(err));
+ *	journal_open("file", NULL, dir, NULL, loop, follow, world, &l, err, sizeof(err));
  *	journal_replay(l, &rs);                  // follow(0) per batch
  *	journal_append(l, &batch, done, req);    // follow(LIVE | OWN), then done
  *	journal_close(l);
@@ -88,18 +88,30 @@ struct journal_replay_stats {
 };
 
 /*
- * Open the log named by spec: "file" (or NULL) is the write-ahead log of
- * store.h in data_dir; "redis://HOST:PORT[/DB][?OPTIONS]" or
- * "sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB][?OPTIONS]" the shared
- * log of journal_redis.c (docs/cluster.md). identity (may be NULL for the
- * file log) is what every node of a shared log must agree on: the first
- * node records it there, a node with another one is refused.
- * follow(arg, ...) receives every batch. On failure returns ERR_* with
- * the reason in err.
+ * Passwords of a shared log given apart from its spec, so that they stay
+ * out of process listings (main.c reads them from the environment or a
+ * file; docs/cluster.md "Credentials"). NULL: not given. A password given
+ * both here and in the spec is refused.
  */
-int journal_open(const char *spec, const char *data_dir, const char *identity,
-		 struct uv_loop_s *loop, journal_follow_fn follow, void *arg,
-		 struct journal **out, char *err, size_t errlen);
+struct journal_auth {
+	const char *password;           /* the data nodes' (the spec's USER, or
+					   Redis's default user) */
+	const char *sentinel_password;  /* the Sentinels' (sentinel://) */
+};
+
+/*
+ * Open the log named by spec: "file" (or NULL) is the write-ahead log of
+ * store.h in data_dir; "redis://[USER[:PASSWORD]@]HOST:PORT[/DB][?OPTIONS]"
+ * or "sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/MASTER[/DB]
+ * [?OPTIONS]" the shared log of journal_redis.c (docs/cluster.md). auth
+ * (may be NULL) adds passwords. identity (may be NULL for the file log) is
+ * what every node of a shared log must agree on: the first node records
+ * it there, a node with another one is refused. follow(arg, ...) receives
+ * every batch. On failure returns ERR_* with the reason in err.
+ */
+int journal_open(const char *spec, const struct journal_auth *auth, const char *data_dir,
+		 const char *identity, struct uv_loop_s *loop, journal_follow_fn follow,
+		 void *arg, struct journal **out, char *err, size_t errlen);
 
 /* Follow every batch in the log, before the first append. Returns 0 or
  * the ERR_* that stopped it, with st->message saying why. */
@@ -197,10 +209,10 @@ int journal_file_open(const char *dir, struct uv_loop_s *loop,
 		      const struct journal_ops **ops, void **be, char *err,
 		      size_t errlen);
 
-/* The Redis backend (journal_redis.c): spec as journal_open(); l is
- * where it delivers records. */
-int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s *loop,
-		       struct journal *l, const struct journal_ops **ops, void **be,
-		       char *err, size_t errlen);
+/* The Redis backend (journal_redis.c): spec and auth as journal_open();
+ * l is where it delivers records. */
+int journal_redis_open(const char *spec, const struct journal_auth *auth,
+		       const char *identity, struct uv_loop_s *loop, struct journal *l,
+		       const struct journal_ops **ops, void **be, char *err, size_t errlen);
 
 #endif

@@ -489,18 +489,15 @@ static void tail_connect(struct redis_conn *c)
 {
 	struct rlog *g = c->owner;
 	const struct addr *a = journal_redis__tail_target(g);
-	char db[8];
-	const char *sel[] = { "SELECT", db }, *len[] = { "XLEN", KEY_LOG };
+	const char *len[] = { "XLEN", KEY_LOG };
 
 	if (!a) {
 		redis_conn_retry(c, tail_connect);
 		return;
 	}
 	g->tail_at = *a;
-	snprintf(db, sizeof(db), "%d", g->db);
 	redis_conn_open(c, a->host, a->port);
-	redis_conn_command(c, g->timeout_ms, on_tail_hello, "SELECT", 2, sel,
-			   (size_t[]){ 6, strlen(db) });
+	journal_redis__hello(c, &g->data, g->db, on_tail_hello);
 	redis_conn_command(c, g->timeout_ms, on_tail_hello, "XLEN", 2, len,
 			   (size_t[]){ 4, strlen(KEY_LOG) });
 	tail_read(g);
@@ -610,9 +607,9 @@ static const struct journal_ops redis_ops = {
 	journal_redis__snapshot_get, rl_snapshot_put,
 };
 
-int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s *loop,
-		       struct journal *l, const struct journal_ops **ops, void **be,
-		       char *err, size_t errlen)
+int journal_redis_open(const char *spec, const struct journal_auth *auth,
+		       const char *identity, struct uv_loop_s *loop, struct journal *l,
+		       const struct journal_ops **ops, void **be, char *err, size_t errlen)
 {
 	struct rlog *g = calloc(1, sizeof(*g));
 	uint64_t id = uv_hrtime() ^ ((uint64_t)getpid() << 40);
@@ -621,7 +618,7 @@ int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s 
 	snprintf(err, errlen, "edit log: out of memory");
 	if (!g)
 		return ERR_NOMEM;
-	if ((rc = journal_redis__parse_spec(g, spec, err, errlen)) != 0) {
+	if ((rc = journal_redis__parse_spec(g, spec, auth, err, errlen)) != 0) {
 		free(g);
 		return rc;
 	}

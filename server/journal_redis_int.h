@@ -38,6 +38,13 @@ struct addr {
 	int port;
 };
 
+/* Who a connection logs in as: AUTH [user] password, when pass is set. */
+struct cred {
+	char user[128];                  /* "": Redis's default user */
+	char pass[256];                  /* "" with has_pass 0: no AUTH */
+	int has_pass;
+};
+
 /* One append, from journal_append() to its done. */
 struct rappend {
 	struct rappend *prev, *next;     /* the log's list, in order */
@@ -64,11 +71,14 @@ struct held {
 struct rlog {
 	struct uv_loop_s *loop;
 	struct journal *l;
-	char name[128];                  /* the spec without options */
+	char name[512];                  /* the spec without options, USER:***@ */
 	int sentinel;                    /* hosts are Sentinels */
 	struct addr hosts[MAX_HOSTS];
 	size_t nhosts, next_host, tail_next;
 	char master_name[128];
+	struct cred data, sent_cred;     /* the data nodes', the Sentinels' */
+	int fatal;                       /* start-up: an answer no wait mends
+					    (credentials, permissions) */
 	int db, replicas;                /* WAIT replicas; 0: none */
 	unsigned timeout_ms;
 	char *identity;
@@ -96,8 +106,20 @@ struct rlog {
 
 /* ---- journal_redis_primary.c ---------------------------------------------------- */
 
-/* Parse spec (journal.h) into g; ERR_INVAL with the reason in err. */
-int journal_redis__parse_spec(struct rlog *g, const char *spec, char *err, size_t errlen);
+/* Parse spec (journal.h) and auth (may be NULL) into g; ERR_INVAL with
+ * the reason in err. */
+int journal_redis__parse_spec(struct rlog *g, const char *spec, const struct journal_auth *auth,
+			      char *err, size_t errlen);
+
+/* Send AUTH (when cr has a password) on c, fn answered with arg "AUTH";
+ * then SELECT db unless db < 0, answered with "SELECT". First on a new
+ * connection. */
+void journal_redis__hello(struct redis_conn *c, const struct cred *cr, int db,
+			  redis_reply_fn fn);
+
+/* An error reply that waiting does not mend: wrong or missing
+ * credentials, a command the user may not run. */
+int journal_redis__auth_error(const char *reply);
 
 /* The backend's replay (journal_ops): blocking; starts the live
  * connections when it succeeds. */
