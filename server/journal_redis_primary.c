@@ -20,6 +20,7 @@
 
 #include <hiredis/hiredis.h>
 #include <uv.h>
+#include <xxhash.h>
 
 #include "err.h"
 #include "journal_redis_int.h"
@@ -643,18 +644,54 @@ static int check_identity(struct rlog *g, redisContext *c, char *msg, size_t cap
 }
 
 /* Every entry of the stream of c, in pages, through cb. */
-static int read_all(struct rlog *g, redisContext *c, journal_record_fn cb, void *arg,
-		    char *msg, size_t cap)
+/* The check of journal_redis__check_cmd() for a read from id, on c:
+ * 1 held, 0 not (behind the trim), -1 no answer (msg). */
+static int sync_check(struct rlog *g, redisContext *c, const char *id, char *msg, size_t cap)
 {
-	char start[64] = "-";
+	const char *argv[4];
+	size_t lens[4];
+	int n = journal_redis__check_cmd(id, argv, lens), ok;
+	redisReply *r = redisCommandArgv(c, n, argv, lens);
+
+	if (!r || is(r, REDIS_REPLY_ERROR)) {
+		if (r && journal_redis__auth_error(r->str))
+			g->fatal = 1;
+		snprintf(msg, cap, "%s", r ? r->str : c->errstr);
+		freeReplyObject(r);
+		return -1;
+	}
+	ok = journal_redis__check_ok(id, r);
+	freeReplyObject(r);
+	return ok;
+}
+
+/*
+ * Every entry of the stream of c after last_id ("0-0": all), in pages,
+ * through cb. Behind each page the check that the log still holds where
+ * the page began (as the tail does): when it does not, the log was
+ * trimmed past this node's snapshot (one newer was shared meanwhile):
+ * the page is dropped and *behind set; the live tail then restores.
+ */
+static int read_all(struct rlog *g, redisContext *c, journal_record_fn cb, void *arg,
+		    int *behind, char *msg, size_t cap)
+{
+	char start[64], from[48];
 	redisReply *r;
 	size_t k, n;
-	int rc = 0;
+	int rc = 0, held;
 
+	*behind = 0;
 	do {
+		snprintf(from, sizeof(from), "%s", g->last_id);
+		snprintf(start, sizeof(start), strcmp(from, "0-0") ? "(%s" : "-", from);
 		if (!(r = sync_need(g, 0, c, msg, cap, "XRANGE %s %s + COUNT " STR(PAGE), KEY_LOG,
 				      start)))
 			return ERR_IO;
+		if ((held = sync_check(g, c, from, msg, cap)) <= 0) {
+			freeReplyObject(r);
+			*behind = held == 0;
+			return held == 0 ? 0 : ERR_IO;
+		}
 		n = is(r, REDIS_REPLY_ARRAY) ? r->elements : 0;
 		for (k = 0; k < n && !rc; k++) {
 			const redisReply *rec, *tag;
@@ -669,38 +706,97 @@ static int read_all(struct rlog *g, redisContext *c, journal_record_fn cb, void 
 			snprintf(g->last_id, sizeof(g->last_id), "%s", id);
 			g->entries++;
 		}
-		snprintf(start, sizeof(start), "(%s", g->last_id);
 		freeReplyObject(r);
 	} while (!rc && n == PAGE);
 	return rc;
 }
 
+/* The chunks of the snapshot m names, into buf: 0, ERR_AGAIN (one is
+ * gone: a newer snapshot replaced it), ERR_IO with err. */
+static int sync_chunks(redisContext *c, const struct snap_meta *m, uint8_t *buf, char *err,
+		       size_t errlen)
+{
+	size_t asked = 0, got = 0;
+	int rc = 0;
+
+	while (got < m->chunks) {
+		redisReply *r;
+		size_t off = got * SNAP_CHUNK, want = m->bytes - off < SNAP_CHUNK ?
+						      m->bytes - off : SNAP_CHUNK;
+
+		for (; asked < m->chunks && asked - got < 4 * SNAP_WINDOW; asked++) {
+			char field[24];
+
+			snprintf(field, sizeof(field), "%zu", asked);
+			redisAppendCommandArgv(c, 3, (const char *[]){ "HGET", m->key, field },
+					       (size_t[]){ 4, strlen(m->key), strlen(field) });
+		}
+		if (redisGetReply(c, (void **)&r) != REDIS_OK) {
+			snprintf(err, errlen, "%s", c->errstr);
+			return ERR_IO;
+		}
+		if (!rc && (!is(r, REDIS_REPLY_STRING) || r->len != want))
+			rc = ERR_AGAIN; /* read the answers still due, then retry */
+		if (!rc)
+			memcpy(buf + off, r->str, want);
+		freeReplyObject(r);
+		got++;
+	}
+	return rc;
+}
 
 int journal_redis__snapshot_get(void *be, uint8_t **buf, size_t *len, char *err,
 				size_t errlen)
 {
 	struct rlog *g = be;
 	redisContext *m = sync_master(g, err, errlen);
+	size_t lens[META_ARGC], k;
+	struct snap_meta meta;
 	redisReply *r;
-	int rc = ERR_NOTFOUND;
+	uint8_t *b = NULL;
+	int rc = ERR_IO, tries;
 
 	if (!m)
 		return ERR_IO;
-	r = sync_cmd(m, err, errlen, "GET %s", KEY_SNAP);
-	if (is(r, REDIS_REPLY_STRING) && r->len > 0) {
-		if ((*buf = malloc(r->len))) {
-			memcpy(*buf, r->str, r->len);
-			*len = r->len;
-			rc = 0;
-		} else {
+	for (k = 0; k < META_ARGC; k++)
+		lens[k] = strlen(journal_redis__meta_argv[k]);
+	for (tries = 0; tries < 5; tries++) {
+		if ((r = sync_need(g, 0, m, err, errlen, "HGET %s trim", KEY_META)))
+			g->trimmed = is(r, REDIS_REPLY_STRING);
+		freeReplyObject(r);
+		r = redisCommandArgv(m, META_ARGC, (const char **)journal_redis__meta_argv, lens);
+		rc = r && !is(r, REDIS_REPLY_ERROR) ? journal_redis__meta(r, &meta) : ERR_IO;
+		if (rc == ERR_IO)
+			snprintf(err, errlen, "%s", r ? r->str : m->errstr);
+		else if (rc == ERR_CORRUPT)
+			snprintf(err, errlen, "%s: not a snapshot's description", KEY_META);
+		freeReplyObject(r);
+		if (rc)
+			break;
+		free(b);
+		if (!(b = malloc(meta.bytes))) {
 			rc = ERR_NOMEM;
+			snprintf(err, errlen, "out of memory");
+			break;
 		}
-	} else if (!r) {
-		rc = ERR_IO;
+		if ((rc = sync_chunks(m, &meta, b, err, errlen)) == ERR_AGAIN)
+			continue;
+		if (!rc && XXH3_64bits(b, meta.bytes) != meta.sum) {
+			snprintf(err, errlen, "%s: checksum mismatch", meta.key);
+			rc = ERR_CORRUPT;
+		}
+		break;
 	}
-	freeReplyObject(r);
+	if (rc == ERR_AGAIN)
+		snprintf(err, errlen, "it kept changing while read");
 	redisFree(m);
-	return rc;
+	if (rc) {
+		free(b);
+		return rc == ERR_AGAIN ? ERR_IO : rc;
+	}
+	*buf = b;
+	*len = meta.bytes;
+	return 0;
 }
 
 int journal_redis__replay(void *be, journal_record_fn cb, void *arg,
@@ -711,7 +807,7 @@ int journal_redis__replay(void *be, journal_record_fn cb, void *arg,
 	size_t cap = sizeof(st->message);
 	redisContext *m = NULL, *src;
 	const struct addr *at;
-	int rc, i;
+	int rc, i, behind = 0;
 
 	for (i = 0; !(m = sync_master(g, msg, cap)) && !g->fatal && i < START_WAIT_S; i++) {
 		if (i == 0)
@@ -741,12 +837,14 @@ int journal_redis__replay(void *be, journal_record_fn cb, void *arg,
 	if (src && src != m)
 		want_config(src, at, "replica-serve-stale-data", "no", "a replica cut off "
 			    "from its primary would hand nodes what the new primary may lack");
-	rc = src ? read_all(g, src, cb, arg, msg, cap) : ERR_IO;
+	rc = src ? read_all(g, src, cb, arg, &behind, msg, cap) : ERR_IO;
 	if (src && src != m)
 		redisFree(src);
 	redisFree(m);
 	if (rc == 0)
 		journal_redis__start_live(g);
+	if (rc == 0 && behind)
+		journal_redis__fell_behind(g);
 	else if (rc == ERR_IO)
 		snprintf(msg + strlen(msg), cap - strlen(msg), " (edit log %s)", g->name);
 	return rc;

@@ -75,7 +75,7 @@ redis_up() {
 	replica-serve-stale-data no
 	masteruser replica
 	masterauth $REPL_PW
-	user default off
+	user default off resetpass ~* &* +@all
 	user admin on >$ADMIN_PW ~* &* +@all
 	user terrain on >$NODE_PW $RULES
 	user nosnap on >lim1ted ${RULES/+xrange /}
@@ -119,7 +119,7 @@ declare -A NPORT NPID NLOG
 node_up() {
 	local i=$1 spec=$2
 	shift 2
-	server_start --data-dir "$TMP/node$i" --edit-log "$spec" "$@"
+	server_start --data-dir "$TMP/node$i" --edit-log "$spec" --snapshot-every 150 "$@"
 	NPORT[$i]=$PORT NLOG[$i]=$SERVER_LOG
 	NPID[$i]=$(pgrep -P "$SERVER_PID")
 	wait_for 10 healthy "$PORT" || { echo "node $i not healthy"; cat "$SERVER_LOG"; exit 1; }
@@ -201,6 +201,37 @@ wait_for 10 all_healthy
 cat "$TMP/load.auth2"
 check "... on every node" has "$TMP/load.auth2" ' ok 300 '
 check "... converging" wait_for 10 converged auth
+
+# snapshots shared and the log trimmed under the limited user; a late joiner takes one
+shared_twice() { [ "$(cat "${NLOG[@]}" | grep -c 'snapshot shared')" -ge 2 ]; }
+check "snapshots are shared and the log trimmed as the limited user" wait_for 30 shared_twice
+check "... no command of theirs refused (but CONFIG GET, which is not in the rules)" \
+	not has <(cat "${NLOG[@]}" | grep -v "'config|get'") 'NOPERM'
+check "... the log was trimmed" test -n "$(rcli "${RPORT[$(master)]}" HGET terrain:snapshot:meta trim)"
+TERRAIN_REDIS_PASSWORD=$NODE_PW TERRAIN_SENTINEL_PASSWORD=$SENT_PW node_up 4 "sentinel://terrain@$HOSTS/m"
+check "a late joiner takes the shared snapshot as the limited user" has "${NLOG[4]}" 'took the shared snapshot'
+
+# the primary's AOF alone holds every edit: Redis replays the scripts'
+# transactions with the default user's permissions (docs/cluster.md)
+P=$(master)
+before=$(rcli "${RPORT[$P]}" XLEN terrain:log)
+kill -STOP "${RPID[s1]}" "${RPID[s2]}" "${RPID[s3]}"
+kill -KILL "${RPID[$P]}"
+wait "${RPID[$P]}" 2>/dev/null
+cp -a "$TMP/$P" "$TMP/aofcopy"
+RPORT[aofcopy]=$(free_port)
+sed -e "s|^port .*|port ${RPORT[aofcopy]}|" -e "s|^dir .*|dir $TMP/aofcopy|" \
+	-e "s|^logfile .*|logfile $TMP/aofcopy.log|" "$TMP/$P.conf" >"$TMP/aofcopy.conf"
+redis-server "$TMP/aofcopy.conf" &
+RPID[aofcopy]=$!
+wait_for 5 pong "${RPORT[aofcopy]}"
+check "a primary restarted from its AOF holds all $before entries (no transaction refused)" \
+	eq "$(rcli "${RPORT[aofcopy]}" XLEN terrain:log)" "$before"
+check "... and its log says nothing was refused" not has "$TMP/aofcopy.log" 'CRITICAL'
+kill -KILL "${RPID[aofcopy]}"
+redis_up "$P" # the primary again, its replica still attached
+kill -CONT "${RPID[s1]}" "${RPID[s2]}" "${RPID[s3]}"
+wait_for 10 online_replica
 
 # ---------------------------------------------------------------- refusals
 P=$(master)
