@@ -452,7 +452,8 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	rt->cat = cat;
 	tc = (struct tiles_config){ cfg->cache_bytes, cfg->region_bytes, cfg->max_age,
 				    cfg->max_generations, cfg->bake_after };
-	ec = (struct edits_config){ cfg->edit_log, cfg->data_dir, cfg->edit_token,
+	ec = (struct edits_config){ cfg->edit_log, cfg->edit_log_password,
+				    cfg->edit_log_sentinel_password, cfg->data_dir, cfg->edit_token,
 				    cfg->cors_origins, cfg->allowed_hosts,
 				    { cfg->edit_rate, 5 * cfg->edit_rate, cfg->edit_area_km2 * 1e6,
 				      5 * cfg->edit_area_km2 * 1e6 } };
