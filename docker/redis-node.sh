@@ -6,6 +6,19 @@
 #
 #   redis-node.sh data [redis-server OPTION...]   a data node (docker/redis.conf)
 #   redis-node.sh sentinel                        a Sentinel (docker/sentinel.conf)
+#   redis-node.sh health | sentinel-health        the compose health checks
+#   redis-node.sh cli ARG... | scli ARG...        redis-cli on this data node (as
+#                                                 its user topology) or Sentinel
+#
+# Credentials (docs/cluster.md, "Credentials"), all from the environment and
+# never on a command line: the data nodes' default user is off; they have the
+# users terrain (the nodes': TERRAIN_REDIS_PASSWORD, exactly the rules
+# docs/cluster.md lists), replica (replicas on their primary), sentinel (the
+# Sentinels on the data nodes) and topology (this script and the health
+# checks), the last three with TERRAIN_REDIS_ADMIN_PASSWORD; the Sentinels
+# have requirepass TERRAIN_SENTINEL_PASSWORD, which the nodes and this
+# script use on them. The users are written at each start to a file of
+# mode 600 that only the data node's redis-server reads (passwords hashed).
 #
 # A data node asks the Sentinels who the primary is before it starts:
 #   - a quorum names another: it starts as that one's replica;
@@ -50,17 +63,28 @@ ELECT_WAIT=${TERRAIN_ELECT_WAIT:-30}
 DB=${TERRAIN_REDIS_DB:-0}
 LOG_KEY=${TERRAIN_REDIS_LOG_KEY:-terrain:log}
 DATA=/var/lib/terrain/redis
+REDIS_PW=${TERRAIN_REDIS_PASSWORD:-}
+ADMIN_PW=${TERRAIN_REDIS_ADMIN_PASSWORD:-}
+SENT_PW=${TERRAIN_SENTINEL_PASSWORD:-}
+# The nodes' user: docs/cluster.md, "The ACL rules a node needs" (the
+# container test checks that the two agree).
+TERRAIN_RULES='resetkeys ~terrain:* resetchannels -@all +select +role +script|load +evalsha +xadd +xrange +xread +xlen +xtrim +hget +hset +hmget +hlen +get +set +expire +persist +del +wait'
+REPLICA_RULES='+psync +replconf +ping'
+SENTINEL_RULES='allchannels +multi +slaveof +ping +exec +subscribe +config|rewrite +role +publish +info +client|setname +client|kill +script|kill'
+TOPOLOGY_RULES='resetkeys ~terrain:* resetchannels -@all +select +ping +role +info +type +xinfo|stream +replicaof'
 
 say() { echo "redis-node $ME: $*" >&2; }
-# One command, at most 2 s (a paused peer never answers); error replies fail.
-cli() { timeout 2 redis-cli --raw -e "$@" 2>/dev/null; }
-sentinel_cli() { cli -h "$1" -p 26379 "$@"; }
+# One command, at most 2 s (a paused peer never answers); error replies
+# fail. cli talks to a data node (as topology), scli to a Sentinel (port
+# 26379); both take -h HOST.
+cli() { REDISCLI_AUTH=$ADMIN_PW timeout 2 redis-cli --user topology --raw -e "$@" 2>/dev/null; }
+scli() { REDISCLI_AUTH=$SENT_PW timeout 2 redis-cli -p 26379 --raw -e "$@" 2>/dev/null; }
 
 # What a quorum of the Sentinels says the primary is: "HOST PORT", or
 # "none" when a quorum answers that it knows none; nothing without a quorum.
 sentinels_say() {
 	for s in $SENTINELS; do
-		a=$(cli -h "$s" -p 26379 SENTINEL get-master-addr-by-name "$MASTER" | tr '\n' ' ') ||
+		a=$(scli -h "$s" SENTINEL get-master-addr-by-name "$MASTER" | tr '\n' ' ') ||
 			continue
 		a=${a% }
 		echo "${a:-none}"
@@ -103,15 +127,21 @@ elect() {
 	echo "$best $best_id"
 }
 
+# Tell Sentinel ($1: -h HOST, or nothing for this one) to monitor $2 $3 with
+# the cluster's settings and the credentials of the data nodes' user sentinel.
+monitor() {
+	scli $1 SENTINEL MONITOR "$MASTER" "$2" "$3" "$QUORUM" >/dev/null &&
+		scli $1 SENTINEL SET "$MASTER" down-after-milliseconds "$DOWN_MS" \
+			failover-timeout "$FAILOVER_MS" parallel-syncs 1 \
+			auth-user sentinel auth-pass "$ADMIN_PW" >/dev/null
+}
+
 # SENTINEL MONITOR this node on every Sentinel that knows no primary.
 register() {
 	for s in $SENTINELS; do
-		k=$(cli -h "$s" -p 26379 SENTINEL get-master-addr-by-name "$MASTER") || continue
+		k=$(scli -h "$s" SENTINEL get-master-addr-by-name "$MASTER") || continue
 		[ -z "$k" ] || continue
-		cli -h "$s" -p 26379 SENTINEL MONITOR "$MASTER" "$ME" 6379 "$QUORUM" >/dev/null &&
-			cli -h "$s" -p 26379 SENTINEL SET "$MASTER" down-after-milliseconds "$DOWN_MS" \
-				failover-timeout "$FAILOVER_MS" parallel-syncs 1 >/dev/null &&
-			say "registered as primary with Sentinel $s"
+		monitor "-h $s" "$ME" 6379 && say "registered as primary with Sentinel $s"
 	done
 }
 
@@ -142,7 +172,32 @@ watch_data() {
 	done
 }
 
+# The data node's configuration: docker/redis.conf and the users, in a
+# file only this user reads. Prints its path.
+data_conf() {
+	conf=/tmp/redis-node.conf
+	(
+		umask 077
+		cat >"$conf" <<EOF
+include /etc/terrain/redis.conf
+replica-announce-ip $ME
+# The default user off, its permissions left on (redis/redis#14541: AOF
+# transactions are replayed with them; docs/cluster.md, "Credentials").
+user default off resetpass ~* &* +@all
+user terrain on #$(hash "$REDIS_PW") $TERRAIN_RULES
+user replica on #$(hash "$ADMIN_PW") $REPLICA_RULES
+user sentinel on #$(hash "$ADMIN_PW") $SENTINEL_RULES
+user topology on #$(hash "$ADMIN_PW") $TOPOLOGY_RULES
+masteruser replica
+masterauth "$ADMIN_PW"
+EOF
+	)
+	echo "$conf"
+}
+hash() { printf '%s' "$1" | sha256sum | cut -c1-64; }
+
 data() {
+	conf=$(data_conf)
 	i=0
 	while :; do
 		p=$(sentinels_say)
@@ -150,21 +205,20 @@ data() {
 		none)
 			say "the Sentinels know no primary: starting undecided (the peer with the newest data becomes primary)"
 			watch_data 1 &
-			exec redis-server /etc/terrain/redis.conf --replica-announce-ip "$ME" "$@"
+			exec redis-server "$conf" "$@"
 			;;
 		"$ME "*)
 			if [ -d "$DATA/appendonlydir" ]; then
 				say "the Sentinels name this node primary: starting as primary on its AOF"
 				watch_data 0 &
-				exec redis-server /etc/terrain/redis.conf --replica-announce-ip "$ME" "$@"
+				exec redis-server "$conf" "$@"
 			fi
 			[ $((i % 10)) = 0 ] && say "the Sentinels name this node primary but its data folder is new: waiting for them to fail over"
 			;;
 		?*)
 			say "the Sentinels name $p primary: starting as its replica"
 			watch_data 0 &
-			exec redis-server /etc/terrain/redis.conf --replica-announce-ip "$ME" \
-				--replicaof ${p% *} ${p#* } "$@"
+			exec redis-server "$conf" --replicaof ${p% *} ${p#* } "$@"
 			;;
 		*) [ $((i % 10)) = 0 ] && say "no quorum of Sentinels ($SENTINELS) answers yet; asking again" ;;
 		esac
@@ -176,20 +230,17 @@ data() {
 # The Sentinel's follower: knowing no primary while another Sentinel does,
 # monitor that one.
 follow_sentinels() {
-	until cli -p 26379 PING >/dev/null; do sleep 0.2; done
+	until scli PING >/dev/null; do sleep 0.2; done
 	while sleep 2; do
-		k=$(cli -p 26379 SENTINEL get-master-addr-by-name "$MASTER") || continue
+		k=$(scli SENTINEL get-master-addr-by-name "$MASTER") || continue
 		[ -z "$k" ] || continue
 		for s in $SENTINELS; do
 			[ "$s" = "$ME" ] && continue
-			a=$(cli -h "$s" -p 26379 SENTINEL get-master-addr-by-name "$MASTER" | tr '\n' ' ') ||
+			a=$(scli -h "$s" SENTINEL get-master-addr-by-name "$MASTER" | tr '\n' ' ') ||
 				continue
 			set -- $a
 			[ $# = 2 ] || continue
-			cli -p 26379 SENTINEL MONITOR "$MASTER" "$1" "$2" "$QUORUM" >/dev/null &&
-				cli -p 26379 SENTINEL SET "$MASTER" down-after-milliseconds "$DOWN_MS" \
-					failover-timeout "$FAILOVER_MS" parallel-syncs 1 >/dev/null &&
-				say "Sentinel $s names $1 $2: monitoring it"
+			monitor "" "$1" "$2" && say "Sentinel $s names $1 $2: monitoring it"
 			break
 		done
 	done
@@ -197,18 +248,35 @@ follow_sentinels() {
 
 sentinel() {
 	conf=$DATA/sentinel.conf
-	if [ ! -s "$conf" ]; then
-		cp /etc/terrain/sentinel.conf "$conf"
-		echo "sentinel announce-ip $ME" >>"$conf"
-	fi
+	(
+		umask 077
+		if [ ! -s "$conf" ]; then
+			cp /etc/terrain/sentinel.conf "$conf"
+			echo "sentinel announce-ip $ME" >>"$conf"
+		fi
+		# the password of this start (Sentinel rewrites it as a user line)
+		grep -v '^requirepass \|^user default ' "$conf" >"$conf.new" || true
+		printf 'requirepass "%s"\n' "$SENT_PW" >>"$conf.new"
+		mv "$conf.new" "$conf"
+	)
 	follow_sentinels &
 	exec redis-server "$conf" --sentinel
 }
 
+case $mode in
+health) cli PING | grep -q PONG; exit ;;
+sentinel-health) scli SENTINEL get-master-addr-by-name "$MASTER" | grep -q . ; exit ;;
+cli) REDISCLI_AUTH=$ADMIN_PW exec redis-cli --user topology "$@" ;;
+scli) REDISCLI_AUTH=$SENT_PW exec redis-cli -p 26379 "$@" ;;
+esac
 [ -n "$PEERS" ] && [ -n "$SENTINELS" ] ||
 	{ say "set TERRAIN_REDIS_PEERS and TERRAIN_SENTINELS"; exit 2; }
+for v in TERRAIN_REDIS_PASSWORD TERRAIN_REDIS_ADMIN_PASSWORD TERRAIN_SENTINEL_PASSWORD; do
+	eval "[ -n \"\${$v:-}\" ]" ||
+		{ say "refusing to start: $v is not set (docs/cluster-front.md, \"The cluster\")"; exit 2; }
+done
 case $mode in
 data) data "$@" ;;
 sentinel) sentinel ;;
-*) echo "usage: $0 data|sentinel [redis-server OPTION...]" >&2; exit 2 ;;
+*) echo "usage: $0 data|sentinel|health|sentinel-health|cli|scli [ARG...]" >&2; exit 2 ;;
 esac

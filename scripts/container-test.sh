@@ -48,8 +48,10 @@ DOWN_MS=${CT_DOWN_MS:-2000}
 SLACK=${CT_SLACK:-8}
 BOUND=$((DOWN_MS / 1000 + SLACK))
 export TERRAIN_SENTINEL_DOWN_MS=$DOWN_MS
-export TERRAIN_EDIT_TOKEN
-TERRAIN_EDIT_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+secret() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
+export TERRAIN_EDIT_TOKEN TERRAIN_REDIS_PASSWORD TERRAIN_REDIS_ADMIN_PASSWORD TERRAIN_SENTINEL_PASSWORD
+TERRAIN_EDIT_TOKEN=$(secret)
+TERRAIN_REDIS_PASSWORD=$(secret) TERRAIN_REDIS_ADMIN_PASSWORD=$(secret) TERRAIN_SENTINEL_PASSWORD=$(secret)
 export TERRAIN_PUBLISH=127.0.0.1: # a free port, read back below
 export SWARM_PLAYERS=${CT_PLAYERS:-50} SWARM_SECONDS=${CT_SECONDS:-10}
 project=terrainct$$
@@ -105,6 +107,20 @@ if ! healthy; then
 	dc logs --tail 20 >&2
 	exit 1
 fi
+# ---- credentials -------------------------------------------------------------------------
+rules() { sed -n 's/^user terrain on >PASSWORD //p' "$1"; }
+check "the nodes' Redis user has exactly docs/cluster.md's rules" \
+	test "$(rules docs/cluster.md)" = "$(sed -n "s/^TERRAIN_RULES='\(.*\)'$/\1/p" docker/redis-node.sh)"
+nopass() { dc exec -T redis1 redis-cli --raw "$@" 2>&1 || true; }
+check "Redis refuses a client without credentials (the default user is off)" \
+	eval '[[ "$(nopass XLEN terrain:log)" == *NOAUTH* ]]'
+check "... and the nodes' user outside its keys and commands" \
+	eval '[[ "$(dc exec -T -e REDISCLI_AUTH="$TERRAIN_REDIS_PASSWORD" redis1 redis-cli --user terrain --raw FLUSHALL 2>&1)" == *NOPERM* ]]'
+check "a Sentinel refuses a client without its password" \
+	eval '[[ "$(dc exec -T s1 redis-cli -p 26379 --raw SENTINEL masters 2>&1)" == *NOAUTH* ]]'
+check "a node with a wrong Redis password refuses to start, saying why" \
+	eval '[[ "$(dc run --rm --no-deps -e TERRAIN_REDIS_PASSWORD=wrong -e TERRAIN_DATA_DIR=/tmp/d \
+		terrain1 2>&1)" == *"refusing to start"*WRONGPASS* ]]'
 port=$(dc port nginx 8080 | sed 's/.*://')
 F=http://127.0.0.1:$port
 say "healthy; nginx on $F ($((SECONDS - t0)) s)"
@@ -256,7 +272,7 @@ edits_back() {
 sentinel_primary() { # the service the Sentinels name primary (by quorum)
 	local s
 	for s in s1 s2 s3; do
-		a=$(dc exec -T "$s" redis-cli -p 26379 --raw SENTINEL get-master-addr-by-name terrain \
+		a=$(dc exec -T "$s" redis-node.sh scli --raw SENTINEL get-master-addr-by-name terrain \
 			2>/dev/null || true)
 		echo "${a%%[!a-z0-9]*}"
 	done | sort | uniq -c | awk '$1 >= 2 && $2 != "" { print $2; exit }'
@@ -266,9 +282,9 @@ topology_ok() {
 	local p r roles
 	p=$(sentinel_primary)
 	[ -n "$p" ] || return 1
-	roles=$(dc exec -T "$p" redis-cli --raw ROLE 2>/dev/null || true)
+	roles=$(dc exec -T "$p" redis-node.sh cli --raw ROLE 2>/dev/null || true)
 	[ "${roles%%[!a-z]*}" = master ] || return 1
-	r=$(dc exec -T "$p" redis-cli INFO replication 2>/dev/null | tr -d '\r' |
+	r=$(dc exec -T "$p" redis-node.sh cli INFO replication 2>/dev/null | tr -d '\r' |
 		grep -c '^slave[0-9]*:.*state=online' || true)
 	[ "$r" = 2 ]
 }
