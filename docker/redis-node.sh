@@ -23,9 +23,13 @@
 # A data node asks the Sentinels who the primary is before it starts:
 #   - a quorum names another: it starts as that one's replica;
 #   - a quorum names itself (it was the primary and came back before a
-#     failover): it starts as primary on its own AOF, unless its data
-#     folder is new (a lost volume), when it waits for the failover instead
-#     of offering an empty log to the replicas;
+#     failover, or during one): it starts read-only on its own AOF (a
+#     replica of nothing) and takes writes again (REPLICAOF NO ONE) only
+#     once a quorum of Sentinels sees it up with no failover under way; if
+#     they fail over meanwhile it replicates the new primary, so nothing it
+#     took can be dropped by a failover it raced. With a new data folder (a
+#     lost volume) it waits for the failover instead of offering an empty
+#     log to the replicas;
 #   - a quorum answers that they know none (a new cluster, or Sentinels that
 #     lost their state): it starts undecided, a primary nobody writes to
 #     (the terrain nodes find the primary only through the Sentinels); the
@@ -145,10 +149,29 @@ register() {
 	done
 }
 
-# The data node's watcher: settles an undecided start, then re-registers
-# this node whenever the Sentinels know none and it would win.
+# Whether a quorum of the Sentinels sees their primary up with no failover
+# under way (no s_down, o_down, failover or disconnected flag).
+primary_settled() {
+	ok=0
+	for s in $SENTINELS; do
+		f=$(scli -h "$s" SENTINEL master "$MASTER" |
+			awk 'p { print; exit } $0 == "flags" { p = 1 }') || continue
+		case ",$f," in
+		*,s_down,* | *,o_down,* | *failover* | *,disconnected,* | *promoted*) ;;
+		*) ok=$((ok + 1)) ;;
+		esac
+	done
+	[ "$ok" -ge "$QUORUM" ]
+}
+
+# The data node's watcher. $1 is how it started: undecided (the Sentinels
+# knew no primary), rejoin (they named this node: it runs read-only until
+# they see it up with no failover under way, then takes writes again; if
+# they fail over meanwhile it replicates the new primary), or settled.
+# Then, whenever the Sentinels know none and this node would win, it
+# registers itself.
 watch_data() {
-	undecided=$1 t0=$(date +%s)
+	state=$1 t0=$(date +%s)
 	until cli PING >/dev/null; do sleep 0.2; done
 	while :; do
 		p=$(sentinels_say)
@@ -156,19 +179,29 @@ watch_data() {
 		none)
 			if w=$(elect $(($(date +%s) - t0))) && [ "${w% *}" = "$ME" ]; then
 				say "the Sentinels know no primary; the newest data of the peers is here (${w#* }): primary"
+				[ "$state" = rejoin ] && cli REPLICAOF NO ONE >/dev/null
 				register
+				state=settled
 			fi
 			;;
-		"$ME "*) undecided=0 ;;
+		"$ME "*)
+			if [ "$state" = rejoin ] && primary_settled; then
+				cli REPLICAOF NO ONE >/dev/null &&
+					say "the Sentinels see this node up as primary, no failover under way: taking writes" &&
+					state=settled
+			elif [ "$state" = undecided ]; then
+				state=settled
+			fi
+			;;
 		?*)
-			if [ "$undecided" = 1 ]; then
+			if [ "$state" != settled ]; then
 				say "the Sentinels name $p: replicating it"
 				cli REPLICAOF ${p% *} ${p#* } >/dev/null || true
-				undecided=0
+				state=settled
 			fi
 			;;
 		esac
-		sleep 1
+		sleep "$([ "$state" = settled ] && echo 1 || echo 0.2)"
 	done
 }
 
@@ -204,20 +237,24 @@ data() {
 		case $p in
 		none)
 			say "the Sentinels know no primary: starting undecided (the peer with the newest data becomes primary)"
-			watch_data 1 &
+			watch_data undecided &
 			exec redis-server "$conf" "$@"
 			;;
 		"$ME "*)
 			if [ -d "$DATA/appendonlydir" ]; then
-				say "the Sentinels name this node primary: starting as primary on its AOF"
-				watch_data 0 &
-				exec redis-server "$conf" "$@"
+				# Not writable yet: the Sentinels may be failing over to a
+				# replica this very moment, and what this node took
+				# meanwhile would be lost with the failover. A replica of
+				# nothing keeps its AOF's data and takes no writes.
+				say "the Sentinels name this node primary: starting read-only on its AOF until they see it up"
+				watch_data rejoin &
+				exec redis-server "$conf" --replicaof 127.0.0.1 1 "$@"
 			fi
 			[ $((i % 10)) = 0 ] && say "the Sentinels name this node primary but its data folder is new: waiting for them to fail over"
 			;;
 		?*)
 			say "the Sentinels name $p primary: starting as its replica"
-			watch_data 0 &
+			watch_data settled &
 			exec redis-server "$conf" --replicaof ${p% *} ${p#* } "$@"
 			;;
 		*) [ $((i % 10)) = 0 ] && say "no quorum of Sentinels ($SENTINELS) answers yet; asking again" ;;

@@ -156,7 +156,13 @@ sed 's/^/  /' "$tmp/swarm.log"
 check "the swarm ran without errors" test "$swarm_ok" = 1
 
 # ---- convergence ------------------------------------------------------------------------
-node_get() { dc exec -T "$1" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true; }
+# GET PATH of node $1: a service, or @ID for a container by its id
+node_get() {
+	case $1 in
+	@*) docker exec "${1#@}" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
+	*) dc exec -T "$1" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
+	esac
+}
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9a-f]*\)\"\{0,1\}[,}].*/\1/p"; }
 # every node: the same edit_seq (and at least $2) and world_hash of world $1
 converged() {
@@ -288,6 +294,13 @@ topology_ok() {
 		grep -c '^slave[0-9]*:.*state=online' || true)
 	[ "$r" = 2 ]
 }
+all_ready() {
+	local n
+	for n in terrain1 terrain2 terrain3; do
+		[ "$(dc exec -T "$n" curl -s -o /dev/null -w '%{http_code}' --max-time 3 \
+			http://127.0.0.1:8080/readyz 2>/dev/null)" = 200 ] || return 1
+	done
+}
 wait_for() { # SECONDS COMMAND...: until COMMAND succeeds
 	local end=$((SECONDS + $1))
 	shift
@@ -322,6 +335,7 @@ fault_end() {
 	check "$fault: 0 of $a acknowledged edits lost (first_seq and coordinates in the log; refused: ${ref:-none})" \
 		test "$lost" = 0 -a "$a" -gt 0
 	check "$fault: Redis is one primary with two online replicas again" wait_for 60 topology_ok
+	check "$fault: every node takes edits again (/readyz 200)" wait_for 30 all_ready
 	total_acked=$a
 }
 # edits back within BOUND s of $1 (now_ms when the fault began)
@@ -425,6 +439,18 @@ check "$fault: terrain3 ready for edits again within $BOUND s" \
 fault_end
 
 say "faults: $total_acked edits acknowledged in world $LW over $round rounds"
+
+# ---- what the log in Redis holds: a fresh node replays it ---------------------------
+fresh=$(dc run -d --no-deps -e TERRAIN_DATA_DIR=/tmp/fresh -e TERRAIN_NODE_NAME=fresh terrain1 | tail -n 1)
+fresh_up() { [ -n "$(node_get "@$fresh" "/v1/worlds/$LW" | field edit_seq)" ]; }
+wait_for 60 fresh_up || true
+log_of "@$fresh" >"$tmp/fresh"
+comm -23 "$tmp/acked" "$tmp/fresh" >"$tmp/lost"
+[ -s "$tmp/lost" ] && { say "acknowledged but not in the replayed log:"; head -n 5 "$tmp/lost" >&2; }
+check "a fresh node replaying the log from Redis has every acknowledged edit ($total_acked; it holds $(wc -l <"$tmp/fresh"))" \
+	test ! -s "$tmp/lost" -a -s "$tmp/fresh"
+check "... and the nodes' log, edit for edit" cmp -s "$tmp/fresh" "$tmp/logged"
+docker rm -f "$fresh" >/dev/null 2>&1 || true
 say "done in $((SECONDS - t0)) s"
 echo "container-test: $passed passed, $failed failed"
 if [ "$failed" != 0 ]; then
