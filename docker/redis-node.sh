@@ -172,7 +172,7 @@ primary_settled() {
 # registers itself.
 watch_data() {
 	state=$1 t0=$(date +%s)
-	until cli PING >/dev/null; do sleep 0.2; done
+	until cli ROLE >/dev/null; do sleep 0.2; done # PING is refused while stale
 	while :; do
 		p=$(sentinels_say)
 		case $p in
@@ -301,7 +301,7 @@ sentinel() {
 }
 
 case $mode in
-health) cli PING | grep -q PONG; exit ;;
+health) cli ROLE | grep -q "^master$\|^slave$"; exit ;; # answers while stale, unlike PING
 sentinel-health) scli SENTINEL get-master-addr-by-name "$MASTER" | grep -q . ; exit ;;
 cli) REDISCLI_AUTH=$ADMIN_PW exec redis-cli --user topology "$@" ;;
 scli) REDISCLI_AUTH=$SENT_PW exec redis-cli -p 26379 "$@" ;;
