@@ -18,7 +18,7 @@
 # checks), the last three with TERRAIN_REDIS_ADMIN_PASSWORD; the Sentinels
 # have requirepass TERRAIN_SENTINEL_PASSWORD, which the nodes and this
 # script use on them. The users are written at each start to a file of
-# mode 600 that only the data node's redis-server reads (passwords hashed).
+# mode 600 in the container (the passwords hashed), read by redis-server.
 #
 # A data node asks the Sentinels who the primary is before it starts:
 #   - a quorum names another: it starts as that one's replica;
