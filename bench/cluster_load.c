@@ -2,13 +2,14 @@
  * cluster_load.c - edit load against several nodes of one world, for
  * tests/cluster.sh and bench/cluster.sh.
  *
- *   cluster_load [-p] [-l] [-n BATCHES] [-t SECONDS] [-w MS] [-a ACKS] PORTS CLIENTS WORLD
+ *   cluster_load [-p] [-l] [-n BATCHES] [-t SECONDS] [-w MS] [-r METRES] [-a ACKS] PORTS CLIENTS WORLD
  *
  * CLIENTS clients (one epoll thread, as bench/edit_load.c) each post one
  * one-edit batch at a time to 127.0.0.1 at a node of PORTS (comma-
  * separated) picked at random for every batch (-p: client i always posts
  * to node i mod the number of nodes), with kept-alive connections, and
- * wait for the answer (and then MS more, -w). A node that is down, closes or does not answer in
+ * wait for the answer (and then MS more, -w). Brushes fall within METRES
+ * of the origin on both axes (-r; 50000). A node that is down, closes or does not answer in
  * 5 s costs that batch (counted as an error) and the client goes on. Stops
  * after BATCHES batches, after SECONDS, or on SIGTERM/SIGINT, waiting for
  * the answers in flight. ACKS gets one line per acknowledged (200) batch:
@@ -48,6 +49,7 @@ struct client {
 
 static int ports[MAX_NODES], nports, pin;
 static double pause_s;
+static long long range_m = 50000;   /* brushes within +-range_m of the origin */
 static const char *world;
 static volatile sig_atomic_t stop;
 static long sent, ok, unavailable, other, errors;
@@ -132,8 +134,8 @@ static void send_batch(int ep, struct client *c, int idx)
 		failed(c);
 		return;
 	}
-	c->x_mm = ((long long)((x >> 8) % 100000) - 50000) * 1000 + 500;
-	c->z_mm = ((long long)((x >> 28) % 100000) - 50000) * 1000;
+	c->x_mm = ((long long)((x >> 8) % (2 * range_m)) - range_m) * 1000 + 500;
+	c->z_mm = ((long long)((x >> 28) % (2 * range_m)) - range_m) * 1000;
 	c->r_mm = (1 + (long long)((x >> 48) % 8)) * 1000;
 	len = snprintf(body, sizeof(body), "{\"edits\":[{\"op\":\"raise\",\"x\":%.1f,\"z\":%lld,"
 		       "\"radius\":%lld,\"strength\":0.25}]}", (double)c->x_mm / 1000,
@@ -225,8 +227,10 @@ int main(int argc, char **argv)
 	int clients, ep, opt, busy, show_lat = 0;
 	char *p;
 
-	while ((opt = getopt(argc, argv, "pln:t:w:a:")) != -1) {
-		if (opt == 'p')
+	while ((opt = getopt(argc, argv, "pln:t:w:a:r:")) != -1) {
+		if (opt == 'r')
+			range_m = atol(optarg) > 0 ? atol(optarg) : 1;
+		else if (opt == 'p')
 			pin = 1;
 		else if (opt == 'l')
 			show_lat = 1;
@@ -243,7 +247,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 3) {
 		fprintf(stderr, "usage: cluster_load [-p] [-l] [-n BATCHES] [-t SECONDS] [-w MS] "
-			"[-a ACKS] PORTS CLIENTS WORLD\n");
+			"[-r METRES] [-a ACKS] PORTS CLIENTS WORLD\n");
 		return 2;
 	}
 	for (p = argv[optind]; *p && nports < MAX_NODES; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")

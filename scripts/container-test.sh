@@ -1,50 +1,79 @@
 #!/bin/bash
 # container-test.sh - `make container-test`: the cluster of
 # docker/compose.cluster.yaml for real. Builds the base image from Debian's
-# packages (scripts/docker-base.sh) and the images, starts three terrain
-# nodes, nginx, a Redis primary and replica and three Sentinels with Debian's
-# docker.io and docker-compose (v1), then:
+# packages (scripts/docker-base.sh) and the images (scripts/docker-images.sh),
+# starts three terrain nodes, nginx, three Redis data nodes and three
+# Sentinels with Debian's docker.io and docker-compose (v1), then:
 #   - edits: WRITERS clients post BATCHES batches each through nginx, at once;
 #   - the swarm load test (terrain-client swarm) through nginx;
 #   - convergence: every node reports the same edit_seq (every acknowledged
 #     edit) and world_hash, and the same bytes for an edited tile;
 #   - nginx: tiles spread over the nodes, a ?v= tile is served from its cache;
+#   - faults, each under a load of LOADERS clients editing through nginx:
+#     kill -9 of the primary's redis-server twice in a row (the restart
+#     policy brings it back in between), docker kill + docker start of the
+#     primary, docker pause of the primary, docker pause of a node, docker
+#     network disconnect of a node (its reads and liveness stay, readiness
+#     says edits are down) and back. After each: edits answer 200 again
+#     within BOUND s (Sentinel's down-after plus CT_SLACK), not one
+#     acknowledged edit is missing from the log (each one's first_seq and
+#     coordinates), every node has one world hash, and Redis is one primary
+#     with two connected replicas again;
 # and tears everything down (volumes too). Outside `make test`: it needs a
-# Docker daemon. Without one it says so and exits with status 2; a failed
-# check exits 1. CT_KEEP=1 leaves the cluster up for a look.
+# Docker engine. Exit status: 0 all passed, 1 a check failed, 77 no Docker
+# engine answers (said in one line; nothing was built). CT_KEEP=1 leaves the
+# cluster up for a look. Processes and containers are killed by pid and by
+# container id, never by name patterns.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 say() { echo "container-test: $*" >&2; }
+NO_ENGINE=77
 
 if ! command -v docker >/dev/null; then
-	say "no Docker daemon: the docker command is missing (Debian: apt-get install docker.io; it starts dockerd)"
-	exit 2
+	say "no Docker engine: the docker command is missing (Debian: apt-get install docker.io; then start dockerd)"
+	exit $NO_ENGINE
 fi
 if ! err=$(docker info 2>&1 >/dev/null); then
-	say "no Docker daemon: $(printf '%s\n' "$err" | grep . | tail -n 1)"
-	say "start one (systemctl start docker) or point DOCKER_HOST at one; this test is outside make test"
-	exit 2
+	say "no Docker engine: $(printf '%s\n' "$err" | grep . | tail -n 1)"
+	exit $NO_ENGINE
 fi
 scripts/deps.sh container
 command -v docker-compose >/dev/null || { say "docker-compose missing after scripts/deps.sh container"; exit 1; }
 
 WRITERS=${CT_WRITERS:-4}
 BATCHES=${CT_BATCHES:-25}
-export TERRAIN_EDIT_TOKEN
-TERRAIN_EDIT_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+LOADERS=${CT_LOADERS:-4}
+DOWN_MS=${CT_DOWN_MS:-2000}
+SLACK=${CT_SLACK:-8}
+BOUND=$((DOWN_MS / 1000 + SLACK))
+export TERRAIN_SENTINEL_DOWN_MS=$DOWN_MS
+secret() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
+export TERRAIN_EDIT_TOKEN TERRAIN_REDIS_PASSWORD TERRAIN_REDIS_ADMIN_PASSWORD TERRAIN_SENTINEL_PASSWORD
+TERRAIN_EDIT_TOKEN=$(secret)
+TERRAIN_REDIS_PASSWORD=$(secret) TERRAIN_REDIS_ADMIN_PASSWORD=$(secret) TERRAIN_SENTINEL_PASSWORD=$(secret)
 export TERRAIN_PUBLISH=127.0.0.1: # a free port, read back below
 export SWARM_PLAYERS=${CT_PLAYERS:-50} SWARM_SECONDS=${CT_SECONDS:-10}
 project=terrainct$$
 dc() { docker-compose -p "$project" -f docker/compose.cluster.yaml "$@"; }
 tmp=$(mktemp -d /tmp/terrain-ct.XXXXXX)
-failed=0
+failed=0 passed=0
 check() {
 	local msg=$1
 	shift
-	if "$@"; then echo "ok: $msg"; else echo "FAIL: $msg"; failed=$((failed + 1)); fi
+	if "$@"; then
+		echo "ok: $msg"
+		passed=$((passed + 1))
+	else
+		echo "FAIL: $msg"
+		failed=$((failed + 1))
+	fi
 }
+loader_pids=()
 teardown() {
+	local p
+	touch "$tmp/stop"
+	for p in "${loader_pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	if [ "${CT_KEEP:-0}" = 1 ]; then
 		say "CT_KEEP=1: left up; docker-compose -p $project -f docker/compose.cluster.yaml down -v"
 	else
@@ -57,20 +86,18 @@ t0=$SECONDS
 
 scripts/docker-base.sh "${TERRAIN_BASE_IMAGE:-terrain-base:bookworm}"
 say "building the images"
-dc --profile swarm build >"$tmp/build.log" 2>&1 || { tail -n 30 "$tmp/build.log" >&2; exit 1; }
-for i in terrain-server terrain-client terrain-nginx terrain-redis; do
-	say "$i:local $(docker image inspect -f '{{.Size}}' "$i:local" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
-done
+LOG=$tmp/build.log scripts/docker-images.sh
 say "starting the cluster ($((SECONDS - t0)) s)"
 dc up -d >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; dc logs --tail 30 >&2; exit 1; }
 
+id_of() { dc ps -q "$1"; }
 # every service healthy, within 120 s
-services="redis1 redis2 s1 s2 s3 terrain1 terrain2 terrain3 nginx"
+services="redis1 redis2 redis3 s1 s2 s3 terrain1 terrain2 terrain3 nginx"
 healthy() {
-	local s id
+	local s
 	for s in $services; do
-		id=$(dc ps -q "$s")
-		[ "$(docker inspect -f '{{.State.Health.Status}}' "$id" 2>/dev/null)" = healthy ] || return 1
+		[ "$(docker inspect -f '{{.State.Health.Status}}' "$(id_of "$s")" 2>/dev/null)" = healthy ] ||
+			return 1
 	done
 }
 for _ in $(seq 120); do healthy && break; sleep 1; done
@@ -80,9 +107,29 @@ if ! healthy; then
 	dc logs --tail 20 >&2
 	exit 1
 fi
+# ---- credentials -------------------------------------------------------------------------
+rules() { sed -n 's/^user terrain on >PASSWORD //p' "$1"; }
+check "the nodes' Redis user has exactly docs/cluster.md's rules" \
+	test "$(rules docs/cluster.md)" = "$(sed -n "s/^TERRAIN_RULES='\(.*\)'$/\1/p" docker/redis-node.sh)"
+nopass() { dc exec -T redis1 redis-cli --raw "$@" 2>&1 || true; }
+check "Redis refuses a client without credentials (the default user is off)" \
+	eval '[[ "$(nopass XLEN terrain:log)" == *NOAUTH* ]]'
+check "... and the nodes' user outside its keys and commands" \
+	eval '[[ "$(dc exec -T -e REDISCLI_AUTH="$TERRAIN_REDIS_PASSWORD" redis1 redis-cli --user terrain --raw FLUSHALL 2>&1)" == *NOPERM* ]]'
+check "a Sentinel refuses a client without its password" \
+	eval '[[ "$(dc exec -T s1 redis-cli -p 26379 --raw SENTINEL masters 2>&1)" == *NOAUTH* ]]'
+check "a node with a wrong Redis password refuses to start, saying why" \
+	eval '[[ "$(dc run --rm --no-deps -e TERRAIN_REDIS_PASSWORD=wrong -e TERRAIN_DATA_DIR=/tmp/d \
+		terrain1 2>&1)" == *"refusing to start"*WRONGPASS* ]]'
 port=$(dc port nginx 8080 | sed 's/.*://')
 F=http://127.0.0.1:$port
 say "healthy; nginx on $F ($((SECONDS - t0)) s)"
+
+post() { # WORLD BODY -> the answer's body, then its status on the last line
+	curl -sS --max-time "${CURL_MAX:-30}" -w '\n%{http_code}\n' -X POST \
+		-H "Authorization: Bearer $TERRAIN_EDIT_TOKEN" -H 'Content-Type: application/json' \
+		-d "$2" "$F/v1/worlds/$1/edits" 2>/dev/null || printf '\n000\n'
+}
 
 # ---- edits through nginx, WRITERS at once ----------------------------------------
 writer() {
@@ -90,11 +137,10 @@ writer() {
 	for b in $(seq "$BATCHES"); do
 		x=$(((w * 97 + b * 31) % 2048 - 1024))
 		z=$(((w * 53 + b * 71) % 2048 - 1024))
-		curl -sS --max-time 30 -o "$tmp/ack.$w.$b" -w '%{http_code}\n' -X POST \
-			-H "Authorization: Bearer $TERRAIN_EDIT_TOKEN" -H 'Content-Type: application/json' \
-			-d "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":30,\"strength\":1},
+		post 42 "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":30,\"strength\":1},
 			     {\"op\":\"lower\",\"x\":$z,\"z\":$x,\"radius\":20,\"strength\":0.5}]}" \
-			"$F/v1/worlds/42/edits" >>"$tmp/codes.$w"
+			>"$tmp/ack.$w.$b"
+		tail -n 1 "$tmp/ack.$w.$b" >>"$tmp/codes.$w"
 	done
 }
 for w in $(seq "$WRITERS"); do writer "$w" & done
@@ -110,46 +156,305 @@ sed 's/^/  /' "$tmp/swarm.log"
 check "the swarm ran without errors" test "$swarm_ok" = 1
 
 # ---- convergence ------------------------------------------------------------------------
-node_info() { dc exec -T "$1" curl -fsS http://127.0.0.1:8080/v1/worlds/42 2>/dev/null || true; }
+# GET PATH of node $1: a service, or @ID for a container by its id
+node_get() {
+	case $1 in
+	@*) docker exec "${1#@}" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
+	*) dc exec -T "$1" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
+	esac
+}
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9a-f]*\)\"\{0,1\}[,}].*/\1/p"; }
+# every node: the same edit_seq (and at least $2) and world_hash of world $1
 converged() {
-	local n seq hash first=
+	local world=$1 least=$2 n seq hash first=
 	for n in terrain1 terrain2 terrain3; do
-		node_info "$n" >"$tmp/info.$n"
+		node_get "$n" "/v1/worlds/$world" >"$tmp/info.$n"
 		seq=$(field edit_seq <"$tmp/info.$n")
 		hash=$(field world_hash <"$tmp/info.$n")
-		[ "$seq" = "$want_seq" ] || return 1
-		[ -z "$first" ] && first=$hash
-		[ "$hash" = "$first" ] || return 1
+		[ -n "$seq" ] && [ "$seq" -ge "$least" ] || return 1
+		[ -z "$first" ] && first="$seq $hash"
+		[ "$seq $hash" = "$first" ] || return 1
 	done
 }
-for _ in $(seq 60); do converged && break; sleep 0.5; done
+show_nodes() {
+	local n
+	for n in terrain1 terrain2 terrain3; do
+		echo "  $n: edit_seq $(field edit_seq <"$tmp/info.$n") world_hash $(field world_hash <"$tmp/info.$n")"
+	done
+}
+for _ in $(seq 60); do converged 42 "$want_seq" && break; sleep 0.5; done
+show_nodes
+check "every node: edit_seq $want_seq and one world_hash" converged 42 "$want_seq"
+check "... and no more (edit_seq = acknowledged edits)" test "$(field edit_seq <"$tmp/info.terrain1")" = "$want_seq"
+# a chunk the first batch touched
+chunk=$(head -n 1 "$tmp/ack.1.1" | sed -n 's/.*"chunks":\[\[\(-\{0,1\}[0-9]*\),\(-\{0,1\}[0-9]*\)\].*/\1 \2/p')
+cx=${chunk% *} cz=${chunk#* }
 for n in terrain1 terrain2 terrain3; do
-	echo "  $n: edit_seq $(field edit_seq <"$tmp/info.$n") world_hash $(field world_hash <"$tmp/info.$n")"
-done
-check "every node: edit_seq $want_seq and one world_hash" converged
-for n in terrain1 terrain2 terrain3; do
-	dc exec -T "$n" sh -c 'curl -fsS http://127.0.0.1:8080/v1/worlds/42/chunks/0/0/0 | sha256sum' \
+	dc exec -T "$n" sh -c "curl -fsS http://127.0.0.1:8080/v1/worlds/42/chunks/0/$cx/$cz | sha256sum" \
 		>"$tmp/tile.$n" 2>/dev/null || true
 done
-check "an edited tile has the same bytes on every node" test "$(sort -u "$tmp"/tile.terrain* | wc -l)" = 1
+check "an edited tile (0/$cx/$cz) has the same bytes on every node" \
+	test "$(sort -u "$tmp"/tile.terrain* | wc -l)" = 1 -a -n "$cx"
 
 # ---- nginx in front ---------------------------------------------------------------------
-for cx in 0 1 2 3 4 5 6 7; do
-	curl -sS -o /dev/null -D - "$F/v1/worlds/42/chunks/3/$cx/0" | tr -d '\r' |
+for x in 0 1 2 3 4 5 6 7; do
+	curl -sS -o /dev/null -D - "$F/v1/worlds/42/chunks/3/$x/0" | tr -d '\r' |
 		sed -n 's/^[Xx]-[Tt]errain-[Nn]ode: //p'
 done | sort -u >"$tmp/nodes"
 check "tiles spread over the nodes ($(tr '\n' ' ' <"$tmp/nodes"))" test "$(wc -l <"$tmp/nodes")" -ge 2
 xcs() { curl -sS -o /dev/null -D - --compressed "$1" | tr -d '\r' | sed -n 's/^[Xx]-[Cc]ache-[Ss]tatus: //p'; }
-v=$(curl -sS "$F/v1/worlds/42/hashes?cx0=0&cz0=0&cx1=0&cz1=0" | grep -o '"version":[0-9]*' | cut -d: -f2)
-v=${v:-0}
-xcs "$F/v1/worlds/42/chunks/2/0/0?v=$v" >/dev/null
-check "a ?v= tile comes from nginx's cache" test "$(xcs "$F/v1/worlds/42/chunks/2/0/0?v=$v")" = HIT
+v=$(curl -sS "$F/v1/worlds/42/hashes?cx0=$cx&cz0=$cz&cx1=$cx&cz1=$cz" | grep -o '"version":[0-9]*' |
+	cut -d: -f2 || true)
+check "the edited chunk has a version ($v)" test "${v:-0}" -gt 0
+xcs "$F/v1/worlds/42/chunks/2/$cx/$cz?v=${v:-0}" >/dev/null
+check "a ?v= tile comes from nginx's cache" test "$(xcs "$F/v1/worlds/42/chunks/2/$cx/$cz?v=${v:-0}")" = HIT
 
+# ---- faults ------------------------------------------------------------------------------
+# Loaders edit world LW through nginx until $tmp/stop, one edit a batch at
+# coordinates no other batch uses; each acknowledged one is kept as
+# "first_seq x z", each refusal's status counted.
+LW=7
+loader() {
+	local l=$1 b=0 x z out code seq
+	while [ ! -e "$tmp/stop" ]; do
+		b=$((b + 1))
+		x=$((l * 100000 + b)) z=$((-b))
+		out=$(CURL_MAX=5 post $LW "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":4,\"strength\":0.25}]}")
+		code=${out##*$'\n'}
+		if [ "$code" = 200 ]; then
+			seq=$(printf '%s' "$out" | sed -n 's/.*"first_seq":\([0-9]*\).*/\1/p')
+			echo "$seq $x $z" >>"$tmp/acked.$l"
+		else
+			echo "$code" >>"$tmp/refused.$l"
+			sleep 0.1
+		fi
+	done
+}
+load_start() {
+	local l
+	rm -f "$tmp/stop"
+	loader_pids=()
+	for l in $(seq "$LOADERS"); do
+		loader "$((l + 10 * round))" &
+		loader_pids+=($!)
+	done
+}
+load_stop() {
+	touch "$tmp/stop"
+	wait "${loader_pids[@]}" 2>/dev/null || true
+	loader_pids=()
+}
+# the edits of world LW in the log of node $1, as "seq x z"
+log_of() {
+	local since=0 next
+	: >"$tmp/log"
+	while :; do
+		node_get "$1" "/v1/worlds/$LW/edits?since=$since&limit=1000" >"$tmp/page"
+		echo >>"$tmp/page" # its last line, which sed would leave unended
+		sed 's/},{/}\n{/g' "$tmp/page" |
+			sed -n 's/.*"seq":\([0-9]*\),"op":"raise","x":\(-\{0,1\}[0-9]*\),"z":\(-\{0,1\}[0-9]*\),.*/\1 \2 \3/p' \
+				>>"$tmp/log"
+		next=$(grep -o '"next":[0-9]*' "$tmp/page" | cut -d: -f2 || true)
+		[ -n "$next" ] || break
+		since=$next
+	done
+	sort -u "$tmp/log"
+}
+# Probe: one edit through nginx every 0.2 s until one is acknowledged;
+# prints the seconds since $1 (a time from now_ms) that took, or fails after $2 s.
+now_ms() { date +%s%3N; }
+edits_back() {
+	local from=$1 limit=$2 out
+	while [ $(($(now_ms) - from)) -lt $((limit * 1000)) ]; do
+		out=$(CURL_MAX=2 post 8 '{"edits":[{"op":"raise","x":1,"z":1,"radius":2,"strength":0.1}]}')
+		if [ "${out##*$'\n'}" = 200 ]; then
+			awk -v ms=$(($(now_ms) - from)) 'BEGIN { printf "%.1f", ms / 1000 }'
+			return 0
+		fi
+		sleep 0.2
+	done
+	return 1
+}
+sentinel_primary() { # the service the Sentinels name primary (by quorum)
+	local s
+	for s in s1 s2 s3; do
+		a=$(dc exec -T "$s" redis-node.sh scli --raw SENTINEL get-master-addr-by-name terrain \
+			2>/dev/null || true)
+		echo "${a%%[!a-z0-9]*}"
+	done | sort | uniq -c | awk '$1 >= 2 && $2 != "" { print $2; exit }'
+}
+# one primary with two connected replicas, the one the Sentinels name
+topology_ok() {
+	local p r roles
+	p=$(sentinel_primary)
+	[ -n "$p" ] || return 1
+	roles=$(dc exec -T "$p" redis-node.sh cli --raw ROLE 2>/dev/null || true)
+	[ "${roles%%[!a-z]*}" = master ] || return 1
+	r=$(dc exec -T "$p" redis-node.sh cli INFO replication 2>/dev/null | tr -d '\r' |
+		grep -c '^slave[0-9]*:.*state=online' || true)
+	[ "$r" = 2 ]
+}
+all_ready() {
+	local n
+	for n in terrain1 terrain2 terrain3; do
+		[ "$(dc exec -T "$n" curl -s -o /dev/null -w '%{http_code}' --max-time 3 \
+			http://127.0.0.1:8080/readyz 2>/dev/null)" = 200 ] || return 1
+	done
+}
+wait_for() { # SECONDS COMMAND...: until COMMAND succeeds
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.5
+	done
+}
+round=0 total_acked=0
+fault_start() { # NAME: a fault round under load
+	round=$((round + 1))
+	fault=$1
+	say "fault $round: $fault"
+	load_start
+	sleep 2
+}
+# After the fault: stop the load, then check the log and the nodes.
+fault_end() {
+	local a lost n ref
+	sleep 2
+	load_stop
+	cat "$tmp"/acked.* 2>/dev/null | sort -u >"$tmp/acked"
+	a=$(wc -l <"$tmp/acked")
+	ref=$(cat "$tmp"/refused.* 2>/dev/null | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }')
+	for _ in $(seq 60); do converged $LW "$a" && break; sleep 0.5; done
+	check "$fault: one world hash on every node (edit_seq $(field edit_seq <"$tmp/info.terrain1"))" \
+		converged $LW "$a"
+	log_of terrain1 >"$tmp/logged"
+	comm -23 "$tmp/acked" "$tmp/logged" >"$tmp/lost"
+	lost=$(wc -l <"$tmp/lost")
+	[ "$lost" = 0 ] || { say "acknowledged (first_seq x z) but not so in the log:"; head -n 5 "$tmp/lost" >&2; }
+	check "$fault: 0 of $a acknowledged edits lost (first_seq and coordinates in the log; refused: ${ref:-none})" \
+		test "$lost" = 0 -a "$a" -gt 0
+	check "$fault: Redis is one primary with two online replicas again" wait_for 60 topology_ok
+	check "$fault: every node takes edits again (/readyz 200)" wait_for 30 all_ready
+	total_acked=$a
+}
+# edits back within BOUND s of $1 (now_ms when the fault began)
+check_back() {
+	local t
+	if t=$(edits_back "$1" "$BOUND"); then
+		check "$fault: edits answer 200 again after $t s (bound $BOUND s)" true
+	else
+		check "$fault: edits answer 200 again within $BOUND s" false
+	fi
+}
+# the host pid of a container's redis-server (its pid 1: redis-node.sh execs it)
+redis_pid() {
+	local pid
+	pid=$(docker inspect -f '{{.State.Pid}}' "$1")
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = redis-server ] || { say "pid $pid of $1 is not redis-server"; return 1; }
+	echo "$pid"
+}
+restarts() { docker inspect -f '{{.RestartCount}}' "$1"; }
+running() { [ "$(docker inspect -f '{{.State.Running}}' "$1")" = true ]; }
+
+say "faults: each under $LOADERS clients editing world $LW through nginx; edits must be back within $BOUND s (down-after $DOWN_MS ms + $SLACK s)"
+for k in 1 2; do
+	fault_start "kill -9 of the primary's redis-server ($k of 2)"
+	p=$(sentinel_primary)
+	id=$(id_of "$p")
+	n0=$(restarts "$id")
+	pid=$(redis_pid "$id")
+	t=$(now_ms)
+	kill -9 "$pid"
+	say "killed redis-server pid $pid of $p"
+	check_back "$t"
+	wait_for 30 eval '[ "$(restarts "$id")" -gt "$n0" ] && running "$id"' || true
+	check "$fault: the restart policy brought $p back (restarts $n0 -> $(restarts "$id"))" \
+		test "$(restarts "$id")" -gt "$n0"
+	fault_end
+done
+
+fault_start "docker kill of the primary, then docker start"
+p=$(sentinel_primary)
+id=$(id_of "$p")
+t=$(now_ms)
+docker kill "$id" >/dev/null
+say "docker kill $p (${id:0:12})"
+check_back "$t"
+check "$fault: edits go on while $p stays down (5 s)" eval 'sleep 5; edits_back "$(now_ms)" 3 >/dev/null'
+docker start "$id" >/dev/null
+say "docker start $p"
+fault_end
+check "$fault: $p is back as a replica" test "$(sentinel_primary)" != "$p"
+
+fault_start "docker pause of the primary"
+p=$(sentinel_primary)
+id=$(id_of "$p")
+t=$(now_ms)
+docker pause "$id" >/dev/null
+say "docker pause $p"
+check_back "$t"
+check "$fault: the Sentinels named another primary" test "$(sentinel_primary)" != "$p"
+docker unpause "$id" >/dev/null
+say "docker unpause $p"
+fault_end
+
+fault_start "docker pause of a node"
+id=$(id_of terrain2)
+t=$(now_ms)
+docker pause "$id" >/dev/null
+say "docker pause terrain2"
+check_back "$t"
+sleep 3
+docker unpause "$id" >/dev/null
+say "docker unpause terrain2"
+fault_end
+
+fault_start "docker network disconnect of a node, and back"
+id=$(id_of terrain3)
+net=${project}_default
+ip=$(docker inspect -f "{{(index .NetworkSettings.Networks \"$net\").IPAddress}}" "$id")
+t=$(now_ms)
+docker network disconnect "$net" "$id"
+say "terrain3 ($ip) disconnected from $net"
+check_back "$t"
+ready_code() { dc exec -T terrain3 curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:8080/$1" 2>/dev/null || true; }
+check "$fault: terrain3 says it is not ready for edits (/readyz 503)" wait_for 15 eval '[ "$(ready_code readyz)" = 503 ]'
+check "... alive all the same (/healthz 200)" test "$(ready_code healthz)" = 200
+check "... and serves reads (a tile)" test "$(ready_code v1/worlds/42/chunks/0/5/5)" = 200
+node_get terrain3 /metrics >"$tmp/metrics"
+check "... and the metrics say edits are down (terrain_edit_log_up 0)" grep -q '^terrain_edit_log_up 0' "$tmp/metrics"
+sleep 16 # three health checks of 5 s
+check "... and Docker still finds it healthy" \
+	test "$(docker inspect -f '{{.State.Health.Status}}' "$id")" = healthy
+docker network connect --alias terrain3 "$net" "$id"
+ip2=$(docker inspect -f "{{(index .NetworkSettings.Networks \"$net\").IPAddress}}" "$id")
+say "terrain3 connected again ($ip2)"
+if [ "$ip2" != "$ip" ]; then
+	say "its address changed ($ip -> $ip2): nginx resolves names once, restarting nginx"
+	dc restart nginx >/dev/null 2>&1
+fi
+check "$fault: terrain3 ready for edits again within $BOUND s" \
+	wait_for "$BOUND" eval '[ "$(ready_code readyz)" = 200 ]'
+fault_end
+
+say "faults: $total_acked edits acknowledged in world $LW over $round rounds"
+
+# ---- what the log in Redis holds: a fresh node replays it ---------------------------
+fresh=$(dc run -d --no-deps -e TERRAIN_DATA_DIR=/tmp/fresh -e TERRAIN_NODE_NAME=fresh terrain1 | tail -n 1)
+fresh_up() { [ -n "$(node_get "@$fresh" "/v1/worlds/$LW" | field edit_seq)" ]; }
+wait_for 60 fresh_up || true
+log_of "@$fresh" >"$tmp/fresh"
+comm -23 "$tmp/acked" "$tmp/fresh" >"$tmp/lost"
+[ -s "$tmp/lost" ] && { say "acknowledged but not in the replayed log:"; head -n 5 "$tmp/lost" >&2; }
+check "a fresh node replaying the log from Redis has every acknowledged edit ($total_acked; it holds $(wc -l <"$tmp/fresh"))" \
+	test ! -s "$tmp/lost" -a -s "$tmp/fresh"
+check "... and the nodes' log, edit for edit" cmp -s "$tmp/fresh" "$tmp/logged"
+docker rm -f "$fresh" >/dev/null 2>&1 || true
 say "done in $((SECONDS - t0)) s"
+echo "container-test: $passed passed, $failed failed"
 if [ "$failed" != 0 ]; then
 	say "$failed checks failed; logs:"
 	dc logs --tail 20 >&2 || true
 	exit 1
 fi
-echo "container-test: all passed"

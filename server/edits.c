@@ -75,6 +75,8 @@ struct edits {
 	void *change_arg;
 	struct snapshots *snaps;         /* NULL: none */
 	int compact;                     /* compact the log below the snapshot */
+	int started_at;                  /* the log read on from the snapshot's
+					    position (journal_start_at()) */
 	uint64_t covered;                /* replay: batches the snapshot holds */
 	uint64_t confirmed;              /* of those, ending at a world's base */
 	uint64_t skipped;                /* replay: batches of absent generators */
@@ -188,11 +190,40 @@ static void take_shared(struct edits *e)
 }
 
 /* Each snapshot written here is offered to a shared log. */
-static void share(void *arg, const uint8_t *buf, size_t len, uint64_t edits)
+static void share(void *arg, uint8_t *buf, size_t len, uint64_t edits, const char *pos)
 {
 	struct edits *e = arg;
 
-	journal_snapshot_put(e->log, buf, len, edits);
+	journal_snapshot_put(e->log, buf, len, edits, pos);
+}
+
+/* Where the log is, for a snapshot cut now. */
+static void position(void *arg, char *pos, size_t cap)
+{
+	struct edits *e = arg;
+
+	journal_position(e->log, pos, cap);
+}
+
+/* A node behind a trimmed shared log: every world becomes the shared
+ * snapshot's; event streams end (their clients resume from it and get 410
+ * for what lies before it). */
+static int restore(void *arg, const uint8_t *buf, size_t len, char *msg, size_t msglen)
+{
+	struct edits *e = arg;
+	struct snapshots_loaded ld;
+	uint64_t t0 = uv_hrtime();
+	size_t i;
+	int rc;
+
+	for (i = 0; i < world_map_count(e->worlds); i++)
+		sse_drop_world(e->sse, world_map_at(e->worlds, i, NULL));
+	if ((rc = snapshots_restore(e->snaps, buf, len, &ld, msg, msglen)) != 0)
+		return rc;
+	fprintf(stderr, "terrain-server: restored %llu edits of %llu worlds, %llu chunks from the"
+		" shared snapshot in %.2f s\n", (ull)ld.edits, (ull)ld.worlds, (ull)ld.chunks,
+		(double)(uv_hrtime() - t0) / 1e9);
+	return 0;
 }
 
 /* Restore the snapshot, if any: 0, or why the server cannot start. */
@@ -207,6 +238,8 @@ static int load_snapshot(struct edits *e, struct snapshots_loaded *ld, char *msg
 	if (journal_shares_snapshots(e->log))
 		take_shared(e);
 	rc = snapshots_load(e->snaps, ld, why, sizeof(why));
+	if (rc == 0 && ld->found)
+		e->started_at = journal_start_at(e->log, ld->pos);
 	if (rc == 0 && !ld->found && journal_base(e->log)) {
 		snprintf(msg, msglen, "edit log: %llu batches were compacted away below a"
 			 " snapshot, and there is no DIR/snapshot: restore it from a backup",
@@ -243,7 +276,7 @@ int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t w
 	}
 	if (st.warning)
 		snprintf(warn, warnlen, "%s", st.message);
-	if (ld.found && journal_base(e->log) == 0 && e->confirmed < ld.worlds) {
+	if (ld.found && journal_base(e->log) == 0 && !e->started_at && e->confirmed < ld.worlds) {
 		snprintf(msg, msglen, "edit log: the snapshot holds edits that the log does not"
 			 " (was the log cut by repair-log?): move DIR/snapshot aside to replay"
 			 " the log alone");
@@ -272,8 +305,10 @@ void edits_use_snapshots(struct edits *e, struct snapshots *s, int compact)
 {
 	e->snaps = s;
 	e->compact = compact;
-	if (journal_shares_snapshots(e->log))
-		snapshots_on_written(s, share, e);
+	if (journal_shares_snapshots(e->log)) {
+		snapshots_on_written(s, share, position, e);
+		journal_on_restore(e->log, restore, e);
+	}
 }
 
 /* ---- world info and presets --------------------------------------------------- */
@@ -1026,8 +1061,9 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
 		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = presets_body(e)) != 0)
 		;
 	else if ((rc = identity(cat, &id)) == 0)
-		rc = journal_open(cfg->log, cfg->data_dir, id, loop, follow, e, &e->log, err,
-				  errlen);
+		rc = journal_open(cfg->log, &(struct journal_auth){ cfg->log_password,
+								 cfg->log_sentinel_password },
+				  cfg->data_dir, id, loop, follow, e, &e->log, err, errlen);
 	free(id);
 	if (rc) {
 		edits_destroy(e);

@@ -39,6 +39,8 @@ struct edits_limits {
 struct edits_config {
 	const char *log;        /* edit log backend: "file" (or NULL), or a
 				   redis:// or sentinel:// URL (journal.h) */
+	const char *log_password;          /* the shared log's passwords given apart */
+	const char *log_sentinel_password; /* from it (journal_auth), or NULL */
 	const char *data_dir;   /* where the file log lives */
 	const char *token;      /* bearer token for edits; NULL or "":
 				   loopback clients only (copied) */

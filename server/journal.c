@@ -24,6 +24,8 @@ struct journal {
 	int failed;
 	int replayed;
 	uint64_t followed;
+	journal_restore_fn restore;
+	void *restore_arg;
 };
 
 /* One append waiting for its backend. */
@@ -47,9 +49,9 @@ static int is_redis(const char *spec)
 	return !strncmp(spec, "redis://", 8) || !strncmp(spec, "sentinel://", 11);
 }
 
-int journal_open(const char *spec, const char *data_dir, const char *identity,
-		 struct uv_loop_s *loop, journal_follow_fn follow, void *arg,
-		 struct journal **out, char *err, size_t errlen)
+int journal_open(const char *spec, const struct journal_auth *auth, const char *data_dir,
+		 const char *identity, struct uv_loop_s *loop, journal_follow_fn follow,
+		 void *arg, struct journal **out, char *err, size_t errlen)
 {
 	struct journal *l;
 	int rc;
@@ -70,7 +72,7 @@ int journal_open(const char *spec, const char *data_dir, const char *identity,
 	l->follow = follow;
 	l->arg = arg;
 	if (spec && is_redis(spec))
-		rc = journal_redis_open(spec, identity ? identity : "", loop, l, &l->ops,
+		rc = journal_redis_open(spec, auth, identity ? identity : "", loop, l, &l->ops,
 					&l->be, err, errlen);
 	else
 		rc = journal_file_open(data_dir, loop, &l->ops, &l->be, err, errlen);
@@ -265,10 +267,53 @@ int journal_snapshot_get(struct journal *l, uint8_t **buf, size_t *len, char *er
 	return l->ops->snapshot_get(l->be, buf, len, err, errlen);
 }
 
-void journal_snapshot_put(struct journal *l, const uint8_t *buf, size_t len, uint64_t edits)
+void journal_snapshot_put(struct journal *l, uint8_t *buf, size_t len, uint64_t edits,
+			  const char *pos)
 {
 	if (l->ops->snapshot_put)
-		l->ops->snapshot_put(l->be, buf, len, edits);
+		l->ops->snapshot_put(l->be, buf, len, edits, pos ? pos : "");
+	else
+		free(buf);
+}
+
+void journal_position(const struct journal *l, char *pos, size_t cap)
+{
+	if (cap)
+		pos[0] = '\0';
+	if (l->ops->position)
+		l->ops->position(l->be, pos, cap);
+}
+
+int journal_start_at(struct journal *l, const char *pos)
+{
+	return l->ops->start_at && pos && pos[0] ? l->ops->start_at(l->be, pos) : 0;
+}
+
+void journal_on_restore(struct journal *l, journal_restore_fn fn, void *arg)
+{
+	l->restore = fn;
+	l->restore_arg = arg;
+}
+
+int journal_restore(struct journal *l, const uint8_t *buf, size_t len, char *msg,
+		    size_t msglen)
+{
+	int rc;
+
+	if (l->failed)
+		return l->failed;
+	if (!l->restore) {
+		snprintf(msg, msglen, "this node cannot restore from a snapshot");
+		rc = ERR_INVAL;
+	} else {
+		rc = l->restore(l->restore_arg, buf, len, msg, msglen);
+	}
+	if (rc && !l->failed) {
+		fprintf(stderr, "terrain-server: the shared snapshot could not be restored (%s);"
+			" edits are refused until a restart\n", msg);
+		l->failed = ERR_IO;
+	}
+	return rc;
 }
 
 int journal_shares_snapshots(const struct journal *l)

@@ -29,7 +29,7 @@
  *
  * Loop thread only.
  *
- *	journal_open("file", dir, NULL, loop, follow, world, &l, err, sizeof(err));
+ *	journal_open("file", NULL, dir, NULL, loop, follow, world, &l, err, sizeof(err));
  *	journal_replay(l, &rs);                  // follow(0) per batch
  *	journal_append(l, &batch, done, req);    // follow(LIVE | OWN), then done
  *	journal_close(l);
@@ -88,18 +88,30 @@ struct journal_replay_stats {
 };
 
 /*
- * Open the log named by spec: "file" (or NULL) is the write-ahead log of
- * store.h in data_dir; "redis://HOST:PORT[/DB][?OPTIONS]" or
- * "sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB][?OPTIONS]" the shared
- * log of journal_redis.c (docs/cluster.md). identity (may be NULL for the
- * file log) is what every node of a shared log must agree on: the first
- * node records it there, a node with another one is refused.
- * follow(arg, ...) receives every batch. On failure returns ERR_* with
- * the reason in err.
+ * Passwords of a shared log given apart from its spec, so that they stay
+ * out of process listings (main.c reads them from the environment or a
+ * file; docs/cluster.md "Credentials"). NULL: not given. A password given
+ * both here and in the spec is refused.
  */
-int journal_open(const char *spec, const char *data_dir, const char *identity,
-		 struct uv_loop_s *loop, journal_follow_fn follow, void *arg,
-		 struct journal **out, char *err, size_t errlen);
+struct journal_auth {
+	const char *password;           /* the data nodes' (the spec's USER, or
+					   Redis's default user) */
+	const char *sentinel_password;  /* the Sentinels' (sentinel://) */
+};
+
+/*
+ * Open the log named by spec: "file" (or NULL) is the write-ahead log of
+ * store.h in data_dir; "redis://[USER[:PASSWORD]@]HOST:PORT[/DB][?OPTIONS]"
+ * or "sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/MASTER[/DB]
+ * [?OPTIONS]" the shared log of journal_redis.c (docs/cluster.md). auth
+ * (may be NULL) adds passwords. identity (may be NULL for the file log) is
+ * what every node of a shared log must agree on: the first node records
+ * it there, a node with another one is refused. follow(arg, ...) receives
+ * every batch. On failure returns ERR_* with the reason in err.
+ */
+int journal_open(const char *spec, const struct journal_auth *auth, const char *data_dir,
+		 const char *identity, struct uv_loop_s *loop, journal_follow_fn follow,
+		 void *arg, struct journal **out, char *err, size_t errlen);
 
 /* Follow every batch in the log, before the first append. Returns 0 or
  * the ERR_* that stopped it, with st->message saying why. */
@@ -141,16 +153,47 @@ uint64_t journal_base(const struct journal *l);
 /*
  * A shared log keeps the newest snapshot (snapshots.h) where every node
  * reads it, so that a node starting late or afresh catches up from it plus
- * the log, not from the whole log. get, before the replay (blocking): the
- * bytes of the shared snapshot in *buf (free() it), ERR_NOTFOUND when
- * there is none or the backend keeps none, else an ERR_* with err. put
- * (returns at once): offer the bytes of a snapshot holding `edits` edits;
- * the log keeps it only when it holds more than the one it has.
+ * the log, not from the whole log, and trims the log below the snapshot
+ * before it. get, before the replay (blocking): the bytes of the shared
+ * snapshot in *buf (free() it), ERR_NOTFOUND when there is none or the
+ * backend keeps none, else an ERR_* with err. put (returns at once; buf,
+ * malloc'd, becomes the log's): offer the bytes of a snapshot holding
+ * `edits` edits, cut at position pos (journal_position()); the log keeps
+ * it only when it holds more than the one it has.
  */
 int journal_snapshot_get(struct journal *l, uint8_t **buf, size_t *len, char *err,
 			 size_t errlen);
-void journal_snapshot_put(struct journal *l, const uint8_t *buf, size_t len, uint64_t edits);
+void journal_snapshot_put(struct journal *l, uint8_t *buf, size_t len, uint64_t edits,
+			  const char *pos);
 int journal_shares_snapshots(const struct journal *l);
+
+/*
+ * Where the log is: the position after the last batch followed, as text
+ * (a shared log's entry id; "" for a log without positions), for a
+ * snapshot cut now (snapshots.h keeps it in the file).
+ */
+void journal_position(const struct journal *l, char *pos, size_t cap);
+
+/*
+ * Before the replay: the worlds were restored from a snapshot cut at pos
+ * ("" or NULL: not said). A shared log then reads on from there, having
+ * checked that it still holds pos; 1 when the backend does so (the
+ * batches before pos are then never seen, not even to be skipped), else 0.
+ */
+int journal_start_at(struct journal *l, const char *pos);
+
+/*
+ * A shared log trims what lies below its snapshots: a node away longer
+ * than that (stopped, cut off) finds that the log no longer holds what
+ * follows its worlds. The backend then ends every append in flight
+ * (ERR_AGAIN), refuses new ones, fetches the shared snapshot and calls
+ * restore(arg, buf, len, msg, msglen), which must make every world the
+ * snapshot's (snapshots_restore()): 0, or an ERR_* that fails the log
+ * with msg. Then it reads on from the snapshot's position.
+ */
+typedef int (*journal_restore_fn)(void *arg, const uint8_t *buf, size_t len, char *msg,
+				  size_t msglen);
+void journal_on_restore(struct journal *l, journal_restore_fn fn, void *arg);
 
 /* Close: every accepted append has had its done callback on return.
  * NULL does nothing. */
@@ -181,7 +224,11 @@ struct journal_ops {
 	/* Optional (NULL: snapshots stay local): the shared snapshot, as
 	 * journal_snapshot_get() and journal_snapshot_put(). */
 	int (*snapshot_get)(void *be, uint8_t **buf, size_t *len, char *err, size_t errlen);
-	void (*snapshot_put)(void *be, const uint8_t *buf, size_t len, uint64_t edits);
+	void (*snapshot_put)(void *be, uint8_t *buf, size_t len, uint64_t edits,
+			     const char *pos);
+	/* Optional (NULL: no positions): journal_position(), journal_start_at(). */
+	void (*position)(void *be, char *pos, size_t cap);
+	int (*start_at)(void *be, const char *pos);
 };
 
 /*
@@ -192,15 +239,21 @@ struct journal_ops {
  */
 int journal_deliver(struct journal *l, const uint8_t *rec, size_t len, void *own);
 
+/* A shared backend behind its trimmed log hands the shared snapshot here
+ * (journal_on_restore()): 0 once the worlds are its, else the ERR_* that
+ * failed the log (msg says why). */
+int journal_restore(struct journal *l, const uint8_t *buf, size_t len, char *msg,
+		    size_t msglen);
+
 /* The file backend (journal_file.c). */
 int journal_file_open(const char *dir, struct uv_loop_s *loop,
 		      const struct journal_ops **ops, void **be, char *err,
 		      size_t errlen);
 
-/* The Redis backend (journal_redis.c): spec as journal_open(); l is
- * where it delivers records. */
-int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s *loop,
-		       struct journal *l, const struct journal_ops **ops, void **be,
-		       char *err, size_t errlen);
+/* The Redis backend (journal_redis.c): spec and auth as journal_open();
+ * l is where it delivers records. */
+int journal_redis_open(const char *spec, const struct journal_auth *auth,
+		       const char *identity, struct uv_loop_s *loop, struct journal *l,
+		       const struct journal_ops **ops, void **be, char *err, size_t errlen);
 
 #endif

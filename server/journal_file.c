@@ -60,7 +60,7 @@ static uint64_t file_base(void *be)
 
 static const struct journal_ops file_ops = {
 	"file", file_replay, file_append, file_stats, file_close, file_compact, file_base,
-	NULL, NULL,
+	NULL, NULL, NULL, NULL,
 };
 
 int journal_file_open(const char *dir, struct uv_loop_s *loop,

@@ -49,6 +49,7 @@ static int is(const redisReply *r, int type)
 
 static void flush(struct rlog *g);
 static void tail_connect(struct redis_conn *c);
+static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg);
 
 /* ---- appends ------------------------------------------------------------------- */
 
@@ -99,6 +100,13 @@ static void on_expiry(uv_timer_t *t)
 	arm_expiry(g);
 }
 
+void journal_redis__fail_all(struct rlog *g)
+{
+	journal_redis__fail_unsent(g);
+	while (g->head)
+		finish(g->head, ERR_AGAIN);
+}
+
 void journal_redis__fail_unsent(struct rlog *g)
 {
 	g->waiting = 0;
@@ -122,7 +130,7 @@ static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_se
 	(void)first_seq; /* the script gives the next ones */
 	if (g->stopped)
 		return ERR_IO;
-	if (!g->cmd_ready || !g->tail_ready)
+	if (!g->cmd_ready || !g->tail_ready || g->behind)
 		return ERR_AGAIN;
 	if (g->queued + len > MAX_QUEUED)
 		return ERR_BUSY;
@@ -368,9 +376,11 @@ static void deliver_held(struct rlog *g)
 	for (k = 0; k < g->nheld && !g->stopped; k++) {
 		struct held *h = &g->held[k];
 		struct rappend *a = own(g, h->tag, strlen(h->tag));
-		int rc = journal_deliver(g->l, h->rec, h->len, a ? a->arg : NULL);
+		int rc;
 
+		/* first: a snapshot cut while it is followed holds it */
 		snprintf(g->last_id, sizeof(g->last_id), "%s", h->id);
+		rc = journal_deliver(g->l, h->rec, h->len, a ? a->arg : NULL);
 		g->entries++;
 		if (rc)
 			g->stopped = 1;
@@ -384,27 +394,50 @@ static void deliver_held(struct rlog *g)
 }
 
 static void on_xread(struct redis_conn *c, redisReply *r, void *arg);
-static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg);
+
+static void on_tail_check(struct redis_conn *c, redisReply *r, void *arg);
 
 /*
- * XREAD BLOCK, and ROLE behind it: it runs once XREAD has answered, so a
- * replica that answers ROLE as a connected replica was one when it read
- * the entries, and they came from the primary, not from writes of its
- * own after a promotion that a failover may yet lose.
+ * XREAD BLOCK from last_id, then the check that the log still holds
+ * last_id (journal_redis__check_cmd()), then ROLE. The check runs once
+ * XREAD has answered: a log that still holds last_id then was not trimmed
+ * past it when XREAD read, so what XREAD returned follows last_id with
+ * nothing missing; else this node fell behind the trim. ROLE, last: a
+ * replica that answers it as a connected replica was one when it read the
+ * entries, and they came from the primary, not from writes of its own
+ * after a promotion that a failover may yet lose. Nothing while a read is
+ * in flight, the tail is down or the node is behind.
  */
-static void tail_read(struct rlog *g)
+void journal_redis__tail_read(struct rlog *g)
 {
 	const char *argv[] = { "XREAD", "COUNT", STR(PAGE), "BLOCK", STR(BLOCK_MS), "STREAMS",
 			       KEY_LOG, g->last_id };
-	const char *role[] = { "ROLE" };
-	size_t lens[ARRAY_LEN(argv)], k;
+	const char *role[] = { "ROLE" }, *check[4];
+	size_t lens[ARRAY_LEN(argv)], clens[4], k;
+	int nc;
 
+	if (g->tail_reading || g->behind || g->stopped || g->closing || !redis_conn_up(&g->tail))
+		return;
+	snprintf(g->read_from, sizeof(g->read_from), "%s", g->last_id);
+	nc = journal_redis__check_cmd(g->read_from, check, clens);
 	for (k = 0; k < ARRAY_LEN(argv); k++)
 		lens[k] = strlen(argv[k]);
+	g->check_ok = 0;
 	if (!redis_conn_command(&g->tail, BLOCK_MS + g->timeout_ms, on_xread, g,
-				(int)ARRAY_LEN(argv), argv, lens))
-		redis_conn_command(&g->tail, BLOCK_MS + g->timeout_ms, on_tail_role, g, 1, role,
-				   (size_t[]){ 4 }); /* when down, its retry reads again */
+				(int)ARRAY_LEN(argv), argv, lens) &&
+	    !redis_conn_command(&g->tail, BLOCK_MS + g->timeout_ms, on_tail_check, g, nc, check,
+				clens) &&
+	    !redis_conn_command(&g->tail, BLOCK_MS + g->timeout_ms, on_tail_role, g, 1, role,
+				(size_t[]){ 4 }))
+		g->tail_reading = 1; /* when down, its retry reads again */
+}
+
+static void on_tail_check(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = arg;
+
+	(void)c;
+	g->check_ok = journal_redis__check_ok(g->read_from, r);
 }
 
 static void on_xread(struct redis_conn *c, redisReply *r, void *arg)
@@ -442,6 +475,7 @@ static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg)
 	struct rlog *g = arg;
 	const struct addr *want;
 
+	g->tail_reading = 0;
 	if (!r || g->closing) {
 		drop_held(g);
 		return;
@@ -449,6 +483,11 @@ static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg)
 	if (g->replicas > 0 && !connected_replica(r)) {
 		drop_held(g); /* read again from a replica */
 		redis_conn_drop(c, "no longer a connected replica");
+		return;
+	}
+	if (!g->check_ok) {
+		drop_held(g);
+		journal_redis__fell_behind(g);
 		return;
 	}
 	deliver_held(g);
@@ -460,7 +499,7 @@ static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg)
 		redis_conn_drop(c, want ? "moving to another replica" : "no replica online");
 		return;
 	}
-	tail_read(g);
+	journal_redis__tail_read(g);
 }
 
 /* The tail's handshake: SELECT, then XLEN: it can read the stream (a
@@ -489,21 +528,18 @@ static void tail_connect(struct redis_conn *c)
 {
 	struct rlog *g = c->owner;
 	const struct addr *a = journal_redis__tail_target(g);
-	char db[8];
-	const char *sel[] = { "SELECT", db }, *len[] = { "XLEN", KEY_LOG };
+	const char *len[] = { "XLEN", KEY_LOG };
 
 	if (!a) {
 		redis_conn_retry(c, tail_connect);
 		return;
 	}
 	g->tail_at = *a;
-	snprintf(db, sizeof(db), "%d", g->db);
 	redis_conn_open(c, a->host, a->port);
-	redis_conn_command(c, g->timeout_ms, on_tail_hello, "SELECT", 2, sel,
-			   (size_t[]){ 6, strlen(db) });
+	journal_redis__hello(c, &g->data, g->db, on_tail_hello);
 	redis_conn_command(c, g->timeout_ms, on_tail_hello, "XLEN", 2, len,
 			   (size_t[]){ 4, strlen(KEY_LOG) });
-	tail_read(g);
+	journal_redis__tail_read(g);
 }
 
 static void tail_down(struct redis_conn *c, const char *why)
@@ -515,6 +551,7 @@ static void tail_down(struct redis_conn *c, const char *why)
 			"503 until it is back\n", g->name, g->tail_at.host, g->tail_at.port, why);
 	g->tail_said = 1;
 	g->tail_ready = 0;
+	g->tail_reading = 0;
 	g->tail_next++; /* another replica, when there are more */
 	if (!g->stopped)
 		redis_conn_retry(c, tail_connect);
@@ -538,7 +575,7 @@ static void rl_stats(void *be, struct journal_stats *st)
 	st->last_commit = g->last_commit;
 	st->reconnects = g->cmd.reconnects + g->tail.reconnects;
 	st->rtt_us = g->rtt_us;
-	st->down = g->cmd_ready && g->tail_ready ? 0 : ERR_AGAIN;
+	st->down = g->cmd_ready && g->tail_ready && !g->behind ? 0 : ERR_AGAIN;
 	st->failed = g->stopped ? ERR_IO : 0;
 }
 
@@ -557,6 +594,10 @@ static void rl_close(void *be)
 	redis_conn_release(&g->cmd);
 	redis_conn_release(&g->tail);
 	redis_conn_release(&g->sent);
+	redis_conn_release(&g->snapc);
+	journal_redis__snap_release(g);
+	if (g->snap_timer)
+		uv_close((uv_handle_t *)g->snap_timer, free_handle);
 	if (g->flush)
 		uv_close((uv_handle_t *)g->flush, free_handle);
 	if (g->expiry)
@@ -569,50 +610,39 @@ static void rl_close(void *be)
 	free(g);
 }
 
-/* Keep a snapshot only when it holds more edits than the one kept. */
-static const char snap_script[] =
-	"local n = tonumber(redis.call('GET', KEYS[2]) or '0') "
-	"if tonumber(ARGV[2]) <= n then return 0 end "
-	"redis.call('SET', KEYS[1], ARGV[1]) redis.call('SET', KEYS[2], ARGV[2]) return 1";
-
-static void on_snap(struct redis_conn *c, redisReply *r, void *arg)
-{
-	struct rlog *g = c->owner;
-
-	(void)arg;
-	if (!r || r->type == REDIS_REPLY_ERROR)
-		fprintf(stderr, "terrain-server: edit log %s: snapshot not shared (%s); the"
-			" next one will be\n", g->name, r ? r->str : "no answer");
-	else if (r->type == REDIS_REPLY_INTEGER && r->integer == 1)
-		fprintf(stderr, "terrain-server: edit log %s: snapshot shared\n", g->name);
-}
-
-static void rl_snapshot_put(void *be, const uint8_t *buf, size_t len, uint64_t edits)
+static void rl_position(void *be, char *pos, size_t cap)
 {
 	struct rlog *g = be;
-	char n[24];
-	const char *argv[] = { "EVAL", snap_script, "2", KEY_SNAP, KEY_SNAP_N,
-			       (const char *)buf, n };
-	size_t lens[] = { 4, sizeof(snap_script) - 1, 1, sizeof(KEY_SNAP) - 1,
-			  sizeof(KEY_SNAP_N) - 1, len, 0 };
 
-	snprintf(n, sizeof(n), "%llu", (unsigned long long)edits);
-	lens[6] = strlen(n);
-	/* a large value: ten times the command timeout to cross the wire */
-	if (!g->cmd_ready || redis_conn_command(&g->cmd, 10 * g->timeout_ms, on_snap, NULL,
-						 7, argv, lens))
-		fprintf(stderr, "terrain-server: edit log %s: snapshot not shared (the"
-			" primary is out of reach); the next one will be\n", g->name);
+	snprintf(pos, cap, "%s", strcmp(g->last_id, "0-0") ? g->last_id : "");
+}
+
+static int rl_start_at(void *be, const char *pos)
+{
+	struct rlog *g = be;
+
+	if (strlen(pos) >= sizeof(g->last_id))
+		return 0;
+	snprintf(g->last_id, sizeof(g->last_id), "%s", pos);
+	g->started_at = 1;
+	return 1;
+}
+
+/* Batches gone from the front of the log: not counted here, but not 0
+ * once it was trimmed. */
+static uint64_t rl_base(void *be)
+{
+	return ((struct rlog *)be)->trimmed ? 1 : 0;
 }
 
 static const struct journal_ops redis_ops = {
-	"redis", journal_redis__replay, rl_append, rl_stats, rl_close, NULL, NULL,
-	journal_redis__snapshot_get, rl_snapshot_put,
+	"redis", journal_redis__replay, rl_append, rl_stats, rl_close, NULL, rl_base,
+	journal_redis__snapshot_get, journal_redis__snapshot_put, rl_position, rl_start_at,
 };
 
-int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s *loop,
-		       struct journal *l, const struct journal_ops **ops, void **be,
-		       char *err, size_t errlen)
+int journal_redis_open(const char *spec, const struct journal_auth *auth,
+		       const char *identity, struct uv_loop_s *loop, struct journal *l,
+		       const struct journal_ops **ops, void **be, char *err, size_t errlen)
 {
 	struct rlog *g = calloc(1, sizeof(*g));
 	uint64_t id = uv_hrtime() ^ ((uint64_t)getpid() << 40);
@@ -621,7 +651,7 @@ int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s 
 	snprintf(err, errlen, "edit log: out of memory");
 	if (!g)
 		return ERR_NOMEM;
-	if ((rc = journal_redis__parse_spec(g, spec, err, errlen)) != 0) {
+	if ((rc = journal_redis__parse_spec(g, spec, auth, err, errlen)) != 0) {
 		free(g);
 		return rc;
 	}
@@ -634,26 +664,32 @@ int journal_redis_open(const char *spec, const char *identity, struct uv_loop_s 
 	g->flush = malloc(sizeof(*g->flush));
 	g->expiry = malloc(sizeof(*g->expiry));
 	g->beat = malloc(sizeof(*g->beat));
-	rc = !g->identity || !g->flush || !g->expiry || !g->beat ? ERR_NOMEM :
+	g->snap_timer = malloc(sizeof(*g->snap_timer));
+	rc = !g->identity || !g->flush || !g->expiry || !g->beat || !g->snap_timer ? ERR_NOMEM :
 	     redis_conn_init(&g->cmd, loop, "primary", journal_redis__primary_down, g) ||
 	     redis_conn_init(&g->tail, loop, "tail", tail_down, g) ||
-	     redis_conn_init(&g->sent, loop, "sentinel", journal_redis__sentinel_down, g) ? ERR_NOMEM : 0;
+	     redis_conn_init(&g->sent, loop, "sentinel", journal_redis__sentinel_down, g) ||
+	     redis_conn_init(&g->snapc, loop, "snapshot", journal_redis__snapc_down, g) ?
+	     ERR_NOMEM : 0;
 	if (rc) {
 		free(g->flush);
 		free(g->expiry);
 		free(g->beat);
+		free(g->snap_timer);
 		g->flush = NULL;
-		g->expiry = g->beat = NULL;
+		g->expiry = g->beat = g->snap_timer = NULL;
 		rl_close(g);
 		return rc;
 	}
 	uv_check_init(loop, g->flush);
 	uv_timer_init(loop, g->expiry);
 	uv_timer_init(loop, g->beat);
+	uv_timer_init(loop, g->snap_timer);
 	uv_unref((uv_handle_t *)g->flush);
 	uv_unref((uv_handle_t *)g->expiry);
 	uv_unref((uv_handle_t *)g->beat);
-	g->flush->data = g->expiry->data = g->beat->data = g;
+	uv_unref((uv_handle_t *)g->snap_timer);
+	g->flush->data = g->expiry->data = g->beat->data = g->snap_timer->data = g;
 	*ops = &redis_ops;
 	*be = g;
 	return 0;

@@ -14,14 +14,19 @@
 #include "redis_conn.h"
 
 struct redisReply;
+struct rsnap_get;
+struct rsnap_put;
 struct uv_check_s;
 struct uv_timer_s;
 
 #define KEY_LOG      "terrain:log"
 #define KEY_HEADS    "terrain:heads"
 #define KEY_IDENTITY "terrain:identity"
-#define KEY_SNAP     "terrain:snapshot"        /* the newest snapshot's bytes */
-#define KEY_SNAP_N   "terrain:snapshot:edits"  /* the edits it holds */
+#define KEY_META     "terrain:snapshot:meta"   /* the shared snapshot: what and where */
+#define KEY_SNAP_PFX "terrain:snapshot:"       /* + node:n: its chunks (a hash) */
+#define SNAP_CHUNK   (256u << 10)   /* bytes per chunk of a shared snapshot */
+#define SNAP_WINDOW  4              /* chunks asked for at once when fetching */
+#define SNAP_TTL_S   600            /* a snapshot being sent, left by a crash */
 #define MAX_HOSTS    8
 #define MAX_REPLICAS 8
 #define PAGE         4096           /* entries per XRANGE / XREAD */
@@ -36,6 +41,13 @@ struct uv_timer_s;
 struct addr {
 	char host[256];
 	int port;
+};
+
+/* Who a connection logs in as: AUTH [user] password, when pass is set. */
+struct cred {
+	char user[128];                  /* "": Redis's default user */
+	char pass[256];                  /* "" with has_pass 0: no AUTH */
+	int has_pass;
 };
 
 /* One append, from journal_append() to its done. */
@@ -64,11 +76,14 @@ struct held {
 struct rlog {
 	struct uv_loop_s *loop;
 	struct journal *l;
-	char name[128];                  /* the spec without options */
+	char name[512];                  /* the spec without options, USER:***@ */
 	int sentinel;                    /* hosts are Sentinels */
 	struct addr hosts[MAX_HOSTS];
 	size_t nhosts, next_host, tail_next;
 	char master_name[128];
+	struct cred data, sent_cred;     /* the data nodes', the Sentinels' */
+	int fatal;                       /* start-up: an answer no wait mends
+					    (credentials, permissions) */
 	int db, replicas;                /* WAIT replicas; 0: none */
 	unsigned timeout_ms;
 	char *identity;
@@ -76,6 +91,7 @@ struct rlog {
 	char sha[48];
 
 	struct redis_conn cmd, tail, sent;   /* primary, tail, a Sentinel */
+	struct redis_conn snapc;             /* the primary, for snapshots */
 	struct addr master, tail_at;
 	struct addr replica[MAX_REPLICAS];   /* online, from ROLE */
 	size_t nreplica;
@@ -83,6 +99,19 @@ struct rlog {
 	int cmd_said, tail_said, wait_said;  /* an outage was reported */
 	int closing;
 	char last_id[48];                /* last entry followed */
+	char read_from[48];              /* last_id of the read in flight */
+	int tail_reading;                /* a read is in flight on the tail */
+	int check_ok;                    /* its check: the log still holds it */
+	int behind;                      /* the log was trimmed past last_id:
+					    restoring from the shared snapshot */
+	int started_at;                  /* the replay read on from a snapshot's
+					    position (journal_start_at()) */
+	int trimmed;                     /* the log has been trimmed (start-up) */
+	char snap_sha[48];               /* the snapshot commit script, snapc */
+	struct rsnap_put *put, *put_next;    /* being sent, waiting to be */
+	struct rsnap_get *get;               /* being fetched (behind) */
+	struct uv_timer_s *snap_timer;       /* the next try of a fetch */
+	uint64_t puts, put_seq, restores;
 	struct held *held;               /* read, waiting for the tail's ROLE */
 	size_t nheld, capheld;
 
@@ -96,8 +125,20 @@ struct rlog {
 
 /* ---- journal_redis_primary.c ---------------------------------------------------- */
 
-/* Parse spec (journal.h) into g; ERR_INVAL with the reason in err. */
-int journal_redis__parse_spec(struct rlog *g, const char *spec, char *err, size_t errlen);
+/* Parse spec (journal.h) and auth (may be NULL) into g; ERR_INVAL with
+ * the reason in err. */
+int journal_redis__parse_spec(struct rlog *g, const char *spec, const struct journal_auth *auth,
+			      char *err, size_t errlen);
+
+/* Send AUTH (when cr has a password) on c, fn answered with arg "AUTH";
+ * then SELECT db unless db < 0, answered with "SELECT". First on a new
+ * connection. */
+void journal_redis__hello(struct redis_conn *c, const struct cred *cr, int db,
+			  redis_reply_fn fn);
+
+/* An error reply that waiting does not mend: wrong or missing
+ * credentials, a command the user may not run. */
+int journal_redis__auth_error(const char *reply);
 
 /* The backend's replay (journal_ops): blocking; starts the live
  * connections when it succeeds. */
@@ -133,7 +174,49 @@ int journal_redis__same_addr(const struct addr *a, const struct addr *b);
 /* Where the tail reads, or NULL while nowhere (see the definition). */
 const struct addr *journal_redis__tail_target(const struct rlog *g);
 
+/* ---- the shared snapshot (journal_redis_snap.c) ------------------------------- */
+
+/* What terrain:snapshot:meta says of the shared snapshot. */
+struct snap_meta {
+	uint64_t edits, bytes, sum;      /* sum: XXH3-64 of the bytes */
+	size_t chunks;                   /* fields 0..chunks-1 of key */
+	char id[48];                     /* the log's position at its cut */
+	char key[160];                   /* the hash of its chunks */
+};
+
+/* The HMGET of meta that journal_redis__meta() reads. */
+extern const char *const journal_redis__meta_argv[];
+#define META_ARGC 8
+
+/* Parse that HMGET's answer: 0, ERR_NOTFOUND (no shared snapshot) or
+ * ERR_CORRUPT. */
+int journal_redis__meta(const struct redisReply *r, struct snap_meta *m);
+
+/* The check behind every read of the log from id (exclusive): that the
+ * log still holds id (XRANGE id id), or for "0-0" that it was never
+ * trimmed (HGET meta trim). argv/lens get its argc words (at most 4). */
+int journal_redis__check_cmd(const char *id, const char **argv, size_t *lens);
+int journal_redis__check_ok(const char *id, const struct redisReply *r);
+
+/* The backend's snapshot_put (journal_ops). */
+void journal_redis__snapshot_put(void *be, uint8_t *buf, size_t len, uint64_t edits,
+				 const char *pos);
+
+/* The tail found the log trimmed past last_id: end the appends in
+ * flight, fetch the shared snapshot, restore, read on. */
+void journal_redis__fell_behind(struct rlog *g);
+
+/* The snapshot connection's down callback; free what transfers hold. */
+void journal_redis__snapc_down(struct redis_conn *c, const char *why);
+void journal_redis__snap_release(struct rlog *g);
+
 /* ---- journal_redis.c ------------------------------------------------------------- */
+
+/* Read the log on the tail from last_id, when it can (see the file). */
+void journal_redis__tail_read(struct rlog *g);
+
+/* End every append (ERR_AGAIN): a restore is coming. */
+void journal_redis__fail_all(struct rlog *g);
 
 /* Start the live connections and the heartbeat (after the replay). */
 void journal_redis__start_live(struct rlog *g);

@@ -48,6 +48,10 @@ struct config {
 	const char *presets;
 	const char *data_dir;
 	const char *edit_log;
+	const char *redis_password_file;
+	const char *sentinel_password_file;
+	char *redis_password;            /* from the environment or the file */
+	char *sentinel_password;
 	unsigned max_connections;
 	double idle_timeout;
 	double header_timeout;
@@ -101,6 +105,13 @@ static const struct option options[] = {
 	    "where edits are logged: file (DATA_DIR/edits.log), or a log shared by "
 	    "nodes: redis://HOST:PORT[/DB] or sentinel://HOST:PORT[,...]/MASTER[/DB] "
 	    "(docs/cluster.md)"),
+	OPT("redis-password-file", "TERRAIN_REDIS_PASSWORD_FILE", "FILE", "", T_STR,
+	    redis_password_file, 0, "the shared edit log's Redis password, the file's first "
+	    "line (or environment TERRAIN_REDIS_PASSWORD; either keeps it out of process "
+	    "listings: docs/cluster.md)"),
+	OPT("sentinel-password-file", "TERRAIN_SENTINEL_PASSWORD_FILE", "FILE", "", T_STR,
+	    sentinel_password_file, 0, "the Sentinels' password for sentinel://, the "
+	    "file's first line (or environment TERRAIN_SENTINEL_PASSWORD)"),
 	OPT("edit-token", "TERRAIN_EDIT_TOKEN", "TOKEN", "", T_STR, edit_token, 0,
 	    "edits need Authorization: Bearer TOKEN; unset: loopback clients only"),
 	OPT("bake-after", "TERRAIN_BAKE_AFTER", "N", "8", T_UINT, bake_after, 1 << 20,
@@ -287,6 +298,41 @@ static int configure(struct config *c, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * A password of the shared edit log: environment variable env, or the
+ * first line of file (flag names it); NULL when neither. Both: refused.
+ * 0, or -1 after printing why.
+ */
+static int read_password(const char *env, const char *file, const char *flag, char **out)
+{
+	const char *v = getenv(env);
+	size_t len;
+	char *buf;
+
+	*out = NULL;
+	if (v && v[0] && file && file[0]) {
+		fprintf(stderr, "terrain-server: both %s and --%s are set: give the password "
+			"once\n", env, flag);
+		return -1;
+	}
+	if (v && v[0])
+		return (*out = strdup(v)) ? 0 : -1;
+	if (!file || !file[0])
+		return 0;
+	if (store_read_file(file, 4096, &buf, &len) != 0) {
+		fprintf(stderr, "terrain-server: --%s %s: %s\n", flag, file, strerror(errno));
+		return -1;
+	}
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (!buf[0]) {
+		fprintf(stderr, "terrain-server: --%s %s: the first line is empty\n", flag, file);
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	return 0;
+}
+
 /* Raise the descriptor limit to its hard maximum and keep max_connections
  * within it. */
 static void fit_descriptors(struct config *c)
@@ -380,6 +426,8 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .edit_rate = c->edit_rate,
 				   .edit_area_km2 = c->edit_area,
 				   .edit_log = c->edit_log,
+				   .edit_log_password = c->redis_password,
+				   .edit_log_sentinel_password = c->sentinel_password,
 				   .data_dir = c->data_dir,
 				   .edit_token = c->edit_token,
 				   .cors_origins = c->cors_origins,
@@ -433,12 +481,40 @@ fail:
 	return 1;
 }
 
-static int serve(int argc, char **argv)
+/* Serve with a configuration read: the presets, the access log, then
+ * serve_with(). */
+static int serve_configured(struct config *c)
 {
-	struct config c = { 0 };
 	struct catalog *cat;
 	char err[512];
 	FILE *log;
+	int rv;
+
+	if (selfcheck_run(err, sizeof(err)) != 0) { /* a binary of another world */
+		fprintf(stderr, "terrain-server: %s\n", err);
+		return 1;
+	}
+	if (catalog_load(c->presets[0] ? c->presets : NULL, &cat, err, sizeof(err)) < 0) {
+		fprintf(stderr, "terrain-server: %s\n", err);
+		return 2;
+	}
+	log = open_log(c->access_log);
+	if (c->access_log[0] && !log) {
+		fprintf(stderr, "terrain-server: --access-log %s: %s\n", c->access_log,
+			strerror(errno));
+		catalog_destroy(cat);
+		return 2;
+	}
+	rv = serve_with(c, cat, log);
+	if (log && log != stdout)
+		fclose(log);
+	catalog_destroy(cat);
+	return rv;
+}
+
+static int serve(int argc, char **argv)
+{
+	struct config c = { 0 };
 	int rv;
 
 	rv = configure(&c, argc, argv);
@@ -448,25 +524,15 @@ static int serve(int argc, char **argv)
 		return rv > 0 ? 0 : 2;
 	}
 	fit_descriptors(&c);
-	if (selfcheck_run(err, sizeof(err)) != 0) { /* a binary of another world */
-		fprintf(stderr, "terrain-server: %s\n", err);
-		return 1;
-	}
-	if (catalog_load(c.presets[0] ? c.presets : NULL, &cat, err, sizeof(err)) < 0) {
-		fprintf(stderr, "terrain-server: %s\n", err);
-		return 2;
-	}
-	log = open_log(c.access_log);
-	if (c.access_log[0] && !log) {
-		fprintf(stderr, "terrain-server: --access-log %s: %s\n", c.access_log,
-			strerror(errno));
-		catalog_destroy(cat);
-		return 2;
-	}
-	rv = serve_with(&c, cat, log);
-	if (log && log != stdout)
-		fclose(log);
-	catalog_destroy(cat);
+	if (read_password("TERRAIN_REDIS_PASSWORD", c.redis_password_file, "redis-password-file",
+			  &c.redis_password) == 0 &&
+	    read_password("TERRAIN_SENTINEL_PASSWORD", c.sentinel_password_file,
+			  "sentinel-password-file", &c.sentinel_password) == 0)
+		rv = serve_configured(&c);
+	else
+		rv = 2;
+	free(c.redis_password);
+	free(c.sentinel_password);
 	return rv;
 }
 

@@ -8,13 +8,24 @@
  * failed connect and a disconnect all mean the same here: the context is
  * gone (hiredis frees it), and down follows on the loop's next turn, after
  * the last NULL answer.
+ *
+ * Host names are resolved on a thread of the connection's own, never on
+ * the loop and never on libuv's pool (the tile workers'): in a container cut
+ * off from its network a lookup hangs for 20 s. An open connects to the
+ * address the last lookup of that name gave and asks for a fresh one
+ * meanwhile; a name never resolved yet fails the open ("resolving NAME")
+ * and the retry comes as soon as the answer does.
  */
 #include "redis_conn.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
+#include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <hiredis/adapters/libuv.h>
 #include <hiredis/async.h>
@@ -117,6 +128,164 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
 		lost(c, ac->err ? ac->errstr : "connection closed");
 }
 
+#define RESOLVED_MAX 8        /* names remembered per connection */
+#define RESOLVE_WAIT_MS 100   /* the most an open waits for a name never seen */
+
+/* A name and its address ("" when the lookup failed, with why). */
+struct resolved_name {
+	char name[256];
+	char addr[INET6_ADDRSTRLEN];
+	char err[96];
+};
+
+/* The resolver's state, shared by the loop and its thread under lock; the
+ * thread frees it once told to quit (it may be inside a hung lookup then). */
+struct redis_resolver {
+	pthread_mutex_t lock;
+	pthread_cond_t wake, answered;
+	uv_async_t *done;          /* the loop's, told of each answer */
+	char want[256];            /* a name to look up; "" none */
+	struct resolved_name names[RESOLVED_MAX];
+	unsigned next;             /* the slot a new name takes */
+	int quit;
+};
+
+static struct resolved_name *find_name(struct redis_resolver *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < RESOLVED_MAX; i++)
+		if (!strcmp(r->names[i].name, name))
+			return &r->names[i];
+	return NULL;
+}
+
+static void *resolver_main(void *arg)
+{
+	struct redis_resolver *r = arg;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai;
+	struct resolved_name got;
+	int rc;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->want[0] && !r->quit)
+			pthread_cond_wait(&r->wake, &r->lock);
+		if (r->quit)
+			break;
+		memset(&got, 0, sizeof(got));
+		memcpy(got.name, r->want, sizeof(got.name));
+		pthread_mutex_unlock(&r->lock);
+		if ((rc = getaddrinfo(got.name, NULL, &hints, &ai)) != 0) {
+			snprintf(got.err, sizeof(got.err), "%s", gai_strerror(rc));
+		} else {
+			const void *a = ai->ai_family == AF_INET6 ?
+					(const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr :
+					(const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+
+			if (!inet_ntop(ai->ai_family, a, got.addr, sizeof(got.addr)))
+				snprintf(got.err, sizeof(got.err), "no address");
+			freeaddrinfo(ai);
+		}
+		pthread_mutex_lock(&r->lock);
+		{
+			struct resolved_name *n = find_name(r, got.name);
+
+			if (!n)
+				n = &r->names[r->next++ % RESOLVED_MAX];
+			*n = got;
+		}
+		if (!strcmp(r->want, got.name))
+			r->want[0] = '\0';
+		pthread_cond_broadcast(&r->answered);
+		if (!r->quit)
+			uv_async_send(r->done);
+	}
+	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->wake);
+	pthread_cond_destroy(&r->answered);
+	free(r);
+	return NULL;
+}
+
+/* An answer came: a retry waiting for it goes now. */
+static void on_resolved(uv_async_t *a)
+{
+	redis_conn_kick(a->data);
+}
+
+static int resolver_start(struct redis_conn *c)
+{
+	struct redis_resolver *r = calloc(1, sizeof(*r));
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	if (!r || !(c->resolved = malloc(sizeof(*c->resolved)))) {
+		free(r);
+		return ERR_NOMEM;
+	}
+	uv_async_init(c->loop, c->resolved, on_resolved);
+	uv_unref((uv_handle_t *)c->resolved);
+	c->resolved->data = c;
+	r->done = c->resolved;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->wake, NULL);
+	pthread_cond_init(&r->answered, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, resolver_main, r);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		pthread_mutex_destroy(&r->lock);
+		pthread_cond_destroy(&r->wake);
+		pthread_cond_destroy(&r->answered);
+		free(r);
+		return ERR_NOMEM;
+	}
+	c->resolver = r;
+	return 0;
+}
+
+/*
+ * The address to connect to for host: host itself when it is numeric, else
+ * the last answer for it, a fresh lookup asked for either way. A name never
+ * looked up waits for its answer up to RESOLVE_WAIT_MS (a DNS that answers
+ * does so well within). NULL, with why, when there is no address.
+ */
+static const char *address_of(struct redis_conn *c, const char *host, char *out, size_t len,
+			      char *why, size_t whylen)
+{
+	struct redis_resolver *r = c->resolver;
+	unsigned char bin[sizeof(struct in6_addr)];
+	struct resolved_name *n;
+	struct timespec until;
+
+	if (inet_pton(AF_INET, host, bin) == 1 || inet_pton(AF_INET6, host, bin) == 1)
+		return host;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += RESOLVE_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&r->lock);
+	if (!r->want[0]) {
+		snprintf(r->want, sizeof(r->want), "%s", host);
+		pthread_cond_signal(&r->wake);
+	}
+	while (!(n = find_name(r, host)) &&
+	       pthread_cond_timedwait(&r->answered, &r->lock, &until) == 0)
+		;
+	out[0] = '\0';
+	if (n && n->addr[0])
+		snprintf(out, len, "%s", n->addr);
+	else
+		snprintf(why, whylen, "%s %s%s%s", n ? "cannot resolve" : "still resolving", host,
+			 n ? ": " : "", n ? n->err : "");
+	pthread_mutex_unlock(&r->lock);
+	return out[0] ? out : NULL;
+}
+
 int redis_conn_init(struct redis_conn *c, struct uv_loop_s *loop, const char *name,
 		    redis_down_fn down, void *owner)
 {
@@ -138,11 +307,17 @@ int redis_conn_init(struct redis_conn *c, struct uv_loop_s *loop, const char *na
 	c->down = down;
 	c->owner = owner;
 	c->backoff_ms = BACKOFF_MIN_MS;
+	if (resolver_start(c)) {
+		redis_conn_release(c);
+		return ERR_NOMEM;
+	}
 	return 0;
 }
 
 void redis_conn_open(struct redis_conn *c, const char *host, int port)
 {
+	char addr[INET6_ADDRSTRLEN], why[sizeof(c->why)];
+	const char *at;
 	redisAsyncContext *ac;
 
 	assert(!c->ac);
@@ -154,7 +329,11 @@ void redis_conn_open(struct redis_conn *c, const char *host, int port)
 	c->port = port;
 	if (c->opens++)
 		c->reconnects++;
-	ac = redisAsyncConnect(host, port);
+	if (!(at = address_of(c, host, addr, sizeof(addr), why, sizeof(why)))) {
+		lost(c, why);
+		return;
+	}
+	ac = redisAsyncConnect(at, port);
 	if (!ac || ac->err || redisLibuvAttach(ac, c->loop) != REDIS_OK) {
 		lost(c, ac && ac->err ? ac->errstr : "cannot connect");
 		if (ac)
@@ -252,6 +431,16 @@ void redis_conn_release(struct redis_conn *c)
 	c->ac = NULL;
 	if (ac)
 		redisAsyncFree(ac);
+	if (c->resolver) { /* its thread frees it, maybe after a hung lookup */
+		pthread_mutex_lock(&c->resolver->lock);
+		c->resolver->quit = 1;
+		pthread_cond_signal(&c->resolver->wake);
+		pthread_mutex_unlock(&c->resolver->lock);
+		c->resolver = NULL;
+	}
+	if (c->resolved)
+		uv_close((uv_handle_t *)c->resolved, free_handle);
+	c->resolved = NULL;
 	uv_close((uv_handle_t *)c->deadline, free_handle);
 	uv_close((uv_handle_t *)c->later, free_handle);
 	c->deadline = c->later = NULL;

@@ -10,6 +10,8 @@
  * reply (NULL), then tells the owner (down), who reconnects after a
  * backoff (redis_conn_retry(): 50 ms, doubling to 1 s). The owner decides
  * what to connect to and what to send: journal_redis.c is the one owner.
+ * Host names are looked up on a thread of the connection's own, so a DNS
+ * that does not answer never holds the loop (see redis_conn.c).
  * The handles are unreferenced, so they never keep the loop running on
  * their own. Loop thread only.
  *
@@ -28,6 +30,8 @@ struct redisAsyncContext;
 struct redisReply;
 struct redis_conn;
 struct redis_cmd;
+struct redis_resolver;
+struct uv_async_s;
 struct uv_loop_s;
 struct uv_timer_s;
 
@@ -49,6 +53,8 @@ struct redis_conn {
 	struct redisAsyncContext *ac;  /* NULL while down */
 	struct uv_timer_s *deadline;   /* the oldest command's */
 	struct uv_timer_s *later;      /* down, then the retry */
+	struct redis_resolver *resolver; /* host names, on its own thread */
+	struct uv_async_s *resolved;   /* its answers, on the loop */
 	struct redis_cmd *head, *tail; /* in flight, oldest first */
 	redis_down_fn down;
 	void (*retry)(struct redis_conn *c);

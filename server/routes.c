@@ -90,31 +90,52 @@ void route_fail(struct req *q, int rc)
 
 /* ---- service routes --------------------------------------------------------- */
 
-/* /healthz: 200 while everything serves; 503 with the reason while edits
- * cannot be taken (reads still work), so a health check can act on it. */
+/* The state of edits as JSON for /healthz and /readyz: {"status":"ok"}, or
+ * degraded with the reason. Returns the body's length. */
+static int edits_state(int failed, char *body, size_t size)
+{
+	if (!failed)
+		return snprintf(body, size, "{\"status\":\"ok\"}");
+	if (failed == ERR_AGAIN)
+		return snprintf(body, size, "{\"status\":\"degraded\",\"reads\":\"ok\","
+				"\"edits\":\"unavailable\",\"detail\":\"edit log out of reach; "
+				"reconnecting\"}");
+	return snprintf(body, size, "{\"status\":\"degraded\",\"reads\":\"ok\","
+			"\"edits\":\"unavailable\",\"detail\":\"edit log failed: %s; "
+			"restart the server\"}", err_str(failed));
+}
+
+static void respond_state(struct req *q, int status, const char *body, int n)
+{
+	req_respond_copy(q, status, "application/json", status == 200 ?
+			 "Cache-Control: no-store\r\n" :
+			 "Cache-Control: no-store\r\nRetry-After: 1\r\n", body, (size_t)n);
+}
+
+/* /healthz, liveness: 200 while the node serves reads, edits down for a
+ * while included (the body says so); 503 only once the edit log failed
+ * for good, which a restart mends. Keep a node in rotation by this. */
 static int h_health(struct req *q)
 {
-	static const char ok[] = "{\"status\":\"ok\"}";
 	struct routes *rt = q->module;
 	int failed = edits_available(rt->edits);
 	char body[256];
-	int n;
+	int n = edits_state(failed, body, sizeof(body));
 
-	if (!failed) {
-		req_respond_copy(q, 200, "application/json", "Cache-Control: no-store\r\n",
-				 ok, sizeof(ok) - 1);
-		return 0;
-	}
-	if (failed == ERR_AGAIN)
-		n = snprintf(body, sizeof(body), "{\"status\":\"degraded\",\"reads\":\"ok\","
-			     "\"edits\":\"unavailable\",\"detail\":\"edit log out of reach; "
-			     "reconnecting\"}");
-	else
-		n = snprintf(body, sizeof(body), "{\"status\":\"degraded\",\"reads\":\"ok\","
-			     "\"edits\":\"unavailable\",\"detail\":\"edit log failed: %s; "
-			     "restart the server\"}", err_str(failed));
-	req_respond_copy(q, 503, "application/json",
-			 "Cache-Control: no-store\r\nRetry-After: 1\r\n", body, (size_t)n);
+	respond_state(q, failed && failed != ERR_AGAIN ? 503 : 200, body, n);
+	return 0;
+}
+
+/* /readyz, readiness for edits: 200 while edits can be taken, 503 while
+ * the edit log is out of reach or failed (reads still work). */
+static int h_ready(struct req *q)
+{
+	struct routes *rt = q->module;
+	int failed = edits_available(rt->edits);
+	char body[256];
+	int n = edits_state(failed, body, sizeof(body));
+
+	respond_state(q, failed ? 503 : 200, body, n);
 	return 0;
 }
 
@@ -182,6 +203,7 @@ static int h_openapi(struct req *q)
 static const struct route service_routes[] = {
 	{ "openapi", { "v1", "openapi.json" }, 2, READ, 0, sizeof(struct req), h_openapi, NULL },
 	{ "healthz", { "healthz" }, 1, READ, 0, sizeof(struct req), h_health, NULL },
+	{ "readyz", { "readyz" }, 1, READ, 0, sizeof(struct req), h_ready, NULL },
 	{ "metrics", { "metrics" }, 1, READ, REQ_UNCHARGED, sizeof(struct req), h_metrics, NULL },
 	{ "viewer", { "" }, 1, READ, 0, sizeof(struct req), h_static, NULL },
 	{ "assets", { "assets", NULL }, 2, READ, 0, sizeof(struct req), h_static, NULL },
@@ -430,7 +452,8 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 	rt->cat = cat;
 	tc = (struct tiles_config){ cfg->cache_bytes, cfg->region_bytes, cfg->max_age,
 				    cfg->max_generations, cfg->bake_after };
-	ec = (struct edits_config){ cfg->edit_log, cfg->data_dir, cfg->edit_token,
+	ec = (struct edits_config){ cfg->edit_log, cfg->edit_log_password,
+				    cfg->edit_log_sentinel_password, cfg->data_dir, cfg->edit_token,
 				    cfg->cors_origins, cfg->allowed_hosts,
 				    { cfg->edit_rate, 5 * cfg->edit_rate, cfg->edit_area_km2 * 1e6,
 				      5 * cfg->edit_area_km2 * 1e6 } };

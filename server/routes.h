@@ -185,6 +185,8 @@ struct route_config {
 	unsigned bake_after;     /* --bake-after (tiles.h; 0: never) */
 	const char *edit_log;    /* edit log backend: "file" or NULL, or a
 				    redis:// or sentinel:// URL (journal.h) */
+	const char *edit_log_password;          /* its passwords given apart from */
+	const char *edit_log_sentinel_password; /* it (edits.h), or NULL */
 	const char *data_dir;    /* where the file log lives (--data-dir) */
 	const char *edit_token;  /* bearer token for edits; NULL or "":
 				    loopback clients only (copied) */

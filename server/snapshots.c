@@ -10,7 +10,9 @@
  * leaves every chunk baked.
  *
  * File (little-endian), before the store's trailer:
- *   u32 magic "TSNP", u32 version 1, u64 worlds, u64 chunks, u64 edits
+ *   u32 magic "TSNP", u32 version 2, u64 worlds, u64 chunks, u64 edits,
+ *   64 bytes: where the cut is in the log, a NUL-padded text (a shared
+ *   log's entry id; "" when the log has none; version 1 lacks the field)
  *   per world: u8 gen_len, gen, u64 fingerprint, seed, seq, hash, chunks
  *     per chunk: i32 cx, cz, u64 version, hash, edits, u32 len, len bytes
  *       of the zstd frame of its LOD-0 delta
@@ -34,7 +36,8 @@
 #include "world.h"
 
 #define SNAP_MAGIC   0x504e5354u /* "TSNP" */
-#define SNAP_VERSION 1
+#define SNAP_VERSION 2
+#define SNAP_HEAD    (32 + SNAPSHOTS_POS)   /* version 1: 32 */
 #define SLICE        32          /* chunks per worker job */
 
 struct cut_world {
@@ -67,6 +70,7 @@ struct job {
 	struct store_snap *w;
 	uint8_t *shared;         /* the file's bytes for on_written, or NULL */
 	size_t shared_len;
+	char pos[SNAPSHOTS_POS]; /* the log's position at the cut */
 	int err;
 };
 
@@ -79,6 +83,7 @@ struct snapshots {
 	const struct region_source *rs;
 	uint64_t every, since;
 	snapshots_written_fn on_written;
+	snapshots_position_fn position;
 	void *written_arg;
 	struct job *job;         /* the snapshot being written, or NULL */
 	int stopped, closing;
@@ -209,13 +214,14 @@ static void job_work(uv_work_t *w)
 	int rc = 0;
 
 	if (j->next == 0) {
-		uint8_t h[32];
+		uint8_t h[SNAP_HEAD] = { 0 };
 
 		le_put32(h, SNAP_MAGIC);
 		le_put32(h + 4, SNAP_VERSION);
 		le_put64(h + 8, j->nworlds);
 		le_put64(h + 16, j->nchunks);
 		le_put64(h + 24, j->edits);
+		memcpy(h + 32, j->pos, strnlen(j->pos, SNAPSHOTS_POS - 1));
 		rc = put(j, h, sizeof(h));
 	}
 	for (k = 0; !rc && k < SLICE && j->next < j->nchunks; k++, j->next++) {
@@ -297,8 +303,12 @@ static void job_done(uv_work_t *w, int status)
 		fprintf(stderr, "terrain-server: snapshot of %llu edits in %zu worlds, %zu chunks,"
 			" %llu bytes, in %llu ms\n", (ull)j->edits, j->nworlds, j->nchunks,
 			(ull)j->bytes, (ull)s->st.ms);
-		if (s->on_written && j->shared)
-			s->on_written(s->written_arg, j->shared, j->shared_len, j->edits);
+		if (s->on_written && j->shared) {
+			uint8_t *buf = j->shared;
+
+			j->shared = NULL; /* the callback's now */
+			s->on_written(s->written_arg, buf, j->shared_len, j->edits, j->pos);
+		}
 	}
 	job_free(j);
 	if (s->every && s->since >= s->every && !s->stopped)
@@ -319,6 +329,8 @@ int snapshots_start(struct snapshots *s)
 		return ERR_NOMEM;
 	j->s = s;
 	j->t0 = uv_hrtime();
+	if (s->position)
+		s->position(s->written_arg, j->pos, sizeof(j->pos));
 	if ((rc = cut(s, j)) != 0 || (rc = store_snap_begin(s->dir, &j->w)) != 0 ||
 	    (rc = uv_queue_work(s->loop, &j->work, job_work, job_done) ? ERR_NOMEM : 0)) {
 		job_free(j);
@@ -384,7 +396,16 @@ static const uint8_t *take(struct rd *r, size_t n)
 	return p;
 }
 
-/* One pass over the file: check it (restore 0) or restore it (1). */
+/* The header's length by its version (1 or 2), else 0. */
+static size_t head_len(const uint8_t *buf, size_t len)
+{
+	uint32_t v = len >= 32 && le_get32(buf) == SNAP_MAGIC ? le_get32(buf + 4) : 0;
+
+	return v == 1 ? 32 : v == SNAP_VERSION && len >= SNAP_HEAD ? SNAP_HEAD : 0;
+}
+
+/* One pass over the file: check it (restore 0), restore it into empty
+ * worlds (1) or into worlds made empty first (2: world_rebase()). */
 static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore,
 		struct snapshots_loaded *ld, char *msg, size_t msglen)
 {
@@ -396,13 +417,19 @@ static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore
 		snprintf(msg, msglen, "not a snapshot (bad magic)");
 		return ERR_CORRUPT;
 	}
-	if (le_get32(h + 4) != SNAP_VERSION) {
-		snprintf(msg, msglen, "snapshot format version %u, this server reads %d",
+	if (!head_len(buf, len)) {
+		snprintf(msg, msglen, "snapshot format version %u, this server reads 1 and %d",
 			 le_get32(h + 4), SNAP_VERSION);
 		return ERR_VERSION;
 	}
 	nworlds = le_get64(h + 8);
-	*ld = (struct snapshots_loaded){ 1, 0, nworlds, le_get64(h + 16), le_get64(h + 24), len };
+	*ld = (struct snapshots_loaded){ 1, 0, nworlds, le_get64(h + 16), le_get64(h + 24), len,
+					 "" };
+	if (head_len(buf, len) == SNAP_HEAD) {
+		const char *pos = (const char *)take(&r, SNAPSHOTS_POS);
+
+		snprintf(ld->pos, sizeof(ld->pos), "%.*s", (int)strnlen(pos, SNAPSHOTS_POS - 1), pos);
+	}
 	for (i = 0; i < nworlds; i++) {
 		const uint8_t *g = take(&r, 1), *name, *wh;
 		uint64_t seed, seq, hash, nchunks;
@@ -426,8 +453,11 @@ static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore
 				 "was made by a generator that differs from this server's");
 			return ERR_NOTFOUND;
 		}
-		if (restore && (world_map_get(s->worlds, gen, seed, &w) ||
-				world_restore(w, seq, hash))) {
+		if (restore && !world_map_get(s->worlds, gen, seed, &w) && restore == 2) {
+			world_cancel_all(w);
+			world_rebase(w);
+		}
+		if (restore && (!w || world_restore(w, seq, hash))) {
 			snprintf(msg, msglen, "cannot restore world %llu", (ull)seed);
 			return ERR_NOMEM;
 		}
@@ -504,17 +534,44 @@ int snapshots_load(struct snapshots *s, struct snapshots_loaded *ld, char *msg, 
 	return 0;
 }
 
-void snapshots_on_written(struct snapshots *s, snapshots_written_fn fn, void *arg)
+void snapshots_on_written(struct snapshots *s, snapshots_written_fn fn,
+			  snapshots_position_fn position, void *arg)
 {
 	s->on_written = fn;
+	s->position = position;
 	s->written_arg = arg;
 }
 
 /* The edits a snapshot's bytes hold, or 0 when they are not a snapshot. */
 static uint64_t held(const uint8_t *buf, size_t len)
 {
-	return len >= 32 && le_get32(buf) == SNAP_MAGIC && le_get32(buf + 4) == SNAP_VERSION ?
-		le_get64(buf + 24) : 0;
+	return head_len(buf, len) ? le_get64(buf + 24) : 0;
+}
+
+int snapshots_restore(struct snapshots *s, const uint8_t *buf, size_t len,
+		      struct snapshots_loaded *ld, char *msg, size_t msglen)
+{
+	uint64_t t0 = uv_hrtime();
+	int rc;
+
+	msg[0] = '\0';
+	if ((rc = pass(s, buf, len, 0, ld, msg, msglen)) != 0)
+		return rc;
+	ld->touched = 1;
+	if ((rc = pass(s, buf, len, 2, ld, msg, msglen)) != 0)
+		return rc;
+	s->since = 0;
+	s->st.edits = ld->edits;
+	s->st.chunks = ld->chunks;
+	s->st.bytes = ld->bytes;
+	s->st.load_ms = (uv_hrtime() - t0) / 1000000;
+	/* a snapshot being written would race this one for snapshot.tmp (its
+	 * older file may then replace this one: a restart takes the shared
+	 * one again, which holds more) */
+	if (!s->job && snapshots_offer(s, buf, len) < 0)
+		fprintf(stderr, "terrain-server: warning: the restored snapshot was not kept in %s;"
+			" a restart takes it again from the shared log\n", s->dir);
+	return 0;
 }
 
 int snapshots_offer(struct snapshots *s, const uint8_t *buf, size_t len)

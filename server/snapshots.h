@@ -44,11 +44,15 @@ struct snapshots_stats {
 	int running;            /* one is being written */
 };
 
+/* Room for the log's position a snapshot records (NUL included). */
+#define SNAPSHOTS_POS 64
+
 /* What snapshots_load() found. */
 struct snapshots_loaded {
 	int found;              /* a snapshot was loaded */
 	int touched;            /* the world map was changed (even on failure) */
 	uint64_t worlds, chunks, edits, bytes;
+	char pos[SNAPSHOTS_POS]; /* where in the log it was cut ("": not said) */
 };
 
 /* Snapshots of worlds (generators of cat, bakes of bakes, eroded regions
@@ -93,11 +97,25 @@ void snapshots_stats(const struct snapshots *s, struct snapshots_stats *out);
  * hands them out) the local snapshot when it holds more edits than the
  * local one (or there is none, or it is damaged); 1 when it did, 0 when
  * not, else an ERR_*. Before snapshots_load(). on_written: fn(arg, bytes,
- * len, edits) on the loop after each snapshot written here.
+ * len, edits, pos) on the loop after each snapshot written here (bytes,
+ * malloc'd, are fn's to free()), pos being what position(arg, pos,
+ * SNAPSHOTS_POS) said at its cut and the file records (position NULL: "").
  */
 int snapshots_offer(struct snapshots *s, const uint8_t *buf, size_t len);
-typedef void (*snapshots_written_fn)(void *arg, const uint8_t *buf, size_t len,
-				     uint64_t edits);
-void snapshots_on_written(struct snapshots *s, snapshots_written_fn fn, void *arg);
+typedef void (*snapshots_written_fn)(void *arg, uint8_t *buf, size_t len,
+				     uint64_t edits, const char *pos);
+typedef void (*snapshots_position_fn)(void *arg, char *pos, size_t cap);
+void snapshots_on_written(struct snapshots *s, snapshots_written_fn fn,
+			  snapshots_position_fn position, void *arg);
+
+/*
+ * While serving: make every world of the snapshot buf (len bytes) what it
+ * holds, whatever the world held (world_rebase(): a node that fell behind
+ * a trimmed shared log restarts from the shared snapshot), and keep it as
+ * the local snapshot. The caller has ended every reservation. 0, or as
+ * snapshots_load() with msg; ld says what was restored.
+ */
+int snapshots_restore(struct snapshots *s, const uint8_t *buf, size_t len,
+		      struct snapshots_loaded *ld, char *msg, size_t msglen);
 
 #endif

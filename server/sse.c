@@ -181,6 +181,18 @@ void sse_publish(struct sse *s, struct world *w)
 		event_release(e);
 }
 
+void sse_drop_world(struct sse *s, struct world *w)
+{
+	struct sub *u;
+
+	(void)s;
+	for (u = *world_user(w); u; u = u->next)
+		if (!u->dropped) {
+			u->dropped = 1;
+			http_stream_close(u->stream);
+		}
+}
+
 static void on_writable(void *arg)
 {
 	struct sub *u = arg;

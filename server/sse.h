@@ -68,6 +68,10 @@ int sse_subscribe(struct sse *s, struct http_req *r,
 /* Send w's latest batch (just applied) to its subscribers. */
 void sse_publish(struct sse *s, struct world *w);
 
+/* End every stream of w (its history is about to be replaced: a node
+ * restoring from a newer snapshot); clients resume with Last-Event-ID. */
+void sse_drop_world(struct sse *s, struct world *w);
+
 void sse_stats(const struct sse *s, struct sse_stats *st);
 
 /*

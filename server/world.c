@@ -628,6 +628,24 @@ int world_restore(struct world *w, uint64_t seq, uint64_t hash)
 	return 0;
 }
 
+void world_rebase(struct world *w)
+{
+	struct world keep = *w;
+
+	free(w->edits);
+	free(w->batches);
+	free(w->bchunks);
+	free(w->chunks);
+	free(w->nodes);
+	free(w->slots);
+	memset(w, 0, sizeof(*w));
+	w->fingerprint = keep.fingerprint;
+	w->seed = keep.seed;
+	w->chunk_log2 = keep.chunk_log2;
+	w->user = keep.user;
+	w->hash = edit_hash_start(w->fingerprint, w->seed);
+}
+
 int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,
 			const struct world_chunk *st)
 {

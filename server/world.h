@@ -191,6 +191,11 @@ void world_chunk_at(const struct world *w, size_t i, int32_t *cx, int32_t *cz,
  */
 uint64_t world_base(const struct world *w);
 int world_restore(struct world *w, uint64_t seq, uint64_t hash);
+
+/* Empty w again (as world_create() made it; its world_user() stays), to
+ * restore it from a newer snapshot: a node that fell behind a trimmed
+ * shared log. Every reservation must be over (world_cancel_all()). */
+void world_rebase(struct world *w);
 int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,
 			const struct world_chunk *st);
 

@@ -96,7 +96,8 @@ node_up() {
 	NPID[$i]=$(pgrep -P "$SERVER_PID") # the server, not timeout(1)
 	wait_for 10 healthy "$PORT" || { echo "node $i not healthy"; cat "$SERVER_LOG"; exit 1; }
 }
-healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/healthz")" = 200 ]; }
+# "healthy" here means ready for edits (/readyz); /healthz is liveness
+healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz")" = 200 ]; }
 all_healthy() { local i; for i in 1 2 3; do healthy "${NPORT[$i]}" || return 1; done; }
 ports() { echo "${NPORT[1]},${NPORT[2]},${NPORT[3]}"; }
 # "edit_seq world_hash" of world SEED on node port
@@ -351,8 +352,10 @@ check "... with Retry-After" has <(curl -s -i --max-time 3 -H 'Content-Type: app
 check "... reads work: world info" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv")" 200
 check "... a tile never made before" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv/chunks/0/99/-99")" 200
 check "... the log" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv/edits")" 200
-check "... /healthz says edits are down" wait_for 5 not healthy "${NPORT[2]}"
-check "... in its body" has <(curl -s "http://127.0.0.1:${NPORT[2]}/healthz") '"edits":"unavailable"'
+check "... /readyz says edits are down" wait_for 5 not healthy "${NPORT[2]}"
+check "... in its body" has <(curl -s "http://127.0.0.1:${NPORT[2]}/readyz") '"edits":"unavailable"'
+check "... /healthz stays 200 (alive, reads served), saying so too" \
+	has <(curl -s -w ' %{http_code}' "http://127.0.0.1:${NPORT[2]}/healthz") '"edits":"unavailable".* 200$'
 for n in r1 r2; do kill -CONT "${RPID[$n]}"; done
 sleep 0.2
 for n in s1 s2 s3; do kill -CONT "${RPID[$n]}"; done

@@ -50,11 +50,11 @@ server_start --data-dir "$TMP/a" --edit-log "$LOG" --snapshot-every 100 --worker
 A=$BASE A_LOG=$SERVER_LOG A_PID=$SERVER_PID
 for b in $(seq 0 29); do post "$A" "$b" || { echo "POST $b failed"; exit 1; }; done
 shared() { has "$A_LOG" "snapshot shared" && [ "$(metric "$A" terrain_snapshots_written_total)" -ge 3 ] &&
-	[ -n "$(redis-cli -p "$RPORT" GET terrain:snapshot:edits)" ] &&
-	[ "$(redis-cli -p "$RPORT" GET terrain:snapshot:edits)" -ge 200 ]; }
+	[ -n "$(redis-cli -p "$RPORT" HGET terrain:snapshot:meta edits)" ] &&
+	[ "$(redis-cli -p "$RPORT" HGET terrain:snapshot:meta edits)" -ge 200 ]; }
 for i in $(seq 1 1200); do shared && break; sleep 0.1; done
 check "node A shared its snapshot in Redis" shared
-held=$(redis-cli -p "$RPORT" GET terrain:snapshot:edits)
+held=$(redis-cli -p "$RPORT" HGET terrain:snapshot:meta edits)
 for b in 30 31; do post "$A" "$b" || exit 1; done # edits after it
 tiles "$A" "$TMP/a_tiles"
 

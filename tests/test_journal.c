@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "../server/journal.h"
+#include "../server/journal_redis_int.h"
 #include "batch.h"
 #include "edit.h"
 #include "err.h"
@@ -111,7 +112,7 @@ static struct journal *open_replayed(struct fixture *fx, struct follower *f)
 	struct journal *l;
 	char err[256];
 
-	assert_int_equal(journal_open("file", fx->dir, NULL, &fx->loop, follow, f, &l, err,
+	assert_int_equal(journal_open("file", NULL, fx->dir, NULL, &fx->loop, follow, f, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_replay(l, &st), 0);
 	return l;
@@ -177,7 +178,7 @@ static void test_journal_replay_skips_what_follow_cannot_apply(void **state)
 	uv_run(&fx->loop, UV_RUN_DEFAULT);
 	journal_close(l);
 
-	assert_int_equal(journal_open(NULL, fx->dir, NULL, &fx->loop, follow, &g, &l, err,
+	assert_int_equal(journal_open(NULL, NULL, fx->dir, NULL, &fx->loop, follow, &g, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_replay(l, &st), 0);
 	assert_int_equal(st.records, 3);
@@ -186,7 +187,7 @@ static void test_journal_replay_skips_what_follow_cannot_apply(void **state)
 	journal_close(l);
 
 	g = (struct follower){ .answer = ERR_CORRUPT, .fail_at = 2 };
-	assert_int_equal(journal_open(NULL, fx->dir, NULL, &fx->loop, follow, &g, &l, err,
+	assert_int_equal(journal_open(NULL, NULL, fx->dir, NULL, &fx->loop, follow, &g, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_replay(l, &st), ERR_CORRUPT);
 	assert_int_equal(g.n, 1);
@@ -222,27 +223,110 @@ static void test_journal_refuses_unknown_backends_and_appends_before_replay(void
 	struct journal *l;
 	char err[256];
 
-	assert_int_equal(journal_open("tape", fx->dir, NULL, &fx->loop, follow, &f, &l, err,
+	assert_int_equal(journal_open("tape", NULL, fx->dir, NULL, &fx->loop, follow, &f, &l, err,
 				      sizeof(err)), ERR_INVAL);
 	assert_non_null(strstr(err, "unknown backend"));
-	assert_int_equal(journal_open("redis://nohost", fx->dir, "", &fx->loop, follow, &f,
+	assert_int_equal(journal_open("redis://nohost", NULL, fx->dir, "", &fx->loop, follow, &f,
 				      &l, err, sizeof(err)), ERR_INVAL);
 	assert_non_null(strstr(err, "bad spec"));
-	assert_int_equal(journal_open("sentinel://127.0.0.1:1/", fx->dir, "", &fx->loop, follow,
+	assert_int_equal(journal_open("sentinel://127.0.0.1:1/", NULL, fx->dir, "", &fx->loop, follow,
 				      &f, &l, err, sizeof(err)), ERR_INVAL);
-	assert_int_equal(journal_open("redis://127.0.0.1:6379/0?timeout=0", fx->dir, "",
+	assert_int_equal(journal_open("redis://127.0.0.1:6379/0?timeout=0", NULL, fx->dir, "",
 				      &fx->loop, follow, &f, &l, err, sizeof(err)), ERR_INVAL);
-	assert_int_equal(journal_open("file", fx->dir, NULL, &fx->loop, follow, &f, &l, err,
+	assert_int_equal(journal_open("file", NULL, fx->dir, NULL, &fx->loop, follow, &f, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_append(l, &b, done, &a), ERR_INVAL);
 	assert_int_equal(a.called, 0);
 	journal_close(l);
 }
 
+/* Parse spec with passwords given apart (pass, spass: may be NULL). */
+static int parse(struct rlog *g, const char *spec, const char *pass, const char *spass,
+		 char *err, size_t errlen)
+{
+	struct journal_auth auth = { pass, spass };
+
+	memset(g, 0, sizeof(*g));
+	err[0] = '\0';
+	return journal_redis__parse_spec(g, spec, &auth, err, errlen);
+}
+
+static void test_journal_redis_spec_takes_credentials_and_hides_the_password(void **state)
+{
+	struct rlog *g = calloc(1, sizeof(*g));
+	char err[600];
+
+	(void)state;
+	assert_int_equal(parse(g, "redis://terrain:p%40ss%3Aw%2Fd@127.0.0.1:6379/2?timeout=500",
+			       NULL, NULL, err, sizeof(err)), 0);
+	assert_string_equal(g->data.user, "terrain");
+	assert_string_equal(g->data.pass, "p@ss:w/d");
+	assert_int_equal(g->data.has_pass, 1);
+	assert_int_equal(g->db, 2);
+	assert_int_equal(g->timeout_ms, 500);
+	assert_string_equal(g->hosts[0].host, "127.0.0.1");
+	assert_string_equal(g->name, "redis://terrain:***@127.0.0.1:6379/2");
+
+	assert_int_equal(parse(g, "redis://:secret@h:1", NULL, NULL, err, sizeof(err)), 0);
+	assert_string_equal(g->data.user, "");
+	assert_string_equal(g->data.pass, "secret");
+	assert_null(strstr(g->name, "secret"));
+
+	/* the password apart from the spec: for USER, or the default user */
+	assert_int_equal(parse(g, "redis://terrain@h:1", "fromenv", NULL, err, sizeof(err)), 0);
+	assert_string_equal(g->data.pass, "fromenv");
+	assert_string_equal(g->name, "redis://terrain@h:1");
+	assert_int_equal(parse(g, "redis://h:1", "fromenv", NULL, err, sizeof(err)), 0);
+	assert_string_equal(g->data.user, "");
+	assert_string_equal(g->data.pass, "fromenv");
+	assert_int_equal(g->data.has_pass, 1);
+	assert_int_equal(parse(g, "redis://h:1", NULL, NULL, err, sizeof(err)), 0);
+	assert_int_equal(g->data.has_pass, 0);
+
+	/* given twice, or a user without one: refused, the password unsaid */
+	assert_int_equal(parse(g, "redis://u:secret@h:1", "other", NULL, err, sizeof(err)),
+			 ERR_INVAL);
+	assert_non_null(strstr(err, "given twice"));
+	assert_null(strstr(err, "secret"));
+	assert_int_equal(parse(g, "redis://u@h:1", NULL, NULL, err, sizeof(err)), ERR_INVAL);
+	assert_non_null(strstr(err, "has no password"));
+	assert_int_equal(parse(g, "redis://u:secret@h:0", NULL, NULL, err, sizeof(err)),
+			 ERR_INVAL);
+	assert_non_null(strstr(err, "bad spec"));
+	assert_null(strstr(err, "secret"));
+	assert_int_equal(parse(g, "redis://u:se%zzcret@h:1", NULL, NULL, err, sizeof(err)),
+			 ERR_INVAL);
+	assert_null(strstr(err, "cret"));
+
+	/* Sentinels: their own credentials, as options or apart */
+	assert_int_equal(parse(g, "sentinel://app:pw@h:1,h:2/m/3?sentinel_user=sen&"
+			       "sentinel_password=s%26p&replicas=1", NULL, NULL, err, sizeof(err)), 0);
+	assert_string_equal(g->data.user, "app");
+	assert_string_equal(g->data.pass, "pw");
+	assert_string_equal(g->sent_cred.user, "sen");
+	assert_string_equal(g->sent_cred.pass, "s&p");
+	assert_string_equal(g->master_name, "m");
+	assert_int_equal(g->db, 3);
+	assert_int_equal(g->nhosts, 2);
+	assert_string_equal(g->name, "sentinel://app:***@h:1,h:2/m/3");
+	assert_int_equal(parse(g, "sentinel://h:1/m", "d", "s", err, sizeof(err)), 0);
+	assert_string_equal(g->data.pass, "d");
+	assert_string_equal(g->sent_cred.pass, "s");
+	assert_string_equal(g->sent_cred.user, "");
+	assert_int_equal(parse(g, "sentinel://h:1/m?sentinel_user=sen", NULL, NULL, err,
+			       sizeof(err)), ERR_INVAL);
+	assert_non_null(strstr(err, "Sentinel user sen has no password"));
+	assert_int_equal(parse(g, "redis://h:1?sentinel_user=x", NULL, NULL, err, sizeof(err)),
+			 ERR_INVAL);
+	assert_int_equal(parse(g, "redis://h:1", NULL, "s", err, sizeof(err)), ERR_INVAL);
+	free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+		cmocka_unit_test(test_journal_redis_spec_takes_credentials_and_hides_the_password),
 		T(test_journal_follows_each_append_before_its_done_and_replays_them),
 		T(test_journal_replay_skips_what_follow_cannot_apply),
 		T(test_journal_a_batch_that_cannot_be_followed_fails_the_log),

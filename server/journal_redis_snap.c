@@ -1,0 +1,508 @@
+/*
+ * journal_redis_snap.c - the shared edit log's snapshot in Redis
+ * (journal_redis_int.h): sending each snapshot this node writes, the trim
+ * of the log below the one before it, and the restore of a node that
+ * fell behind that trim.
+ *
+ * Keys: terrain:snapshot:meta, a hash: edits, id (the log entry the
+ * snapshot was cut at: it holds every batch up to it), bytes, sum
+ * (XXH3-64, hex), chunks, key (the hash holding the bytes, fields "0",
+ * "1", ... of SNAP_CHUNK bytes each) and trim (the id the log was last
+ * trimmed at). A snapshot is sent on a connection of its own (snapc), one
+ * chunk in flight at a time, so that the primary interleaves appends with
+ * it and none waits behind more than one chunk's write and fsync; the
+ * chunks go into a hash of this node's (with a TTL, should the node die
+ * while sending), then one script makes it the shared one when it holds
+ * more edits than the one there, deletes the old one and trims the log
+ * below the old one's id (XTRIM MINID): the log keeps one snapshot's worth
+ * of batches, so a node that took the previous snapshot a moment ago
+ * still finds what follows it. Redis then holds at most two snapshots
+ * (one while the next is sent) and the batches since the one before.
+ *
+ * A node whose tail finds the log no longer holds the entry it last
+ * followed (journal_redis.c checks that behind every read) fetches the
+ * shared snapshot the same way, chunk by chunk, and hands it to
+ * journal_restore(); meanwhile edits get 503 and reads go on.
+ */
+#include "journal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+#include <uv.h>
+#include <xxhash.h>
+
+#include "err.h"
+#include "journal_redis_int.h"
+#include "util.h"
+
+/*
+ * Make the sent snapshot the shared one. KEYS: meta, its chunks, the log;
+ * ARGV: edits, id, bytes, sum, chunks. 1: shared; 0: the log holds one
+ * of as many edits or more (the sent one is deleted).
+ */
+static const char commit_script[] =
+	"local have = tonumber(redis.call('HGET', KEYS[1], 'edits') or '0')\n"
+	"if tonumber(ARGV[1]) <= have then redis.call('DEL', KEYS[2]) return 0 end\n"
+	"if redis.call('HLEN', KEYS[2]) ~= tonumber(ARGV[5]) then\n"
+	"  redis.call('DEL', KEYS[2]) return redis.error_reply('ERR snapshot incomplete')\n"
+	"end\n"
+	"local old = redis.call('HMGET', KEYS[1], 'key', 'id')\n"
+	"redis.call('PERSIST', KEYS[2])\n"
+	"redis.call('HSET', KEYS[1], 'edits', ARGV[1], 'id', ARGV[2], 'bytes', ARGV[3],\n"
+	"           'sum', ARGV[4], 'chunks', ARGV[5], 'key', KEYS[2])\n"
+	"if old[1] and old[1] ~= KEYS[2] then redis.call('DEL', old[1]) end\n"
+	"if old[2] then\n"
+	"  redis.call('XTRIM', KEYS[3], 'MINID', old[2])\n"
+	"  redis.call('HSET', KEYS[1], 'trim', old[2])\n"
+	"end\n"
+	"return 1\n";
+
+/* One snapshot being sent. */
+struct rsnap_put {
+	uint8_t *buf;
+	size_t len, next, chunks;
+	uint64_t edits, sum, t0;
+	char pos[48], key[160];
+};
+
+/* The shared snapshot being fetched. */
+struct rsnap_get {
+	struct snap_meta m;
+	uint8_t *buf;
+	size_t asked, got;               /* chunks */
+	int tries;                       /* the meta read anew (a newer one came) */
+	uint64_t t0;
+};
+
+static int is(const redisReply *r, int type)
+{
+	return r && r->type == type;
+}
+
+/* ---- meta and checks ---------------------------------------------------------- */
+
+const char *const journal_redis__meta_argv[] = { "HMGET", KEY_META, "edits", "id", "bytes",
+						 "sum", "chunks", "key" };
+
+int journal_redis__meta(const redisReply *r, struct snap_meta *m)
+{
+	const redisReply *const *e;
+
+	memset(m, 0, sizeof(*m));
+	if (!is(r, REDIS_REPLY_ARRAY) || r->elements != META_ARGC - 2)
+		return ERR_CORRUPT;
+	e = (const redisReply *const *)r->element;
+	if (is(e[0], REDIS_REPLY_NIL))
+		return ERR_NOTFOUND;
+	for (size_t k = 0; k < r->elements; k++)
+		if (!is(e[k], REDIS_REPLY_STRING))
+			return ERR_CORRUPT;
+	m->edits = strtoull(e[0]->str, NULL, 10);
+	m->bytes = strtoull(e[2]->str, NULL, 10);
+	m->sum = strtoull(e[3]->str, NULL, 16);
+	m->chunks = (size_t)strtoull(e[4]->str, NULL, 10);
+	if (e[1]->len >= sizeof(m->id) || e[5]->len >= sizeof(m->key) || !m->bytes ||
+	    m->chunks != (m->bytes + SNAP_CHUNK - 1) / SNAP_CHUNK)
+		return ERR_CORRUPT;
+	memcpy(m->id, e[1]->str, e[1]->len + 1);
+	memcpy(m->key, e[5]->str, e[5]->len + 1);
+	return 0;
+}
+
+int journal_redis__check_cmd(const char *id, const char **argv, size_t *lens)
+{
+	int n = 0;
+
+	if (!id[0] || !strcmp(id, "0-0")) {
+		argv[n++] = "HGET", argv[n++] = KEY_META, argv[n++] = "trim";
+	} else {
+		argv[n++] = "XRANGE", argv[n++] = KEY_LOG, argv[n++] = id, argv[n++] = id;
+	}
+	for (int k = 0; k < n; k++)
+		lens[k] = strlen(argv[k]);
+	return n;
+}
+
+int journal_redis__check_ok(const char *id, const redisReply *r)
+{
+	if (!id[0] || !strcmp(id, "0-0"))
+		return is(r, REDIS_REPLY_NIL);
+	return is(r, REDIS_REPLY_ARRAY) && r->elements == 1;
+}
+
+/* ---- the connection ----------------------------------------------------------- */
+
+static void on_snap_hello(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+
+	if (!r || g->closing)
+		return;
+	if (is(r, REDIS_REPLY_ERROR)) {
+		redis_conn_drop(c, r->str);
+		return;
+	}
+	if (!strcmp(arg, "SCRIPT") && is(r, REDIS_REPLY_STRING) && r->len < sizeof(g->snap_sha))
+		memcpy(g->snap_sha, r->str, r->len + 1);
+}
+
+/* snapc up, to the primary of now; 0, or ERR_AGAIN while there is none. */
+static int snapc_open(struct rlog *g)
+{
+	const char *load[] = { "SCRIPT", "LOAD", commit_script };
+
+	if (!g->cmd_ready)
+		return ERR_AGAIN;
+	if (redis_conn_up(&g->snapc) &&
+	    (strcmp(g->snapc.host, g->master.host) || g->snapc.port != g->master.port))
+		redis_conn_drop(&g->snapc, "the primary moved");
+	if (redis_conn_up(&g->snapc))
+		return 0;
+	g->snap_sha[0] = '\0';
+	redis_conn_open(&g->snapc, g->master.host, g->master.port);
+	journal_redis__hello(&g->snapc, &g->data, g->db, on_snap_hello);
+	redis_conn_command(&g->snapc, g->timeout_ms, on_snap_hello, "SCRIPT", 3, load,
+			   (size_t[]){ 6, 4, sizeof(commit_script) - 1 });
+	return redis_conn_up(&g->snapc) ? 0 : ERR_AGAIN;
+}
+
+void journal_redis__snapc_down(struct redis_conn *c, const char *why)
+{
+	(void)c;
+	(void)why; /* the transfers in flight had their NULL answers; next use reopens */
+}
+
+/* ---- sending -------------------------------------------------------------------- */
+
+static void put_next(struct rlog *g);
+static void send_chunk(struct rlog *g);
+
+static void put_end(struct rlog *g, const char *why)
+{
+	struct rsnap_put *p = g->put;
+
+	if (why)
+		fprintf(stderr, "terrain-server: edit log %s: snapshot not shared (%s); the"
+			" next one will be\n", g->name, why);
+	g->put = NULL;
+	free(p->buf);
+	free(p);
+	put_next(g);
+}
+
+static void on_commit(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_put *p = arg;
+
+	if (g->put != p)
+		return;
+	if (!r || is(r, REDIS_REPLY_ERROR)) {
+		put_end(g, r ? r->str : "no answer");
+		return;
+	}
+	if (is(r, REDIS_REPLY_INTEGER) && r->integer == 1) {
+		g->puts++;
+		fprintf(stderr, "terrain-server: edit log %s: snapshot shared (%llu edits, %zu"
+			" bytes in %zu chunks, %.2f s), the log trimmed below the one before\n",
+			g->name, (ull)p->edits, p->len, p->chunks,
+			(double)(uv_hrtime() - p->t0) / 1e9);
+	}
+	put_end(g, NULL);
+}
+
+static void commit(struct rlog *g)
+{
+	struct rsnap_put *p = g->put;
+	char edits[24], bytes[24], sum[24], chunks[24];
+	const char *argv[] = { "EVALSHA", g->snap_sha, "3", KEY_META, p->key, KEY_LOG, edits,
+			       p->pos, bytes, sum, chunks };
+	size_t lens[ARRAY_LEN(argv)], k;
+
+	snprintf(edits, sizeof(edits), "%llu", (ull)p->edits);
+	snprintf(bytes, sizeof(bytes), "%zu", p->len);
+	snprintf(sum, sizeof(sum), "%016llx", (ull)p->sum);
+	snprintf(chunks, sizeof(chunks), "%zu", p->chunks);
+	for (k = 0; k < ARRAY_LEN(argv); k++)
+		lens[k] = strlen(argv[k]);
+	if (!g->snap_sha[0] ||
+	    redis_conn_command(&g->snapc, g->timeout_ms, on_commit, p, (int)ARRAY_LEN(argv), argv,
+			       lens))
+		put_end(g, "the primary is out of reach");
+}
+
+static void on_chunk(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_put *p = arg;
+
+	if (g->put != p)
+		return;
+	if (!r || is(r, REDIS_REPLY_ERROR)) {
+		put_end(g, r ? r->str : "the primary is out of reach");
+		return;
+	}
+	if (p->next < p->chunks)
+		send_chunk(g);
+	else
+		commit(g);
+}
+
+static void on_expire(struct redis_conn *c, redisReply *r, void *arg)
+{
+	(void)c;
+	(void)r;
+	(void)arg; /* a failure shows in the chunk behind it */
+}
+
+/* The next chunk: HSET key i bytes (and EXPIRE after the first). */
+static void send_chunk(struct rlog *g)
+{
+	struct rsnap_put *p = g->put;
+	size_t off = p->next * SNAP_CHUNK, n = p->len - off < SNAP_CHUNK ? p->len - off : SNAP_CHUNK;
+	char field[24], ttl[16];
+	const char *argv[] = { "HSET", p->key, field, (const char *)p->buf + off };
+	const char *exp[] = { "EXPIRE", p->key, ttl };
+	int rc;
+
+	snprintf(field, sizeof(field), "%zu", p->next);
+	snprintf(ttl, sizeof(ttl), "%d", SNAP_TTL_S);
+	/* a chunk crosses the wire in much less than ten timeouts */
+	rc = snapc_open(g) ? ERR_AGAIN :
+	     redis_conn_command(&g->snapc, 10 * g->timeout_ms, on_chunk, p, 4, argv,
+				(size_t[]){ 4, strlen(p->key), strlen(field), n });
+	if (rc) {
+		put_end(g, "the primary is out of reach");
+		return;
+	}
+	if (p->next++ == 0)
+		redis_conn_command(&g->snapc, g->timeout_ms, on_expire, p, 3, exp,
+				   (size_t[]){ 6, strlen(p->key), strlen(ttl) });
+}
+
+static void put_next(struct rlog *g)
+{
+	if (g->put || !g->put_next || g->closing)
+		return;
+	g->put = g->put_next;
+	g->put_next = NULL;
+	g->put->t0 = uv_hrtime();
+	g->put->sum = XXH3_64bits(g->put->buf, g->put->len);
+	send_chunk(g);
+}
+
+void journal_redis__snapshot_put(void *be, uint8_t *buf, size_t len, uint64_t edits,
+				 const char *pos)
+{
+	struct rlog *g = be;
+	struct rsnap_put *p;
+
+	if (!len || !pos[0] || strlen(pos) >= sizeof(p->pos) || !(p = calloc(1, sizeof(*p)))) {
+		fprintf(stderr, "terrain-server: edit log %s: snapshot not shared (%s)\n", g->name,
+			pos[0] ? "out of memory" : "cut before the first entry");
+		free(buf);
+		return;
+	}
+	p->buf = buf;
+	p->len = len;
+	p->edits = edits;
+	p->chunks = (len + SNAP_CHUNK - 1) / SNAP_CHUNK;
+	snprintf(p->pos, sizeof(p->pos), "%s", pos);
+	snprintf(p->key, sizeof(p->key), KEY_SNAP_PFX "%s:%llu", g->node, (ull)++g->put_seq);
+	if (g->put_next) { /* a newer one replaces the one that waits */
+		free(g->put_next->buf);
+		free(g->put_next);
+	}
+	g->put_next = p;
+	put_next(g);
+}
+
+/* ---- fetching, when behind ------------------------------------------------------ */
+
+static void fetch(struct rlog *g);
+
+static void get_free(struct rlog *g)
+{
+	if (g->get)
+		free(g->get->buf);
+	free(g->get);
+	g->get = NULL;
+}
+
+static void on_retry(uv_timer_t *t)
+{
+	fetch(t->data);
+}
+
+/* This try failed (why): the next one after a second. */
+static void get_retry(struct rlog *g, const char *why)
+{
+	if (why && g->get && g->get->tries++ == 0)
+		fprintf(stderr, "terrain-server: edit log %s: the shared snapshot cannot be read"
+			" yet (%s); trying again\n", g->name, why);
+	if (g->get) {
+		free(g->get->buf);
+		g->get->buf = NULL;
+	}
+	if (!g->closing)
+		uv_timer_start(g->snap_timer, on_retry, 1000, 0);
+}
+
+static void restored(struct rlog *g)
+{
+	struct rsnap_get *q = g->get;
+	char msg[300];
+
+	if (XXH3_64bits(q->buf, q->m.bytes) != q->m.sum) {
+		get_retry(g, "checksum mismatch");
+		return;
+	}
+	if (journal_restore(g->l, q->buf, q->m.bytes, msg, sizeof(msg))) {
+		g->stopped = 1;
+		get_free(g);
+		return;
+	}
+	snprintf(g->last_id, sizeof(g->last_id), "%s", q->m.id);
+	fprintf(stderr, "terrain-server: edit log %s: caught up from the shared snapshot (%llu"
+		" edits, %llu bytes, fetched in %.2f s); reading on from %s, edits again\n",
+		g->name, (ull)q->m.edits, (ull)q->m.bytes, (double)(uv_hrtime() - q->t0) / 1e9,
+		q->m.id);
+	get_free(g);
+	g->behind = 0;
+	g->restores++;
+	journal_redis__tail_read(g);
+}
+
+static void ask_chunks(struct rlog *g);
+
+static void on_fetch_chunk(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_get *q = g->get;
+	size_t i = (size_t)(uintptr_t)arg, off = i * SNAP_CHUNK;
+	size_t want = q && q->buf ? (q->m.bytes - off < SNAP_CHUNK ? q->m.bytes - off : SNAP_CHUNK) :
+		      0;
+
+	if (!q || !q->buf || g->closing)
+		return;
+	if (!r) {
+		get_retry(g, "the primary is out of reach");
+		return;
+	}
+	if (!is(r, REDIS_REPLY_STRING) || r->len != want) {
+		/* replaced by a newer one meanwhile: read the meta again */
+		free(q->buf);
+		q->buf = NULL;
+		if (q->tries++ > 5)
+			get_retry(g, "it keeps changing");
+		else
+			fetch(g);
+		return;
+	}
+	memcpy(q->buf + off, r->str, want);
+	if (++q->got == q->m.chunks)
+		restored(g);
+	else
+		ask_chunks(g);
+}
+
+static void ask_chunks(struct rlog *g)
+{
+	struct rsnap_get *q = g->get;
+
+	while (q->asked < q->m.chunks && q->asked - q->got < SNAP_WINDOW) {
+		char field[24];
+		const char *argv[] = { "HGET", q->m.key, field };
+
+		snprintf(field, sizeof(field), "%zu", q->asked);
+		if (redis_conn_command(&g->snapc, 10 * g->timeout_ms, on_fetch_chunk,
+				       (void *)(uintptr_t)q->asked, 3, argv,
+				       (size_t[]){ 4, strlen(q->m.key), strlen(field) })) {
+			get_retry(g, "the primary is out of reach");
+			return;
+		}
+		q->asked++;
+	}
+}
+
+static void on_fetch_meta(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_get *q = g->get;
+	int rc;
+
+	(void)arg;
+	if (!q || g->closing)
+		return;
+	if (!r || is(r, REDIS_REPLY_ERROR)) {
+		get_retry(g, r ? r->str : "the primary is out of reach");
+		return;
+	}
+	if ((rc = journal_redis__meta(r, &q->m)) != 0) {
+		fprintf(stderr, "terrain-server: edit log %s: this node fell behind the log's"
+			" trim and there is %s; edits are refused until a restart (move its data"
+			" directory's snapshot aside if it is not this log's)\n", g->name,
+			rc == ERR_NOTFOUND ? "no shared snapshot to restore from" :
+			"no readable shared snapshot");
+		g->stopped = 1;
+		get_free(g);
+		return;
+	}
+	if (!(q->buf = malloc(q->m.bytes))) {
+		get_retry(g, "out of memory");
+		return;
+	}
+	q->asked = q->got = 0;
+	ask_chunks(g);
+}
+
+/* One try: the meta, then the chunks it names. */
+static void fetch(struct rlog *g)
+{
+	size_t lens[META_ARGC];
+
+	if (!g->get || g->closing)
+		return;
+	for (size_t k = 0; k < META_ARGC; k++)
+		lens[k] = strlen(journal_redis__meta_argv[k]);
+	if (snapc_open(g) ||
+	    redis_conn_command(&g->snapc, g->timeout_ms, on_fetch_meta, NULL, META_ARGC,
+			       (const char **)journal_redis__meta_argv, lens))
+		get_retry(g, NULL);
+}
+
+void journal_redis__fell_behind(struct rlog *g)
+{
+	if (g->behind || g->stopped)
+		return;
+	g->behind = 1;
+	fprintf(stderr, "terrain-server: edit log %s: the log no longer holds entry %s, the"
+		" last this node followed (it was trimmed below a newer snapshot while the node"
+		" was away): restoring from the shared snapshot; edits get 503 meanwhile\n",
+		g->name, g->last_id);
+	journal_redis__fail_all(g);
+	if (!(g->get = calloc(1, sizeof(*g->get)))) {
+		g->stopped = 1;
+		return;
+	}
+	g->get->t0 = uv_hrtime();
+	fetch(g);
+}
+
+void journal_redis__snap_release(struct rlog *g)
+{
+	if (g->put) {
+		free(g->put->buf);
+		free(g->put);
+	}
+	if (g->put_next) {
+		free(g->put_next->buf);
+		free(g->put_next);
+	}
+	g->put = g->put_next = NULL;
+	get_free(g);
+}
