@@ -322,7 +322,9 @@ static void gen_work(uv_work_t *w)
 
 	j->err = rgb ? draw(j, rgb) : ERR_NOMEM;
 	if (!j->err)
-		j->err = pngenc_rgb(rgb, MAPTILE_SIZE, MAPTILE_SIZE, PNGENC_LEVEL, &png, &len);
+		j->err = pngenc_rgb(rgb, MAPTILE_SIZE, MAPTILE_SIZE,
+				    j->key.style == STYLE_SHADED ? PNGENC_LEVEL_SHADED : PNGENC_LEVEL,
+				    &png, &len);
 	if (!j->err)
 		j->err = value_build(j->t, png, len, &j->value, &j->bytes);
 	free(rgb);
