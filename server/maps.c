@@ -640,6 +640,9 @@ static cJSON *tilejson(struct map_req *x, const struct preset *p, uint64_t seed,
 	cJSON_AddStringToObject(o, "scheme", "xyz");
 	a = cJSON_AddArrayToObject(o, "tiles");
 	cJSON_AddItemToArray(a, cJSON_CreateString(url));
+	/* raster tiles have no layers: the spec's text lets the key out, its
+	 * JSON schema requires it; an empty array satisfies both */
+	cJSON_AddArrayToObject(o, "vector_layers");
 	cJSON_AddNumberToObject(o, "minzoom", minz);
 	cJSON_AddNumberToObject(o, "maxzoom", MAPTILE_MAX_ZOOM);
 	a = cJSON_AddArrayToObject(o, "bounds");

@@ -365,6 +365,9 @@ static void test_maps_tilejson_describes_the_pyramid(void **state)
 			    "http://t/v1/worlds/42/maps/terrarium/{z}/{x}/{y}.png?gen=default");
 	assert_true(jnum(o, "minzoom") == 9 && jnum(o, "maxzoom") == 17 &&
 		    jnum(o, "tileSize") == 256);
+	/* required by TileJSON 3.0.0's schema; raster tiles have no layers */
+	e = cJSON_GetObjectItem(o, "vector_layers");
+	assert_true(cJSON_IsArray(e) && cJSON_GetArraySize(e) == 0);
 	assert_string_equal(jstr(cJSON_GetObjectItem(o, "terrain"), "fingerprint"),
 			    "7542dc91da703f72");
 	cJSON_Delete(o);
