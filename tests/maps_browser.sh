@@ -7,8 +7,12 @@
 # screenshots are not blank; the elevations MapLibre reports
 # (queryTerrainElevation) and the heights the browser decodes from the
 # Terrarium tiles Leaflet loaded equal `terrain-client decode --heights`
-# within 1/512 m. The pages are clients/web/*.html; the test itself is
-# tests/browser/maps.test.mjs. Saves $BUILD/maplibre.png, $BUILD/leaflet.png.
+# within 1/512 m; the page's own zoom-14 3D view reports itself loaded
+# (the time is printed, with the server's share from its access log); no
+# map request of the browser is answered 4xx/5xx (access log); every
+# request beyond 127.0.0.0/8 is refused, as offline. The pages are
+# clients/web/*.html; the test itself is tests/browser/maps.test.mjs.
+# Saves $BUILD/maplibre.png, $BUILD/leaflet.png.
 #
 # Needs Debian's chromium (installed with apt-get when missing and running as
 # root), Node.js 20+ and npm, and the packages of tests/browser/package.json
