@@ -75,8 +75,9 @@ export_and_read() {
 		"$CLIENT" decode --heights "$TMP/$name.t.$cx.$cz" >"$TMP/$name.h.$cx.$cz" ||
 			echo "FAIL: decode --heights of tile $cx,$cz"
 	done; done
-	EXPORT_BASE=$TMP/$name GODOT_OUT=$TMP/$name.godot timeout -k 5 120 $GODOT -s "$SCRIPT" \
-		>"$TMP/$name.godot.log" 2>&1
+	# in $TMP: Godot writes logs/ into the folder it runs in (its project)
+	(cd "$TMP" && EXPORT_BASE=$TMP/$name GODOT_OUT=$TMP/$name.godot timeout -k 5 120 $GODOT -s "$SCRIPT" \
+		>"$TMP/$name.godot.log" 2>&1)
 	check "$name: Godot ran the script (exit 0)" eq "$?" 0 || grep -v locale "$TMP/$name.godot.log"
 	check "$name: Godot's .r16 heights equal the decoded tiles', and its PNG the 8-bit values" \
 		python3 "$TMP/compare.py" "$TMP" "$name" "$seed" "$lod" "$cx0" "$cz0" "$cx1" "$cz1"
