@@ -5,6 +5,7 @@
 #   make test            install deps, then gcc + clang + ASan/UBSan suites and the gcc/clang tile check
 #   make run             install deps, build, serve on 127.0.0.1:8080
 #   make bench           benchmarks against the anchors measured in the same run
+#   make web             the libraries of the pages in clients/web, from npm, beside them (offline after)
 #   make CC=aarch64-linux-gnu-gcc BUILD=build-arm64   cross build (tools use HOSTCC)
 #   make test-arm64      arm64 cross build, its tiles under qemu-user against native
 #   make fresh-check     make run + make test in a debootstrapped Debian 12 chroot
@@ -98,7 +99,7 @@ LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhtt
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check \
-	container-test FORCE
+	container-test web FORCE
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client lib
 
 help:
@@ -269,6 +270,12 @@ bench:
 	@$(DEPS) bench
 	$(MAKE) BUILD=build-bench OPT="-O3" all
 	bench/run.sh build-bench
+
+# three.js, MapLibre GL JS and Leaflet at the versions of clients/web's
+# lockfile, into clients/web/node_modules, where the pages import them from:
+# then the pages need no CDN (docs/maps.md).
+web:
+	cd clients/web && npm ci --no-audit --no-fund
 
 noopt:
 	$(MAKE) BUILD=build-noopt OPT=-O0

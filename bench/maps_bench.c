@@ -4,8 +4,11 @@
  * of `default` and zoom 17 and 15 of `eroded` (regions computed for the
  * tile alone, as a cold server does), beside the anchor of the same run:
  * a cold LOD-0 binary tile of the same preset (pipeline_tile, encode,
- * zstd). Also the PNG's bytes, and its zlib level: the served level 1
- * beside zlib's default 6. In-process, one thread, CPU time.
+ * zstd). Also the PNG's bytes, and its compression: the served ones
+ * (Terrarium: Up filter, Huffman coding only, "huff"; shaded: zlib level
+ * 1, adaptive filters) beside the other (level 1 is what Terrarium tiles
+ * had until issue 28) and zlib's default 6.
+ * In-process, one thread, CPU time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,14 +85,16 @@ static void row(const struct preset *p, int z, int shaded, int level)
 	struct maptile_block b;
 	struct bench_fig f[2] = { { map_tile, &map }, { binary_tile, &bin } };
 	double sec[2];
+	char zl[8];
 
 	if (maptile_block(p, z, (1u << (z - 1)) + 1, (1u << (z - 1)) - 2, 0, 0, &b))
 		bench_die("maptile_block", 1);
 	map.x0 = b.x0;
 	map.z0 = b.z0;
 	bench_times(f, 2, sec);
-	printf("%s\t%d\t%d\t%s\t%d\t%.2f\t%.1f\t%.2f\t%.2fx\n", preset_name(p), z, 1 << map.lod,
-	       shaded ? "shaded" : "terrarium", level, sec[0] * 1e3, map.bytes / 1024.0, sec[1] * 1e3,
+	snprintf(zl, sizeof(zl), level == PNGENC_HUFFMAN ? "huff" : "%d", level);
+	printf("%s\t%d\t%d\t%s\t%s\t%.2f\t%.1f\t%.2f\t%.2fx\n", preset_name(p), z, 1 << map.lod,
+	       shaded ? "shaded" : "terrarium", zl, sec[0] * 1e3, map.bytes / 1024.0, sec[1] * 1e3,
 	       sec[0] / sec[1]);
 }
 
@@ -107,11 +112,13 @@ int main(void)
 	printf("preset\tzoom\tm/px\tstyle\tzlib\tmap tile ms\tPNG KiB\tLOD-0 tile ms (anchor)\tratio\n");
 	for (z = 17; z >= 9; z -= 4)
 		for (s = 0; s < 2; s++)
-			row(d, z, s, PNGENC_LEVEL);
+			row(d, z, s, s ? PNGENC_LEVEL_SHADED : PNGENC_LEVEL);
+	row(d, 17, 0, 1);
+	row(d, 17, 1, PNGENC_HUFFMAN);
 	row(d, 17, 0, 6);
 	row(d, 17, 1, 6);
-	row(e, 17, 1, PNGENC_LEVEL);
-	row(e, 15, 1, PNGENC_LEVEL);
+	row(e, 17, 1, PNGENC_LEVEL_SHADED);
+	row(e, 15, 1, PNGENC_LEVEL_SHADED);
 	printf("note: a map tile is 256 x 256 pixels, one sample each (its heights, with a one-sample "
 	       "border when shaded); the anchor is a 257 x 257 LOD-0 tile of the same preset, encoded "
 	       "and compressed as the server caches it\n");

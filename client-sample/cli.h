@@ -57,7 +57,7 @@ struct cli_opts {
 	long cx1, cz1;        /* --cx1 --cz1: its last, inclusive (0, 0) */
 	unsigned attempts;    /* no flag: hclient attempts, 0 its default */
 	uint64_t seed_base;   /* --seed-base (1) */
-	int quiet;            /* --quiet: totals only */
+	int quiet;            /* --quiet: walk totals only; no progress line */
 	int exact;            /* --exact: every ring at the canonical precision */
 	long format;            /* --format: 1 asks for tile form 1 (?format=1); 0: the current */
 	const char *precisions; /* --precisions: per-LOD list (VIEW_PRECISIONS) */

@@ -2,7 +2,7 @@
  * export.c - terrain-client export (export.h).
  *
  *   export --server URL --seed S [--gen G] [--lod L]
- *          --cx0 A --cz0 B --cx1 C --cz1 D -o BASE
+ *          --cx0 A --cz0 B --cx1 C --cz1 D [--quiet] -o BASE
  *
  * Fetches every tile of the inclusive chunk rectangle A..C x B..D at LOD L
  * from the server (single-tile requests over the client's connections),
@@ -22,6 +22,8 @@
  * import is exact), else the smallest multiple k of the quantum that fits,
  * values rounded to the nearest (half up; error at most k/2 quanta,
  * "exact": false in the sidecar). docs/export.md has the engine steps.
+ * On a terminal, stderr shows the tiles and the PNG's rows as they go
+ * (progress.h; not with --quiet).
  */
 #include "export.h"
 
@@ -35,6 +37,7 @@
 #include "geotiff.h"
 #include "hclient.h"
 #include "png.h"
+#include "progress.h"
 #include "tile.h"
 
 #define MAX_CHUNKS 4096   /* tiles in one export */
@@ -60,6 +63,8 @@ struct export {
 	int32_t *hq;              /* w * h heights in quanta */
 	uint32_t quantum_um;
 	uint64_t max_tile_seq;    /* the largest tile edit_seq */
+	struct progress pr;       /* on stderr, when it is a terminal */
+	char stage[1100];         /* the progress stage's name */
 };
 
 static void on_tile(void *arg, struct hclient_resp *r)
@@ -91,9 +96,13 @@ static int request_all(struct export *x)
 			return cli_fail(what, err_str(rc));
 		}
 	}
-	while (x->answered < x->n)
+	progress_stage(&x->pr, "tiles", (double)x->n);
+	while (x->answered < x->n) {
 		if (!uv_run(&x->s.loop, UV_RUN_ONCE) && x->answered < x->n)
 			break;
+		progress_set(&x->pr, (double)x->answered, NULL);
+	}
+	progress_end(&x->pr);
 	return x->answered == x->n ? 0 :
 	       cli_fail("export", "some tiles did not arrive");
 }
@@ -246,7 +255,7 @@ static int write_sidecar(const struct export *x, const struct scale16 *sc,
 }
 
 /* Write the 16-bit values as PNG and RAW (little-endian u16). */
-static int write_u16(const struct export *x, const struct scale16 *sc,
+static int write_u16(struct export *x, const struct scale16 *sc,
 		     const char *png, const char *raw)
 {
 	size_t n = (size_t)x->w * x->h;
@@ -267,7 +276,10 @@ static int write_u16(const struct export *x, const struct scale16 *sc,
 		le[2 * k] = (uint8_t)(v[k] & 0xff);
 		le[2 * k + 1] = (uint8_t)(v[k] >> 8);
 	}
-	rc = png_write_gray16(png, v, x->w, x->h);
+	snprintf(x->stage, sizeof(x->stage), "writing %s, rows", png);
+	progress_stage(&x->pr, x->stage, x->h);
+	rc = png_write_gray16(png, v, x->w, x->h, &x->pr);
+	progress_end(&x->pr);
 	if (!rc) {
 		f = fopen(raw, "wb");
 		if (!f || fwrite(le, 1, n * 2, f) != n * 2)
@@ -375,7 +387,7 @@ int export_main(int argc, char **argv)
 	o.lod = 0;
 	if ((rc = cli_parse(argc, argv,
 			    "--server --seed --gen --lod --cx0 --cz0 --cx1 --cz1 "
-			    "--connections --timeout-ms -o",
+			    "--connections --timeout-ms --quiet -o",
 			    "--server --seed --cx0 --cz0 --cx1 --cz1 -o", &o)))
 		return rc;
 	if (o.cx1 < o.cx0 || o.cz1 < o.cz0)
@@ -384,6 +396,7 @@ int export_main(int argc, char **argv)
 	if ((o.cx1 - o.cx0 + 1) * (o.cz1 - o.cz0 + 1) > MAX_CHUNKS)
 		return cli_fail("export", "at most 4096 chunks");
 	x.o = &o;
+	progress_init(&x.pr, "export", progress_wanted(o.quiet));
 	x.nx = (uint32_t)(o.cx1 - o.cx0 + 1);
 	x.nz = (uint32_t)(o.cz1 - o.cz0 + 1);
 	x.n = (size_t)x.nx * x.nz;

@@ -2,7 +2,7 @@
  * fetch.c - terrain-client fetch (fetch.h).
  *
  *   fetch --server URL --seed S [--gen G] --x X --z Z --radius R
- *         [--d0 M] [--lmax L] [--connections N] [--batch-lod B] -o map.png
+ *         [--d0 M] [--lmax L] [--connections N] [--batch-lod B] [--quiet] -o map.png
  *
  * One view (view.h) at (X, Z) with heights kept: every chunk of the square
  * [X - R, X + R) x [Z - R, Z + R) at its LOD, nearest ring first, every
@@ -15,6 +15,8 @@
  * Tiles come with their material layer (layers=height,material): pixels
  * take the materials' map colours, blended bilinearly between samples,
  * times the hillshade; a tile without the layer is coloured by height.
+ * On a terminal, stderr shows the tiles, the rows drawn and the PNG's
+ * rows written as they go (progress.h; not with --quiet).
  */
 #include "fetch.h"
 
@@ -29,6 +31,7 @@
 #include "hclient.h"
 #include "png.h"
 #include "terrain.h"
+#include "progress.h"
 #include "tile.h"
 #include "view.h"
 
@@ -39,6 +42,8 @@ struct fetch {
 	struct view *v;
 	int done;            /* all answered, or an error */
 	char error[512];     /* the first error */
+	struct progress pr;  /* on stderr, when it is a terminal */
+	char stage[1100];    /* the progress stage's name */
 };
 
 static void on_error(void *arg, struct view *v, const char *msg)
@@ -102,7 +107,8 @@ static int draw(struct fetch *f, const struct cli_opts *o, double spacing,
 		free(rgb);
 		return cli_fail(o->out, err_str(ERR_NOMEM));
 	}
-	for (uint32_t r = 0; r < w && !rc; r++)
+	progress_stage(&f->pr, "drawing, rows", w);
+	for (uint32_t r = 0; r < w && !rc; r++) {
 		for (uint32_t c = 0; c < w && !rc; c++) {
 			double x = x0 + c * spacing, z = z0 + r * spacing;
 			size_t k = (size_t)r * w + c;
@@ -110,13 +116,18 @@ static int draw(struct fetch *f, const struct cli_opts *o, double spacing,
 			if (!(rc = view_height(f->v, x, z, &hm[k])))
 				colour(f->v, x, z, hm[k], rgb + 3 * k);
 		}
+		progress_set(&f->pr, r + 1, NULL);
+	}
 	if (rc) {
 		free(hm);
 		free(rgb);
 		return cli_fail(o->out, "a pixel has no tile (internal error)");
 	}
 	png_shade_colours(hm, w, w, spacing, rgb);
-	rc = png_write_rgb(o->out, rgb, w, w);
+	snprintf(f->stage, sizeof(f->stage), "writing %s, rows", o->out);
+	progress_stage(&f->pr, f->stage, w);
+	rc = png_write_rgb(o->out, rgb, w, w, &f->pr);
+	progress_end(&f->pr);
 	free(hm);
 	free(rgb);
 	if (rc) {
@@ -183,12 +194,19 @@ static int run(struct fetch *f, const struct cli_opts *o,
 		return cli_fail("fetch", sent == ERR_RANGE ?
 				"position out of range" : err_str((int)sent));
 	f->done = view_outstanding(f->v) == 0;
+	{
+		size_t counts[TILE_MAX_CHUNK_LOG2 + 1];
+
+		progress_stage(&f->pr, "tiles", (double)view_loaded(f->v, counts, TILE_MAX_CHUNK_LOG2 + 1));
+	}
 	while (!f->done) {
 		if (!uv_run(&f->s.loop, UV_RUN_ONCE) && !f->done)
 			break;
 		if (view_outstanding(f->v) == 0)
 			f->done = 1;
+		progress_set(&f->pr, (double)view_stats(f->v)->tiles, NULL);
 	}
+	progress_end(&f->pr);
 	if (f->error[0])
 		return cli_fail("fetch", f->error);
 	{
@@ -220,9 +238,11 @@ int fetch_main(int argc, char **argv)
 	cli_defaults(&o);
 	if ((rc = cli_parse(argc, argv,
 			    "--server --seed --gen --x --z --radius --d0 --lmax "
-			    "--connections --pipeline --batch-lod --timeout-ms --exact --precisions --format --local -o",
+			    "--connections --pipeline --batch-lod --timeout-ms --exact --precisions --format --local "
+			    "--quiet -o",
 			    "--server --seed --radius -o", &o)))
 		return rc;
+	progress_init(&f.pr, "fetch", progress_wanted(o.quiet));
 	if ((rc = cli_open(&f.s, &o, o.seed)))
 		return rc;
 	rc = cli_view_params(&o, &f.s, o.seed, &p);

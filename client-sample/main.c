@@ -493,14 +493,16 @@ static const struct command commands[] = {
 	{ "fetch", fetch_main,
 	  "--server URL --seed S [--gen G] [--x X] [--z Z] --radius R\n"
 	  "      [--d0 M] [--lmax L] [--connections N] [--pipeline K]\n"
-	  "      [--batch-lod B] [--timeout-ms T] [--exact] [--format 1] -o MAP.png",
+	  "      [--batch-lod B] [--timeout-ms T] [--exact] [--format 1] [--quiet]\n"
+	  "      -o MAP.png",
 	  "load the chunks of the square of side 2R around (X, Z), ring by\n"
 	  "      ring, each at LOD min(floor(log2(d / d0)), Lmax) (0 when\n"
 	  "      d < d0; d0 256, Lmax 6); verify checksums, headers and seams;\n"
 	  "      write one hillshaded PNG, width = 2R / spacing of the finest\n"
 	  "      LOD (1 m); chunks at LOD >= B (2; -1 never) go in batches;\n"
 	  "      LOD >= 3 at ?precision=10cm, >= 5 at 1m (--exact: all 1 cm);\n"
-	  "      --format 1: tiles in the form of versions 1 and 2 (?format=1)" },
+	  "      --format 1: tiles in the form of versions 1 and 2 (?format=1);\n"
+	  "      progress on stderr when it is a terminal (--quiet: none)" },
 	{ "walk", walk_main,
 	  "--server URL --seed S [--gen G] --path X0,Z0:X1,Z1:...\n"
 	  "      --speed M_PER_S [--radius R] [--step-ms T] [--revalidate SEC]\n"
@@ -514,10 +516,11 @@ static const struct command commands[] = {
 	{ "swarm", swarm_main,
 	  "--server URL --players N --duration SEC [--connections C]\n"
 	  "      [--seed-base B] [--worlds K] [--radius R] [--speed MAX]\n"
-	  "      [--step-ms T] [--gen G]",
+	  "      [--step-ms T] [--gen G] [--quiet]",
 	  "N players in K worlds (seeds B.., 10) walking at once over C\n"
 	  "      connections (16), R 512 m; report requests/s, tiles/s, MB/s,\n"
-	  "      X-Cache hit share and latency percentiles" },
+	  "      X-Cache hit share and latency percentiles; progress on\n"
+	  "      stderr when it is a terminal (--quiet: none)" },
 	{ "edit", editcmd_main,
 	  "--server URL --seed S [--gen G] --op raise|lower|flatten|set\n"
 	  "      --x X --z Z --radius R [--strength V] [--height H]\n"
@@ -528,11 +531,13 @@ static const struct command commands[] = {
 	  "      token may come from TERRAIN_EDIT_TOKEN instead" },
 	{ "export", export_main,
 	  "--server URL --seed S [--gen G] [--lod L] --cx0 A --cz0 B\n"
-	  "      --cx1 C --cz1 D [--connections N] [--timeout-ms T] -o BASE",
+	  "      --cx1 C --cz1 D [--connections N] [--timeout-ms T] [--quiet]\n"
+	  "      -o BASE",
 	  "fetch chunks A..C x B..D at LOD L (0) and write one stitched\n"
 	  "      heightmap as BASE.png (16-bit grey), BASE.r16 (u16 LE),\n"
 	  "      BASE.json (scale, offset, spacing, rectangle) and BASE.tif\n"
-	  "      (Float32 m GeoTIFF); docs/export.md" },
+	  "      (Float32 m GeoTIFF); docs/export.md; progress on stderr\n"
+	  "      when it is a terminal (--quiet: none)" },
 	{ "follow", follow_main,
 	  "--server URL --seed S [--gen G] [--duration SEC] [--lod L]\n"
 	  "      [--connections N] [--timeout-ms T]",

@@ -3,8 +3,10 @@
  *
  * Colour by height from two small tables (under water, on land), or by
  * material id from the tile format's table, times a Lambertian hillshade;
- * written with libpng's simplified API, which reports errors by return
- * value instead of longjmp.
+ * written with libpng, whose errors longjmp back to encode() and whose
+ * row callback drives a progress line (progress.h). Height data (16-bit
+ * grey) carry no colour-space chunk; pictures an sRGB one. Reading
+ * (png_stat) uses libpng's simplified API.
  */
 #include "png.h"  /* ours: found first, next to this file */
 
@@ -17,6 +19,7 @@
 
 #include "err.h"
 #include "material.h"
+#include "progress.h"
 
 struct stop {
 	double m;          /* height in metres */
@@ -157,45 +160,117 @@ void png_shade_colours(const double *h_m, uint32_t w, uint32_t hgt,
 	}
 }
 
-int png_write_rgb(const char *path, const uint8_t *rgb, uint32_t w,
-		  uint32_t hgt)
+/* Where a PNG goes, and its progress (or NULL). */
+struct sink {
+	FILE *f;
+	struct progress *pr;
+	int err;
+};
+
+static void sink_write(png_structp png, png_bytep data, png_size_t n)
 {
-	png_image img;
-	int ok;
+	struct sink *s = png_get_io_ptr(png);
+
+	if (fwrite(data, 1, n, s->f) != n) {
+		s->err = 1;
+		png_error(png, "write failed");
+	}
+}
+
+static void sink_flush(png_structp png)
+{
+	struct sink *s = png_get_io_ptr(png);
+
+	if (fflush(s->f))
+		s->err = 1;
+}
+
+static void sink_rows(png_structp png, png_uint_32 row, int pass)
+{
+	struct sink *s = png_get_io_ptr(png);
+
+	(void)pass;
+	if (s->pr)
+		progress_set(s->pr, row, NULL);
+}
+
+/* What a PNG is: size, pixel layout, compression, and the chunks. */
+struct layout {
+	uint32_t w, h;
+	int depth, colour;   /* 8 and RGB, or 16 and grey */
+	int filters, level;  /* png_set_filter() mask, zlib level */
+	int srgb;            /* an sRGB chunk (pictures); none for data */
+};
+
+/* Write rows (h rows of stride bytes, 16-bit samples in host order) as
+ * l says into s; libpng's errors come back here by longjmp. */
+static int encode(png_structp png, png_infop info, const struct layout *l,
+		  const uint8_t *rows, size_t stride, struct sink *s)
+{
+	static const uint16_t one = 1;
+	uint32_t j;
+
+	if (setjmp(png_jmpbuf(png)))
+		return ERR_IO;
+	png_set_write_fn(png, s, sink_write, sink_flush);
+	png_set_write_status_fn(png, sink_rows);
+	png_set_filter(png, PNG_FILTER_TYPE_BASE, l->filters);
+	png_set_compression_level(png, l->level);
+	png_set_IHDR(png, info, l->w, l->h, l->depth, l->colour, PNG_INTERLACE_NONE,
+		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	if (l->srgb)
+		png_set_sRGB(png, info, PNG_sRGB_INTENT_PERCEPTUAL);
+	png_write_info(png, info);
+	if (l->depth == 16 && *(const uint8_t *)&one)
+		png_set_swap(png); /* PNG is big-endian, this host little */
+	for (j = 0; j < l->h; j++)
+		png_write_row(png, (png_const_bytep)(rows + (size_t)j * stride));
+	png_write_end(png, info);
+	return 0;
+}
+
+/* Write a PNG to path ("-": standard output). */
+static int write_png(const char *path, const struct layout *l, const void *rows, size_t stride,
+		     struct progress *pr)
+{
+	struct sink s = { NULL, pr, 0 };
+	png_structp png;
+	png_infop info = NULL;
+	int rc, std = strcmp(path, "-") == 0;
+
+	if (!(s.f = std ? stdout : fopen(path, "wb")))
+		return ERR_IO;
+	png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+	if (png)
+		info = png_create_info_struct(png);
+	rc = png && info ? encode(png, info, l, rows, stride, &s) : ERR_NOMEM;
+	png_destroy_write_struct(&png, &info);
+	if (fflush(s.f) || s.err)
+		rc = rc ? rc : ERR_IO;
+	if (!std && fclose(s.f))
+		rc = rc ? rc : ERR_IO;
+	return rc;
+}
+
+int png_write_rgb(const char *path, const uint8_t *rgb, uint32_t w,
+		  uint32_t hgt, struct progress *pr)
+{
+	/* zlib speed over size, no filters: maps are big */
+	struct layout l = { w, hgt, 8, PNG_COLOR_TYPE_RGB, PNG_FILTER_NONE, 3, 1 };
 
 	if (!path || !rgb || !w || !hgt)
 		return ERR_INVAL;
-	memset(&img, 0, sizeof(img));
-	img.version = PNG_IMAGE_VERSION;
-	img.width = w;
-	img.height = hgt;
-	img.format = PNG_FORMAT_RGB;
-	img.flags = PNG_IMAGE_FLAG_FAST; /* zlib speed over size: maps are big */
-	if (strcmp(path, "-") == 0)
-		ok = png_image_write_to_stdio(&img, stdout, 0, rgb, 0, NULL) &&
-		     fflush(stdout) == 0;
-	else
-		ok = png_image_write_to_file(&img, path, 0, rgb, 0, NULL);
-	png_image_free(&img);
-	return ok ? 0 : ERR_IO;
+	return write_png(path, &l, rgb, (size_t)w * 3, pr);
 }
 
 int png_write_gray16(const char *path, const uint16_t *v, uint32_t w,
-		     uint32_t hgt)
+		     uint32_t hgt, struct progress *pr)
 {
-	png_image img;
-	int ok;
+	struct layout l = { w, hgt, 16, PNG_COLOR_TYPE_GRAY, PNG_ALL_FILTERS, 6, 0 };
 
 	if (!path || !v || !w || !hgt)
 		return ERR_INVAL;
-	memset(&img, 0, sizeof(img));
-	img.version = PNG_IMAGE_VERSION;
-	img.width = w;
-	img.height = hgt;
-	img.format = PNG_FORMAT_LINEAR_Y; /* 16-bit grey, values as given */
-	ok = png_image_write_to_file(&img, path, 0, v, 0, NULL);
-	png_image_free(&img);
-	return ok ? 0 : ERR_IO;
+	return write_png(path, &l, v, (size_t)w * 2, pr);
 }
 
 int png_write_heights(const char *path, const double *h_m, uint32_t w,
@@ -210,7 +285,7 @@ int png_write_heights(const char *path, const double *h_m, uint32_t w,
 	if (!rgb)
 		return ERR_NOMEM;
 	png_shade(h_m, w, hgt, spacing_m, rgb);
-	rc = png_write_rgb(path, rgb, w, hgt);
+	rc = png_write_rgb(path, rgb, w, hgt, NULL);
 	free(rgb);
 	return rc;
 }

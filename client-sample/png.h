@@ -48,21 +48,26 @@ void png_shade(const double *h_m, uint32_t w, uint32_t hgt, double spacing_m,
 void png_shade_colours(const double *h_m, uint32_t w, uint32_t hgt,
 		       double spacing_m, uint8_t *rgb);
 
+struct progress;
+
 /*
- * Write rgb (w x hgt, 3 bytes per pixel, row-major) as an 8-bit RGB PNG to
- * path ("-" for standard output). Returns 0, ERR_INVAL for an empty image,
- * or ERR_IO (errno may tell more).
+ * Write rgb (w x hgt, 3 bytes per pixel, row-major) as an 8-bit RGB PNG
+ * with an sRGB chunk to path ("-" for standard output), counting rows
+ * written on pr (progress.h; NULL: none). Returns 0, ERR_INVAL for an
+ * empty image, ERR_NOMEM or ERR_IO (errno may tell more).
  */
 int png_write_rgb(const char *path, const uint8_t *rgb, uint32_t w,
-		  uint32_t hgt);
+		  uint32_t hgt, struct progress *pr);
 
 /*
  * Write v (w x hgt unsigned 16-bit values, row-major, host order) as a
- * 16-bit greyscale PNG to path, the values unchanged (libpng's linear
- * grey format: gAMA 1.0, no sRGB). Returns 0, ERR_INVAL or ERR_IO.
+ * 16-bit greyscale PNG to path, the values unchanged, and no gAMA, sRGB,
+ * cHRM or iCCP chunk: readers that honour one (Godot converts by gAMA)
+ * would change the values. Rows written are counted on pr (or NULL).
+ * Returns 0, ERR_INVAL, ERR_NOMEM or ERR_IO.
  */
 int png_write_gray16(const char *path, const uint16_t *v, uint32_t w,
-		     uint32_t hgt);
+		     uint32_t hgt, struct progress *pr);
 
 /*
  * png_shade() then png_write_rgb(). Returns 0, ERR_INVAL, ERR_NOMEM or

@@ -3,7 +3,7 @@
  *
  *   swarm --server URL --players N --duration S [--connections C]
  *         [--seed-base B] [--worlds K] [--radius R] [--speed MAX]
- *         [--step-ms T] [--gen G]
+ *         [--step-ms T] [--gen G] [--quiet]
  *
  * N players share one libuv loop and one pool of C connections. Player i
  * lives in world B + (i mod K) (K distinct seeds, so players of a world
@@ -15,7 +15,9 @@
  * DRAIN_MS, then cancelled. Figures: requests/s, tiles/s, MB/s on the
  * wire, the X-Cache hit share and latency percentiles from submission
  * (including the wait for a free connection) to the complete answer.
- * Randomness is splitmix64 seeded with B, so runs repeat.
+ * Randomness is splitmix64 seeded with B, so runs repeat. On a terminal,
+ * stderr shows the seconds walked and the answers so far (progress.h; not
+ * with --quiet).
  */
 #include "swarm.h"
 
@@ -28,6 +30,7 @@
 #include "cli.h"
 #include "err.h"
 #include "hclient.h"
+#include "progress.h"
 #include "view.h"
 
 #define DRAIN_MS 3000
@@ -52,6 +55,7 @@ struct swarm {
 	size_t nlat, cap;
 	uint64_t responses, hits, misses, errors;
 	unsigned shown;
+	struct progress pr;   /* on stderr, when it is a terminal */
 };
 
 static uint64_t splitmix(uint64_t *s)
@@ -75,8 +79,23 @@ static void on_error(void *arg, struct view *v, const char *msg)
 
 	(void)v;
 	w->errors++;
-	if (w->shown++ < SHOW_ERRORS)
+	if (w->shown++ < SHOW_ERRORS) {
+		if (w->pr.drawn)
+			fputs("\n", stderr); /* below the progress line */
+		w->pr.drawn = 0;
 		fprintf(stderr, CLI_PROG ": swarm: %s\n", msg);
+	}
+}
+
+/* The progress line: seconds of walking, answers and their rate. */
+static void show(struct swarm *w, uint64_t now)
+{
+	double secs = (double)(now - w->start) / 1000;
+	char note[96];
+
+	snprintf(note, sizeof(note), "%" PRIu64 " answers (%.0f/s), %" PRIu64 " errors",
+		 w->responses, secs > 0 ? (double)w->responses / secs : 0, w->errors);
+	progress_set(&w->pr, secs < w->o->duration ? secs : w->o->duration, note);
 }
 
 static void on_response(void *arg, struct view *v,
@@ -131,7 +150,9 @@ static void on_tick(uv_timer_t *t)
 			stop(w);
 		return;
 	}
+	show(w, now);
 	if (now >= w->stop_at) {
+		progress_end(&w->pr);
 		w->draining = 1;
 		w->drain_until = now + DRAIN_MS;
 		if (!outstanding(w))
@@ -242,12 +263,14 @@ static int run(struct swarm *w)
 	w->tick.data = w;
 	w->start = uv_now(&w->s.loop);
 	w->stop_at = w->start + (uint64_t)(w->o->duration * 1000);
+	progress_stage_fmt(&w->pr, "s of walking", w->o->duration, 1, 0);
 	on_tick(&w->tick);
 	uv_timer_start(&w->tick, on_tick, (uint64_t)w->o->step_ms,
 		       (uint64_t)w->o->step_ms);
 	cli_run_until(&w->s, &w->done);
 	if (!w->done)
 		stop(w);
+	progress_end(&w->pr);
 	rc = report(w);
 	uv_close((uv_handle_t *)&w->tick, NULL);
 	return rc;
@@ -269,12 +292,13 @@ int swarm_main(int argc, char **argv)
 			    "--server --players --duration --connections "
 			    "--pipeline --seed-base --worlds --radius --speed "
 			    "--step-ms --d0 --lmax --batch-lod --revalidate --gen "
-			    "--timeout-ms", "--server --players --duration", &o)))
+			    "--timeout-ms --quiet", "--server --players --duration", &o)))
 		return rc;
 	snprintf(seed, sizeof(seed), "%" PRIu64, o.seed_base);
 	o.seed = seed;
 	w.o = &o;
 	w.n = (size_t)o.players;
+	progress_init(&w.pr, "swarm", progress_wanted(o.quiet));
 	if ((rc = cli_open(&w.s, &o, seed)))
 		return rc;
 	rc = run(&w);

@@ -6,7 +6,9 @@
 #                                  gdal-bin, nodejs (node --test of the JS client),
 #                                  nginx-light (tests/nginx_front.sh), python3, prometheus
 #                                  (for promtool: tests/metrics.sh), mono-mcs, mono-runtime
-#                                  and golang-go (the C# and Go bindings' tests)
+#                                  and golang-go (the C# and Go bindings' tests),
+#                                  godot3-server (tests/godot_export.sh), python3-jsonschema
+#                                  (the TileJSON schema: tests/tilejson_schema.sh)
 #   bench        make bench:       test + the anchors' packages
 #   wasm         make wasm:        build + clang, lld (wasm-ld), wasi-libc, compiler-rt for
 #                                  wasm32, dpkg-dev (dpkg-source unpacks Debian's cJSON
@@ -19,11 +21,13 @@
 #                                  install and start: the test says when it is missing)
 # tests/viewer_browser.sh, maps_browser.sh and js_client.sh install Debian's
 # chromium themselves and their npm packages (tests/browser/package.json) into
-# tests/browser/node_modules (skipped without Node.js 20+ and npm). Skips apt-get entirely when every
+# tests/browser/node_modules, and the pages' (clients/web/package.json: what
+# `make web` installs) into clients/web/node_modules (skipped without Node.js
+# 20+ and npm). Skips apt-get entirely when every
 # package is already installed. The README's "Packages" section lists them.
 set -eu
 BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev libhiredis-dev zstd"
-TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus nodejs redis-server redis-tools mono-mcs mono-runtime golang-go"
+TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus nodejs redis-server redis-tools mono-mcs mono-runtime golang-go godot3-server python3-jsonschema"
 WASM_PKGS="clang lld wasi-libc libclang-rt-14-dev-wasm32 dpkg-dev"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
 ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64 libhiredis-dev:arm64"

@@ -365,6 +365,25 @@ static void add_preset_fields(cJSON *o, const struct preset *p)
 	cJSON_AddNumberToObject(o, "sea_level", preset_sea_level(p));
 }
 
+/* World info's "links": where a client given the world's URL finds the
+ * rest, relative to this server as "tiles" are: the TileJSON document of
+ * each map style (maps.c) and the OpenAPI description. gen is URL-encoded. */
+static void add_links(cJSON *o, const char *seed, const char *gen)
+{
+	static const char *const styles[] = { "terrarium", "shaded" };
+	cJSON *l = cJSON_AddObjectToObject(o, "links"), *maps;
+	char url[400];
+	size_t i;
+
+	if (!l || !(maps = cJSON_AddObjectToObject(l, "maps")))
+		return;
+	for (i = 0; i < ARRAY_LEN(styles); i++) {
+		snprintf(url, sizeof(url), "/v1/worlds/%s/maps/%s?gen=%s", seed, styles[i], gen);
+		cJSON_AddStringToObject(maps, styles[i], url);
+	}
+	cJSON_AddStringToObject(l, "openapi", "/v1/openapi.json");
+}
+
 static int h_world(struct req *q)
 {
 	struct edit_req *x = edit_req_of(q);
@@ -402,6 +421,7 @@ static int h_world(struct req *q)
 	 * generates tiles itself compares its own (local mode) */
 	req_hex64(hash, selfcheck_digest());
 	cJSON_AddStringToObject(o, "selfcheck", hash);
+	add_links(o, seed_s, gen);
 	req_respond_json(q, 200, o, "Cache-Control: no-cache\r\n");
 	return 0;
 }

@@ -322,7 +322,9 @@ static void gen_work(uv_work_t *w)
 
 	j->err = rgb ? draw(j, rgb) : ERR_NOMEM;
 	if (!j->err)
-		j->err = pngenc_rgb(rgb, MAPTILE_SIZE, MAPTILE_SIZE, PNGENC_LEVEL, &png, &len);
+		j->err = pngenc_rgb(rgb, MAPTILE_SIZE, MAPTILE_SIZE,
+				    j->key.style == STYLE_SHADED ? PNGENC_LEVEL_SHADED : PNGENC_LEVEL,
+				    &png, &len);
 	if (!j->err)
 		j->err = value_build(j->t, png, len, &j->value, &j->bytes);
 	free(rgb);
@@ -638,6 +640,9 @@ static cJSON *tilejson(struct map_req *x, const struct preset *p, uint64_t seed,
 	cJSON_AddStringToObject(o, "scheme", "xyz");
 	a = cJSON_AddArrayToObject(o, "tiles");
 	cJSON_AddItemToArray(a, cJSON_CreateString(url));
+	/* raster tiles have no layers: the spec's text lets the key out, its
+	 * JSON schema requires it; an empty array satisfies both */
+	cJSON_AddArrayToObject(o, "vector_layers");
 	cJSON_AddNumberToObject(o, "minzoom", minz);
 	cJSON_AddNumberToObject(o, "maxzoom", MAPTILE_MAX_ZOOM);
 	a = cJSON_AddArrayToObject(o, "bounds");

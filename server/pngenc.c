@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "err.h"
 
@@ -62,7 +63,11 @@ static int encode(png_structp png, png_infop info, const uint8_t *rgb, uint32_t 
 	if (setjmp(png_jmpbuf(png)))
 		return m->oom ? ERR_NOMEM : ERR_INVAL;
 	png_set_write_fn(png, m, write_cb, flush_cb);
-	png_set_compression_level(png, level);
+	if (level == PNGENC_HUFFMAN) {
+		png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
+		png_set_compression_strategy(png, Z_HUFFMAN_ONLY);
+	}
+	png_set_compression_level(png, level == PNGENC_HUFFMAN ? 1 : level);
 	png_set_IHDR(png, info, w, h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
 		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_write_info(png, info);
@@ -80,8 +85,8 @@ int pngenc_rgb(const uint8_t *rgb, uint32_t w, uint32_t h, int level, uint8_t **
 	png_infop info;
 	int rc;
 
-	if (!rgb || !out || !len || w < 1 || h < 1 || w > 65536 || h > 65536 || level < 0 ||
-	    level > 9)
+	if (!rgb || !out || !len || w < 1 || h < 1 || w > 65536 || h > 65536 ||
+	    (level != PNGENC_HUFFMAN && (level < 0 || level > 9)))
 		return ERR_INVAL;
 	if (!(png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, warn_cb)))
 		return ERR_NOMEM;

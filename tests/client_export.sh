@@ -98,6 +98,8 @@ elif cmd == "png":  # the whole PNG (zlib only) through the sidecar
             assert (w, h, depth, ctype, lace) == (W, H, 16, 0, 0), "not 16-bit grey WxH"
         elif kind == b"IDAT":
             idat.append(body)
+        # no colour space: readers that honour one change the values
+        assert kind not in (b"gAMA", b"sRGB", b"cHRM", b"iCCP"), "a %s chunk" % kind.decode()
         pos += 12 + n
     raw, stride, bpp = zlib.decompress(b"".join(idat)), 2 * W, 2
     prev, vals = bytearray(stride), []

@@ -5,12 +5,15 @@
 # decoding equals `terrain-client decode --heights` on the same tiles, fetch
 # of tiles and bundles, text seeds, stitching, meshes, bad tiles and bundles
 # refused), then the three.js example page (clients/web/three.html) in
-# headless Chromium: a ring of tiles as one mesh, the screenshot not blank
-# (tests/browser/three.test.mjs; saves $BUILD/three.png).
+# headless Chromium, offline (every request beyond 127.0.0.0/8 refused): a
+# ring of tiles as one closed mesh, with no background inside the
+# terrain's outline and the tiles' shared edges meeting within a pixel
+# (tests/browser/three.test.mjs; saves $BUILD/three.png, three-lod3.png).
 #
 # The Node tests need Node.js 18+ (no npm packages). The page needs Debian's
-# chromium, Node.js 20+, npm and the packages of tests/browser/package.json
-# (installed into tests/browser/node_modules, outside git). What cannot be
+# chromium, Node.js 20+, npm, the packages of tests/browser/package.json
+# and clients/web/package.json (installed into their node_modules, outside
+# git; the latter is what `make web` installs). What cannot be
 # had is reported as "SKIP: <reason>"; the parts before it still count.
 set -u
 BUILD=${BUILD:-build}
@@ -72,7 +75,7 @@ check "node --test tests/js/ passes" eq "$rc" 0
 
 # ---- the three.js example page ------------------------------------------------------
 browser_deps
-BASE=$BASE SHOTS=$BUILD timeout 180 node "$BROWSER_DIR/three.test.mjs"
+BASE=$BASE CLIENT=$CLIENT WORK=$TMP SHOTS=$BUILD timeout 240 node "$BROWSER_DIR/three.test.mjs"
 rc=$?
 [ $rc = 124 ] && echo "FAIL: the browser test timed out"
 [ $rc = 0 ] || FAILED=$((FAILED + 1))

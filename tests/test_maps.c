@@ -251,6 +251,33 @@ static void post_edit(const char *seed, const char *json)
 	free(rp.body);
 }
 
+/* PNG png (len bytes) holds only IHDR, IDAT and IEND chunks, each whole:
+ * no gAMA, sRGB, cHRM or iCCP that would make a reader convert the
+ * values (Godot converts by gAMA; heights are data, not colours). */
+static void assert_plain_png(const uint8_t *png, size_t len)
+{
+	static const uint8_t sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	size_t at = 8;
+	int idat = 0, end = 0;
+
+	assert_true(len > 8 && !memcmp(png, sig, 8));
+	while (at + 12 <= len && !end) {
+		uint32_t n = (uint32_t)png[at] << 24 | (uint32_t)png[at + 1] << 16 |
+			     (uint32_t)png[at + 2] << 8 | png[at + 3];
+		const uint8_t *type = png + at + 4;
+
+		if (!memcmp(type, "IDAT", 4))
+			idat++;
+		else if (!memcmp(type, "IEND", 4))
+			end = 1;
+		else if (memcmp(type, "IHDR", 4))
+			fail_msg("chunk %.4s in a map tile", (const char *)type);
+		assert_true(n <= len - at - 12);
+		at += 12 + (size_t)n;
+	}
+	assert_true(end && idat > 0 && at == len);
+}
+
 /* The heights (metres, 256 x 256) of a Terrarium map tile, decoded with
  * libpng; its ETag into etag. */
 static double *get_terrarium(const char *path, char *etag, size_t cap)
@@ -266,6 +293,7 @@ static double *get_terrarium(const char *path, char *etag, size_t cap)
 	assert_string_equal(header(&rp, "Content-Type", type, sizeof(type)), "image/png");
 	if (etag)
 		assert_non_null(header(&rp, "ETag", etag, cap));
+	assert_plain_png(rp.body, rp.body_len);
 	assert_true(png_image_begin_read_from_memory(&img, rp.body, rp.body_len));
 	assert_int_equal(img.width, 256);
 	assert_int_equal(img.height, 256);
@@ -337,6 +365,9 @@ static void test_maps_tilejson_describes_the_pyramid(void **state)
 			    "http://t/v1/worlds/42/maps/terrarium/{z}/{x}/{y}.png?gen=default");
 	assert_true(jnum(o, "minzoom") == 9 && jnum(o, "maxzoom") == 17 &&
 		    jnum(o, "tileSize") == 256);
+	/* required by TileJSON 3.0.0's schema; raster tiles have no layers */
+	e = cJSON_GetObjectItem(o, "vector_layers");
+	assert_true(cJSON_IsArray(e) && cJSON_GetArraySize(e) == 0);
 	assert_string_equal(jstr(cJSON_GetObjectItem(o, "terrain"), "fingerprint"),
 			    "7542dc91da703f72");
 	cJSON_Delete(o);
@@ -468,6 +499,7 @@ static void test_maps_tiles_have_the_http_manners_of_tiles(void **state)
 	assert_string_equal(header(&rp, "Access-Control-Allow-Origin", v, sizeof(v)), "*");
 	assert_string_equal(header(&rp, "X-Cache", v, sizeof(v)), "miss");
 	assert_non_null(header(&rp, "Content-Length", len, sizeof(len)));
+	assert_plain_png(rp.body, rp.body_len);
 	assert_true(png_image_begin_read_from_memory(&img, rp.body, rp.body_len));
 	assert_true(img.width == 256 && img.height == 256);
 	png_image_free(&img);

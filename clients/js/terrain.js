@@ -780,12 +780,21 @@ export function stitch(tiles, { cx0, cz0, cx1, cz1 }) {
  * differences) and indices (two triangles per cell, counter-clockwise
  * seen from above: three.js's front faces; docs/js-client.md for Babylon.js), as
  * typed arrays for a BufferGeometry or a VertexData.
- * options: { verticalScale = 1, offset: [x, y, z] = [0, 0, 0] }.
+ * options: { verticalScale = 1, offset: [x, y, z] = [0, 0, 0], skirt = 0 }.
+ * skirt > 0 closes the sheet at its four edges with walls down to skirt
+ * metres below the grid's lowest sample (vertices from skirtStart on, 2
+ * per edge sample and side, normals level and outward, faces
+ * counter-clockwise seen from outside): a grid seen from beyond its edge
+ * then shows a wall where the ground is cut, not the back of the ground
+ * through an open edge (back faces are culled, so that is a hole).
+ * Returns { positions, normals, indices, skirtStart } (skirtStart = the
+ * grid's width * height: the first skirt vertex).
  */
-export function gridMesh(grid, { verticalScale = 1, offset = [0, 0, 0] } = {}) {
+export function gridMesh(grid, { verticalScale = 1, offset = [0, 0, 0], skirt = 0 } = {}) {
 	const { width: W, height: H, spacing: s, heights } = grid;
-	const positions = new Float32Array(W * H * 3), normals = new Float32Array(W * H * 3);
-	const indices = new Uint32Array((W - 1) * (H - 1) * 6);
+	const edge = skirt > 0 ? 2 * (W + H) : 0;   // samples along the four sides
+	const positions = new Float32Array((W * H + 2 * edge) * 3), normals = new Float32Array((W * H + 2 * edge) * 3);
+	const indices = new Uint32Array(((W - 1) * (H - 1) + (skirt > 0 ? 2 * (W - 1) + 2 * (H - 1) : 0)) * 6);
 	for (let j = 0; j < H; j++) {
 		for (let i = 0; i < W; i++) {
 			const k = j * W + i, y = heights[k] * verticalScale;
@@ -811,7 +820,46 @@ export function gridMesh(grid, { verticalScale = 1, offset = [0, 0, 0] } = {}) {
 			indices[o++] = b; indices[o++] = c; indices[o++] = d;
 		}
 	}
-	return { positions, normals, indices };
+	if (skirt > 0) skirtWalls(grid, verticalScale, offset, skirt, positions, normals, indices, o);
+	return { positions, normals, indices, skirtStart: W * H };
+}
+
+/* gridMesh()'s walls: for each side, its edge samples in order of i (or
+ * j), a top vertex (the sample) and a bottom one (the base) each. */
+function skirtWalls({ width: W, height: H, heights }, vs, offset, skirt, positions, normals, indices, o) {
+	let lo = Infinity;
+	for (const h of heights) lo = Math.min(lo, h);
+	const base = (lo - skirt) * vs + offset[1];
+	// [first sample, step between samples, count, outward normal (x, z),
+	// whether walking along the side goes right to left seen from outside]
+	const sides = [
+		[0, 1, W, 0, -1, true],                   // north (j = 0): -z
+		[(H - 1) * W, 1, W, 0, 1, false],         // south: +z
+		[0, W, H, -1, 0, false],                  // west (i = 0): -x
+		[W - 1, W, H, 1, 0, true],                // east: +x
+	];
+	let v = W * H;
+	for (const [first, step, n, ox, oz, reversed] of sides) {
+		const v0 = v;
+		for (let t = 0; t < n; t++, v += 2) {
+			const k = first + t * step;
+			for (const [w, y] of [[v, positions[3 * k + 1]], [v + 1, base]]) {
+				positions[3 * w] = positions[3 * k];
+				positions[3 * w + 1] = y;
+				positions[3 * w + 2] = positions[3 * k + 2];
+				normals[3 * w] = ox;
+				normals[3 * w + 1] = 0;
+				normals[3 * w + 2] = oz;
+			}
+		}
+		for (let t = 0; t + 1 < n; t++) {
+			// top T, bottom B of samples t and t + 1: B0 B1 T1 is
+			// counter-clockwise seen from outside when t grows to the right
+			const T0 = v0 + 2 * t, B0 = T0 + 1, T1 = T0 + 2, B1 = T0 + 3;
+			const tri = reversed ? [B0, T1, B1, B0, T0, T1] : [B0, B1, T1, B0, T1, T0];
+			for (const x of tri) indices[o++] = x;
+		}
+	}
 }
 
 /** The chunks of the square ring of radius r around (cx, cz): (2r + 1)^2 of them, as a rectangle. */

@@ -2,11 +2,13 @@
 # drive pages in headless Chromium (tests/maps_browser.sh, tests/js_client.sh).
 #
 # browser_deps      Debian's chromium (apt-get when missing and root), Node.js
-#                   20+ and npm, and every package of tests/browser/package.json
-#                   at its version in tests/browser/node_modules (npm install
-#                   when one is missing or another version; the folder is
-#                   outside git). Calls skip REASON (the caller's) when one
-#                   of them cannot be had.
+#                   20+ and npm, every package of tests/browser/package.json
+#                   (playwright-core) at its version in tests/browser/node_modules
+#                   and every package of clients/web/package.json (the pages'
+#                   libraries: what `make web` installs) in clients/web/node_modules
+#                   (npm ci from the lockfile when one is missing or another
+#                   version; both folders are outside git). Calls skip REASON
+#                   (the caller's) when one of them cannot be had.
 # node_ok MAJOR     Node.js MAJOR or later is installed.
 
 node_ok() {
@@ -16,7 +18,7 @@ node_ok() {
 	[ "$major" -ge "$1" ] 2>/dev/null
 }
 
-# Whether tests/browser/node_modules holds every dependency at its version.
+# Whether DIR/node_modules holds every dependency of DIR/package.json at its version.
 npm_packages_ok() {
 	node -e '
 		const dir = process.argv[1], want = require(dir + "/package.json").dependencies;
@@ -24,7 +26,23 @@ npm_packages_ok() {
 			let have = null;
 			try { have = require(`${dir}/node_modules/${name}/package.json`).version; } catch {}
 			if (have !== v) { console.log(`${name} ${have || "missing"}, want ${v}`); process.exit(1); }
-		}' "$BROWSER_DIR"
+		}' "$1"
+}
+
+# npm ci in DIR when its node_modules is not what its package.json names
+# (under a lock: tests run side by side share the folders).
+npm_dir() {
+	local dir=$1
+	npm_packages_ok "$dir" >/dev/null && return 0
+	exec 9>"$dir/.npm-install.lock"
+	flock -w 600 9 || skip "waited 10 minutes for another npm install in $dir"
+	if ! npm_packages_ok "$dir" >"$TMP/npm-want.txt"; then
+		echo "installing from npm into $dir/node_modules ($(cat "$TMP/npm-want.txt"))..."
+		(cd "$dir" && timeout 300 npm ci --no-audit --no-fund) >"$TMP/npm.log" 2>&1 ||
+			skip "npm ci in $dir failed (is the npm registry reachable?): $(tail -n 3 "$TMP/npm.log" | tr '\n' ' ')"
+		npm_packages_ok "$dir" || skip "npm ci left $dir/node_modules incomplete"
+	fi
+	exec 9>&-
 }
 
 browser_deps() {
@@ -42,10 +60,6 @@ browser_deps() {
 	fi
 	command -v node >/dev/null && command -v npm >/dev/null || skip "Node.js and npm are not installed"
 	node_ok 20 || skip "playwright-core needs Node.js 20 or later, this is $(node --version)"
-	if ! npm_packages_ok >"$TMP/npm-want.txt"; then
-		echo "installing from npm into tests/browser/node_modules ($(cat "$TMP/npm-want.txt"))..."
-		(cd "$BROWSER_DIR" && timeout 300 npm install --no-audit --no-fund) >"$TMP/npm.log" 2>&1 ||
-			skip "npm install failed (is the npm registry reachable?): $(tail -n 3 "$TMP/npm.log" | tr '\n' ' ')"
-		npm_packages_ok || skip "npm install left tests/browser/node_modules incomplete"
-	fi
+	npm_dir "$BROWSER_DIR"
+	npm_dir "$BROWSER_DIR/../../clients/web"
 }

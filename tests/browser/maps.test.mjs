@@ -7,15 +7,21 @@
 // and the heights decoded (by the browser) from the Terrarium tiles Leaflet
 // loaded equal `terrain-client decode --heights` of the binary tiles within
 // 1/512 m; Leaflet's CRS puts world samples at the pixel centres of zoom
-// 17. Environment: BASE (the server), CLIENT (terrain-client), WORK (a
-// scratch folder), SHOTS (where to save the screenshots).
+// 17; the page as it comes (3D terrain, zoom 14, pitched 60 degrees)
+// reports its view loaded, and the test prints how long that took and how
+// much of it was the server's (from its access log). Environment: BASE
+// (the server), CLIENT (terrain-client), WORK (a scratch folder), SHOTS
+// (where to save the screenshots), ACCESS_LOG (the server's access log).
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { launch, servePages, routeLibraries, screenshotStats, watchErrors, check, ok, fail, failures, within } from './pages.mjs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { launch, servePages, blockOutside, screenshotStats, watchErrors, check, ok, fail, failures, within } from './pages.mjs';
 
-const { BASE, CLIENT, WORK, SHOTS } = process.env;
+const { BASE, CLIENT, WORK, SHOTS, ACCESS_LOG } = process.env;
+// the server's access log (--access-log), one JSON object a line
+const accessLog = () => readFileSync(ACCESS_LOG, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 const HALF_STEP = 1 / 512 + 1e-7; // Terrarium's rounding, and float noise in MapLibre's sampling
 const VIEW = { x: 384, z: -200 };   // a hilly place of seed 42, preset default
+const VIEW3D = { x: 12000, z: 9000 }; // another, whose map tiles no view before asked for (cold)
 
 // The server's heights of chunk (cx, cz) at lod: the binary tile fetched
 // and decoded by terrain-client decode --heights, rows of z.
@@ -79,7 +85,7 @@ try {
 	// ---- MapLibre GL JS -------------------------------------------------------------
 	{
 		const page = await browser.newPage({ viewport: { width: 640, height: 480 } });
-		const refused = await routeLibraries(page);
+		const refused = await blockOutside(page);
 		const errors = watchErrors(page);
 		const mapRequests = [];
 		page.on('response', (r) => { if (/\/maps\//.test(r.url())) mapRequests.push([r.status(), r.url()]); });
@@ -102,24 +108,42 @@ try {
 		await page.evaluate(() => window.terrainMap.map.jumpTo({ zoom: 16.3 }));
 		await within(page.evaluate(() => window.terrainMap.idle()), 120000, 'MapLibre to load zoom 16.3');
 		check(await elevationsMatch(page, null), 'and at view zoom 16.3, from a coarser DEM');
-		// 3D: pitched and turned, zoomed out to see hills; the screenshot is not blank
-		const t1 = Date.now();
-		await page.evaluate(() => window.terrainMap.map.jumpTo({ zoom: 16, pitch: 50, bearing: 30 }));
-		await within(page.evaluate(() => window.terrainMap.idle()), 120000, 'MapLibre to draw the 3D view');
-		console.log(`  3D view drawn in ${Date.now() - t1} ms, ${mapRequests.length} map tiles fetched in all`);
+		const late = await page.evaluate(() => window.terrainMap.errors);
+		check(!late.length && !errors.length, 'no MapLibre or script errors', [...late, ...errors].join('; '));
+		check(!refused.length, 'no request left 127.0.0.0/8 (the libraries came from clients/web/node_modules)', refused.join(', '));
+		await page.close();
+	}
+
+	// ---- MapLibre: the page as it comes (3D terrain at zoom 14, pitched 60 degrees) --------
+	{
+		const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+		const refused = await blockOutside(page);
+		const errors = watchErrors(page);
+		const before = accessLog().length;
+		await page.goto(`${pages.url}/maplibre.html?server=${BASE}&seed=42&gen=default&x=${VIEW3D.x}&z=${VIEW3D.z}`);
+		await within(page.waitForFunction(() => window.terrainMap), 60000, 'the MapLibre page to start');
+		await within(page.waitForFunction(() => window.terrainMap.timing.idle, null, { polling: 100, timeout: 240000 }), 240000,
+			'MapLibre to report the view loaded');
+		const t = await page.evaluate(() => window.terrainMap.timing);
+		const served = accessLog().slice(before).filter((l) => /\/maps\/[a-z]+\/\d+\//.test(l.path));
+		const serverMs = served.reduce((a, l) => a + l.duration_ms, 0), slowest = Math.max(0, ...served.map((l) => l.duration_ms));
+		console.log(`  MapLibre, zoom 14, pitch 60, cold tiles: style drawn (load) ${Math.round(t.load)} ms, view loaded (first idle, ` +
+			`map.loaded() ${t.loaded}) ${Math.round(t.idle)} ms after the page's start; its ${served.length} map tiles took ` +
+			`${Math.round(serverMs)} ms of server time in all (the slowest ${Math.round(slowest)} ms)`);
+		check(t.loaded && t.idle >= t.load, 'MapLibre reports the zoom-14 3D view loaded (map.loaded() at its first idle)', JSON.stringify(t));
 		const px = await screenshotStats(page, `${SHOTS}/maplibre.png`);
 		console.log(`  3D view: ${px.colours} colours, the most common on ${(100 * px.topShare).toFixed(1)}% of the pixels`);
 		check(px.colours > 2000 && px.topShare < 0.5, 'the MapLibre 3D screenshot is not blank', JSON.stringify(px));
 		const late = await page.evaluate(() => window.terrainMap.errors);
-		check(!late.length && !errors.length, 'no MapLibre or script errors', [...late, ...errors].join('; '));
-		check(!refused.length, 'no request left 127.0.0.1 (libraries came from node_modules)', refused.join(', '));
+		check(!late.length && !errors.length, 'no MapLibre or script errors in the 3D view', [...late, ...errors].join('; '));
+		check(!refused.length, 'no request of the 3D view left 127.0.0.0/8', refused.join(', '));
 		await page.close();
 	}
 
 	// ---- Leaflet ----------------------------------------------------------------------
 	{
 		const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
-		const refused = await routeLibraries(page);
+		const refused = await blockOutside(page);
 		const errors = watchErrors(page);
 		const t0 = Date.now();
 		await page.goto(`${pages.url}/leaflet.html?server=${BASE}&seed=42&gen=default&x=${VIEW.x}&z=${VIEW.z}&zoom=16&fade=0`);
@@ -156,7 +180,7 @@ try {
 		check(worst <= HALF_STEP, 'Terrarium pixels Leaflet loaded equal terrain-client decode --heights within 1/512 m', bad);
 		const late = await page.evaluate(() => window.terrainMap.errors);
 		check(!late.length && !errors.length, 'no Leaflet tile or script errors', [...late, ...errors].join('; '));
-		check(!refused.length, 'no request left 127.0.0.1 (libraries came from node_modules)', refused.join(', '));
+		check(!refused.length, 'no request left 127.0.0.0/8 (the libraries came from clients/web/node_modules)', refused.join(', '));
 		await page.close();
 	}
 	exitCode = failures() ? 1 : 0;

@@ -1,9 +1,9 @@
 // pages.mjs - what the browser tests of the pages in clients/web share
 // (tests/browser/maps.test.mjs, three.test.mjs): checks that print
 // "ok: ..." / "FAIL: ...", headless Chromium with WebGL on SwiftShader, a
-// static server for clients/web on a loopback port, the pages' CDN
-// libraries (unpkg.com URLs) answered from tests/browser/node_modules
-// inside the browser, so that no request leaves 127.0.0.0/8, and pixel
+// static server for clients/web (with the libraries `make web` installs
+// into clients/web/node_modules) on a loopback port, every request that
+// would leave 127.0.0.0/8 refused and listed, as offline, and pixel
 // statistics of a screenshot, decoded by the browser.
 import { createServer } from 'node:http';
 import { readFileSync, existsSync, statSync } from 'node:fs';
@@ -13,7 +13,6 @@ import { chromium } from 'playwright-core';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const PAGES = join(HERE, '..', '..', 'clients', 'web');
-const MODULES = join(HERE, 'node_modules');
 
 let failed = 0;
 export const ok = (m) => console.log(`ok: ${m}`);
@@ -24,12 +23,14 @@ export const within = (p, ms, what) => Promise.race([p, new Promise((_, rej) =>
 	setTimeout(() => rej(new Error(`timeout after ${ms} ms: ${what}`)), ms))]);
 
 // WebGL in headless Chromium without a GPU: ANGLE on SwiftShader (Chromium
-// falls back to it by itself today, but asks for the flag to keep doing so)
+// falls back to it by itself today, but asks for the flag to keep doing so).
+// No host name resolves but localhost, as on a machine with no network
+// (blockOutside() also refuses, and lists, what a page asks of the rest).
 export const launch = () => chromium.launch({
 	executablePath: '/usr/bin/chromium',
 	args: ['--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
 		'--disable-quic', '--no-first-run', '--disable-background-networking',
-		'--disable-component-update', '--disable-sync'],
+		'--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1'],
 });
 
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
@@ -51,37 +52,31 @@ export function servePages() {
 		resolve({ url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));
 }
 
+/** Whether url names this machine: 127.0.0.0/8, localhost or [::1]. */
+const loopback = (url) => /^127\.\d+\.\d+\.\d+$/.test(url.hostname) || url.hostname === 'localhost' || url.hostname === '[::1]';
+
 /**
- * Answer https://unpkg.com/NAME@VERSION/PATH from node_modules/NAME/PATH
- * (the version must be the one installed), let 127.0.0.1 through, and
- * refuse anything else (listed in the returned array).
+ * Refuse every request of page that would leave the machine (anything but
+ * 127.0.0.0/8, localhost, [::1], data: and blob: URLs), as on a machine
+ * with no internet: the pages must work from the server and clients/web
+ * alone. Returns the array the refused URLs are added to.
  */
-export async function routeLibraries(page) {
+export async function blockOutside(page) {
 	const refused = [];
-	await page.route('**/*', async (route) => {
+	await page.route('**/*', (route) => {
 		const url = new URL(route.request().url());
-		if (url.hostname === '127.0.0.1' || url.protocol === 'data:' || url.protocol === 'blob:') return route.continue();
-		const m = url.hostname === 'unpkg.com' && /^\/((?:@[^/]+\/)?[^@/]+)@([^/]+)\/(.+)$/.exec(url.pathname);
-		if (m) {
-			const [, name, version, rest] = m, dir = join(MODULES, name);
-			const have = existsSync(join(dir, 'package.json')) && JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
-			const file = normalize(join(dir, rest));
-			if (have === version && file.startsWith(dir) && existsSync(file))
-				return route.fulfill({ status: 200, body: readFileSync(file),
-					headers: { 'Content-Type': TYPES[extname(file)] || 'application/octet-stream', 'Access-Control-Allow-Origin': '*' } });
-			refused.push(`${url.href} (installed: ${name} ${have || 'none'})`);
-			return route.fulfill({ status: 404, body: 'not installed' });
-		}
+		if (url.protocol === 'data:' || url.protocol === 'blob:' || loopback(url)) return route.continue();
 		refused.push(url.href);
-		return route.abort();
+		return route.abort('internetdisconnected');
 	});
 	return refused;
 }
 
-/** Distinct colours of a screenshot of page, and the share of the most
- * common one, decoded by the browser. */
+/** Distinct colours of a screenshot of page (taken and saved at path, or
+ * the PNG Buffer given), and the share of the most common one, decoded by
+ * the browser. */
 export async function screenshotStats(page, path) {
-	const png = await page.screenshot({ path });
+	const png = Buffer.isBuffer(path) ? path : await page.screenshot({ path });
 	return page.evaluate(async (b64) => {
 		const blob = await (await fetch(`data:image/png;base64,${b64}`)).blob();
 		const bmp = await createImageBitmap(blob), c = new OffscreenCanvas(bmp.width, bmp.height);

@@ -124,6 +124,46 @@ test('gridMesh builds a mesh three.js takes', async () => {
 	}
 });
 
+test('gridMesh with a skirt closes the grid with walls facing out', async () => {
+	const rect = { seed: 42, lod: 5, cx0: 0, cz0: 0, cx1: 1, cz1: 0 };
+	const g = stitch(await fetchBundle(BASE, rect), rect);
+	const W = g.width, H = g.height, n = W * H, skirt = 25;
+	const plain = gridMesh(g), m = gridMesh(g, { skirt, offset: [3, 4, 5] });
+	assert.equal(plain.skirtStart, n);
+	assert.equal(plain.positions.length, 3 * n, 'no skirt by default');
+	assert.equal(m.skirtStart, n);
+	assert.equal(m.positions.length, 3 * (n + 4 * (W + H)));
+	assert.equal(m.indices.length, 6 * ((W - 1) * (H - 1) + 2 * (W - 1) + 2 * (H - 1)));
+	assert.ok(m.indices.every((i) => i < m.positions.length / 3));
+	const lo = Math.min(...g.heights), p = m.positions, nm = m.normals;
+	const bottom = [];
+	for (let k = n; k < p.length / 3; k++) {
+		const y = p[3 * k + 1];
+		// a wall vertex is an edge sample or right under one, at the base
+		const x = p[3 * k] - 3, z = p[3 * k + 2] - 5, i = x / g.spacing, j = z / g.spacing;
+		assert.ok((i === 0 || i === W - 1 || j === 0 || j === H - 1) && Number.isInteger(i) && Number.isInteger(j));
+		if (Math.abs(y - (lo - skirt + 4)) < 1e-3) bottom.push(k);
+		else assert.ok(Math.abs(y - (g.heights[j * W + i] + 4)) < 1e-3, 'a top vertex is on its sample');
+		assert.equal(nm[3 * k + 1], 0);
+		assert.equal(Math.abs(nm[3 * k]) + Math.abs(nm[3 * k + 2]), 1, 'level unit normals');
+	}
+	assert.equal(bottom.length, 2 * (W + H), 'one bottom vertex per edge sample and side');
+	// the grid's triangles face up; each wall triangle faces out, along its normal
+	for (let t = 6 * (W - 1) * (H - 1); t < m.indices.length; t += 3) {
+		const [a, b, c] = [0, 1, 2].map((d) => m.indices[t + d]);
+		const v = (i) => [p[3 * i], p[3 * i + 1], p[3 * i + 2]];
+		const [A, B, C] = [v(a), v(b), v(c)];
+		const u = B.map((x, k) => x - A[k]), w = C.map((x, k) => x - A[k]);
+		const cross = [u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]];
+		const out = cross[0] * nm[3 * a] + cross[2] * nm[3 * a + 2];
+		if (!(out > 0) || Math.abs(cross[1]) > 1e-6 * Math.hypot(...cross))
+			assert.fail(`wall triangle ${t / 3} does not face out`);
+		// and out is away from the grid's middle
+		const mx = 3 + (W - 1) * g.spacing / 2, mz = 5 + (H - 1) * g.spacing / 2;
+		if (!((A[0] - mx) * nm[3 * a] + (A[2] - mz) * nm[3 * a + 2] > 0)) assert.fail(`wall triangle ${t / 3} faces in`);
+	}
+});
+
 test('the server sends coded tiles (version 3, 4 with layers) of both filters; small tiles the old form', () => {
 	const seen = new Set();
 	for (const [name] of TILES) {
