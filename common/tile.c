@@ -358,7 +358,7 @@ static int encode_coded_in(const struct tile *t, void *scratch, uint8_t *out, si
 
 	if (cap < TILE_HEADER_SIZE + CODED_LEN)
 		return ERR_TOOBIG;
-	rc = tilecode_encode(t->h, t->side, scratch, out + TILE_HEADER_SIZE + CODED_LEN,
+	rc = tilecode_encode(t->h, t->side, 2, scratch, out + TILE_HEADER_SIZE + CODED_LEN,
 			     cap - TILE_HEADER_SIZE - CODED_LEN, &coded, &filter);
 	if (rc)
 		return rc;
@@ -613,7 +613,7 @@ static int decode_payload(const uint8_t *buf, const struct hdr_extra *x,
 	if (!z)
 		return ERR_NOMEM;
 	if (x->coded) {
-		rc = tilecode_decode(buf + TILE_HEADER_SIZE + CODED_LEN, coded, t->side,
+		rc = tilecode_decode(buf + TILE_HEADER_SIZE + CODED_LEN, coded, t->side, 2,
 				     x->filter, x->offset, (int32_t *)z);
 		if (rc)
 			free(z);
