@@ -969,10 +969,11 @@ int tilecode_encode(const int32_t *h, uint32_t w, unsigned states, void *scratch
 	uint32_t cnt[2][NIX];
 	struct esym es[NIX];
 	struct fwd f = { z, ix, nb, 0 };
-	int narrow = heights_narrow(h, n + 1);
+	int narrow = !(states & TILECODE_WIDE) && heights_narrow(h, n + 1);
 	struct bw b;
 	uint8_t *rp;
 
+	states &= ~TILECODE_WIDE;
 	if (states != 2 && states != 8)
 		return ERR_INVAL;
 	*filter = choose(h, w, narrow, lines);
@@ -1369,14 +1370,16 @@ static int tables_match(struct tabs *tb)
 int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned states,
 		    unsigned filter, uint32_t offset, int32_t *h)
 {
-	size_t bits_len, nstate = 4 * (size_t)states, k;
+	size_t bits_len, nstate, k;
 	struct tabs *tb;
 	struct rd r;
 	struct dl d;
 	struct br b;
 	uint32_t *rowbuf;
-	int rc;
+	int rc, wide = (states & TILECODE_WIDE) != 0;
 
+	states &= ~TILECODE_WIDE;
+	nstate = 4 * (size_t)states;
 	if (states != 2 && states != 8)
 		return ERR_INVAL;
 	if (filter != TILECODE_FILTER_HIER && filter != TILECODE_FILTER_CAUSAL)
@@ -1394,6 +1397,7 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned states,
 	r = (struct rd){ in + 4 + bits_len + nstate, len - 4 - bits_len - nstate, in + 4,
 			 bits_len, NARROW - offset, states };
 	memset(&d, 0, sizeof(d));
+	d.acc = wide ? UINT32_MAX : 0;  /* UINT32_MAX: never narrow */
 	rc = ERR_CORRUPT;
 	for (k = 0; k < states; k++)
 		if ((d.x[k] = le_get32(in + 4 + bits_len + 4 * k)) < RANS_L)
