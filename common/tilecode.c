@@ -45,6 +45,7 @@
 #define NTOK 72                 /* tokens: 0..15, then 2 per bit length 5..32 */
 #define NCTX 16
 #define NIX (NCTX * NTOK)       /* (context, token) pairs, index c * NTOK + t */
+#define DIX (NCTX << 7)         /* the decoder's: index c << 7 | t */
 #define PROB_BITS 10
 #define PROB_M (1u << PROB_BITS)
 #define RANS_L (1u << 16)       /* states live in [RANS_L, 2^32); 16-bit renormalisation */
@@ -1006,14 +1007,15 @@ int tilecode_encode(const int32_t *h, uint32_t w, unsigned states, void *scratch
 /* ---- the decoder ----------------------------------------------------------- */
 
 struct tabs {
-	uint8_t sym[NCTX][PROB_M];
-	uint64_t fc[NIX];          /* freq | cum << 16 | token base << 32 */
-	uint32_t fq[NIX];          /* freq | cum << 16 */
-	uint32_t base[NIX];        /* the token's base value */
-	uint32_t mask[NIX];        /* its extra bits' mask */
-	uint8_t nb[NIX];           /* the token's count of extra bits */
-	uint16_t freq[NIX];
-	uint32_t cnt[2][NIX];
+	uint8_t sym[NCTX * PROB_M]; /* the token of each slot, c << 10 | slot */
+	/* by (context, token), index c << 7 | t: */
+	uint64_t fc[DIX];          /* freq | cum << 16 | token base << 32 */
+	uint32_t fq[DIX];          /* freq | cum << 16 */
+	uint32_t base[DIX];        /* the token's base value */
+	uint32_t mask[DIX];        /* its extra bits' mask */
+	uint8_t nb[DIX];           /* the token's count of extra bits */
+	uint16_t freq[DIX];
+	uint32_t cnt[2][DIX];
 	uint8_t used[NCTX];
 };
 
@@ -1047,7 +1049,7 @@ static int read_tables(struct tabs *tb, struct br *b)
 	int bad = 0;
 
 	for (c = 0; c < NCTX; c++) {
-		uint16_t *f = tb->freq + c * NTOK;
+		uint16_t *f = tb->freq + (c << 7);
 		uint32_t sum = 0, last;
 
 		tb->used[c] = (uint8_t)br_get(b, 1);
@@ -1071,13 +1073,14 @@ static int read_tables(struct tabs *tb, struct br *b)
 		}
 		sum = 0;
 		for (t = 0; t < NTOK; t++) {
-			tb->fc[c * NTOK + t] = f[t] | (uint64_t)sum << 16 |
-					       (uint64_t)tok_base(t) << 32;
-			tb->fq[c * NTOK + t] = f[t] | sum << 16;
-			tb->base[c * NTOK + t] = tok_base(t);
-			tb->nb[c * NTOK + t] = tok_nb[t];
-			tb->mask[c * NTOK + t] = (1u << tok_nb[t]) - 1u;
-			memset(tb->sym[c] + sum, (int)t, f[t]);
+			unsigned k = c << 7 | t;
+
+			tb->fc[k] = f[t] | (uint64_t)sum << 16 | (uint64_t)tok_base(t) << 32;
+			tb->fq[k] = f[t] | sum << 16;
+			tb->base[k] = tok_base(t);
+			tb->nb[k] = tok_nb[t];
+			tb->mask[k] = (1u << tok_nb[t]) - 1u;
+			memset(tb->sym + (c << PROB_BITS) + sum, (int)t, f[t]);
 			sum += f[t];
 		}
 	}
@@ -1107,7 +1110,7 @@ static const uint8_t zero_unit[2];
 	const uint8_t *const units = (r)->units, *const bp = (r)->bp;         \
 	const size_t rlen = (r)->rlen, blim = (r)->blim;                      \
 	const uint32_t add = (r)->add;                                        \
-	const uint8_t(*const sym)[PROB_M] = (tb)->sym;                        \
+	const uint8_t *const sym = (tb)->sym;                                 \
 	const uint64_t *const fc = (tb)->fc;                                  \
 	uint32_t *const cnt0 = (tb)->cnt[0], *const cnt1 = (tb)->cnt[1];      \
 	(void)rlen
@@ -1123,8 +1126,8 @@ static const uint8_t zero_unit[2];
 #define DSTEP(c, pred, v, z, cnt_, S, CHK)                                    \
 	do {                                                                  \
 		uint32_t xs_ = x[j], slot_ = xs_ & (PROB_M - 1), take_;       \
-		unsigned c_ = (c), t_ = sym[c_][slot_], k_ = c_ * NTOK + t_;    \
-		unsigned nb_ = tok_nb[t_];                                    \
+		unsigned c_ = (c), k_ = c_ << 7 | sym[c_ << PROB_BITS | slot_]; \
+		unsigned nb_ = (tb)->nb[k_];                                  \
 		uint64_t fc_ = fc[k_];                                        \
 		size_t b_ = (size_t)(pos >> 3);                               \
 		const uint8_t *u_ = !(CHK) || ri < rlen ? units + ri : zero_unit; \
@@ -1150,6 +1153,19 @@ static const uint8_t zero_unit[2];
  * tokens of the line by rANS: the (context, token) index of sample m into
  * kx[m]. CHK as in DSTEP.
  */
+#define TOKSTEP(xs, mm, CHK)                                                  \
+	do {                                                                  \
+		uint32_t slot_ = (xs) & (PROB_M - 1), c7_ = (uint32_t)ctx[mm] << 7; \
+		uint32_t k_ = c7_ | tb->sym[c7_ << 3 | slot_], f_ = tb->fq[k_], t_, u_; \
+		(xs) = (f_ & 0xffffu) * ((xs) >> PROB_BITS) + slot_ - (f_ >> 16); \
+		/* branch-free: whether a state renormalises is data */       \
+		t_ = 0u - ((xs) < RANS_L);                                    \
+		u_ = ld16(!(CHK) || rp < rend ? rp : zero_unit);              \
+		(xs) = (xs) << (16 & t_) | (u_ & t_);                         \
+		rp += 2 & t_;                                                 \
+		kx[mm] = (uint16_t)k_;                                        \
+	} while (0)
+
 static inline __attribute__((always_inline)) void
 line_tokens(struct dl *d, const struct rd *r, const struct tabs *restrict tb,
 	    const uint8_t *restrict ctx, uint16_t *restrict kx, size_t cnt, const unsigned S,
@@ -1158,28 +1174,14 @@ line_tokens(struct dl *d, const struct rd *r, const struct tabs *restrict tb,
 	uint32_t *restrict x = d->x;
 	unsigned j = d->j;
 	const uint8_t *rp = r->units + d->ri, *rend = r->units + r->rlen;
+	size_t m = 0;
 
-	for (size_t m = 0; m < cnt; m++) {
-		uint32_t xs = x[j], slot = xs & (PROB_M - 1), take, f, u;
-		unsigned c = ctx[m], k = c * NTOK + tb->sym[c][slot];
-
-		f = tb->fq[k];
-		xs = (f & 0xffffu) * (xs >> PROB_BITS) + slot - (f >> 16);
-		/* branch-free: whether a state renormalises is data */
-		take = 0u - (xs < RANS_L);
-		u = ld16(!CHK || rp < rend ? rp : zero_unit);
-		xs = xs << (16 & take) | (u & take);
-		rp += 2 & take;
-		x[j] = xs;
-		j = (j + 1) & (S - 1);
-		kx[m] = (uint16_t)k;
-	}
+	for (; m < cnt; m++, j = (j + 1) & (S - 1))
+		TOKSTEP(x[j], m, CHK);
 	d->j = j;
 	d->ri = (size_t)(rp - r->units);
 }
 
-/* Then the extra bits, heights and counts of the line: sample m becomes
- * pred[m] + unzigzag(z) at out[m * step]. CHK: clamp the bit reader. */
 static inline __attribute__((always_inline)) uint32_t
 value_at(struct tabs *restrict tb, uint32_t *restrict cnt, const uint8_t *bp, uint64_t *pos,
 	 size_t blim, unsigned k, uint32_t pred, const int CHK)
@@ -1349,7 +1351,7 @@ static int tables_match(struct tabs *tb)
 	uint32_t f[NTOK];
 
 	for (unsigned c = 0; c < NCTX; c++) {
-		const uint32_t *cc = tb->cnt[0] + c * NTOK;
+		const uint32_t *cc = tb->cnt[0] + (c << 7);
 		uint64_t tot = 0;
 
 		for (unsigned t = 0; t < NTOK; t++)
@@ -1361,7 +1363,7 @@ static int tables_match(struct tabs *tb)
 		}
 		normalize(cc, tot, f);
 		for (unsigned t = 0; t < NTOK; t++)
-			if (f[t] != tb->freq[c * NTOK + t])
+			if (f[t] != tb->freq[(c << 7) + t])
 				return 0;
 	}
 	return 1;
@@ -1424,7 +1426,7 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned states,
 	for (k = 0; k < states; k++)
 		if (d.x[k] != RANS_L)
 			goto out;
-	for (k = 0; k < NIX; k++)
+	for (k = 0; k < DIX; k++)
 		tb->cnt[0][k] += tb->cnt[1][k];
 	if (!tables_match(tb))
 		goto out;
