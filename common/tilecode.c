@@ -1189,10 +1189,13 @@ value_at(struct tabs *restrict tb, uint32_t *restrict cnt, const uint8_t *bp, ui
 	size_t b = (size_t)(*pos >> 3);
 	uint32_t z;
 
-	if (CHK)
-		b = b < blim ? b : blim;
-	z = tb->base[k] | ((uint32_t)(ld64(bp + b) >> (*pos & 7)) & tb->mask[k]);
-	*pos += tb->nb[k];
+	z = tb->base[k];
+	if (tb->nb[k]) {        /* most samples of smooth terrain have none */
+		if (CHK)
+			b = b < blim ? b : blim;
+		z |= (uint32_t)(ld64(bp + b) >> (*pos & 7)) & tb->mask[k];
+		*pos += tb->nb[k];
+	}
 	cnt[k]++;
 	return pred + unzigzag(z);
 }
