@@ -9,7 +9,8 @@
 #   2. presets   ms per tile: generate, + encode, + zstd (zparams.h); LOD 0, 2, 4
 #   3. size      bytes per LOD-0 tile: encoded, zstd 1/19, the v1 format, 16-bit PNG; then the
 #                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
-#   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode
+#   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode; zstd -d alone; the
+#                JavaScript decoder (clients/js/terrain.js) on the same tiles, in Node.js
 #   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS,
 #                user-space instructions per hit (callgrind)
 #   6. edits     bench/edits.sh: durable edits/s vs Redis appendfsync always, replay
@@ -306,7 +307,14 @@ size() {
 decode() {
 	section "4. Decode: LOD-0 tiles, single-threaded"
 	say "section 4: decode"
-	run "$out/decode_bench" | tee "$out/decode.tsv" | table | emit
+	mkdir -p "$out/jstiles"
+	run "$out/decode_bench" "$out/jstiles" | tee "$out/decode.tsv" | table | emit
+	if command -v node >/dev/null; then
+		echo | emit
+		run node "$here/js_decode.mjs" "$out/jstiles" | tee "$out/js_decode.tsv" | table | emit
+	else
+		echo "JavaScript decoder: skipped (no node)" | emit
+	fi
 }
 
 # The issue's four targets, from the TSV files of this run.
@@ -323,7 +331,7 @@ summary() {
 	decz="$(awk -F '\t' '$1 == "default" { print $4 }' "$out/decode.tsv" 2>/dev/null || true)"
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
 	prec="$(awk -F '\t' '$1 == "revalidating" && $2 == "precision" { sub(/x$/, "", $8); print $8 }' "$out/precision.tsv" 2>/dev/null || true)"
-	coldx="$(awk -F '\t' '$1 == "this" && $8 != "n/a" { sub(/x$/, "", $8); print $8 }' "$out/cold.tsv" 2>/dev/null || true)"
+	coldx="$(awk -F '\t' '$1 == "this" && $10 != "n/a" { sub(/x$/, "", $10); print $10 }' "$out/cold.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
 		-v za="$sizea" -v dz="$decz" \
 		-v c="$cold" -v cx="$coldx" -v pr="$prec" '
