@@ -293,9 +293,10 @@ CLONES_INT static void hier_line32(const uint32_t *p, size_t step, size_t off, s
 	size_t m = 0, end = cnt;
 
 	if (kind == LINE_LINEAR) {
+		const uint32_t *lo = p - off, *hi = p + off;
+
 		for (; m < cnt; m++)
-			linear32(p[m * step - off], p[m * step + off], l->base, l->d, pred + m,
-				 ctx + m);
+			linear32(lo[m * step], hi[m * step], l->base, l->d, pred + m, ctx + m);
 		return;
 	}
 	if (kind == LINE_EDGES) {
@@ -387,7 +388,8 @@ static inline uint32_t zsat(uint32_t z)
 
 static inline unsigned causal_ctx(const uint32_t *up, const uint32_t *cur, size_t i)
 {
-	uint32_t a = 4 * cur[i - 1] + cur[i - 2] + 2 * up[i] + up[i - 1] + up[i + 1];
+	const uint32_t *c = cur + i, *u = up + i;
+	uint32_t a = 4 * c[-1] + c[-2] + 2 * u[0] + u[-1] + u[1];
 	unsigned b = blen32(a >> 2);
 
 	return b < 15 ? b : 15;
@@ -753,8 +755,10 @@ static void hier_forward(const int32_t *h, size_t w, int narrow, struct fwd *f,
 CLONES_INT static void causal_ctx_row(const uint32_t *restrict up, const uint32_t *restrict cur, size_t w,
 			   uint8_t *restrict ctx)
 {
+	const uint32_t *c1 = cur - 1, *c2 = cur - 2, *u1 = up - 1, *u2 = up + 1;
+
 	for (size_t i = 0; i < w; i++) {
-		uint32_t a = 4 * cur[i - 1] + cur[i - 2] + 2 * up[i] + up[i - 1] + up[i + 1];
+		uint32_t a = 4 * c1[i] + c2[i] + 2 * up[i] + u1[i] + u2[i];
 		uint32_t b = blen32v(a >> 2);
 
 		ctx[i] = (uint8_t)(b < 15 ? b : 15);
@@ -1160,9 +1164,9 @@ static const uint8_t zero_unit[2];
 		(xs) = (f_ & 0xffffu) * ((xs) >> PROB_BITS) + slot_ - (f_ >> 16); \
 		/* branch-free: whether a state renormalises is data */       \
 		t_ = 0u - ((xs) < RANS_L);                                    \
-		u_ = ld16(!(CHK) || rp < rend ? rp : zero_unit);              \
+		u_ = ld16(!(CHK) || ri < rlen ? units + ri : zero_unit);      \
 		(xs) = (xs) << (16 & t_) | (u_ & t_);                         \
-		rp += 2 & t_;                                                 \
+		ri += 2 & t_;                                                 \
 		kx[mm] = (uint16_t)k_;                                        \
 	} while (0)
 
@@ -1173,13 +1177,13 @@ line_tokens(struct dl *d, const struct rd *r, const struct tabs *restrict tb,
 {
 	uint32_t *restrict x = d->x;
 	unsigned j = d->j;
-	const uint8_t *rp = r->units + d->ri, *rend = r->units + r->rlen;
-	size_t m = 0;
+	const uint8_t *units = r->units;
+	size_t m = 0, ri = d->ri, rlen = r->rlen;
 
 	for (; m < cnt; m++, j = (j + 1) & (S - 1))
 		TOKSTEP(x[j], m, CHK);
 	d->j = j;
-	d->ri = (size_t)(rp - r->units);
+	d->ri = ri;
 }
 
 static inline __attribute__((always_inline)) uint32_t
