@@ -51,6 +51,7 @@ test('decodeTile equals terrain-client decode --heights, header and heights', ()
 
 test('fetchTile over HTTP gives the same tile, verified, with its ETag', async () => {
 	for (const [name, path] of TILES) {
+		if (/format=/.test(path)) continue;   // the older forms: the module asks for the current one
 		const [, seed, lod, cx, cz] = path.match(/worlds\/([^/]+)\/chunks\/(\d+)\/(-?\d+)\/(-?\d+)/);
 		const layers = /layers=([a-z,]+)/.exec(path)?.[1];
 		const gen = /gen=([a-z]+)/.exec(path)?.[1];
