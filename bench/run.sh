@@ -320,7 +320,7 @@ decode() {
 # The issue's four targets, from the TSV files of this run.
 summary() {
 	local perlin stb fn2 gen size dec cold coldx prec
-	section "Targets (issues 2 and 20), this run; n/a: its section did not run"
+	section "Targets (issues 2, 20 and 30), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*AVX512/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
@@ -332,8 +332,9 @@ summary() {
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
 	prec="$(awk -F '\t' '$1 == "revalidating" && $2 == "precision" { sub(/x$/, "", $8); print $8 }' "$out/precision.tsv" 2>/dev/null || true)"
 	coldx="$(awk -F '\t' '$1 == "this" && $10 != "n/a" { sub(/x$/, "", $10); print $10 }' "$out/cold.tsv" 2>/dev/null || true)"
+	jsdec="$(awk -F '\t' '$1 == "format version 5" { print $2 }' "$out/js_decode.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
-		-v za="$sizea" -v dz="$decz" \
+		-v za="$sizea" -v dz="$decz" -v js="$jsdec" \
 		-v c="$cold" -v cx="$coldx" -v pr="$prec" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
@@ -352,6 +353,8 @@ summary() {
 		row("alpine: zstd / PNG16 (issue 20)", "<= 0.50", za, "%.3f", za <= 0.50)
 		row("default: tile_decode", "> 500 MB/s", d, "%.0f MB/s", d > 500)
 		row("default: zstd -d + tile_decode (issue 20)", ">= 1000 MB/s", dz, "%.0f MB/s", dz >= 1000)
+		row("the same (issue 30)", ">= 1500 MB/s", dz, "%.0f MB/s", dz >= 1500)
+		row("JavaScript decoder, warm default LOD-0 tile (issue 30)", "<= 1 ms", js, "%.2f ms", js <= 1)
 		row("server CPU per cold tile / in process (issue 20)", "<= 1.15x", c, "%.2fx", c <= 1.15)
 		row("cold tiles/s, 2 workers / the tree before (issue 20)", ">= 1.6x", cx, "%.2fx", cx >= 1.6)
 		row("bytes per player-minute, precision client / today, revalidating (issue 20)", "<= 0.5x",
@@ -380,7 +383,7 @@ preamble() {
 
 : >"$results"
 rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv \
-	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv
+	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv "$out"/js_decode.tsv
 preamble
 for s in $sections; do
 	case "$s" in
