@@ -1,6 +1,6 @@
 // terrain.js - the JavaScript client of the terrain chunk server, as one ES
 // module with no dependencies: fetch a tile or a bundle, decode it (the
-// tile format, versions 1 to 4: heights, coded or as byte planes, and
+// tile format, versions 1 to 6: heights, coded or as byte planes, and
 // the material layer;
 // docs/tile-format.md), verify it (XXH3-64 checksum, and that the header
 // names what was asked for), and build height arrays and meshes that
