@@ -228,13 +228,18 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libserver.a $(BUILD)/libclient.a $
 # target_clones and with its names suffixed (bench/variant.h), so that
 # tests/test_clones.c compares their bits with the library's dispatch.
 ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine)),)
-CLONE_OBJ := $(foreach v,base v3 v4,$(BUILD)/clones/noise_$(v).o $(BUILD)/clones/fbm_$(v).o)
+CLONE_OBJ := $(foreach v,base v3 v4,$(BUILD)/clones/noise_$(v).o $(BUILD)/clones/fbm_$(v).o \
+	$(BUILD)/clones/tilecode_$(v).o)
 clone_isa = $(if $(filter v3,$1),-mavx2 -mfma,$(if $(filter v4,$1),-march=x86-64-v4))
 $(BUILD)/clones/noise_%.o: common/noise.c common/noise.h common/simd.h bench/variant.h
 	@mkdir -p $(@D)
 	$(QCC)$(CC) $(CFLAGS_ALL) $(HOT) -DTERRAIN_NO_CLONES $(call clone_isa,$*) \
 		-include bench/variant.h -DVARIANT=$* -c $< -o $@
 $(BUILD)/clones/fbm_%.o: common/fbm.c common/fbm.h common/noise.h common/simd.h bench/variant.h
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) $(HOT) -DTERRAIN_NO_CLONES $(call clone_isa,$*) \
+		-include bench/variant.h -DVARIANT=$* -c $< -o $@
+$(BUILD)/clones/tilecode_%.o: common/tilecode.c common/tilecode.h common/simd.h bench/variant.h
 	@mkdir -p $(@D)
 	$(QCC)$(CC) $(CFLAGS_ALL) $(HOT) -DTERRAIN_NO_CLONES $(call clone_isa,$*) \
 		-include bench/variant.h -DVARIANT=$* -c $< -o $@

@@ -5,12 +5,18 @@
  * (seed 42) are encoded, and compressed with zstd level 3, beforehand. Then,
  * cycling over them: tile_decode() (which allocates the heights) plus
  * tile_release(), and ZSTD_decompressDCtx() (one context reused) followed
- * by the same; and that again for the previous format (tile_encode_lz21(),
- * version 1) for comparison. Speed is MB/s of decoded int32 heights (257 x 257 x 4 bytes
- * per tile, MB = 10^6 B); the target for tile_decode is > 500 MB/s. Each
- * decoded tile is checked once against the generated one. The last two
- * columns time tile_encode() and tile_encode_lz21() of the same tiles
- * (the server encodes every cold tile).
+ * by the same; and that again for the older forms: versions 3 and 4
+ * (TILE_FORM_CODED, 2 rANS states) and version 1 (tile_encode_lz21()).
+ * The anchors: zstd -d alone on the same frames, version 1's (whose
+ * Huffman-coded byte planes are the entropy coding of that form) and the
+ * current one's. Speed is MB/s of decoded int32 heights (257 x 257 x 4
+ * bytes per tile, MB = 10^6 B). Each decoded tile is checked once against
+ * the generated one. The last columns time tile_encode(), the version-3
+ * form and tile_encode_lz21() of the same tiles (the server encodes every
+ * cold tile).
+ *
+ * decode_bench DIR also writes the 16 `default` tiles of version 5 and of
+ * version 3 to DIR/tile-K.v5 and .v3, for bench/js_decode.mjs.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +38,9 @@ struct job {
 	size_t len[BENCH_CHUNKS], zlen[BENCH_CHUNKS];
 	uint8_t *obody[BENCH_CHUNKS], *ozbody[BENCH_CHUNKS]; /* version 1 */
 	size_t olen[BENCH_CHUNKS], ozlen[BENCH_CHUNKS];
+	uint8_t *cbody[BENCH_CHUNKS], *czbody[BENCH_CHUNKS]; /* version 3 */
+	size_t clen[BENCH_CHUNKS], czlen[BENCH_CHUNKS];
+	void *scratch;        /* tile_encode_form_in()'s */
 	struct tile src[BENCH_CHUNKS];  /* the generated tiles, for the encode figures */
 	uint8_t *buf;         /* decompressed body */
 	size_t cap;
@@ -80,6 +89,52 @@ static void unzstd_decode_v1(void *arg)
 	decode(j->buf, n);
 }
 
+static void unzstd_decode_v3(void *arg)
+{
+	struct job *j = arg;
+	unsigned k = j->tile++ % BENCH_CHUNKS;
+	size_t n = ZSTD_decompressDCtx(j->dctx, j->buf, j->cap, j->czbody[k], j->czlen[k]);
+
+	if (ZSTD_isError(n))
+		bench_die(ZSTD_getErrorName(n), ERR_ZSTD);
+	decode(j->buf, n);
+}
+
+/* zstd -d alone, of version 1's frame and of the current one's. */
+static void unzstd_v1(void *arg)
+{
+	struct job *j = arg;
+	unsigned k = j->tile++ % BENCH_CHUNKS;
+	size_t n = ZSTD_decompressDCtx(j->dctx, j->buf, j->cap, j->ozbody[k], j->ozlen[k]);
+
+	if (ZSTD_isError(n))
+		bench_die(ZSTD_getErrorName(n), ERR_ZSTD);
+	bench_keep(j->buf[n - 1]);
+}
+
+static void unzstd_only(void *arg)
+{
+	struct job *j = arg;
+	unsigned k = j->tile++ % BENCH_CHUNKS;
+	size_t n = ZSTD_decompressDCtx(j->dctx, j->buf, j->cap, j->zbody[k], j->zlen[k]);
+
+	if (ZSTD_isError(n))
+		bench_die(ZSTD_getErrorName(n), ERR_ZSTD);
+	bench_keep(j->buf[n - 1]);
+}
+
+static void encode_v3(void *arg)
+{
+	struct job *j = arg;
+	unsigned k = j->tile++ % BENCH_CHUNKS;
+	size_t len;
+	int rc = tile_encode_form_in(&j->src[k], TILE_FORM_CODED, j->scratch, j->buf, j->cap, &len);
+
+	if (rc)
+		bench_die("tile_encode_form_in", rc);
+	bench_keep(j->buf[len - 1]);
+}
+
 static void encode_only(void *arg)
 {
 	struct job *j = arg;
@@ -104,8 +159,19 @@ static void encode_v1(void *arg)
 	bench_keep(j->buf[len - 1]);
 }
 
+/* Write n bytes to dir/tile-k.ext. */
+static void write_tile(const char *dir, unsigned k, const char *ext, const uint8_t *b, size_t n)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tile-%u.%s", dir, k, ext);
+	if (!(f = fopen(path, "wb")) || fwrite(b, 1, n, f) != n || fclose(f))
+		bench_die(path, ERR_IO);
+}
+
 /* Encode and compress the 16 tiles of p into j, checking a round trip. */
-static void prepare(struct job *j, const struct preset *p, ZSTD_CCtx *cctx)
+static void prepare(struct job *j, const struct preset *p, ZSTD_CCtx *cctx, const char *dir)
 {
 	unsigned k;
 
@@ -131,6 +197,17 @@ static void prepare(struct job *j, const struct preset *p, ZSTD_CCtx *cctx)
 			bench_die(ZSTD_getErrorName(j->zlen[k]), ERR_ZSTD);
 		if ((rc = tile_encode_lz21(&t, j->obody[k], j->cap, &j->olen[k])) != 0)
 			bench_die(preset_name(p), rc);
+		if ((rc = tile_encode_form_in(&t, TILE_FORM_CODED, j->scratch, j->cbody[k], j->cap,
+					      &j->clen[k])) != 0)
+			bench_die(preset_name(p), rc);
+		j->czlen[k] = ZSTD_compressCCtx(cctx, j->czbody[k], ZSTD_compressBound(j->cap),
+						j->cbody[k], j->clen[k], 3);
+		if (dir) {
+			write_tile(dir, k, "v5", j->body[k], j->len[k]);
+			write_tile(dir, k, "v3", j->cbody[k], j->clen[k]);
+		}
+		if (ZSTD_isError(j->czlen[k]))
+			bench_die(ZSTD_getErrorName(j->czlen[k]), ERR_ZSTD);
 		j->ozlen[k] = ZSTD_compressCCtx(cctx, j->ozbody[k], ZSTD_compressBound(j->cap),
 						j->obody[k], j->olen[k], 3);
 		if (ZSTD_isError(j->ozlen[k]))
@@ -142,22 +219,29 @@ static void prepare(struct job *j, const struct preset *p, ZSTD_CCtx *cctx)
 
 static void report(const char *name, struct job *j)
 {
-	struct job j2 = *j, j3 = *j, j4 = *j, j5 = *j;
-	struct bench_fig f[5] = { { decode_only, j }, { unzstd_decode, &j2 },
-				  { unzstd_decode_v1, &j3 }, { encode_only, &j4 },
-				  { encode_v1, &j5 } };
-	double sec[5], bytes = 257.0 * 257.0 * 4.0;
+	struct job jj[10];
+	struct bench_fig f[10] = { { decode_only, NULL }, { unzstd_decode, NULL },
+				   { unzstd_decode_v3, NULL }, { unzstd_decode_v1, NULL },
+				   { unzstd_v1, NULL }, { unzstd_only, NULL }, { encode_only, NULL },
+				   { encode_v3, NULL }, { encode_v1, NULL } };
+	double sec[10], bytes = 257.0 * 257.0 * 4.0;
+	int nf = 9;
 
-	bench_times(f, 5, sec);
-	printf("%s\t%.0f\t%.1f\t%.0f\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f\n", name,
+	for (int i = 0; i < nf; i++) {
+		jj[i] = *j;
+		f[i].arg = &jj[i];
+	}
+	bench_times(f, (size_t)nf, sec);
+	printf("%s\t%.0f\t%.1f\t%.0f\t%.1f\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\n", name,
 	       bytes / sec[0] / 1e6, sec[0] * 1e6, bytes / sec[1] / 1e6, sec[1] * 1e6,
-	       bytes / sec[2] / 1e6, sec[2] * 1e6, sec[3] * 1e6, sec[4] * 1e6);
+	       bytes / sec[2] / 1e6, bytes / sec[3] / 1e6, sec[3] * 1e6, bytes / sec[4] / 1e6,
+	       bytes / sec[5] / 1e6, sec[6] * 1e6, sec[7] * 1e6, sec[8] * 1e6);
 	fflush(stdout);
 	for (unsigned k = 0; k < BENCH_CHUNKS; k++)
 		tile_release(&j->src[k]);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct preset **v;
 	struct job j = { 0 };
@@ -173,41 +257,52 @@ int main(void)
 	if (rc)
 		bench_die("setting up", rc);
 	j.cap = tile_encode_bound(&probe);
+	j.scratch = malloc(tile_encode_scratch_size(&probe));
 	tile_release(&probe);
 	j.buf = malloc(j.cap);
 	j.dctx = ZSTD_createDCtx();
-	if (!j.buf || !j.dctx || !cctx)
+	if (!j.buf || !j.dctx || !cctx || !j.scratch)
 		bench_die("out of memory", ERR_NOMEM);
 	for (k = 0; k < BENCH_CHUNKS; k++) {
 		j.body[k] = malloc(j.cap);
 		j.zbody[k] = malloc(ZSTD_compressBound(j.cap));
 		j.obody[k] = malloc(j.cap);
 		j.ozbody[k] = malloc(ZSTD_compressBound(j.cap));
-		if (!j.body[k] || !j.zbody[k] || !j.obody[k] || !j.ozbody[k])
+		j.cbody[k] = malloc(j.cap);
+		j.czbody[k] = malloc(ZSTD_compressBound(j.cap));
+		if (!j.body[k] || !j.zbody[k] || !j.obody[k] || !j.ozbody[k] || !j.cbody[k] ||
+		    !j.czbody[k])
 			bench_die("out of memory", ERR_NOMEM);
 	}
 
 	printf("preset\ttile_decode MB/s\ttile_decode us/tile\tzstd -d + tile_decode MB/s\t"
-	       "zstd -d + tile_decode us/tile\tv1: zstd -d + tile_decode MB/s\t"
-	       "v1: zstd -d + tile_decode us/tile\ttile_encode us/tile\tv1: tile_encode us/tile\n");
+	       "zstd -d + tile_decode us/tile\tv3: zstd -d + tile_decode MB/s\t"
+	       "v1: zstd -d + tile_decode MB/s\tv1: zstd -d + tile_decode us/tile\t"
+	       "zstd -d alone, v1 frame, MB/s\tzstd -d alone, this frame, MB/s\t"
+	       "tile_encode us/tile\tv3: tile_encode us/tile\tv1: tile_encode us/tile\n");
 	for (i = 0; i < n; i++) {
 		if (preset_chunk_log2(v[i]) != 8)
 			continue;
-		prepare(&j, v[i], cctx);
+		prepare(&j, v[i], cctx, argc > 1 && !strcmp(preset_name(v[i]), "default") ? argv[1] : NULL);
 		report(preset_name(v[i]), &j);
 	}
-	printf("note: MB/s of decoded int32 heights (257 x 257 x 4 B per LOD-0 tile); "
-	       "target: tile_decode > 500 MB/s, zstd -d + tile_decode >= 1000 MB/s (issue 20); v1: the same "
-	       "tiles in the previous format; tile_encode: the same tiles encoded (target <= 250 us "
-	       "for default)\n");
+	printf("note: MB/s of decoded int32 heights (257 x 257 x 4 B per LOD-0 tile); tile_decode and "
+	       "tile_encode: format version 5; v3: versions 3 and 4 (?format=3), v1: version 1 "
+	       "(?format=1), the same tiles; zstd -d alone: the anchor, zstd's own decoder on the frame "
+	       "of version 1 (Huffman-coded byte planes) and of this version (coded bytes it stores); "
+	       "targets (issue 30): zstd -d + tile_decode >= 1500 MB/s for default; generate + encode + "
+	       "zstd < 0.6 ms (section 2)\n");
 
 	for (k = 0; k < BENCH_CHUNKS; k++) {
 		free(j.body[k]);
 		free(j.zbody[k]);
 		free(j.obody[k]);
 		free(j.ozbody[k]);
+		free(j.cbody[k]);
+		free(j.czbody[k]);
 	}
 	free(j.buf);
+	free(j.scratch);
 	ZSTD_freeDCtx(j.dctx);
 	ZSTD_freeCCtx(cctx);
 	preset_destroy_all(v, n);

@@ -9,7 +9,8 @@
 #   2. presets   ms per tile: generate, + encode, + zstd (zparams.h); LOD 0, 2, 4
 #   3. size      bytes per LOD-0 tile: encoded, zstd 1/19, the v1 format, 16-bit PNG; then the
 #                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
-#   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode
+#   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode; zstd -d alone; the
+#                JavaScript decoder (clients/js/terrain.js) on the same tiles, in Node.js
 #   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS,
 #                user-space instructions per hit (callgrind)
 #   6. edits     bench/edits.sh: durable edits/s vs Redis appendfsync always, replay
@@ -309,13 +310,20 @@ size() {
 decode() {
 	section "4. Decode: LOD-0 tiles, single-threaded"
 	say "section 4: decode"
-	run "$out/decode_bench" | tee "$out/decode.tsv" | table | emit
+	mkdir -p "$out/jstiles"
+	run "$out/decode_bench" "$out/jstiles" | tee "$out/decode.tsv" | table | emit
+	if command -v node >/dev/null; then
+		echo | emit
+		run node "$here/js_decode.mjs" "$out/jstiles" | tee "$out/js_decode.tsv" | table | emit
+	else
+		echo "JavaScript decoder: skipped (no node)" | emit
+	fi
 }
 
 # The issue's four targets, from the TSV files of this run.
 summary() {
-	local perlin stb fn2 gen size dec cold coldx prec localc localr wdec wgen
-	section "Targets (issues 2, 20 and 29), this run; n/a: its section did not run"
+	local perlin stb fn2 gen size dec cold coldx prec localc localr wdec wgen jsdec
+	section "Targets (issues 2, 20, 29 and 30), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*AVX512/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
@@ -326,13 +334,14 @@ summary() {
 	decz="$(awk -F '\t' '$1 == "default" { print $4 }' "$out/decode.tsv" 2>/dev/null || true)"
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
 	prec="$(awk -F '\t' '$1 == "revalidating" && $2 == "precision" { sub(/x$/, "", $8); print $8 }' "$out/precision.tsv" 2>/dev/null || true)"
-	coldx="$(awk -F '\t' '$1 == "this" && $8 != "n/a" { sub(/x$/, "", $8); print $8 }' "$out/cold.tsv" 2>/dev/null || true)"
+	coldx="$(awk -F '\t' '$1 == "this" && $10 != "n/a" { sub(/x$/, "", $10); print $10 }' "$out/cold.tsv" 2>/dev/null || true)"
 	localc="$(awk -F '\t' '$1 == "cold" && $2 == "local" { sub(/x$/, "", $9); print $9 }' "$out/precision_local.tsv" 2>/dev/null || true)"
 	wdec="$(awk -F '\t' '$1 ~ /^decode/ { print $5 / $4 }' "$out/wasm.tsv" 2>/dev/null || true)"
 	wgen="$(awk -F '\t' '$1 ~ /^generate/ { sub(/x$/, "", $6); print $6 }' "$out/wasm.tsv" 2>/dev/null || true)"
 	localr="$(awk -F '\t' '$1 == "revalidating" && $2 == "local" { sub(/x$/, "", $9); print $9 }' "$out/precision_local.tsv" 2>/dev/null || true)"
+	jsdec="$(awk -F '\t' '$1 == "format version 5" { print $2 }' "$out/js_decode.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
-		-v za="$sizea" -v dz="$decz" \
+		-v za="$sizea" -v dz="$decz" -v js="$jsdec" \
 		-v c="$cold" -v cx="$coldx" -v pr="$prec" -v lc="$localc" -v lr="$localr" -v wd="$wdec" -v wg="$wgen" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
@@ -351,6 +360,8 @@ summary() {
 		row("alpine: zstd / PNG16 (issue 20)", "<= 0.50", za, "%.3f", za <= 0.50)
 		row("default: tile_decode", "> 500 MB/s", d, "%.0f MB/s", d > 500)
 		row("default: zstd -d + tile_decode (issue 20)", ">= 1000 MB/s", dz, "%.0f MB/s", dz >= 1000)
+		row("the same (issue 30)", ">= 1500 MB/s", dz, "%.0f MB/s", dz >= 1500)
+		row("JavaScript decoder, warm default LOD-0 tile (issue 30)", "<= 1 ms", js, "%.2f ms", js <= 1)
 		row("server CPU per cold tile / in process (issue 20)", "<= 1.15x", c, "%.2fx", c <= 1.15)
 		row("cold tiles/s, 2 workers / the tree before (issue 20)", ">= 1.6x", cx, "%.2fx", cx >= 1.6)
 		row("bytes per player-minute, precision client / today, revalidating (issue 20)", "<= 0.5x",
@@ -386,7 +397,8 @@ preamble() {
 
 : >"$results"
 rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv \
-	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv "$out"/precision_local.tsv "$out"/wasm.tsv
+	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv "$out"/precision_local.tsv "$out"/wasm.tsv \
+	"$out"/js_decode.tsv
 preamble
 for s in $sections; do
 	case "$s" in

@@ -1,9 +1,11 @@
 /*
  * variant.h - force-included (-include) when run.sh compiles common/noise.c
- * and common/fbm.c once more for one instruction set (-DVARIANT=v3 with
- * -mavx2, and so on, under -DTERRAIN_NO_CLONES): every external name of
- * noise.h and fbm.h gets the suffix _VARIANT, so the copies link beside
- * libcommon.a and noise_bench.c times each clone's code in one process.
+ * and common/fbm.c (and the Makefile common/tilecode.c) once more for one
+ * instruction set (-DVARIANT=v3 with -mavx2, and so on, under
+ * -DTERRAIN_NO_CLONES): every external name of noise.h, fbm.h and
+ * tilecode.h gets the suffix _VARIANT, so the copies link beside
+ * libcommon.a and noise_bench.c and tests/test_clones.c run each clone's
+ * code in one process.
  */
 #ifndef VARIANT_H
 #define VARIANT_H
@@ -32,5 +34,9 @@
 #define noise_simplex VARIANT_NAME(noise_simplex)
 #define noise_value VARIANT_NAME(noise_value)
 #define noise_worley VARIANT_NAME(noise_worley)
+#define tilecode_bound VARIANT_NAME(tilecode_bound)
+#define tilecode_decode VARIANT_NAME(tilecode_decode)
+#define tilecode_encode VARIANT_NAME(tilecode_encode)
+#define tilecode_scratch_size VARIANT_NAME(tilecode_scratch_size)
 
 #endif

@@ -343,7 +343,7 @@ int view_parse_precisions(const char *list, uint32_t out[])
 }
 
 /* The layers, then ?precision= of lod (none for the canonical heights),
- * then ?format=1 when asked for. */
+ * then ?format=1 or 3 when asked for. */
 static int add_query(const struct view *v, int lod, char *target, size_t cap)
 {
 	uint32_t um = view_precision_um(&v->p, lod);
@@ -358,8 +358,8 @@ static int add_query(const struct view *v, int lod, char *target, size_t cap)
 			     um == 1000000u ? "1m" : um == 500000u ? "50cm" : um == 100000u ?
 			     "10cm" : um == 50000u ? "5cm" : "1cm");
 	if (w >= 0 && (size_t)w < cap - n && v->p.format)
-		w += snprintf(target + n + w, cap - n - (size_t)w, "%sformat=1",
-			      strchr(target, '?') ? "&" : "?");
+		w += snprintf(target + n + w, cap - n - (size_t)w, "%sformat=%d",
+			      strchr(target, '?') ? "&" : "?", v->p.format);
 	if (w < 0 || (size_t)w >= cap - n) {
 		target[n] = 0;
 		return ERR_TOOBIG;

@@ -14,8 +14,13 @@
 	!defined(TERRAIN_NO_CLONES)
 #define CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #define SIMD_CLONES "x86-64-v4,avx2,default" /* for build info */
+/* The same for integer code (the tile codec): its middle clone is
+ * x86-64-v3, AVX2 with BMI1/2 and LZCNT (shifts and masks by a count in a
+ * register, in one instruction each). */
+#define CLONES_INT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define CLONES
+#define CLONES_INT
 #define SIMD_CLONES "none"
 #endif
 

@@ -363,6 +363,30 @@ uint32_t terrain_precision_um(const char *name, size_t len)
 	return name ? tile_precision_um(name, len) : 0;
 }
 
+
+/* The tile form of a TERRAIN_FORMAT_* (0: the current): 0, or
+ * TERRAIN_ERR_INVAL for a format the library does not know. */
+static int form_of(uint32_t format, enum tile_form *form)
+{
+	static const struct {
+		uint32_t format;
+		enum tile_form form;
+	} forms[] = {
+		{ 0, TILE_FORM_CURRENT },
+		{ TERRAIN_FORMAT_CURRENT, TILE_FORM_CURRENT },
+		{ TERRAIN_FORMAT_CODED2, TILE_FORM_BEFORE5 },
+		{ TERRAIN_FORMAT_LZ21, TILE_FORM_LZ21 },
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(forms) / sizeof(forms[0]); k++)
+		if (forms[k].format == format) {
+			if (form)
+				*form = forms[k].form;
+			return 0;
+		}
+	return TERRAIN_ERR_INVAL;
+}
 /* The request, checked against w: *rq holds our copy. */
 static int request_of(const struct terrain_world *w, const struct terrain_tile_request *in,
 		      struct terrain_tile_request *rq)
@@ -377,9 +401,7 @@ static int request_of(const struct terrain_world *w, const struct terrain_tile_r
 		return TERRAIN_ERR_INVAL;
 	if (rq->format == 0)
 		rq->format = TERRAIN_FORMAT_CURRENT;
-	if (rq->format != TERRAIN_FORMAT_CURRENT && rq->format != TERRAIN_FORMAT_LZ21)
-		return TERRAIN_ERR_INVAL;
-	return 0;
+	return form_of(rq->format, NULL);
 }
 
 /*
@@ -396,19 +418,19 @@ static int make_tile(const struct terrain_world *w, const struct terrain_edits *
 	struct bake_layer layer = { preset_chunk_log2(w->p), NULL, 0 };
 	struct bake_chunk *bc;
 	uint64_t version = terrain__version(e, rq->cx, rq->cz);
-	int rc = terrain__layer(e, (int64_t)rq->cx - r, (int64_t)rq->cz - r,
-				(int64_t)rq->cx + r, (int64_t)rq->cz + r, &bc, &layer.nchunks);
+	enum tile_form form;
+	int rc = form_of(rq->format, &form);
 
+	if (!rc)
+		rc = terrain__layer(e, (int64_t)rq->cx - r, (int64_t)rq->cz - r,
+				    (int64_t)rq->cx + r, (int64_t)rq->cz + r, &bc, &layer.nchunks);
 	if (rc)
 		return rc;
 	layer.chunks = bc;
 	if (encode)
 		rc = tilemake_encode(&k->m, w->p, w->seed, rq->lod, rq->cx, rq->cz, rs,
 				     layer.nchunks ? &layer : NULL, version, rq->layers,
-				     rq->quantum_um,
-				     rq->format == TERRAIN_FORMAT_LZ21 ? TILE_FORM_LZ21 :
-									  TILE_FORM_CURRENT,
-				     enc, len);
+				     rq->quantum_um, form, enc, len);
 	else
 		rc = tilemake_tile(&k->m, w->p, w->seed, rq->lod, rq->cx, rq->cz, rs,
 				   layer.nchunks ? &layer : NULL, version, rq->layers,
@@ -534,13 +556,14 @@ int terrain_encode(const struct terrain_tile_info *info, const int32_t *heights,
 {
 	struct terrain_tile_info v;
 	struct tile t = { 0 };
+	enum tile_form form;
 	void *scratch;
 	int rc;
 
 	if (read_in(info, sizeof(v), TILE_INFO_V1, &v) || !heights || !out || !len ||
 	    (v.layers & ~TERRAIN_LAYER_MATERIAL) ||
 	    !(v.layers & TERRAIN_LAYER_MATERIAL) != !materials ||
-	    (format && format != TERRAIN_FORMAT_CURRENT && format != TERRAIN_FORMAT_LZ21) ||
+	    form_of(format, &form) ||
 	    v.lod < 0 || v.lod > 255 || v.chunk_log2 < 0 || v.chunk_log2 > 255)
 		return TERRAIN_ERR_INVAL;
 	t = (struct tile){ v.fingerprint, v.seed, v.cx, v.cz, (uint8_t)v.lod,
@@ -548,9 +571,7 @@ int terrain_encode(const struct terrain_tile_info *info, const int32_t *heights,
 			   (int32_t *)(uintptr_t)heights, (uint8_t *)(uintptr_t)materials };
 	if (!(scratch = malloc(tile_encode_scratch_size(&t) + 1)))
 		return TERRAIN_ERR_NOMEM;
-	rc = tile_encode_form_in(&t, format == TERRAIN_FORMAT_LZ21 ? TILE_FORM_LZ21 :
-								     TILE_FORM_CURRENT,
-				 scratch, out, cap, len);
+	rc = tile_encode_form_in(&t, form, scratch, out, cap, len);
 	free(scratch);
 	return rc;
 }
@@ -561,8 +582,8 @@ static void header_extra(const uint8_t *buf, struct terrain_tile_info *v)
 	v->version = (uint32_t)buf[4] | (uint32_t)buf[5] << 8;
 	v->filter = buf[34];
 	v->checksum = tile_checksum(buf);
-	v->layers = v->version == TILE_VERSION_LAYERS || v->version == TILE_VERSION_LZ21_LAYERS ?
-			    TERRAIN_LAYER_MATERIAL : 0;
+	/* every version with a layer section is even (tile.h) */
+	v->layers = v->version % 2 == 0 ? TERRAIN_LAYER_MATERIAL : 0;
 }
 
 int terrain_decode_info(const uint8_t *buf, size_t len, struct terrain_tile_info *info)

@@ -285,9 +285,12 @@ TERRAIN_API int terrain_hash_next(uint64_t prev, uint64_t seq,
 /* Layers a tile may carry besides heights. */
 #define TERRAIN_LAYER_MATERIAL 1u   /* one material id per sample */
 
-/* Encodings, numbered as the tile route's ?format=. */
-#define TERRAIN_FORMAT_CURRENT 3    /* versions 3/4 (1/2 for tiles of side
-				       below 33): what the server sends */
+/* Encodings, numbered as the tile route's ?format=. Tiles of side below
+ * 33 (LOD 4 and coarser at the default chunk size) are versions 1/2 in
+ * each. */
+#define TERRAIN_FORMAT_CURRENT 5    /* versions 5/6 (8 rANS states): what the
+				       server sends by default */
+#define TERRAIN_FORMAT_CODED2  3    /* versions 3/4 (2 rANS states, ?format=3) */
 #define TERRAIN_FORMAT_LZ21    1    /* versions 1/2 (?format=1) */
 
 /* Material ids: "water", "sand", "grass", "forest", "rock", "snow" for
@@ -311,7 +314,7 @@ struct terrain_tile_request {
 /* A tile's header: what terrain_generate() made or terrain_decode() read. */
 struct terrain_tile_info {
 	uint32_t size;        /*  0: in: sizeof(struct terrain_tile_info) */
-	uint32_t version;     /*  4: decoded: format version 1..4; else 0 */
+	uint32_t version;     /*  4: decoded: format version 1..6; else 0 */
 	uint64_t fingerprint; /*  8 */
 	uint64_t seed;        /* 16 */
 	int32_t cx, cz;       /* 24, 28 */
@@ -382,14 +385,14 @@ TERRAIN_API int terrain_encode(const struct terrain_tile_info *info, const int32
 
 /*
  * Read and check the header of an encoded tile (buf, len bytes: the whole
- * tile, any version 1..4) into *info, without decoding its heights or
+ * tile, any version 1..6) into *info, without decoding its heights or
  * checking its checksum. Returns 0 or the errors of terrain_decode().
  */
 TERRAIN_API int terrain_decode_info(const uint8_t *buf, size_t len,
 				    struct terrain_tile_info *info);
 
 /*
- * Decode a tile (any format version 1..4: every version the server sends)
+ * Decode a tile (any format version 1..6: every version the server sends)
  * into *info, its heights (room for heights_len) and, when materials is
  * not NULL and the tile has the layer, its materials (room for
  * materials_len). Rejects anything truncated, oversized or corrupt with an

@@ -2,9 +2,10 @@
  * tile.c - the heightmap tile and its binary format (docs/tile-format.md).
  *
  * Encoding: a 64-byte little-endian header, then the heights, checksummed
- * with XXH3-64. tile_encode() writes format version 3 (4 with layers):
- * the heights entropy-coded by common/tilecode.c (filter 2 or 3) behind a
- * u32 length. Versions 1 and 2, still decoded and written by
+ * with XXH3-64. tile_encode() writes format version 5 (6 with layers):
+ * the heights entropy-coded by common/tilecode.c (filter 2 or 3, 8 rANS
+ * states) behind a u32 length; versions 3 and 4 are the same with 2
+ * states (TILE_FORM_CODED). Versions 1 and 2, still decoded and written by
  * tile_encode_lz21(), hold filter 1 ("lz21": a separable 2D Lorenzo
  * predictor, second order along x and first order along z, in wrapping u32
  * arithmetic; zigzag; byte planes most significant first). Compression
@@ -55,8 +56,9 @@ struct hdr_extra {
 	unsigned filter;
 	uint32_t offset;
 	unsigned version;
-	int coded;         /* versions 3, 4 */
-	int layers;        /* versions 2, 4 */
+	int coded;         /* versions 3 to 6 */
+	unsigned states;   /* their rANS states: 2 (3, 4) or 8 (5, 6) */
+	int layers;        /* versions 2, 4, 6 */
 };
 
 /* Format 2 appends a layer section after the planes: u8 layer count,
@@ -348,24 +350,28 @@ static int seal(uint8_t *out, size_t need)
 static int encode_lz21_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
 			  size_t *len);
 
-/* Versions 3 and 4 whatever the side. */
-static int encode_coded_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
-			   size_t *len)
+/* Versions 3 and 4 (states 2) or 5 and 6 (states 8) whatever the side. */
+static int encode_coded_in(const struct tile *t, unsigned states, void *scratch, uint8_t *out,
+			   size_t cap, size_t *len)
 {
 	size_t coded, need;
-	unsigned filter;
+	unsigned filter, version;
 	int rc;
 
 	if (cap < TILE_HEADER_SIZE + CODED_LEN)
 		return ERR_TOOBIG;
-	rc = tilecode_encode(t->h, t->side, scratch, out + TILE_HEADER_SIZE + CODED_LEN,
+	rc = tilecode_encode(t->h, t->side, states, scratch, out + TILE_HEADER_SIZE + CODED_LEN,
 			     cap - TILE_HEADER_SIZE - CODED_LEN, &coded, &filter);
 	if (rc)
 		return rc;
 	need = TILE_HEADER_SIZE + CODED_LEN + coded + layers_size(t);
 	if (cap < need)
 		return ERR_TOOBIG;
-	write_header(t, t->material ? TILE_VERSION_LAYERS : TILE_VERSION, filter, 0, out);
+	if (states == 2)
+		version = t->material ? TILE_VERSION_CODED2_LAYERS : TILE_VERSION_CODED2;
+	else
+		version = t->material ? TILE_VERSION_LAYERS : TILE_VERSION;
+	write_header(t, version, filter, 0, out);
 	le_put32(out + TILE_HEADER_SIZE, (uint32_t)coded);
 	if (t->material)
 		write_layers(t, out + TILE_HEADER_SIZE + CODED_LEN + coded);
@@ -420,9 +426,13 @@ int tile_encode_form_in(const struct tile *t, enum tile_form form, void *scratch
 	if (!t || !scratch || !out || !len || !tile_valid(t))
 		return ERR_INVAL;
 	if (form == TILE_FORM_CURRENT)
+		form = t->side < TILE_CODED_MIN_SIDE ? TILE_FORM_LZ21 : TILE_FORM_CODED8;
+	if (form == TILE_FORM_BEFORE5)
 		form = t->side < TILE_CODED_MIN_SIDE ? TILE_FORM_LZ21 : TILE_FORM_CODED;
 	if (form == TILE_FORM_CODED)
-		return encode_coded_in(t, scratch, out, cap, len);
+		return encode_coded_in(t, 2, scratch, out, cap, len);
+	if (form == TILE_FORM_CODED8)
+		return encode_coded_in(t, 8, scratch, out, cap, len);
 	if (form == TILE_FORM_LZ21)
 		return encode_lz21_in(t, scratch, out, cap, len);
 	return ERR_INVAL;
@@ -462,8 +472,9 @@ static int parse_header(const uint8_t *buf, size_t len, struct tile *t,
 	x->version = le_get16(buf + OFF_VERSION);
 	if (x->version < TILE_VERSION_LZ21 || x->version > TILE_VERSION_LAYERS)
 		return ERR_VERSION;
-	x->coded = x->version >= TILE_VERSION;
-	x->layers = x->version == TILE_VERSION_LZ21_LAYERS || x->version == TILE_VERSION_LAYERS;
+	x->coded = x->version >= TILE_VERSION_CODED2;
+	x->states = x->version >= TILE_VERSION ? 8 : 2;
+	x->layers = x->version % 2 == 0;
 	x->filter = buf[OFF_FILTER];
 	if (le_get16(buf + OFF_HDRLEN) != TILE_HEADER_SIZE)
 		return ERR_CORRUPT;
@@ -613,7 +624,7 @@ static int decode_payload(const uint8_t *buf, const struct hdr_extra *x,
 	if (!z)
 		return ERR_NOMEM;
 	if (x->coded) {
-		rc = tilecode_decode(buf + TILE_HEADER_SIZE + CODED_LEN, coded, t->side,
+		rc = tilecode_decode(buf + TILE_HEADER_SIZE + CODED_LEN, coded, t->side, x->states,
 				     x->filter, x->offset, (int32_t *)z);
 		if (rc)
 			free(z);

@@ -5,9 +5,10 @@
  * heights on an integer grid (quanta), sample (i, j) at world
  * x = cx * chunk + i * 2^lod, z = cz * chunk + j * 2^lod. The encoded form
  * (docs/tile-format.md) is a 64-byte little-endian header followed by the
- * heights, entropy-coded (versions 3 and 4, common/tilecode.c) or, in the
- * older versions 1 and 2 that tile_decode() still reads, filtered into byte
- * planes; it is what the server sends (zstd is applied by HTTP as
+ * heights, entropy-coded (versions 5 and 6, and the older 3 and 4, whose
+ * rANS coder has 2 states instead of 8; common/tilecode.c) or, in the
+ * older versions 1 and 2, filtered into byte planes; tile_decode() reads
+ * them all. It is what the server sends (zstd is applied by HTTP as
  * Content-Encoding, not here). Pure code: no I/O, no globals.
  */
 #ifndef TILE_H
@@ -19,8 +20,11 @@
 #define TILE_MAGIC          0x4e525254u /* "TRRN" as bytes in a file */
 #define TILE_VERSION_LZ21        1      /* heights as lz21 byte planes */
 #define TILE_VERSION_LZ21_LAYERS 2      /* the same + a layer section */
-#define TILE_VERSION        3           /* entropy-coded heights (tile_encode) */
-#define TILE_VERSION_LAYERS 4           /* the same + a layer section */
+#define TILE_VERSION_CODED2        3    /* entropy-coded heights, 2 rANS states */
+#define TILE_VERSION_CODED2_LAYERS 4    /* the same + a layer section */
+#define TILE_VERSION        5           /* entropy-coded heights, 8 rANS states
+					   (tile_encode) */
+#define TILE_VERSION_LAYERS 6           /* the same + a layer section */
 #define TILE_CODED_MIN_SIDE 33          /* tile_encode() writes smaller tiles
 					   (LOD >= 4 of 256 m chunks) as
 					   versions 1 and 2: there the coded
@@ -70,7 +74,7 @@ double tile_height_m(const struct tile *t, uint32_t i, uint32_t j);
 size_t tile_encode_bound(const struct tile *t);
 
 /*
- * Encode t into out (cap bytes): format version 3 (4 with a material
+ * Encode t into out (cap bytes): format version 5 (6 with a material
  * layer), or 1 (2) for a tile of side below TILE_CODED_MIN_SIDE. On
  * success stores the byte count in *len
  * and returns 0; ERR_INVAL for an inconsistent tile, ERR_TOOBIG when cap is
@@ -92,19 +96,22 @@ int tile_encode_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap
 		   size_t *len);
 
 /*
- * Encode t in the previous form, format version 1 (2 with a material
+ * Encode t in the first form, format version 1 (2 with a material
  * layer): filter 1 byte planes, the same header. tile_encode() no longer
- * emits it; the server does on ?format=1, for decoders written before
- * version 3. Same errors.
+ * emits it (except for small tiles); the server does on ?format=1, for
+ * decoders written before version 3. Same errors.
  */
 int tile_encode_lz21(const struct tile *t, uint8_t *out, size_t cap, size_t *len);
 
-/* The two encodings a tile has. */
+/* The encodings a tile has. */
 enum tile_form {
-	TILE_FORM_CURRENT,   /* what tile_encode writes: CODED, or LZ21 below
+	TILE_FORM_CURRENT,   /* what tile_encode writes: CODED8, or LZ21 below
 				TILE_CODED_MIN_SIDE */
 	TILE_FORM_LZ21,      /* versions 1 and 2 (tile_encode_lz21) */
-	TILE_FORM_CODED,     /* versions 3 and 4 whatever the side */
+	TILE_FORM_CODED,     /* versions 3 and 4 (2 rANS states) whatever the side */
+	TILE_FORM_CODED8,    /* versions 5 and 6 (8 rANS states) whatever the side */
+	TILE_FORM_BEFORE5,   /* what tile_encode wrote before version 5: CODED,
+				or LZ21 below TILE_CODED_MIN_SIDE (?format=3) */
 };
 
 /* tile_encode_in() or, for TILE_FORM_LZ21, tile_encode_lz21() with the
@@ -114,7 +121,7 @@ int tile_encode_form_in(const struct tile *t, enum tile_form form, void *scratch
 			uint8_t *out, size_t cap, size_t *len);
 
 /*
- * Decode buf (len bytes) of any format version (1 to 4) into t,
+ * Decode buf (len bytes) of any format version (1 to 6) into t,
  * allocating t->h (free with tile_release).
  * Rejects with an error, never a crash: ERR_TRUNC (short), ERR_MAGIC,
  * ERR_VERSION, ERR_TOOBIG (trailing bytes or oversized dimensions),

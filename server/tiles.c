@@ -785,9 +785,20 @@ uint32_t tiles__quantum_of(const struct tile_key *key, const struct preset *p)
 	return key->precision ? (uint32_t)key->precision * 10000u : preset_quantum_um(p);
 }
 
+/* The ?format= values and the form each serves. */
+static const struct {
+	char name;
+	enum tile_form form;
+} formats[] = {
+	{ '5', TILE_FORM_CURRENT },     /* versions 5 and 6 (1 and 2 for small tiles) */
+	{ '3', TILE_FORM_BEFORE5 },     /* versions 3 and 4: 2 rANS states (1 and 2 for
+					   small tiles, as servers before version 5) */
+	{ '1', TILE_FORM_LZ21 },        /* versions 1 and 2: lz21 byte planes */
+};
+
 int tiles__parse_format(struct tile_req *x, struct tile_key *key)
 {
-	size_t len = 0;
+	size_t len = 0, k;
 	int rc;
 	const char *s = req_query(&x->q, "format", &len, &rc);
 	char *msg;
@@ -795,14 +806,17 @@ int tiles__parse_format(struct tile_req *x, struct tile_key *key)
 	key->format = TILE_FORM_CURRENT;
 	if (rc || !s)
 		return rc;
-	if (len == 1 && (s[0] == '1' || s[0] == '3')) {
-		key->format = s[0] == '1' ? TILE_FORM_LZ21 : TILE_FORM_CURRENT;
-		return 0;
+	for (k = 0; len == 1 && k < sizeof(formats) / sizeof(formats[0]); k++) {
+		if (s[0] == formats[k].name) {
+			key->format = formats[k].form;
+			return 0;
+		}
 	}
-	if (!(msg = http_req_alloc(x->q.http, 160)))
+	if (!(msg = http_req_alloc(x->q.http, 200)))
 		return ERR_NOMEM;
-	snprintf(msg, 160, "format: unknown tile format \"%.16s\"; use 3 (the current, "
-		 "the default) or 1 (the lz21 form of versions 1 and 2)", s);
+	snprintf(msg, 200, "format: unknown tile format \"%.16s\"; use 5 (the current, "
+		 "the default), 3 (versions 3 and 4, for decoders written before version 5) "
+		 "or 1 (the lz21 form of versions 1 and 2)", s);
 	x->q.detail = msg;
 	return ERR_INVAL;
 }

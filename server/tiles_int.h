@@ -60,8 +60,10 @@ enum value_kind {
  * centimetres (tile_precision_um() / 10000), 0 for the canonical heights
  * (no ?precision=, or the preset's own quantum), so each precision is a
  * value of its own and the canonical one is shared. format is ?format=:
- * TILE_FORM_CURRENT (0) or TILE_FORM_LZ21, the form of tile versions 1
- * and 2 that decoders written before version 3 read. */
+ * TILE_FORM_CURRENT (0; versions 5 and 6), TILE_FORM_BEFORE5 (versions 3
+ * and 4) or TILE_FORM_LZ21 (versions 1 and 2), the forms that decoders
+ * written before versions 5 and 3 read (small tiles are versions 1 and 2
+ * in all three). */
 struct tile_key {
 	uint64_t seed;
 	uint64_t version;

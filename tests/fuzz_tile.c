@@ -5,8 +5,8 @@
  * the header checks and the checksum; decoded with its checksum field
  * recomputed; as the payload of a forged valid header (shape, form and
  * planes or filter from its first bytes: version 1 byte planes or version
- * 3 coded heights), so that even without a seed corpus random bytes reach
- * the filters and the canonical-form checks; and as heights to
+ * 3 or 5 coded heights), so that even without a seed corpus random bytes
+ * reach the filters and the canonical-form checks; and as heights to
  * encode and decode again. Whatever decodes must re-encode to exactly the
  * same bytes (the format is canonical), and the header-only decoder must
  * agree with the full one. Any violation aborts, which libFuzzer reports
@@ -50,10 +50,18 @@ static void check(const uint8_t *buf, size_t len)
 	out = malloc(cap);
 	if (!out)
 		fail("out of memory");
-	/* in the form it came in: versions 1 and 2 are the old one */
-	if ((buf[4] <= 2 ? tile_encode_lz21 : tile_encode)(&t, out, cap, &n) || n != len ||
-	    memcmp(out, buf, n))
-		fail("decoded tile does not re-encode to the same bytes");
+	/* in the form it came in: versions 1 and 2, 3 and 4, 5 and 6 */
+	{
+		enum tile_form form = buf[4] <= 2 ? TILE_FORM_LZ21 :
+				      buf[4] <= 4 ? TILE_FORM_CODED : TILE_FORM_CODED8;
+		void *z = malloc(tile_encode_scratch_size(&t));
+
+		if (!z)
+			fail("out of memory");
+		if (tile_encode_form_in(&t, form, z, out, cap, &n) || n != len || memcmp(out, buf, n))
+			fail("decoded tile does not re-encode to the same bytes");
+		free(z);
+	}
 	if (tile_checksum(out) != tile_checksum(buf))
 		fail("checksum differs");
 	free(out);
@@ -98,8 +106,8 @@ static void put32(uint8_t *p, uint32_t v)
 		p[k] = (uint8_t)(v >> (8 * k));
 }
 
-/* A version 3 header (filter 2 or 3 from data[1]) over data[2..] as the
- * coded heights, resealed, then decoded. */
+/* A version 3 or 5 header (from data[1], and filter 2 or 3) over data[2..]
+ * as the coded heights, resealed, then decoded. */
 static void check_forged_coded(const uint8_t *data, size_t size, unsigned clog2,
 			       unsigned lod, size_t side)
 {
@@ -110,6 +118,7 @@ static void check_forged_coded(const uint8_t *data, size_t size, unsigned clog2,
 	if (!b)
 		fail("out of memory");
 	memcpy(b, head, sizeof(head));
+	b[4] = data[1] & 16 ? 5 : 3;
 	b[32] = (uint8_t)lod;
 	b[33] = (uint8_t)clog2;
 	b[34] = (uint8_t)(2 + (data[1] >> 3 & 1));
@@ -141,7 +150,7 @@ static void check_forged(const uint8_t *data, size_t size)
 	lod = (data[0] / 3) % (clog2 + 1);
 	planes = 1 + data[1] % 4;
 	side = ((size_t)1 << (clog2 - lod)) + 1;
-	if (data[1] & 4) {      /* version 3: the rest as coded heights */
+	if (data[1] & 4) {      /* versions 3 and 5: the rest as coded heights */
 		check_forged_coded(data, size, (unsigned)clog2, (unsigned)lod, side);
 		return;
 	}

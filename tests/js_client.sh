@@ -53,6 +53,9 @@ text=/v1/worlds/my-world/chunks/5/-1/1?gen=alpine
 rough=/v1/worlds/42/chunks/0/2/2?gen=alpine
 v2=/v1/worlds/42/chunks/8/7/7?gen=default&layers=height,material
 v2b=/v1/worlds/9/chunks/1/-4/2?gen=mesa&layers=height,material
+c3=/v1/worlds/42/chunks/0/3/-2?gen=default&format=3
+c3rough=/v1/worlds/42/chunks/0/2/2?gen=alpine&format=3
+c4=/v1/worlds/9/chunks/1/-4/2?gen=mesa&layers=height,material&format=3
 edited=/v1/worlds/jsedit/chunks/0/0/0?gen=default"
 for t in $TILES; do
 	name=${t%%=*} path=${t#*=}

@@ -13,9 +13,9 @@ check "generate to stdout equals -o" cmp -s "$TMP/out" \
 	<("$SERVER_BIN" generate --seed 42 --lod 2 --cx 1 --cz 2)
 check "generate --layers height is the default" cmp -s "$TMP/out" \
 	<("$SERVER_BIN" generate --seed 42 --lod 2 --cx 1 --cz 2 --layers height)
-check "generate --layers height,material writes format version 4" \
+check "generate --layers height,material writes format version 6" \
 	eq "$(gen --seed 42 --lod 2 --cx 1 --cz 2 --layers height,material &&
-		od -An -tu2 -j4 -N2 "$TMP/out" | tr -d ' ')" 4
+		od -An -tu2 -j4 -N2 "$TMP/out" | tr -d ' ')" 6
 for bad in "--seed 18446744073709551616 --lod 0 --cx 0 --cz 0" \
 	"--seed bad.seed --lod 0 --cx 0 --cz 0" \
 	"--seed 42 --lod 9 --cx 0 --cz 0" \

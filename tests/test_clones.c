@@ -5,8 +5,11 @@
  * by bench/variant.h (Makefile, CLONE_OBJ), against the library's dispatch
  * (the best clone this CPU runs). Every noise kind and fBm mode, unwarped
  * and warped, near the origin and 2^38 m away, and fbm_row_d()'s values
- * and gradients. A clone this CPU cannot run is skipped, and so is the
- * whole test off x86-64.
+ * and gradients. The same for the tile codec (common/tilecode.c, its
+ * CLONES_INT loops): every copy writes the library's bytes and decodes
+ * them to the same heights, both filters, 2 and 8 rANS states, the 32-bit
+ * and the 64-bit arithmetic. A clone this CPU cannot run is skipped, and
+ * so is the whole test off x86-64.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,10 +19,15 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fbm.h"
 #include "noise.h"
+#include "pipeline.h"
+#include "preset.h"
+#include "tile.h"
+#include "tilecode.h"
 
 #define SIDE 257
 
@@ -142,11 +150,92 @@ static void test_every_clone_gives_the_librarys_gradients(void **state)
 	fbm_scratch_release(&sa);
 	fbm_scratch_release(&sb);
 }
+
+#define TILECODE_DECL(sfx)                                                           \
+	int tilecode_encode_##sfx(const int32_t *h, uint32_t w, unsigned states,        \
+				  void *scratch, uint8_t *out, size_t cap, size_t *len, \
+				  unsigned *filter);                                     \
+	int tilecode_decode_##sfx(const uint8_t *in, size_t len, uint32_t w,            \
+				  unsigned states, unsigned filter, uint32_t offset,     \
+				  int32_t *h);
+TILECODE_DECL(base)
+TILECODE_DECL(v3)
+TILECODE_DECL(v4)
+
+static const struct {
+	int (*enc)(const int32_t *, uint32_t, unsigned, void *, uint8_t *, size_t, size_t *,
+		   unsigned *);
+	int (*dec)(const uint8_t *, size_t, uint32_t, unsigned, unsigned, uint32_t, int32_t *);
+} codecs[] = {
+	{ tilecode_encode_base, tilecode_decode_base },
+	{ tilecode_encode_v3, tilecode_decode_v3 },
+	{ tilecode_encode_v4, tilecode_decode_v4 },
+};
+
+/* Clone c against the library on t, with states (TILECODE_WIDE or'ed
+ * in or not). */
+static void compare_codec(size_t c, const struct tile *t, unsigned states)
+{
+	size_t n = (size_t)t->side * t->side, cap = tilecode_bound(t->side), la, lb;
+	uint8_t *a = malloc(cap), *b = malloc(cap);
+	void *z = malloc(tilecode_scratch_size(t->side));
+	int32_t *h = malloc(n * 4);
+	unsigned fa, fb;
+
+	assert_true(a && b && z && h);
+	assert_int_equal(tilecode_encode(t->h, t->side, states, z, a, cap, &la, &fa), 0);
+	assert_int_equal(codecs[c].enc(t->h, t->side, states, z, b, cap, &lb, &fb), 0);
+	if (la != lb || fa != fb || memcmp(a, b, la))
+		fail_msg("%s: tilecode_encode (states %#x) differs from the library's", clones[c].name,
+			 states);
+	assert_int_equal(codecs[c].dec(a, la, t->side, states, fa, (uint32_t)t->h[0], h), 0);
+	if (memcmp(h, t->h, n * 4))
+		fail_msg("%s: tilecode_decode (states %#x) gives other heights", clones[c].name, states);
+	free(a);
+	free(b);
+	free(z);
+	free(h);
+}
+
+static void test_every_codec_clone_writes_the_librarys_bytes(void **state)
+{
+	struct preset **pv = NULL;
+	size_t np = 0, seen[4] = { 0 };
+	static const unsigned st[] = { 2, 8, 2 | TILECODE_WIDE, 8 | TILECODE_WIDE };
+
+	(void)state;
+	assert_int_equal(preset_load_builtin(&pv, &np), 0);
+	for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++) {
+		if (!runs(c)) {
+			print_message("%s: skipped (this CPU cannot run it)\n", clones[c].name);
+			continue;
+		}
+		for (size_t p = 0; p < np; p++) {
+			for (int lod = 0; lod <= 2; lod += 2) {
+				struct tile t;
+
+				assert_int_equal(pipeline_generate(pv[p], 5, lod, (int32_t)p, -3, &t), 0);
+				for (size_t s = 0; s < sizeof(st) / sizeof(st[0]); s++)
+					compare_codec(c, &t, st[s]);
+				tile_release(&t);
+			}
+		}
+		seen[c] = 1;
+	}
+	preset_destroy_all(pv, np);
+	assert_true(seen[0]);   /* the baseline runs everywhere */
+}
 #else
 static void test_every_clone_gives_the_librarys_bits(void **state)
 {
 	(void)state;
 	skip(); /* not x86-64: one build, no clones */
+}
+
+static void test_every_codec_clone_writes_the_librarys_bytes(void **state)
+{
+	(void)state;
+	skip();
 }
 
 static void test_every_clone_gives_the_librarys_gradients(void **state)
@@ -161,6 +250,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_clone_gives_the_librarys_bits),
 		cmocka_unit_test(test_every_clone_gives_the_librarys_gradients),
+		cmocka_unit_test(test_every_codec_clone_writes_the_librarys_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,6 +176,9 @@ static const struct shape {
 } shapes[] = {
 	{ "default", 42, 0, 0, 0, 0, 0, 0 },
 	{ "default", 42, 0, 3, -2, 100000, 0, 0 },
+	{ "default", 42, 1, -3, 2, 0, TERRAIN_LAYER_MATERIAL, 5 },
+	{ "default", 42, 0, 1, 1, 0, 0, 3 },
+	{ "islands", 5, 6, 1, 1, 0, 0, 3 },
 	{ "alpine", 7, 2, -7, 11, 0, TERRAIN_LAYER_MATERIAL, 3 },
 	{ "mesa", 0, 1, INT32_MIN, INT32_MAX, 1000000, TERRAIN_LAYER_MATERIAL, 1 },
 	{ "islands", 5, 5, 1, 1, 50000, 0, 1 },
@@ -185,6 +188,12 @@ static const struct shape {
 #define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
 
 static uint8_t enc[1 << 20], enc2[1 << 20];
+
+/* The server's form of a ?format= value (server/tiles.c's table). */
+static enum tile_form server_form(uint32_t format)
+{
+	return format == 1 ? TILE_FORM_LZ21 : format == 3 ? TILE_FORM_BEFORE5 : TILE_FORM_CURRENT;
+}
 
 static void test_encoded_tiles_are_the_servers_bytes(void **state)
 {
@@ -206,8 +215,7 @@ static void test_encoded_tiles_are_the_servers_bytes(void **state)
 
 		assert_int_equal(tilegen_encode_work_at(tw, p, s->seed, s->lod, s->cx, s->cz, NULL,
 							NULL, 0, s->layers, s->quantum_um,
-							s->format == 1 ? TILE_FORM_LZ21 :
-									 TILE_FORM_CURRENT,
+							server_form(s->format),
 							&srv, &slen), 0);
 		assert_true(terrain_tile_bound(w, &rq) >= slen);
 		assert_int_equal(terrain_generate_encoded(w, NULL, k, &rq, enc, sizeof(enc), &len), 0);
@@ -244,7 +252,9 @@ static void test_decode_gives_back_every_version(void **state)
 		assert_int_equal(terrain_decode_info(enc, len, &h), 0);
 		assert_int_equal(terrain_decode(enc, len, &b, heights2, MAX_N, mats2, MAX_N), 0);
 		assert_int_equal(h.checksum, b.checksum);
-		assert_int_equal(b.version, (s->format == 1 || n < 33 * 33 ? 1 : 3) +
+		assert_int_equal(b.version, (s->format == 1 || n < 33 * 33 ? 1 :
+					     s->format == 3		  ? 3 :
+									    5) +
 						    (s->layers ? 1 : 0));
 		assert_int_equal(b.layers, s->layers);
 		assert_int_equal(b.quantum_um, s->quantum_um ? s->quantum_um : 10000);

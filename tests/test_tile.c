@@ -26,6 +26,7 @@
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
+#include "tilecode.h"
 
 /* Iterations of the corruption test; a test may override it. */
 #ifndef MUTATIONS
@@ -141,18 +142,35 @@ static void set_meta(struct tile *t, uint64_t *s)
 }
 
 /*
- * The form encode() writes: 0, tile_encode()'s (format version 3 or 4);
- * 1, tile_encode_lz21()'s (version 1 or 2, which decoders still read).
- * Tests of the old form run with setup_lz21(); tests of both are listed
- * twice.
+ * The form encode() writes: 0, tile_encode()'s (format version 5 or 6);
+ * 1, tile_encode_lz21()'s (version 1 or 2, which decoders still read);
+ * 2, TILE_FORM_CODED (versions 3 and 4: the coded form with 2 rANS
+ * states). Tests of the older forms run with setup_lz21() and
+ * setup_coded2(); tests of all are listed three times.
  */
 static int legacy;
+#define LZ21 (legacy == 1)
 
 static int setup_lz21(void **state)
 {
 	(void)state;
 	legacy = 1;
 	return 0;
+}
+
+static int setup_coded2(void **state)
+{
+	(void)state;
+	legacy = 2;
+	return 0;
+}
+
+/* The version encode() writes (layers: with a material layer). */
+static unsigned form_version(int layers)
+{
+	unsigned v = legacy == 1 ? TILE_VERSION_LZ21 : legacy == 2 ? TILE_VERSION_CODED2 : TILE_VERSION;
+
+	return v + (layers ? 1 : 0);
 }
 
 static int teardown_form(void **state)
@@ -169,7 +187,15 @@ static uint8_t *encode(const struct tile *t, size_t *len)
 	uint8_t *buf = malloc(cap);
 
 	assert_non_null(buf);
-	assert_int_equal((legacy ? tile_encode_lz21 : tile_encode)(t, buf, cap, len), 0);
+	if (legacy == 2) {
+		void *z = malloc(tile_encode_scratch_size(t));
+
+		assert_non_null(z);
+		assert_int_equal(tile_encode_form_in(t, TILE_FORM_CODED, z, buf, cap, len), 0);
+		free(z);
+	} else {
+		assert_int_equal((legacy ? tile_encode_lz21 : tile_encode)(t, buf, cap, len), 0);
+	}
 	assert_true(*len <= cap);
 	return buf;
 }
@@ -261,8 +287,8 @@ static uint8_t *sample_encoding(size_t *len)
 	t.fingerprint = 0x1122334455667788ull;
 	t.seed = 42;
 	buf = encode(&t, len);
-	assert_int_equal(buf[35], legacy ? 2 : 0);
-	assert_int_equal(buf[4], legacy ? TILE_VERSION_LZ21 : TILE_VERSION);
+	assert_int_equal(buf[35], LZ21 ? 2 : 0);
+	assert_int_equal(buf[4], form_version(0));
 	tile_release(&t);
 	return buf;
 }
@@ -641,13 +667,17 @@ static void test_tile_decode_rejects_wrong_magic(void **state)
 static void test_tile_decode_rejects_unknown_version(void **state)
 {
 	(void)state;
-	expect_field_reject(4, 5, ERR_VERSION);
+	expect_field_reject(4, 7, ERR_VERSION);
 	expect_field_reject(4, 0, ERR_VERSION);
 	expect_field_reject(5, 1, ERR_VERSION);
 	/* a heights-only body relabelled as the layered version lacks its
 	 * layer section; relabelled as the other kind, its filter is wrong */
-	expect_field_reject(4, legacy ? TILE_VERSION_LZ21_LAYERS : TILE_VERSION_LAYERS, ERR_TRUNC);
-	expect_field_reject(4, legacy ? TILE_VERSION : TILE_VERSION_LZ21, ERR_CORRUPT);
+	expect_field_reject(4, (uint8_t)form_version(1), ERR_TRUNC);
+	expect_field_reject(4, LZ21 ? TILE_VERSION : TILE_VERSION_LZ21, ERR_CORRUPT);
+	/* coded with 2 rANS states and read with 8, or the reverse */
+	if (!LZ21)
+		expect_field_reject(4, legacy == 2 ? TILE_VERSION : TILE_VERSION_CODED2,
+				    ERR_CORRUPT);
 }
 
 /* A LOD-2 tile of smooth terrain with a material layer. */
@@ -671,8 +701,8 @@ static void test_tile_material_layer_round_trips_in_layered_version(void **state
 	(void)state;
 	buf = material_encoding(&t, &len);
 	n = (size_t)t.side * t.side;
-	assert_int_equal(buf[4], legacy ? TILE_VERSION_LZ21_LAYERS : TILE_VERSION_LAYERS);
-	if (legacy)
+	assert_int_equal(buf[4], form_version(1));
+	if (LZ21)
 		assert_int_equal(len, 64 + (size_t)buf[35] * n + 4 + 8 + n);
 	else /* the coded heights' length, then the layer section */
 		assert_int_equal(len, 64 + 4 + le32(buf + 64) + 4 + 8 + n);
@@ -687,7 +717,7 @@ static void test_tile_material_layer_round_trips_in_layered_version(void **state
 	t.material = NULL;
 	free(buf);
 	buf = encode(&t, &len);
-	assert_int_equal(buf[4], legacy ? TILE_VERSION_LZ21 : TILE_VERSION);
+	assert_int_equal(buf[4], form_version(0));
 	assert_int_equal(tile_decode(buf, len, &d), 0);
 	assert_null(d.material);
 	tile_release(&d);
@@ -736,7 +766,7 @@ static void test_tile_decode_rejects_unknown_filter(void **state)
 {
 	(void)state;
 	expect_field_reject(34, 0, ERR_CORRUPT);
-	expect_field_reject(34, legacy ? 2 : 1, ERR_CORRUPT);
+	expect_field_reject(34, LZ21 ? 2 : 1, ERR_CORRUPT);
 	expect_field_reject(34, 4, ERR_CORRUPT);
 	expect_field_reject(34, 255, ERR_CORRUPT);
 }
@@ -744,8 +774,8 @@ static void test_tile_decode_rejects_unknown_filter(void **state)
 static void test_tile_decode_rejects_planes_out_of_range(void **state)
 {
 	(void)state;
-	/* versions 3 and 4 have no planes: the byte is 0 */
-	expect_field_reject(35, legacy ? 0 : 1, ERR_CORRUPT);
+	/* versions 3 to 6 have no planes: the byte is 0 */
+	expect_field_reject(35, LZ21 ? 0 : 1, ERR_CORRUPT);
 	expect_field_reject(35, 5, ERR_CORRUPT);
 	expect_field_reject(35, 255, ERR_CORRUPT);
 }
@@ -792,22 +822,22 @@ static void test_tile_decode_rejects_checksum_mismatch(void **state)
 {
 	size_t len;
 	uint8_t *buf = sample_encoding(&len);
-	/* (versions 3 and 4: bytes 64..67 are the coded length, checked
+	/* (versions 3 to 6: bytes 64..67 are the coded length, checked
 	 * against the input length first) */
 	static const size_t at[] = { 8, 16, 24, 28, 40, 44, 48, 55, 56, 63,
 				     64, 68, 200 };
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
-		if (!legacy && at[k] == 64)
+		if (!LZ21 && at[k] == 64)
 			continue;
 		buf[at[k]] ^= 0x10;
 		expect_reject(buf, len, ERR_CHECKSUM);
 		buf[at[k]] ^= 0x10;
 	}
-	if (!legacy) {
+	if (!LZ21) {    /* 16 bytes more (cut short) or less (trailing bytes) */
 		buf[64] ^= 0x10;
-		expect_reject(buf, len, ERR_TRUNC);
+		expect_reject(buf, len, buf[64] & 0x10 ? ERR_TRUNC : ERR_TOOBIG);
 		buf[64] ^= 0x10;
 	}
 	buf[len - 1] ^= 1;
@@ -1249,36 +1279,55 @@ static void test_tile_golden_encoding_is_unchanged(void **state)
 }
 
 /*
- * Pinned coded bytes: XXH3-64 over the coded encodings (TILE_FORM_CODED) of a
- * spread of generated tiles per built-in preset (LODs 0, 1, 3 and the
- * coarsest, six scattered chunks each) and of adversarial heights at
- * every chunk size. The hashes were taken from the first encoder, before
+ * Pinned coded bytes: XXH3-64 over the coded encodings (TILE_FORM_CODED,
+ * versions 3 and 4; TILE_FORM_CODED8, versions 5 and 6) of a spread of
+ * generated tiles per built-in preset (LODs 0, 1, 3 and the coarsest, six
+ * scattered chunks each) and of adversarial heights at every chunk size.
+ * The hashes were taken from the first encoder of each version, before
  * any speed work: an optimisation that changes one byte fails here. Do not
  * update them unless the format version changes too.
  */
-static const struct { const char *name; uint64_t h; } pinned_presets[] = {
+struct pin {
+	const char *name;
+	uint64_t h;
+};
+
+static const struct pin pinned_presets[] = {
 	{ "alpine", 0x1e01dbb96421f306ull },
 	{ "canyons", 0x25832b9f4d9f82a3ull },
 	{ "default", 0x1405ea3cfeea24eeull },
 	{ "eroded", 0xdea35c172f227702ull },
 	{ "islands", 0x0f497fcf5d9e216bull },
 	{ "mesa", 0x5ec888b47fe72cefull },
+	{ NULL, 0 },
 };
 #define PINNED_ADVERSARIAL 0xe2d328509b3ae558ull
 
+static const struct pin pinned8_presets[] = {
+	{ "alpine", 0xfdc8ba6075ff2cc5ull },
+	{ "canyons", 0x40f11c4555c62694ull },
+	{ "default", 0x35eace0e12662a69ull },
+	{ "eroded", 0xe3fb2c44a9912418ull },
+	{ "islands", 0xa57d0659270d1ea3ull },
+	{ "mesa", 0x4e939f272309ec06ull },
+	{ NULL, 0 },
+};
+#define PINNED8_ADVERSARIAL 0x4f2eb8fd25b49169ull
+
 /* The coded form whatever the side (tile_encode() writes small tiles as
  * version 1), decoded back to t's heights. */
-static void hash_encoding(XXH3_state_t *st, const struct tile *t)
+static void hash_encoding(XXH3_state_t *st, const struct tile *t, enum tile_form form)
 {
 	size_t len, cap = tile_encode_bound(t);
 	uint8_t *buf = malloc(cap);
 	void *z = malloc(tile_encode_scratch_size(t));
+	unsigned v = form == TILE_FORM_CODED ? TILE_VERSION_CODED2 : TILE_VERSION;
 	struct tile d;
 
 	assert_non_null(buf);
 	assert_non_null(z);
-	assert_int_equal(tile_encode_form_in(t, TILE_FORM_CODED, z, buf, cap, &len), 0);
-	assert_true(buf[4] == TILE_VERSION || buf[4] == TILE_VERSION_LAYERS);
+	assert_int_equal(tile_encode_form_in(t, form, z, buf, cap, &len), 0);
+	assert_true(buf[4] == v || buf[4] == v + 1);
 	assert_int_equal(tile_decode(buf, len, &d), 0);
 	assert_tiles_equal(t, &d);
 	tile_release(&d);
@@ -1288,18 +1337,34 @@ static void hash_encoding(XXH3_state_t *st, const struct tile *t)
 	free(buf);
 }
 
-static void test_tile_coded_bytes_are_pinned(void **state)
+/* The adversarial heights of kind (0..7) for sample k of side w. */
+static int32_t adversarial(int kind, size_t k, size_t w, uint64_t *s)
+{
+	size_t i = k % w, j = k / w;
+
+	switch (kind) {
+	case 0: return -123456;
+	case 1: return i < w / 2 ? INT32_MIN : INT32_MAX;
+	case 2: return j > w / 3 ? INT32_MAX : INT32_MIN + 1;
+	case 3: return (i + j) % 3 == 0 ? INT32_MAX : 0;
+	case 4: return (int32_t)((uint32_t)((i * 7919u) ^ (j * 104729u)) << (k % 31));
+	case 5: return (int32_t)(rnd(s) >> 32);
+	case 6: return (int32_t)(rnd(s) >> 52) + (int32_t)(i * 1000 + j * 37);
+	default: return (int32_t)(((i / 4 + j / 4) & 1) * 1000000) - 500000;
+	}
+}
+
+static void check_pinned(enum tile_form form, const struct pin *pins, uint64_t pinned_adv)
 {
 	static const int32_t chunks[][2] = {
 		{ 0, 0 }, { 1, -1 }, { -37, 12 }, { 250, 3 }, { -4096, -777 }, { 9001, 123456 },
 	};
 	struct preset **pv = NULL;
-	size_t np = 0, checked = 0;
+	size_t np = 0, checked = 0, npins = 0;
 	XXH3_state_t *st = XXH3_createState();
 	uint64_t s = 7, h;
 	int bad = 0;
 
-	(void)state;
 	assert_non_null(st);
 	assert_int_equal(preset_load_builtin(&pv, &np), 0);
 	for (size_t p = 0; p < np; p++) {
@@ -1314,18 +1379,18 @@ static void test_tile_coded_bytes_are_pinned(void **state)
 					continue;
 				assert_int_equal(pipeline_generate(pv[p], 42, lods[l], chunks[c][0],
 								   chunks[c][1], &t), 0);
-				hash_encoding(st, &t);
+				hash_encoding(st, &t, form);
 				tile_release(&t);
 			}
 		}
 		h = XXH3_64bits_digest(st);
-		print_message("pinned: { \"%s\", 0x%016llxull },\n", preset_name(pv[p]),
-			      (unsigned long long)h);
-		for (size_t q = 0; q < sizeof(pinned_presets) / sizeof(pinned_presets[0]); q++) {
-			if (strcmp(pinned_presets[q].name, preset_name(pv[p])))
+		print_message("pinned (form %d): { \"%s\", 0x%016llxull },\n", (int)form,
+			      preset_name(pv[p]), (unsigned long long)h);
+		for (size_t q = 0; pins[q].name; q++) {
+			if (strcmp(pins[q].name, preset_name(pv[p])))
 				continue;
 			checked++;
-			bad |= h != pinned_presets[q].h;
+			bad |= h != pins[q].h;
 		}
 	}
 	preset_destroy_all(pv, np);
@@ -1334,38 +1399,118 @@ static void test_tile_coded_bytes_are_pinned(void **state)
 	for (int clog2 = TILE_MIN_CHUNK_LOG2; clog2 <= 9; clog2++) {
 		for (int lod = 0; lod <= clog2; lod += 1 + (clog2 - lod) / 3) {
 			struct tile t;
-			size_t n, w;
+			size_t n;
 
 			assert_int_equal(tile_init(&t, clog2, lod), 0);
 			set_meta(&t, &s);
-			w = t.side;
-			n = w * w;
+			n = (size_t)t.side * t.side;
 			for (int kind = 0; kind < 8; kind++) {
-				for (size_t k = 0; k < n; k++) {
-					size_t i = k % w, j = k / w;
-
-					switch (kind) {
-					case 0: t.h[k] = -123456; break;
-					case 1: t.h[k] = i < w / 2 ? INT32_MIN : INT32_MAX; break;
-					case 2: t.h[k] = j > w / 3 ? INT32_MAX : INT32_MIN + 1; break;
-					case 3: t.h[k] = (i + j) % 3 == 0 ? INT32_MAX : 0; break;
-					case 4: t.h[k] = (int32_t)((uint32_t)((i * 7919u) ^ (j * 104729u)) << (k % 31)); break;
-					case 5: t.h[k] = (int32_t)(rnd(&s) >> 32); break;
-					case 6: t.h[k] = (int32_t)(rnd(&s) >> 52) + (int32_t)(i * 1000 + j * 37); break;
-					default: t.h[k] = (int32_t)(((i / 4 + j / 4) & 1) * 1000000) - 500000; break;
-					}
-				}
-				hash_encoding(st, &t);
+				for (size_t k = 0; k < n; k++)
+					t.h[k] = adversarial(kind, k, t.side, &s);
+				hash_encoding(st, &t, form);
 			}
 			tile_release(&t);
 		}
 	}
 	h = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
-	print_message("pinned: adversarial 0x%016llxull\n", (unsigned long long)h);
-	assert_int_equal(checked, sizeof(pinned_presets) / sizeof(pinned_presets[0]));
+	print_message("pinned (form %d): adversarial 0x%016llxull\n", (int)form,
+		      (unsigned long long)h);
+	while (pins[npins].name)
+		npins++;
+	assert_int_equal(checked, npins);
 	assert_false(bad);
-	assert_int_equal(h, PINNED_ADVERSARIAL);
+	assert_int_equal(h, pinned_adv);
+}
+
+/*
+ * The codec computes predictions in 32 bits when every height is within
+ * 2^25 of h[0] and in 64 bits otherwise (tilecode.c): forced to the 64-bit
+ * loops (TILECODE_WIDE), both directions must give the same bytes and
+ * heights, with 2 and 8 states, on generated tiles of every preset and on
+ * heights at the edges of the 32-bit range.
+ */
+static void expect_same_narrow_wide(const struct tile *t, unsigned states)
+{
+	size_t n = (size_t)t->side * t->side, cap = tilecode_bound(t->side), la, lb;
+	uint8_t *a = malloc(cap), *b = malloc(cap);
+	void *z = malloc(tilecode_scratch_size(t->side));
+	int32_t *ha = malloc(n * 4), *hb = malloc(n * 4);
+	unsigned fa, fb;
+
+	assert_true(a && b && z && ha && hb);
+	assert_int_equal(tilecode_encode(t->h, t->side, states, z, a, cap, &la, &fa), 0);
+	assert_int_equal(tilecode_encode(t->h, t->side, states | TILECODE_WIDE, z, b, cap, &lb, &fb),
+			 0);
+	assert_int_equal(la, lb);
+	assert_int_equal(fa, fb);
+	assert_memory_equal(a, b, la);
+	assert_int_equal(tilecode_decode(a, la, t->side, states, fa, (uint32_t)t->h[0], ha), 0);
+	assert_int_equal(tilecode_decode(a, la, t->side, states | TILECODE_WIDE, fa,
+					 (uint32_t)t->h[0], hb), 0);
+	assert_memory_equal(ha, t->h, n * 4);
+	assert_memory_equal(hb, t->h, n * 4);
+	free(a);
+	free(b);
+	free(z);
+	free(ha);
+	free(hb);
+}
+
+static void test_tile_coded_narrow_and_wide_arithmetic_agree(void **state)
+{
+	static const int32_t bases[] = { 0, 1234567, -(INT32_C(1) << 30), INT32_MAX - (1 << 25),
+					 INT32_MIN + (1 << 25), INT32_MAX - (1 << 25) + 1 };
+	struct preset **pv = NULL;
+	size_t np = 0;
+	uint64_t s = 99;
+
+	(void)state;
+	assert_int_equal(preset_load_builtin(&pv, &np), 0);
+	for (size_t p = 0; p < np; p++) {
+		for (int lod = 0; lod <= 3; lod++) {
+			struct tile t;
+
+			assert_int_equal(pipeline_generate(pv[p], 7, lod, (int32_t)p - 3, lod * 5, &t), 0);
+			expect_same_narrow_wide(&t, 2);
+			expect_same_narrow_wide(&t, 8);
+			tile_release(&t);
+		}
+	}
+	preset_destroy_all(pv, np);
+	/* rough heights spread to just inside and just outside 2^25 of h[0],
+	 * about bases near the ends of the range the narrow test allows */
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		for (int64_t spread = (INT64_C(1) << 25) - 1; spread <= (INT64_C(1) << 25) + 1; spread++) {
+			struct tile t;
+			size_t n;
+
+			assert_int_equal(tile_init(&t, 6, 0), 0);
+			n = (size_t)t.side * t.side;
+			for (size_t k = 0; k < n; k++) {
+				int64_t v = bases[b] + (int64_t)(rnd(&s) % (uint64_t)(2 * spread + 1)) - spread;
+
+				t.h[k] = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+			}
+			t.h[0] = bases[b];
+			t.h[n - 1] = (int32_t)(bases[b] + spread > INT32_MAX ? INT32_MAX : bases[b] + spread);
+			expect_same_narrow_wide(&t, 2);
+			expect_same_narrow_wide(&t, 8);
+			tile_release(&t);
+		}
+	}
+}
+
+static void test_tile_coded_bytes_are_pinned(void **state)
+{
+	(void)state;
+	check_pinned(TILE_FORM_CODED, pinned_presets, PINNED_ADVERSARIAL);
+}
+
+static void test_tile_coded8_bytes_are_pinned(void **state)
+{
+	(void)state;
+	check_pinned(TILE_FORM_CODED8, pinned8_presets, PINNED8_ADVERSARIAL);
 }
 
 /* ---- measurements (TILE_MEASURE=1): not a pass/fail test ---- */
@@ -1515,57 +1660,82 @@ int main(void)
 		cmocka_unit_test(test_tile_height_m_scales_by_quantum),
 		cmocka_unit_test(test_tile_round_trips_random_heights_at_every_lod),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_random_heights_at_every_lod, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_random_heights_at_every_lod, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_smooth_terrain_at_several_lods),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_smooth_terrain_at_several_lods, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_smooth_terrain_at_several_lods, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_every_chunk_size),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_every_chunk_size, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_every_chunk_size, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_extreme_values),
+		cmocka_unit_test(test_tile_coded_narrow_and_wide_arithmetic_agree),
 		cmocka_unit_test(test_tile_coded_bytes_are_pinned),
+		cmocka_unit_test(test_tile_coded8_bytes_are_pinned),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_extreme_values, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_extreme_values, setup_coded2, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_encode_uses_fewest_planes, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_payload_matches_reference_filter, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_encode_rejects_inconsistent_tile),
 		cmocka_unit_test(test_tile_encode_rejects_short_buffer),
 		cmocka_unit_test(test_tile_decode_rejects_truncated_header),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_header, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_header, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_truncated_payload),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_payload, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_payload, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_trailing_bytes),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_trailing_bytes, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_trailing_bytes, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_wrong_magic),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_wrong_magic, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_wrong_magic, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_unknown_version),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_version, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_version, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_material_layer_round_trips_in_layered_version),
 		cmocka_unit_test_setup_teardown(test_tile_material_layer_round_trips_in_layered_version, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_material_layer_round_trips_in_layered_version, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_rejects_unknown_or_broken_layers),
 		cmocka_unit_test_setup_teardown(test_tile_rejects_unknown_or_broken_layers, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_rejects_unknown_or_broken_layers, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_bad_header_length),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_bad_header_length, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_bad_header_length, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_unknown_filter),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_filter, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_filter, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_planes_out_of_range),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_planes_out_of_range, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_planes_out_of_range, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_chunk_log2_out_of_range),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_chunk_log2_out_of_range, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_chunk_log2_out_of_range, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_lod_above_chunk_log2),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_lod_above_chunk_log2, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_lod_above_chunk_log2, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_side_mismatch),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_side_mismatch, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_side_mismatch, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_zero_quantum),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_zero_quantum, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_zero_quantum, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_checksum_mismatch),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_checksum_mismatch, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_checksum_mismatch, setup_coded2, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_nonzero_first_residual, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_surplus_planes, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_null_arguments),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_null_arguments, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_null_arguments, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_header_reads_fields_without_payload),
 		cmocka_unit_test_setup_teardown(test_tile_decode_header_reads_fields_without_payload, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_header_reads_fields_without_payload, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_checksum_covers_all_but_itself),
 		cmocka_unit_test_setup_teardown(test_tile_checksum_covers_all_but_itself, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_checksum_covers_all_but_itself, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_decode_survives_random_corruption),
 		cmocka_unit_test_setup_teardown(test_tile_decode_survives_random_corruption, setup_lz21, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_survives_random_corruption, setup_coded2, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_generated_tiles_of_every_preset),
 		cmocka_unit_test(test_tile_round_trips_adversarial_heights),
 		cmocka_unit_test(test_tile_decode_rejects_inconsistent_coded_payload),

@@ -56,7 +56,9 @@ static class TestTerrain
 	static void Formats()
 	{
 		using (var w = new Terrain.World("alpine", "my-world")) {
-			var cases = new[] { new { Lod = 0, Format = 3u, Mat = false, Version = 3u },
+			var cases = new[] { new { Lod = 0, Format = 5u, Mat = false, Version = 5u },
+					    new { Lod = 2, Format = 5u, Mat = true, Version = 6u },
+					    new { Lod = 0, Format = 3u, Mat = false, Version = 3u },
 					    new { Lod = 2, Format = 3u, Mat = true, Version = 4u },
 					    new { Lod = 1, Format = 1u, Mat = false, Version = 1u },
 					    new { Lod = 3, Format = 1u, Mat = true, Version = 2u } };
@@ -132,7 +134,7 @@ static class TestTerrain
 				string[] p = q.Split('?')[0].Split('/');
 				byte[] mine = w.TileBytes(int.Parse(p[0]), int.Parse(p[1]), int.Parse(p[2]),
 							  q.Contains("10cm") ? "10cm" : null, q.Contains("material"),
-							  q.Contains("format=1") ? 1u : 3u, e);
+							  q.Contains("format=1") ? Terrain.Lib.FormatLz21 : Terrain.Lib.FormatCurrent, e);
 				Check("tile " + q + " is the server's, byte for byte", mine.SequenceEqual(body));
 			}
 		}

@@ -33,8 +33,9 @@ import (
 // Layers and formats (terrain.h).
 const (
 	LayerMaterial = 1
-	FormatCurrent = 3
-	FormatLZ21    = 1
+	FormatCurrent = 5 // versions 5/6 (1/2 below side 33): what the server sends
+	FormatCoded2  = 3 // versions 3/4 (?format=3)
+	FormatLZ21    = 1 // versions 1/2 (?format=1)
 )
 
 // Error is a TERRAIN_ERR_* code with the library's text and a detail.
@@ -360,7 +361,7 @@ func Decode(b []byte) (*Tile, error) {
 	return t, nil
 }
 
-// Encode is the tile's canonical bytes in format (FormatCurrent or FormatLZ21).
+// Encode is the tile's canonical bytes in format (FormatCurrent, FormatCoded2 or FormatLZ21).
 func (t *Tile) Encode(format int) ([]byte, error) {
 	var info C.struct_terrain_tile_info
 	info.size = C.uint32_t(unsafe.Sizeof(info))

@@ -36,8 +36,9 @@ class Tiles(unittest.TestCase):
         self.w = terrain.World("alpine", "my-world")
 
     def test_bytes_decode_to_the_heights_in_every_version(self):
-        for lod, fmt, materials, version in ((0, 3, False, 3), (2, 3, True, 4), (1, 1, False, 1),
-                                             (3, 1, True, 2), (5, 3, False, 1)):
+        for lod, fmt, materials, version in ((0, 5, False, 5), (2, 5, True, 6), (0, 3, False, 3),
+                                             (2, 3, True, 4), (1, 1, False, 1), (3, 1, True, 2),
+                                             (5, 5, False, 1), (5, 3, False, 1)):
             body = self.w.tile_bytes(lod, 3, -1, materials=materials, fmt=fmt)
             t = terrain.decode(body)
             g = self.w.tile(lod, 3, -1, materials=materials)
@@ -136,7 +137,7 @@ class Server(unittest.TestCase):
         self.assertGreaterEqual(len(hashes["chunks"]), 2)
         for c in hashes["chunks"]:
             self.assertEqual(e.chunk(c["cx"], c["cz"]), (c["version"], int(c["hash"], 16)))
-        for lod, layers, fmt in ((0, "height", 3), (1, "height,material", 3), (2, "height", 1)):
+        for lod, layers, fmt in ((0, "height", 5), (1, "height,material", 5), (0, "height", 3), (2, "height", 1)):
             body = self.get(f"/v1/worlds/py/chunks/{lod}/-2/0?gen=mesa&layers={layers}&format={fmt}")
             self.assertEqual(w.tile_bytes(lod, -2, 0, materials="material" in layers, fmt=fmt,
                                           edits=e), body)

@@ -1,6 +1,6 @@
 // terrain.js - the JavaScript client of the terrain chunk server, as one ES
 // module with no dependencies: fetch a tile or a bundle, decode it (the
-// tile format, versions 1 to 4: heights, coded or as byte planes, and
+// tile format, versions 1 to 6: heights, coded or as byte planes, and
 // the material layer;
 // docs/tile-format.md), verify it (XXH3-64 checksum, and that the header
 // names what was asked for), and build height arrays and meshes that
@@ -266,9 +266,10 @@ export function decodeHeader(u8) {
 		editSeq: Number(dv.getBigUint64(48, true)),
 		checksum: dv.getBigUint64(56, true).toString(16).padStart(16, '0'),
 	};
-	if (h.version < 1 || h.version > 4) throw new TileError('ERR_VERSION', `version ${h.version}, this decoder reads 1 to 4`);
+	if (h.version < 1 || h.version > 6) throw new TileError('ERR_VERSION', `version ${h.version}, this decoder reads 1 to 6`);
 	h.coded = h.version >= 3;
-	h.layers = h.version === 2 || h.version === 4;
+	h.states = h.version >= 5 ? 8 : 2;   // rANS states of the coded form
+	h.layers = h.version % 2 === 0;
 	if (h.headerLen !== HEADER_LEN) throw new TileError('ERR_CORRUPT', `header_len ${h.headerLen}`);
 	if (h.coded ? h.filter !== 2 && h.filter !== 3 : h.filter !== 1) throw new TileError('ERR_CORRUPT', `filter ${h.filter} in version ${h.version}`);
 	if (h.coded ? h.planes !== 0 : h.planes < 1 || h.planes > 4) throw new TileError('ERR_CORRUPT', `planes ${h.planes}`);
@@ -330,7 +331,7 @@ export function decodeTile(input, { verify = true, metres = true, wasm = true } 
 		if (sum !== h.checksum) throw new TileError('ERR_CHECKSUM', `checksum ${sum}, the header says ${h.checksum}`);
 	}
 	const W = h.side, N = W * W, P = h.planes, pay = u8.subarray(HEADER_LEN);
-	const q = h.coded ? decodeCoded(pay.subarray(0, 4 + h.codedLen), W, h.filter, h.offset) : decodePlanes(pay, W, P, h.offset);
+	const q = h.coded ? decodeCoded(pay.subarray(0, 4 + h.codedLen), W, h.filter, h.offset, h.states) : decodePlanes(pay, W, P, h.offset);
 	let heights = null;
 	if (metres) {
 		heights = new Float64Array(N);
@@ -374,32 +375,67 @@ function decodePlanes(pay, W, P, offset) {
 	return q;
 }
 
-// ---- versions 3 and 4: coded heights (filters 2 and 3) ----
+// ---- versions 3 to 6: coded heights (filters 2 and 3) ----
 // The arithmetic follows docs/tile-format.md, "Coded payload": predictions
-// are exact integers below 2^36 in doubles, heights wrap through | 0.
+// are exact integers below 2^37 in doubles, heights wrap through | 0.
+// Speed: typed-array tables indexed by (context, token), filter 2 a whole
+// line at a time (predictions and contexts, then its samples), no closure
+// or allocation per sample.
 
-const NTOK = 72, NCTX = 16, PROB_BITS = 10, PROB_M = 1 << PROB_BITS, RANS_L = 65536, ZSAT = 1 << 24, CTX_CORNER = 15;
+const NTOK = 72, NCTX = 16, NIX = NCTX * NTOK, PROB_BITS = 10, PROB_M = 1 << PROB_BITS, RANS_L = 65536, ZSAT = 1 << 24, CTX_CORNER = 15, NARROW = 1 << 25;
+const LINE_CUBIC = 0, LINE_LINEAR = 1, LINE_EDGES = 2;
 const TOK_NB = new Uint8Array(NTOK);
 for (let t = 16; t < NTOK; t++) TOK_NB[t] = ((t - 16) >> 1) + 3;
 const corrupt = (why) => new TileError('ERR_CORRUPT', why);
 const zigzag = (r) => ((r << 1) ^ (r >> 31)) >>> 0;
 const blen = (v) => (v < 4294967296 ? 32 - Math.clz32(v) : 64 - Math.clz32(Math.floor(v / 4294967296)));
+const blen32 = (v) => 32 - Math.clz32(v);
 
-/* Filter 2: Catmull-Rom halfway (or the mean at the edges): returns the
- * prediction and leaves its context in hctx. */
-let hctx = 0;
-function hierPred(p0, p1, p2, p3, cubic, d) {
-	let pred, cv;
+const hierCtx = (b, d) => (d === 1 ? (b < 10 ? b : 10) : d === 2 ? 11 + Math.min(b >> 2, 2) : 14);
+
+/* Filter 2's prediction (mod 2^32, as int32) and context of one sample
+ * between p1 and p2, from p0 and p3 when cubic: exact in doubles. */
+function hierOne(q, k, off, cubic, d, pred, ctx, m) {
+	const p1 = q[k - off], p2 = q[k + off];
 	if (cubic) {
-		pred = Math.floor((9 * (p1 + p2) - p0 - p3 + 8) / 16);
-		cv = Math.abs(p0 + p3 - p1 - p2);
+		const p0 = q[k - 3 * off], p3 = q[k + 3 * off];
+		pred[m] = Math.floor((9 * (p1 + p2) - p0 - p3 + 8) / 16);
+		ctx[m] = hierCtx(blen(Math.abs(p0 + p3 - p1 - p2)), d);
 	} else {
-		pred = Math.floor((p1 + p2) / 2);
-		cv = Math.abs(p1 - p2);
+		pred[m] = Math.floor((p1 + p2) / 2);
+		ctx[m] = hierCtx(blen(Math.abs(p1 - p2)), d);
 	}
-	const b = blen(cv);
-	hctx = d === 1 ? Math.min(b, 10) : d === 2 ? 11 + Math.min(b >> 2, 2) : 14;
-	return pred;
+}
+
+/* Filter 2's predictions and contexts of a line: n samples at q[o + m * st],
+ * each between q[k - off] and q[k + off] (and q[k -+ 3 off] when cubic);
+ * LINE_EDGES: the first and last linear, the rest cubic. narrow: every
+ * height within 2^25 of base (NARROW), so the cubic sums, taken relative
+ * to base, are exact in int32 (tilecode.c does the same). */
+function hierLine(q, o, st, off, n, kind, d, pred, ctx, narrow, base) {
+	let m0 = 0, m1 = n;
+	if (kind === LINE_LINEAR) {
+		for (let m = 0; m < n; m++) hierOne(q, o + m * st, off, false, d, pred, ctx, m);
+		return;
+	}
+	if (kind === LINE_EDGES) {
+		hierOne(q, o, off, false, d, pred, ctx, 0);
+		if (n === 1) return;
+		hierOne(q, o + (n - 1) * st, off, false, d, pred, ctx, n - 1);
+		m0 = 1;
+		m1 = n - 1;
+	}
+	if (!narrow) {
+		for (let m = m0; m < m1; m++) hierOne(q, o + m * st, off, true, d, pred, ctx, m);
+		return;
+	}
+	const o3 = 3 * off;
+	for (let m = m0, k = o + m0 * st; m < m1; m++, k += st) {
+		const a0 = (q[k - o3] - base) | 0, a1 = (q[k - off] - base) | 0, a2 = (q[k + off] - base) | 0, a3 = (q[k + o3] - base) | 0;
+		pred[m] = (base + ((9 * (a1 + a2) - a0 - a3 + 8) >> 4)) | 0;
+		const cv = a0 + a3 - a1 - a2, b = 32 - Math.clz32(cv < 0 ? -cv : cv);
+		ctx[m] = d === 1 ? (b < 10 ? b : 10) : d === 2 ? 11 + Math.min(b >> 2, 2) : 14;
+	}
 }
 
 /* Filter 3: the causal prediction of sample (i, j). */
@@ -411,24 +447,11 @@ function causalPred(q, W, i, j) {
 	return Math.floor((3 * (q[k - W] + q[k - 1]) - 4 * q[k - W - 1] - q[k - 2] + q[k - W - 2] - q[k - 2 * W] + q[k - 2 * W - 1]) / 2);
 }
 
-function causalCtx(up, cur, W, i) {
-	let a = 0;
-	if (i >= 1) a += 4 * cur[i - 1];
-	if (i >= 2) a += cur[i - 2];
-	if (up) {
-		a += 2 * up[i];
-		if (i >= 1) a += up[i - 1];
-		if (i + 1 < W) a += up[i + 1];
-	}
-	return Math.min(blen(a >>> 2), 15);
-}
-
-/* The frequencies counts c (total t) normalise to. */
-function normalize(c, t) {
-	const f = new Uint32Array(NTOK);
+/* The frequencies counts c[o .. o + NTOK) (total t) normalise to, into f. */
+function normalize(c, o, t, f) {
 	let sum = 0, big = 0;
 	for (let k = 0; k < NTOK; k++) {
-		f[k] = c[k] ? Math.max(1, Math.floor((c[k] * PROB_M + Math.floor(t / 2)) / t)) : 0;
+		f[k] = c[o + k] ? Math.max(1, Math.floor((c[o + k] * PROB_M + Math.floor(t / 2)) / t)) : 0;
 		sum += f[k];
 		if (f[k] > f[big]) big = k;
 	}
@@ -439,145 +462,238 @@ function normalize(c, t) {
 		f[big]--;
 		sum--;
 	}
-	return f;
 }
 
-/* Filter 2's residual of sample (i, j) from known heights. */
-function hierResidual(q, W, i, j) {
-	const s = W - 1, k = j * W + i;
-	let pred;
-	if ((i === 0 || i === s) && (j === 0 || j === s)) pred = i && j ? q[s] + q[s * W] - q[0] : q[0];
-	else {
-		const g = (i | j) & -(i | j);
-		if (i & g) {
-			const c = i >= 3 * g && i + 3 * g < W;
-			pred = hierPred(c ? q[k - 3 * g] : 0, q[k - g], q[k + g], c ? q[k + 3 * g] : 0, c, g);
-		} else {
-			const c = j >= 3 * g && j + 3 * g < W;
-			pred = hierPred(c ? q[k - 3 * g * W] : 0, q[k - g * W], q[k + g * W], c ? q[k + 3 * g * W] : 0, c, g);
-		}
+/* Sum of blen(zigzag(q[o + m * st] - pred[m])) over n samples. */
+function lineBits(q, o, st, n, pred) {
+	let bits = 0;
+	for (let m = 0; m < n; m++) bits += blen32(zigzag((q[o + m * st] - pred[m]) | 0));
+	return bits;
+}
+
+/* Filter 2's bits over row j, as the passes that visit it (tilecode.c,
+ * hier_row_bits()). */
+function hierRowBits(q, W, j, pred, ctx, narrow) {
+	const s = W - 1;
+	let bits = 0, dr;
+	if (j === 0 || j === s) {
+		if (j === 0) bits += blen32(zigzag((q[s] - q[0]) | 0));
+		else bits += blen32(zigzag((q[s * W] - q[0]) | 0)) + blen32(zigzag((q[s * W + s] - (q[s] + q[s * W] - q[0])) | 0));
+		dr = s >> 1;
+	} else {
+		dr = j & -j;
+		const n = s / (2 * dr) + 1;
+		hierLine(q, j * W, 2 * dr, dr * W, n, j >= 3 * dr && j + 3 * dr < W ? LINE_CUBIC : LINE_LINEAR, dr, pred, ctx, narrow, q[0]);
+		bits += lineBits(q, j * W, 2 * dr, n, pred);
 	}
-	return zigzag((q[k] - pred) | 0);
+	for (let d = 1; d <= dr; d *= 2) {
+		const n = s / (2 * d);
+		hierLine(q, j * W + d, 2 * d, d, n, LINE_EDGES, d, pred, ctx, narrow, q[0]);
+		bits += lineBits(q, j * W + d, 2 * d, n, pred);
+	}
+	return bits;
 }
 
 /* The filter the rule picks for heights q. */
-function chooseFilter(q, W) {
+function chooseFilter(q, W, pred, ctx, narrow) {
 	let jh = 0, jc = 0;
-	for (let j = 0; j < W; j += (j & 31) === 3 ? 29 : 1)
-		for (let i = j ? 0 : 1; i < W; i++) {
-			jh += blen(hierResidual(q, W, i, j));
-			jc += blen(zigzag((q[j * W + i] - causalPred(q, W, i, j)) | 0));
-		}
+	for (let j = 0; j < W; j += (j & 31) === 3 ? 29 : 1) {
+		jh += hierRowBits(q, W, j, pred, ctx, narrow);
+		for (let i = j ? 0 : 1; i < W; i++) jc += blen32(zigzag((q[j * W + i] - causalPred(q, W, i, j)) | 0));
+	}
 	return jh <= jc ? 2 : 3;
 }
 
-function decodeCoded(pay, W, filter, offset) {
+/* The moving parts of the decoder, copied into locals by each loop. */
+class CodedReader {
+	constructor(pay, bitsLen, S, offset) {
+		this.pay = pay;
+		// the bit stream as 32-bit little-endian words, zero-padded
+		const nw = ((bitsLen + 3) >> 2) + 2;
+		this.words = new Uint32Array(nw);
+		for (let b = 0; b < bitsLen; b++) this.words[b >> 2] |= pay[8 + b] << (8 * (b & 3));
+		this.bitsLen = bitsLen;
+		this.pos = 0;
+		this.x = new Int32Array(8);         // the rANS states, as int32 bits
+		this.j = 0;
+		this.smask = S - 1;
+		this.rp = 8 + bitsLen + 4 * S;
+		this.rEnd = pay.byteLength;
+		this.rover = false;
+		// NARROW - offset, and the OR of every decoded height plus it: below
+		// 2 NARROW while all are within NARROW of the offset
+		const b = (offset ^ 0x80000000) >>> 0;
+		this.narrowBase = b >= NARROW && b <= 2 ** 32 - NARROW;
+		this.add = (NARROW - offset) | 0;
+		this.acc = 0;
+		// tables, indexed by context * NTOK + token
+		this.sym = new Uint8Array(NCTX * PROB_M);
+		this.fq = new Int32Array(NIX);       // freq | cum << 16
+		this.base = new Int32Array(NIX);     // token base values, as int32 bits
+		this.nb = new Uint8Array(NIX);
+		this.cnt = new Uint32Array(NIX);
+		this.freq = new Uint16Array(NIX);
+		this.used = new Uint8Array(NCTX);
+	}
+
+	/* Whether every height decoded so far is within NARROW of the offset. */
+	narrow() {
+		return this.narrowBase && (this.acc >>> 0) < 2 * NARROW;
+	}
+
+	/* n <= 32 bits at the bit position, least significant first. */
+	get(n) {
+		if (!n) return 0;
+		const p = this.pos, w = p >>> 5, sh = p & 31;
+		const lo = this.words[Math.min(w, this.words.length - 2)], hi = this.words[Math.min(w + 1, this.words.length - 1)];
+		const v = sh ? ((lo >>> sh) | (hi << (32 - sh))) >>> 0 : lo;
+		this.pos = p + n;
+		return n === 32 ? v : (v & ((1 << n) - 1)) >>> 0;
+	}
+
+	tables() {
+		for (let c = 0; c < NCTX; c++) {
+			const o = c * NTOK, f = this.freq;
+			this.used[c] = this.get(1);
+			if (!this.used[c]) f[o] = PROB_M;
+			else {
+				const last = this.get(7);
+				if (last >= NTOK) throw corrupt('table length');
+				let sum = 0;
+				for (let t = 0; t <= last; t++) {
+					let m = 0;
+					while (!this.get(1)) if (++m > PROB_BITS) throw corrupt('frequency code');
+					f[o + t] = ((1 << m) | this.get(m)) - 1;
+					if (f[o + t] > PROB_M) throw corrupt('frequency');
+					sum += f[o + t];
+				}
+				if (sum !== PROB_M || !f[o + last]) throw corrupt('table sum');
+			}
+			for (let t = 0, s = 0; t < NTOK; s += f[o + t], t++) {
+				this.fq[o + t] = f[o + t] | s << 16;
+				this.base[o + t] = t < 16 ? t : (2 | (t & 1)) << TOK_NB[t];
+				this.nb[o + t] = TOK_NB[t];
+				this.sym.fill(t, c * PROB_M + s, c * PROB_M + s + f[o + t]);
+			}
+		}
+		if (this.get((8 - (this.pos & 7)) & 7)) throw corrupt('table padding');
+		if (this.pos > 8 * this.bitsLen) throw corrupt('bit stream length');
+	}
+
+	/* Decode n samples: sample m in context ctx[m] becomes pred[m] +
+	 * unzigzag(z) at q[o + m * st]. Returns the z of the last one. */
+	run(q, o, st, n, pred, ctx) {
+		const x = this.x, sym = this.sym, fq = this.fq, base = this.base, nbt = this.nb, cnt = this.cnt;
+		const words = this.words, pay = this.pay, rEnd = this.rEnd, smask = this.smask, wmax = words.length - 2;
+		let j = this.j, rp = this.rp, pos = this.pos, z = 0, acc = this.acc;
+		const add = this.add;
+		for (let m = 0, k = o; m < n; m++, k += st) {
+			const c = ctx[m];
+			let xs = x[j];
+			const slot = xs & (PROB_M - 1), ix = c * NTOK + sym[(c << PROB_BITS) | slot], f = fq[ix];
+			xs = (Math.imul(f & 0xffff, xs >>> PROB_BITS) + slot - (f >> 16)) | 0;
+			if ((xs >>> 16) === 0) {
+				if (rp + 2 <= rEnd) xs = (xs << 16) | pay[rp] | (pay[rp + 1] << 8);
+				else { this.rover = true; xs <<= 16; }
+				rp += 2;
+			}
+			x[j] = xs;
+			j = (j + 1) & smask;
+			cnt[ix]++;
+			z = base[ix];
+			const nb = nbt[ix];
+			if (nb) {
+				const w = pos >>> 5 < wmax ? pos >>> 5 : wmax, sh = pos & 31;
+				const v = sh ? (words[w] >>> sh) | (words[w + 1] << (32 - sh)) : words[w];
+				z |= v & ((1 << nb) - 1);
+				pos += nb;
+			}
+			const v = (pred[m] + ((z >>> 1) ^ -(z & 1))) | 0;
+			q[k] = v;
+			acc |= (v + add) | 0;
+		}
+		this.j = j;
+		this.rp = rp;
+		this.pos = pos;
+		this.acc = acc;
+		return z;   // as int32 bits
+	}
+}
+
+/* Filter 2, backwards: the corners, then each level's column and row
+ * steps, a line at a time. */
+function hierInverse(r, q, W, pred, ctx) {
+	let s = W - 1;
+	ctx.fill(CTX_CORNER, 0, 3);
+	pred[0] = q[0];
+	r.run(q, s, 1, 1, pred, ctx);
+	r.run(q, s * W, 1, 1, pred, ctx);
+	pred[0] = q[s] + q[s * W] - q[0];
+	r.run(q, s * W + s, 1, 1, pred, ctx);
+	for (; s >= 2; s >>= 1) {
+		const d = s >> 1;
+		let n = (W - 1) / s + 1;
+		for (let j = d; j < W; j += s) {
+			hierLine(q, j * W, s, d * W, n, j >= 3 * d && j + 3 * d < W ? LINE_CUBIC : LINE_LINEAR, d, pred, ctx, r.narrow(), q[0]);
+			r.run(q, j * W, s, n, pred, ctx);
+		}
+		n = (W - 1) / s;
+		for (let j = 0; j < W; j += d) {
+			hierLine(q, j * W + d, s, d, n, LINE_EDGES, d, pred, ctx, r.narrow(), q[0]);
+			r.run(q, j * W + d, s, n, pred, ctx);
+		}
+	}
+}
+
+/* Filter 3, backwards: raster order, each sample's context from the
+ * saturated z of its neighbours (rows padded with zeros: two before, one
+ * after). */
+function causalInverse(r, q, W, pred, ctx) {
+	let up = new Uint32Array(W + 3), cur = new Uint32Array(W + 3);
+	for (let j = 0; j < W; j++) {
+		for (let i = j ? 0 : 1; i < W; i++) {
+			const a = 4 * cur[i + 1] + cur[i] + 2 * up[i + 2] + up[i + 1] + up[i + 3];
+			const b = blen32(a >>> 2);
+			ctx[0] = b < 15 ? b : 15;
+			pred[0] = causalPred(q, W, i, j);
+			cur[i + 2] = Math.min(r.run(q, j * W + i, 1, 1, pred, ctx) >>> 0, ZSAT);
+		}
+		const t = up; up = cur; cur = t;
+		cur.fill(0);
+	}
+}
+
+function decodeCoded(pay, W, filter, offset, S) {
 	const N = W * W, len = pay.byteLength - 4;
 	const dv = new DataView(pay.buffer, pay.byteOffset, pay.byteLength);
 	const bitsLen = dv.getUint32(4, true), at = 8;
-	if (bitsLen > len - 4 || len - 4 - bitsLen < 8 || (len - 4 - bitsLen) % 2) throw corrupt('coded lengths');
-	const bits = new Uint8Array(bitsLen + 8);
-	bits.set(pay.subarray(at, at + bitsLen));
-	let pos = 0;
-	const get = (n) => {
-		if (!n) return 0;
-		const b = Math.min(pos >>> 3, bitsLen), sh = pos & 7;
-		const lo = (bits[b] | bits[b + 1] << 8 | bits[b + 2] << 16 | bits[b + 3] << 24) >>> 0;
-		const v = sh ? ((lo >>> sh) | (bits[b + 4] << (32 - sh))) >>> 0 : lo;
-		pos += n;
-		return n === 32 ? v : (v & ((1 << n) - 1)) >>> 0;
-	};
-	// tables
-	const freq = [], cum = [], sym = [], used = new Uint8Array(NCTX), cnt = [];
-	for (let c = 0; c < NCTX; c++) {
-		const f = new Uint32Array(NTOK);
-		used[c] = get(1);
-		if (!used[c]) f[0] = PROB_M;
-		else {
-			const last = get(7);
-			if (last >= NTOK) throw corrupt('table length');
-			let sum = 0;
-			for (let t = 0; t <= last; t++) {
-				let m = 0;
-				while (!get(1)) if (++m > PROB_BITS) throw corrupt('frequency code');
-				f[t] = ((1 << m) | get(m)) - 1;
-				if (f[t] > PROB_M) throw corrupt('frequency');
-				sum += f[t];
-			}
-			if (sum !== PROB_M || !f[last]) throw corrupt('table sum');
-		}
-		const cu = new Uint32Array(NTOK), sy = new Uint8Array(PROB_M);
-		for (let t = 0, s = 0; t < NTOK; s += f[t], t++) { cu[t] = s; sy.fill(t, s, s + f[t]); }
-		freq.push(f); cum.push(cu); sym.push(sy); cnt.push(new Uint32Array(NTOK));
+	if (bitsLen > len - 4 || len - 4 - bitsLen < 4 * S || (len - 4 - bitsLen) % 2) throw corrupt('coded lengths');
+	const r = new CodedReader(pay, bitsLen, S, offset);
+	for (let k = 0; k < S; k++) {
+		const x = dv.getUint32(at + bitsLen + 4 * k, true);
+		if (x < RANS_L) throw corrupt('rANS state');
+		r.x[k] = x;
 	}
-	if (get((8 - (pos & 7)) & 7)) throw corrupt('table padding');
-	// rANS
-	const r0 = at + bitsLen, rEnd = pay.byteLength;
-	let x0 = dv.getUint32(r0, true), x1 = dv.getUint32(r0 + 4, true), rp = r0 + 8, rover = false;
-	if (x0 < RANS_L || x1 < RANS_L) throw corrupt('rANS state');
-	const next = (c) => {
-		const slot = x0 & (PROB_M - 1), t = sym[c][slot];
-		let x = freq[c][t] * (x0 >>> PROB_BITS) + slot - cum[c][t];
-		if (x < RANS_L) {
-			if (rp + 2 <= rEnd) { x = x * 65536 + (pay[rp] | pay[rp + 1] << 8); rp += 2; } else { rover = true; x *= 65536; }
-		}
-		x0 = x1; x1 = x;
-		cnt[c][t]++;
-		return t < 16 ? t : (((2 | (t & 1)) << TOK_NB[t]) >>> 0) + get(TOK_NB[t]);
-	};
-	const unzig = (z) => (z >>> 1) ^ -(z & 1);
-	const q = new Int32Array(N);
+	r.tables();
+	const q = new Int32Array(N), pred = new Int32Array(W), ctx = new Uint8Array(W);
 	q[0] = offset;
-	if (filter === 2) {
-		let s = W - 1;
-		const put = (k, pred, c) => { q[k] = (pred + unzig(next(c))) | 0; };
-		put(s, q[0], CTX_CORNER);
-		put(s * W, q[0], CTX_CORNER);
-		put(s * W + s, q[s] + q[s * W] - q[0], CTX_CORNER);
-		for (; s >= 2; s /= 2) {
-			const d = s / 2;
-			for (let j = d; j < W; j += s) {
-				const cubic = j >= 3 * d && j + 3 * d < W, row = j * W;
-				for (let i = 0; i < W; i += s) {
-					const k = row + i;
-					const pred = hierPred(cubic ? q[k - 3 * d * W] : 0, q[k - d * W], q[k + d * W], cubic ? q[k + 3 * d * W] : 0, cubic, d);
-					put(k, pred, hctx);
-				}
-			}
-			for (let j = 0; j < W; j += d) {
-				const row = j * W;
-				for (let i = d; i < W; i += s) {
-					const k = row + i, cubic = i >= 3 * d && i + 3 * d < W;
-					const pred = hierPred(cubic ? q[k - 3 * d] : 0, q[k - d], q[k + d], cubic ? q[k + 3 * d] : 0, cubic, d);
-					put(k, pred, hctx);
-				}
-			}
-		}
-	} else {
-		let up = new Uint32Array(W), cur = new Uint32Array(W);
-		for (let j = 0; j < W; j++) {
-			for (let i = j ? 0 : 1; i < W; i++) {
-				const c = causalCtx(j ? up : null, cur, W, i), z = next(c);
-				q[j * W + i] = (causalPred(q, W, i, j) + unzig(z)) | 0;
-				cur[i] = Math.min(z, ZSAT);
-			}
-			[up, cur] = [cur, up];
-		}
-	}
+	if (filter === 2) hierInverse(r, q, W, pred, ctx);
+	else causalInverse(r, q, W, pred, ctx);
 	// canonical: both streams used up exactly, states back at RANS_L,
 	// tables from the counts, and the filter the rule picks
-	if (rover || rp !== rEnd) throw corrupt('rANS stream length');
-	if (pos > 8 * bitsLen || 8 * bitsLen - pos >= 8) throw corrupt('bit stream length');
-	if ((pos & 7) && bits[bitsLen - 1] >> (pos & 7)) throw corrupt('bit stream padding');
-	if (x0 !== RANS_L || x1 !== RANS_L) throw corrupt('final rANS states');
+	if (r.rover || r.rp !== r.rEnd) throw corrupt('rANS stream length');
+	if (r.pos > 8 * bitsLen || 8 * bitsLen - r.pos >= 8) throw corrupt('bit stream length');
+	if ((r.pos & 7) && pay[at + bitsLen - 1] >> (r.pos & 7)) throw corrupt('bit stream padding');
+	for (let k = 0; k < S; k++) if (r.x[k] !== RANS_L) throw corrupt('final rANS states');
+	const f = new Uint32Array(NTOK);
 	for (let c = 0; c < NCTX; c++) {
 		let tot = 0;
-		for (let t = 0; t < NTOK; t++) tot += cnt[c][t];
-		if (!tot || !used[c]) { if (tot || used[c]) throw corrupt('table of an unused context'); continue; }
-		const f = normalize(cnt[c], tot);
-		for (let t = 0; t < NTOK; t++) if (f[t] !== freq[c][t]) throw corrupt('tables are not the counts\' ');
+		for (let t = 0; t < NTOK; t++) tot += r.cnt[c * NTOK + t];
+		if (!tot || !r.used[c]) { if (tot || r.used[c]) throw corrupt('table of an unused context'); continue; }
+		normalize(r.cnt, c * NTOK, tot, f);
+		for (let t = 0; t < NTOK; t++) if (f[t] !== r.freq[c * NTOK + t]) throw corrupt('tables are not the counts\' ');
 	}
-	if (chooseFilter(q, W) !== filter) throw corrupt('not the filter the rule picks');
+	if (chooseFilter(q, W, pred, ctx, r.narrow()) !== filter) throw corrupt('not the filter the rule picks');
 	return q;
 }
 
@@ -1056,7 +1172,7 @@ class World {
 	 * the server makes it (terrain_generate_encoded): { header, quanta,
 	 * heights, materials, bytes }, bytes the server's identity body for the
 	 * same edits. precision: a ?precision= name ('10cm') or micrometres;
-	 * format: 1 for ?format=1. options: edits (an EditLog of this world,
+	 * format: 3 or 1 for ?format=3 or ?format=1. options: edits (an EditLog of this world,
 	 * world.edits(): its edits applied), metres (heights in metres too,
 	 * default true), encode (default true; false: heights only, bytes null,
 	 * header from terrain_generate's fields).

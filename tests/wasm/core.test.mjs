@@ -116,7 +116,7 @@ test('bad tiles: the wasm decoder refuses them with the JavaScript decoder\'s co
 	const good = T.generateTile({ seed: 42, lod: 0, cx: 1, cz: 1 }).bytes;
 	const mut = (f) => { const b = good.slice(); f(b, new DataView(b.buffer)); return b; };
 	const cases = [good.subarray(0, 10), good.subarray(0, good.length - 1), new Uint8Array([...good, 0]),
-		mut((b) => { b[0] = 0x58; }), mut((b, dv) => dv.setUint16(4, 5, true)), mut((b, dv) => dv.setUint32(36, 100, true)),
+		mut((b) => { b[0] = 0x58; }), mut((b, dv) => dv.setUint16(4, 7, true)), mut((b, dv) => dv.setUint32(36, 100, true)),
 		mut((b) => { b[34] = 1; }), mut((b) => { b[33] = 13; }), mut((b) => { b[100] ^= 4; }), mut((b) => { b[8] ^= 4; })];
 	for (const [k, c] of cases.entries()) {
 		let js, wa;
