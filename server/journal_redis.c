@@ -638,6 +638,7 @@ static uint64_t rl_base(void *be)
 static const struct journal_ops redis_ops = {
 	"redis", journal_redis__replay, rl_append, rl_stats, rl_close, NULL, rl_base,
 	journal_redis__snapshot_get, journal_redis__snapshot_put, rl_position, rl_start_at,
+	NULL,
 };
 
 int journal_redis_open(const char *spec, const struct journal_auth *auth,
