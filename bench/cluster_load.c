@@ -304,8 +304,8 @@ int main(int argc, char **argv)
 	       unavailable, other, errors, now() - t0);
 	if (show_lat && nlat) {
 		qsort(lat, nlat, sizeof(*lat), cmp);
-		printf("latency_ms p50 %.2f p99 %.2f\n", 1e3 * lat[nlat / 2],
-		       1e3 * lat[nlat * 99 / 100]);
+		printf("latency_ms p50 %.2f p99 %.2f p999 %.2f max %.2f\n", 1e3 * lat[nlat / 2],
+		       1e3 * lat[nlat * 99 / 100], 1e3 * lat[nlat * 999 / 1000], 1e3 * lat[nlat - 1]);
 	}
 	if (acks)
 		fclose(acks);

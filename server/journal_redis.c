@@ -598,6 +598,8 @@ static void rl_close(void *be)
 	journal_redis__snap_release(g);
 	if (g->snap_timer)
 		uv_close((uv_handle_t *)g->snap_timer, free_handle);
+	if (g->put_timer)
+		uv_close((uv_handle_t *)g->put_timer, free_handle);
 	if (g->flush)
 		uv_close((uv_handle_t *)g->flush, free_handle);
 	if (g->expiry)
@@ -666,7 +668,9 @@ int journal_redis_open(const char *spec, const struct journal_auth *auth,
 	g->expiry = malloc(sizeof(*g->expiry));
 	g->beat = malloc(sizeof(*g->beat));
 	g->snap_timer = malloc(sizeof(*g->snap_timer));
-	rc = !g->identity || !g->flush || !g->expiry || !g->beat || !g->snap_timer ? ERR_NOMEM :
+	g->put_timer = malloc(sizeof(*g->put_timer));
+	rc = !g->identity || !g->flush || !g->expiry || !g->beat || !g->snap_timer ||
+	     !g->put_timer ? ERR_NOMEM :
 	     redis_conn_init(&g->cmd, loop, "primary", journal_redis__primary_down, g) ||
 	     redis_conn_init(&g->tail, loop, "tail", tail_down, g) ||
 	     redis_conn_init(&g->sent, loop, "sentinel", journal_redis__sentinel_down, g) ||
@@ -677,8 +681,9 @@ int journal_redis_open(const char *spec, const struct journal_auth *auth,
 		free(g->expiry);
 		free(g->beat);
 		free(g->snap_timer);
+		free(g->put_timer);
 		g->flush = NULL;
-		g->expiry = g->beat = g->snap_timer = NULL;
+		g->expiry = g->beat = g->snap_timer = g->put_timer = NULL;
 		rl_close(g);
 		return rc;
 	}
@@ -686,11 +691,14 @@ int journal_redis_open(const char *spec, const struct journal_auth *auth,
 	uv_timer_init(loop, g->expiry);
 	uv_timer_init(loop, g->beat);
 	uv_timer_init(loop, g->snap_timer);
+	uv_timer_init(loop, g->put_timer);
 	uv_unref((uv_handle_t *)g->flush);
 	uv_unref((uv_handle_t *)g->expiry);
 	uv_unref((uv_handle_t *)g->beat);
 	uv_unref((uv_handle_t *)g->snap_timer);
+	uv_unref((uv_handle_t *)g->put_timer);
 	g->flush->data = g->expiry->data = g->beat->data = g->snap_timer->data = g;
+	g->put_timer->data = g;
 	*ops = &redis_ops;
 	*be = g;
 	return 0;

@@ -111,6 +111,7 @@ struct rlog {
 	struct rsnap_put *put, *put_next;    /* being sent, waiting to be */
 	struct rsnap_get *get;               /* being fetched (behind) */
 	struct uv_timer_s *snap_timer;       /* the next try of a fetch */
+	struct uv_timer_s *put_timer;        /* the next try of a snapshot sent */
 	uint64_t puts, put_seq, restores;
 	struct held *held;               /* read, waiting for the tail's ROLE */
 	size_t nheld, capheld;
