@@ -1141,7 +1141,8 @@ void edits_stats(const struct edits *e, struct metrics_edit_stats *es)
 					   e->log ? journal_base(e->log) : 0, sn.written,
 					   sn.failed, sn.edits, sn.bytes, sn.ms, sn.load_ms,
 					   ls.backend, !ls.down && !ls.failed, ls.followed, head,
-					   head - ls.followed, ls.reconnects, ls.rtt_us };
+					   head - ls.followed, ls.reconnects, ls.rtt_us, ls.restores,
+					   ls.shared };
 }
 
 void edits_close_log(struct edits *e)

@@ -75,6 +75,10 @@ struct journal_stats {
 	uint64_t followed;       /* batches followed since open, replay too */
 	uint64_t reconnects;     /* connections to a shared log made again */
 	uint64_t rtt_us;         /* last round trip to a shared log, us */
+	uint64_t restores;       /* a shared log: restores from its snapshot
+				    after falling behind its trim */
+	uint64_t shared;         /* a shared log: snapshots of this node's it
+				    took */
 	int down;                /* 0, or ERR_AGAIN while the log is out of
 				    reach (edits get 503; it retries) */
 	int failed;              /* 0, or the ERR_* that failed the log */

@@ -499,9 +499,18 @@ static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg)
 	}
 	if (!g->check_ok) {
 		drop_held(g);
+		if (g->restored_at[0] && !strcmp(g->read_from, g->restored_at)) {
+			/* the log lacks the position of its own snapshot */
+			fprintf(stderr, "terrain-server: edit log %s: the log does not hold entry %s,"
+				" where its shared snapshot was cut (a failover lost it?); edits"
+				" are refused until a restart\n", g->name, g->read_from);
+			g->stopped = 1;
+			return;
+		}
 		journal_redis__fell_behind(g);
 		return;
 	}
+	g->restored_at[0] = '\0';
 	deliver_held(g);
 	if (g->stopped)
 		return;
@@ -587,6 +596,8 @@ static void rl_stats(void *be, struct journal_stats *st)
 	st->last_commit = g->last_commit;
 	st->reconnects = g->cmd.reconnects + g->tail.reconnects;
 	st->rtt_us = g->rtt_us;
+	st->restores = g->restores;
+	st->shared = g->puts;
 	st->down = g->cmd_ready && g->tail_ready && !g->behind ? 0 : ERR_AGAIN;
 	st->failed = g->stopped ? ERR_IO : 0;
 }

@@ -105,6 +105,8 @@ struct rlog {
 	int check_ok;                    /* its check: the log still holds it */
 	int behind;                      /* the log was trimmed past last_id:
 					    restoring from the shared snapshot */
+	char restored_at[48];            /* the snapshot's position restored from,
+					    until a read from it succeeds */
 	int started_at;                  /* the replay read on from a snapshot's
 					    position (journal_start_at()) */
 	int trimmed;                     /* the log has been trimmed (start-up) */

@@ -444,6 +444,7 @@ static void restored(struct rlog *g)
 		return;
 	}
 	snprintf(g->last_id, sizeof(g->last_id), "%s", q->m.id);
+	snprintf(g->restored_at, sizeof(g->restored_at), "%s", q->m.id);
 	fprintf(stderr, "terrain-server: edit log %s: caught up from the shared snapshot (%llu"
 		" edits, %llu bytes, fetched in %.2f s); reading on from %s, edits again\n",
 		g->name, (ull)q->m.edits, (ull)q->m.bytes, (double)(uv_hrtime() - q->t0) / 1e9,
