@@ -144,7 +144,6 @@ static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_se
 	snprintf(a->world, sizeof(a->world), "%.*s:%llu", (int)b.gen_len, b.gen, (ull)b.seed);
 	snprintf(a->origin, sizeof(a->origin), "%s:%llu", g->node, (ull)a->tag);
 	snprintf(a->count, sizeof(a->count), "%u", (unsigned)b.count);
-	snprintf(a->off, sizeof(a->off), "%zu", 2 + b.gen_len + 8);
 	memcpy(a->rec, rec, len);
 	if (g->end)
 		g->end->next = a;
@@ -240,8 +239,8 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 static int send_call(struct rlog *g, struct rappend **from)
 {
 	struct rcall *call = malloc(sizeof(*call));
-	const char **argv = malloc((5 + 5 * CALL_MAX) * sizeof(*argv));
-	size_t *lens = malloc((5 + 5 * CALL_MAX) * sizeof(*lens)), n = 0, k = 5;
+	const char **argv = malloc((5 + 4 * CALL_MAX) * sizeof(*argv));
+	size_t *lens = malloc((5 + 4 * CALL_MAX) * sizeof(*lens)), n = 0, k = 5;
 	struct rappend *a;
 	int rc = ERR_NOMEM;
 
@@ -250,13 +249,12 @@ static int send_call(struct rlog *g, struct rappend **from)
 		argv[4] = KEY_HEADS;
 		for (k = 0; k < 5; k++)
 			lens[k] = strlen(argv[k]);
-		for (a = *from; a && n < CALL_MAX; a = a->next, k += 5) {
+		for (a = *from; a && n < CALL_MAX; a = a->next, k += 4) {
 			call->a[n++] = a;
 			argv[k] = a->world, lens[k] = strlen(a->world);
 			argv[k + 1] = (const char *)a->rec, lens[k + 1] = a->len;
 			argv[k + 2] = a->origin, lens[k + 2] = strlen(a->origin);
 			argv[k + 3] = a->count, lens[k + 3] = strlen(a->count);
-			argv[k + 4] = a->off, lens[k + 4] = strlen(a->off);
 		}
 		call->n = n;
 		rc = redis_conn_command(&g->cmd, g->timeout_ms, on_script, call, (int)k, argv, lens);
@@ -345,7 +343,7 @@ static void drop_held(struct rlog *g)
 
 /* Copy the entries of an XREAD answer: hiredis frees it on return, and
  * they wait for the ROLE answer behind it. */
-static int hold(struct rlog *g, const redisReply *v)
+static int hold(struct rlog *g, redisReply *v)
 {
 	size_t k;
 

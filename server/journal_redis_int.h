@@ -60,7 +60,7 @@ struct rappend {
 	int in_cmd;                      /* its script's reply is due */
 	int logged, acked, followed, orphan;
 	char world[300];                 /* the script's arguments */
-	char origin[40], count[8], off[8];
+	char origin[40], count[8];
 	size_t len;
 	uint8_t rec[];
 };
@@ -165,9 +165,10 @@ void journal_redis__sentinel_down(struct redis_conn *c, const char *why);
 void journal_redis__beat(struct uv_timer_s *t);
 void journal_redis__send_beat(struct rlog *g);
 
-/* Entry [id, [field, value, ...]] of a stream: its id, r and o (NULL
- * when missing). 0 or ERR_CORRUPT (no r). */
-int journal_redis__entry_fields(const struct redisReply *e, const char **id,
+/* Entry [id, [field, value, ...]] of a stream: its id, r (its first
+ * sequence number written in from s) and o (NULL when missing). 0 or
+ * ERR_CORRUPT. */
+int journal_redis__entry_fields(struct redisReply *e, const char **id,
 				const struct redisReply **rec, const struct redisReply **tag);
 
 /* ROLE: whether the server is a primary; its online replicas into g. */
