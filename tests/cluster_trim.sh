@@ -1,5 +1,4 @@
 #!/bin/bash
-# run: once
 # cluster_trim.sh - a shared Redis log that stops growing: three nodes
 # (snapshots every 300 edits) on a primary with a replica (real
 # redis-server on 127.0.0.1) under sustained edits. Checked: the shared
