@@ -172,7 +172,6 @@ static void on_script(struct redis_conn *c, redisReply *r, void *arg)
 	int ok = is(r, REDIS_REPLY_ARRAY) && r->elements == 2 * call->n;
 	size_t k;
 
-	g->calls_out--;
 
 	if (is(r, REDIS_REPLY_ERROR)) {
 		fprintf(stderr, "terrain-server: edit log %s: append refused: %s\n", g->name,
@@ -197,8 +196,6 @@ static void on_script(struct redis_conn *c, redisReply *r, void *arg)
 		}
 	}
 	free(call);
-	if (!g->calls_out && !g->closing)
-		flush(g); /* what came while this group was being fsync'd */
 }
 
 /* WAIT for group grp: enough replicas have every batch of it, or not. */
@@ -269,19 +266,18 @@ static int send_call(struct rlog *g, struct rappend **from)
 		call->a[k]->in_cmd = 1;
 		call->a[k]->group = g->group;
 	}
-	g->calls_out++;
 	*from = call->a[n - 1]->next;
 	return 0;
 }
 
 /*
  * Send every append not yet sent in one script call (or a few), then,
- * when more than one replica must confirm, one WAIT for them all. One
- * group at a time: the appends made while a group's calls are in flight
- * (while the primary fsyncs them) wait for their answers and go as the
- * next group, so that one fsync of the primary covers as many appends as
- * were made meanwhile (group commit), instead of each turn of this loop
- * landing in a turn of the primary's of its own.
+ * when more than one replica must confirm, one WAIT for them all. Each
+ * turn of this loop sends its own group at once, even while earlier ones
+ * are in flight: Redis reads every command that waits when its turn
+ * begins, so a group sent early joins the primary's next fsync, where one
+ * held back for the answer to the last (tried: one group in flight) comes
+ * a round trip late and waits for the fsync after it.
  */
 static void flush(struct rlog *g)
 {
@@ -290,7 +286,7 @@ static void flush(struct rlog *g)
 	char ms[16], want[16];
 	const char *argv[3] = { "WAIT", want, ms };
 
-	if (g->waiting || g->calls_out || !g->unsent || !g->cmd_ready || g->closing)
+	if (g->waiting || !g->unsent || !g->cmd_ready || g->closing)
 		return;
 	g->group++;
 	for (a = g->unsent, g->unsent = NULL; a;) {

@@ -96,7 +96,6 @@ struct rlog {
 	struct addr replica[MAX_REPLICAS];   /* online, from ROLE */
 	size_t nreplica;
 	int cmd_ready, tail_ready, waiting, beat_due, stopped;
-	int calls_out;                   /* script calls whose answer is due */
 	int cmd_said, tail_said, wait_said;  /* an outage was reported */
 	int closing;
 	char last_id[48];                /* last entry followed */
