@@ -425,7 +425,8 @@ void journal_redis__tail_read(struct rlog *g)
 	if (g->tail_reading || g->behind || g->stopped || g->closing || !redis_conn_up(&g->tail))
 		return;
 	snprintf(g->read_from, sizeof(g->read_from), "%s", g->last_id);
-	nc = journal_redis__check_cmd(g->read_from, check, clens);
+	g->read_full = g->check_full;
+	nc = journal_redis__check_cmd(g->read_from, g->read_full, check, clens);
 	for (k = 0; k < ARRAY_LEN(argv); k++)
 		lens[k] = strlen(argv[k]);
 	g->check_ok = 0;
@@ -443,7 +444,7 @@ static void on_tail_check(struct redis_conn *c, redisReply *r, void *arg)
 	struct rlog *g = arg;
 
 	(void)c;
-	g->check_ok = journal_redis__check_ok(g->read_from, r);
+	g->check_ok = journal_redis__check_ok(g->read_from, g->read_full, r);
 }
 
 static void on_xread(struct redis_conn *c, redisReply *r, void *arg)
@@ -505,6 +506,7 @@ static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg)
 		return;
 	}
 	g->restored_at[0] = '\0';
+	g->check_full = 0;
 	deliver_held(g);
 	if (g->stopped)
 		return;
@@ -550,6 +552,7 @@ static void tail_connect(struct redis_conn *c)
 		return;
 	}
 	g->tail_at = *a;
+	g->check_full = 1; /* a new connection: maybe after a failover */
 	redis_conn_open(c, a->host, a->port);
 	journal_redis__hello(c, &g->data, g->db, on_tail_hello);
 	redis_conn_command(c, g->timeout_ms, on_tail_hello, "XLEN", 2, len,

@@ -102,6 +102,8 @@ struct rlog {
 	char read_from[48];              /* last_id of the read in flight */
 	int tail_reading;                /* a read is in flight on the tail */
 	int check_ok;                    /* its check: the log still holds it */
+	int check_full, read_full;       /* the next read's check is full (a new
+					    connection); the one in flight's */
 	int behind;                      /* the log was trimmed past last_id:
 					    restoring from the shared snapshot */
 	char restored_at[48];            /* the snapshot's position restored from,
@@ -196,11 +198,17 @@ extern const char *const journal_redis__meta_argv[];
  * ERR_CORRUPT. */
 int journal_redis__meta(const struct redisReply *r, struct snap_meta *m);
 
-/* The check behind every read of the log from id (exclusive): that the
- * log still holds id (XRANGE id id), or for "0-0" that it was never
- * trimmed (HGET meta trim). argv/lens get its argc words (at most 4). */
-int journal_redis__check_cmd(const char *id, const char **argv, size_t *lens);
-int journal_redis__check_ok(const char *id, const struct redisReply *r);
+/*
+ * The check behind every read of the log from id (exclusive): with full,
+ * that the log still holds id (XRANGE id id: nothing after it was trimmed
+ * or lost in a failover); else that it was not trimmed past id (HGET meta
+ * trim, compared: a third of the cost, enough once a full check passed on
+ * the connection, since only a failover, which breaks it, loses entries);
+ * for "0-0" that it was never trimmed. argv/lens get its argc words (at
+ * most 4); check_ok says whether the answer r passes.
+ */
+int journal_redis__check_cmd(const char *id, int full, const char **argv, size_t *lens);
+int journal_redis__check_ok(const char *id, int full, const struct redisReply *r);
 
 /* The backend's snapshot_put (journal_ops). */
 void journal_redis__snapshot_put(void *be, uint8_t *buf, size_t len, uint64_t edits,

@@ -670,7 +670,7 @@ static int sync_check(struct rlog *g, redisContext *c, const char *id, char *msg
 {
 	const char *argv[4];
 	size_t lens[4];
-	int n = journal_redis__check_cmd(id, argv, lens), ok;
+	int n = journal_redis__check_cmd(id, 1, argv, lens), ok;
 	redisReply *r = redisCommandArgv(c, n, argv, lens);
 
 	if (!r || is(r, REDIS_REPLY_ERROR)) {
@@ -680,7 +680,7 @@ static int sync_check(struct rlog *g, redisContext *c, const char *id, char *msg
 		freeReplyObject(r);
 		return -1;
 	}
-	ok = journal_redis__check_ok(id, r);
+	ok = journal_redis__check_ok(id, 1, r);
 	freeReplyObject(r);
 	return ok;
 }

@@ -118,11 +118,11 @@ int journal_redis__meta(const redisReply *r, struct snap_meta *m)
 	return 0;
 }
 
-int journal_redis__check_cmd(const char *id, const char **argv, size_t *lens)
+int journal_redis__check_cmd(const char *id, int full, const char **argv, size_t *lens)
 {
 	int n = 0;
 
-	if (!id[0] || !strcmp(id, "0-0")) {
+	if (!full || !id[0] || !strcmp(id, "0-0")) {
 		argv[n++] = "HGET", argv[n++] = KEY_META, argv[n++] = "trim";
 	} else {
 		argv[n++] = "XRANGE", argv[n++] = KEY_LOG, argv[n++] = id, argv[n++] = id;
@@ -132,11 +132,24 @@ int journal_redis__check_cmd(const char *id, const char **argv, size_t *lens)
 	return n;
 }
 
-int journal_redis__check_ok(const char *id, const redisReply *r)
+/* Stream ids a < b ("ms-seq"). */
+static int id_before(const char *a, const char *b)
+{
+	char *e;
+	unsigned long long am = strtoull(a, &e, 10), as = *e == '-' ? strtoull(e + 1, NULL, 10) : 0;
+	unsigned long long bm = strtoull(b, &e, 10), bs = *e == '-' ? strtoull(e + 1, NULL, 10) : 0;
+
+	return am < bm || (am == bm && as < bs);
+}
+
+int journal_redis__check_ok(const char *id, int full, const redisReply *r)
 {
 	if (!id[0] || !strcmp(id, "0-0"))
 		return is(r, REDIS_REPLY_NIL);
-	return is(r, REDIS_REPLY_ARRAY) && r->elements == 1;
+	if (full)
+		return is(r, REDIS_REPLY_ARRAY) && r->elements == 1;
+	/* trimmed below trim: id is still there unless it lies below */
+	return is(r, REDIS_REPLY_NIL) || (is(r, REDIS_REPLY_STRING) && !id_before(id, r->str));
 }
 
 /* ---- the connection ----------------------------------------------------------- */
@@ -445,6 +458,7 @@ static void restored(struct rlog *g)
 	}
 	snprintf(g->last_id, sizeof(g->last_id), "%s", q->m.id);
 	snprintf(g->restored_at, sizeof(g->restored_at), "%s", q->m.id);
+	g->check_full = 1; /* that the log holds the snapshot's own entry */
 	fprintf(stderr, "terrain-server: edit log %s: caught up from the shared snapshot (%llu"
 		" edits, %llu bytes, fetched in %.2f s); reading on from %s, edits again\n",
 		g->name, (ull)q->m.edits, (ull)q->m.bytes, (double)(uv_hrtime() - q->t0) / 1e9,
