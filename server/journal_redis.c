@@ -5,26 +5,32 @@
  * share journal_redis_int.h).
  *
  * Keys (in database DB of the spec):
- *   terrain:log       a stream; one entry per batch: r (the canonical
- *                     record, common/batch.h), o (who appended it)
+ *   terrain:log       a stream; one entry per batch: r (its record,
+ *                     common/batch.h), s (its first sequence number,
+ *                     written into r by readers), o (who appended it)
  *   terrain:heads     a hash: world ("gen:seed") -> its last sequence
  *   terrain:identity  what every node must agree on (journal_open())
+ *   terrain:snapshot:meta, terrain:snapshot:NODE:N
+ *                     the shared snapshot (journal_redis_snap.c)
  *
  * An append runs one Lua script (EVALSHA) that gives the batch the next
- * sequence numbers of its world, writes them into the record, adds it to
- * the stream and moves the head: Redis runs scripts one at a time, so the
- * order is global and no two nodes can take one sequence. Appends made in
- * one turn of the loop go together in one call (group commit). The tail
- * (XREAD BLOCK on its own connection) reads from an online replica,
- * checked with a ROLE behind every read, so that a node applies only what
- * a replica has; it delivers every entry, its own included, to
- * journal_deliver() in stream order. An append is done when the script
- * answered (with appendfsync always, after the primary's fsync) and the
- * tail has read it back from the replica and followed it: that read is
- * the replica's confirmation. With ?replicas=N above 1, a WAIT N for each
- * group must confirm it too; with 0 the tail reads from the primary. This file holds the appends, the tail and the backend's
+ * sequence numbers of its world, logs it with the first of them and moves
+ * the head: Redis runs scripts one at a time, so the order is global and
+ * no two nodes can take one sequence. Appends made in one turn of the
+ * loop go together in one call (group commit). The tail (XREAD BLOCK on
+ * its own connection) reads from an online replica, checked with a ROLE
+ * behind every read, so that a node applies only what a replica has, and
+ * with a check that the log was not trimmed past where it read (else the
+ * node restores from the shared snapshot); it delivers every entry, its
+ * own included, to journal_deliver() in stream order. An append is done
+ * when the script answered (with appendfsync always, after the primary's
+ * fsync) and the tail has read it back from the replica and followed it:
+ * that read is the replica's confirmation. With ?replicas=N above 1, a
+ * WAIT N for each group must confirm it too; with 0 the tail reads from
+ * the primary. This file holds the appends, the tail and the backend's
  * operations; journal_redis_primary.c the spec, the start-up and the
- * connection to the primary; redis_conn.c the connections themselves.
+ * connection to the primary; journal_redis_snap.c the shared snapshot;
+ * redis_conn.c the connections themselves.
  */
 #include "journal.h"
 

@@ -1,8 +1,10 @@
 /*
  * journal_redis_int.h - what the files of the shared edit log in Redis
- * share: journal_redis.c (appends, the tail, the backend's operations)
- * and journal_redis_primary.c (the spec, the start-up, the connection to
- * the primary). Not an interface: journal.h is.
+ * share: journal_redis.c (appends, the tail, the backend's operations),
+ * journal_redis_primary.c (the spec and credentials, the start-up, the
+ * connection to the primary) and journal_redis_snap.c (the shared
+ * snapshot, the trim, the restore of a node behind it). Not an
+ * interface: journal.h is.
  */
 #ifndef JOURNAL_REDIS_INT_H
 #define JOURNAL_REDIS_INT_H
