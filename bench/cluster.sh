@@ -49,11 +49,8 @@ say() { echo "bench: $*" >&2; }
 "${CC:-cc}" -O2 -Wall "$here/edit_lag.c" -o "$out/edit_lag"
 "${CC:-cc}" -O2 -Wall "$here/xadd_wait.c" -o "$out/xadd_wait" -lhiredis -lpthread
 
-free_port() {
-	local p
-	for p in $(shuf -i 20000-60000 -n 50); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
+free_port() { # a port the kernel hands out as free (probing with connect misses bound ones)
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 redis_up() { # NAME PORT [ARGS...]
 	mkdir -p "$tmp/$1"
@@ -62,7 +59,7 @@ redis_up() { # NAME PORT [ARGS...]
 		--logfile "$tmp/$1.log" "${@:3}" &
 	pids+=("$!")
 	for _ in $(seq 1 200); do redis-cli -p "$2" ping >/dev/null 2>&1 && return; sleep 0.05; done
-	say "redis $1 did not start"; exit 1
+	say "redis $1 did not start:"; tail -n 5 "$tmp/$1.log" >&2; exit 1
 }
 rp=$(free_port)
 redis_up primary "$rp"
