@@ -8,14 +8,16 @@
 #     from the replica: docs/edits.md),
 #     against redis-benchmark doing XADD of an entry of the same size on
 #     the same primary (same fsync policy, same replica attached; no WAIT,
-#     no script), interleaved, 3 rounds, medians; target at least 0.8x;
+#     no script), interleaved, CLUSTER_ROUNDS rounds (7), the median of
+#     the rounds' ratios (each round measures ours and the anchors one after
+#     the other, since the load of a shared machine changes by the second);
 #     and against Redis's own confirmed appends (bench/xadd_wait.c: XADD
-#     then WAIT 1 per op, 16 clients), which is what WAIT costs;
+#     then WAIT 1 per op, 16 clients: the same durability), target 1.0x;
 #   - edit visibility lag: a POST on node 1 until its event on node 2's
 #     stream, p50 and p99, idle and under the 16-client load; target p99
 #     under 50 ms.
 # Figures are printed, never asserted (also BUILD_DIR/bench/cluster-results.md).
-# About a minute. Env: CLUSTER_SECONDS (per load round, 5).
+# About two minutes. Env: CLUSTER_SECONDS (per load round, 4), CLUSTER_ROUNDS (7).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -26,7 +28,8 @@ build="$(cd "$1" && pwd)"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="$build/bench"
 bin="$build/terrain-server"
-secs="${CLUSTER_SECONDS:-5}"
+secs="${CLUSTER_SECONDS:-4}"
+rounds="${CLUSTER_ROUNDS:-7}"
 [ -x "$bin" ] || { echo "bench: $bin missing: make BUILD=$1 all" >&2; exit 1; }
 for b in redis-server redis-cli redis-benchmark; do
 	command -v "$b" >/dev/null || { echo "bench: $b missing (scripts/deps.sh bench); section 10 skipped" >&2; exit 0; }
@@ -46,11 +49,8 @@ say() { echo "bench: $*" >&2; }
 "${CC:-cc}" -O2 -Wall "$here/edit_lag.c" -o "$out/edit_lag"
 "${CC:-cc}" -O2 -Wall "$here/xadd_wait.c" -o "$out/xadd_wait" -lhiredis -lpthread
 
-free_port() {
-	local p
-	for p in $(shuf -i 20000-60000 -n 50); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
+free_port() { # a port the kernel hands out as free (probing with connect misses bound ones)
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 redis_up() { # NAME PORT [ARGS...]
 	mkdir -p "$tmp/$1"
@@ -59,7 +59,7 @@ redis_up() { # NAME PORT [ARGS...]
 		--logfile "$tmp/$1.log" "${@:3}" &
 	pids+=("$!")
 	for _ in $(seq 1 200); do redis-cli -p "$2" ping >/dev/null 2>&1 && return; sleep 0.05; done
-	say "redis $1 did not start"; exit 1
+	say "redis $1 did not start:"; tail -n 5 "$tmp/$1.log" >&2; exit 1
 }
 rp=$(free_port)
 redis_up primary "$rp"
@@ -79,7 +79,7 @@ nodes_up() { # OPTIONS of the spec: sets ports, npids, list
 		pids+=("$!")
 		npids+=("$!")
 		for _ in $(seq 1 400); do
-			p=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" 2>/dev/null)
+			p=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" 2>/dev/null || true)
 			[ -n "$p" ] && [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$p/healthz")" = 200 ] && break
 			sleep 0.05
 		done
@@ -106,10 +106,10 @@ xadd() { # redis-benchmark's XADD/s at 16 clients
 		awk '{ printf "%.0f", $1 }'
 }
 
-say "section 10: 16 clients through 3 nodes, ${secs} s a round, beside redis-benchmark XADD, 3 rounds"
-ours=() red=() redw=() per_group=() nowait=()
+say "section 10: 16 clients through 3 nodes, ${secs} s a round, beside xadd_wait and redis-benchmark XADD, $rounds rounds"
+ours=() red=() redw=() per_group=() nowait=() pair_w=() pair_x=()
 cpu_p=0 cpu_r=0 cpu_n=0 n_ours=0 cpu_pw=0 cpu_rw=0 n_w=0
-for round in 1 2 3; do
+for round in $(seq 1 "$rounds"); do
 	c0=$(commits) p0=$(ticks "$ppid") r0=$(ticks "$rpid") n0=$(ticks "${npids[@]}")
 	r=$("$out/cluster_load" -t "$secs" "$list" 16 "cluster$round")
 	c1=$(commits)
@@ -124,16 +124,22 @@ for round in 1 2 3; do
 	cpu_pw=$((cpu_pw + $(ticks "$ppid") - p0)) cpu_rw=$((cpu_rw + $(ticks "$rpid") - r0))
 	n_w=$((n_w + $(echo "$w" | awk '{ print $2 }')))
 	redw+=("$(echo "$w" | awk '{ print $6 }')")
+	# each round's ratios: the load of this shared machine changes by the second
+	pair_w+=("$(awk -v a="${ours[-1]}" -v b="${redw[-1]}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')")
+	pair_x+=("$(awk -v a="${ours[-1]}" -v b="${red[-1]}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')")
 	# the same nodes without a replica's confirmation: no WAIT, the tail on the primary
-	nodes_down
-	nodes_up "?replicas=0"
-	nowait+=("$("$out/cluster_load" -t "$secs" "$list" 16 "nowait$round" | awk '{ printf "%.0f", $4 / $12 }')")
-	nodes_down
-	nodes_up ""
+	if [ "$round" -le 3 ]; then
+		nodes_down
+		nodes_up "?replicas=0"
+		nowait+=("$("$out/cluster_load" -t "$secs" "$list" 16 "nowait$round" | awk '{ printf "%.0f", $4 / $12 }')")
+		nodes_down
+		nodes_up ""
+	fi
 done
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
-ratio=$(div "$(median "${ours[@]}")" "$(median "${red[@]}")")
-ratio_w=$(div "$(median "${ours[@]}")" "$(median "${redw[@]}")")
+ratio=$(median "${pair_x[@]}")
+ratio_w=$(median "${pair_w[@]}")
+range() { printf '%s\n' "$@" | sort -n | sed -n '1p;$p' | paste -sd- -; }
 
 say "section 10: visibility lag, node 1 -> node 2"
 idle=$("$out/edit_lag" "${ports[0]}" "${ports[1]}" lag-idle 500)
@@ -152,9 +158,9 @@ pick() { echo "$1" | awk -v w="$2" '$1 == w { printf "%s / %s ms (max %s)", $3, 
 	echo "| --- | --- |"
 	echo "| acknowledged edits/s, 16 clients through 3 nodes, 1 edit per POST (primary fsync + read back from the replica) | **$(median "${ours[@]}")** (rounds: ${ours[*]}; edits per script call: ${per_group[*]}) |"
 	echo "| anchor: redis-benchmark XADD of the same entry (r 71 B, o 23 B), 16 clients, same primary, appendfsync always, replica attached | **$(median "${red[@]}")** (rounds: ${red[*]}) |"
-	echo "| ratio (target >= 0.8) | **${ratio}x** |"
+	echo "| ratio, median of the rounds' (each round: ours, then the anchors) | **${ratio}x** (rounds: ${pair_x[*]}) |"
 	echo "| anchor: Redis's own confirmed appends, XADD then WAIT 1 per op (bench/xadd_wait.c), 16 clients | **$(median "${redw[@]}")** (rounds: ${redw[*]}) |"
-	echo "| ratio to that | **${ratio_w}x** |"
+	echo "| ratio to that, median of the rounds' (target >= 1.0) | **${ratio_w}x** (rounds: ${pair_w[*]}; range $(range "${pair_w[@]}")) |"
 	echo "| the same nodes with \`?replicas=0\` (no WAIT, the tail reads the primary; the replica still attached) | $(median "${nowait[@]}") (rounds: ${nowait[*]}; $(div "$(median "${nowait[@]}")" "$(median "${red[@]}")")x of XADD) |"
 	echo "| CPU per acknowledged edit (user + system): primary / replica / the 3 nodes together | $(us_per $cpu_p $n_ours) / $(us_per $cpu_r $n_ours) / $(us_per $cpu_n $n_ours) us |"
 	echo "| CPU per XADD + WAIT 1 of the anchor: primary / replica | $(us_per $cpu_pw $n_w) / $(us_per $cpu_rw $n_w) us |"
@@ -163,7 +169,8 @@ pick() { echo "$1" | awk -v w="$2" '$1 == w { printf "%s / %s ms (max %s)", $3, 
 	echo "| the POST's own answer, idle: p50 / p99 | $(pick "$idle" ack_ms) |"
 	echo "| ... under the 16-client load | $(pick "$busy" ack_ms) |"
 	echo
-	echo "Targets: edits/s >= 0.8x Redis's XADD in the same run; visibility p99 < 50 ms."
+	echo "Targets: edits/s >= 1.0x of XADD + WAIT 1 (the same durability) and >= 0.8x of plain XADD"
+	echo "in the same run; visibility p99 < 50 ms."
 	echo "redis-benchmark's XADD is not confirmed by the replica; an acknowledged edit is (the node"
 	echo "reads it back from the replica, docs/edits.md): the second anchor shows what a replica's"
 	echo "confirmation (WAIT 1) costs Redis alone."

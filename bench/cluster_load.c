@@ -2,7 +2,7 @@
  * cluster_load.c - edit load against several nodes of one world, for
  * tests/cluster.sh and bench/cluster.sh.
  *
- *   cluster_load [-p] [-l] [-n BATCHES] [-t SECONDS] [-w MS] [-r METRES] [-a ACKS] PORTS CLIENTS WORLD
+ *   cluster_load [-p] [-h] [-l] [-n BATCHES] [-t SECONDS] [-w MS] [-r METRES] [-a ACKS] PORTS CLIENTS WORLD
  *
  * CLIENTS clients (one epoll thread, as bench/edit_load.c) each post one
  * one-edit batch at a time to 127.0.0.1 at a node of PORTS (comma-
@@ -13,7 +13,8 @@
  * 5 s costs that batch (counted as an error) and the client goes on. Stops
  * after BATCHES batches, after SECONDS, or on SIGTERM/SIGINT, waiting for
  * the answers in flight. ACKS gets one line per acknowledged (200) batch:
- * "first_seq x_mm z_mm radius_mm", what the log must hold at first_seq.
+ * "first_seq x_mm z_mm radius_mm", what the log must hold at first_seq,
+ * and with -h the world hash after the batch as a fifth column.
  * Prints "sent N ok N unavailable N other N errors N seconds S" and, with
  * -l, the latency percentiles of the acknowledged batches.
  */
@@ -54,6 +55,7 @@ static const char *world;
 static volatile sig_atomic_t stop;
 static long sent, ok, unavailable, other, errors;
 static FILE *acks;
+static int hashes;      /* -h: acks carry the world hash after the batch */
 static double *lat;
 static size_t nlat, caplat;
 
@@ -159,8 +161,13 @@ static void answered(struct client *c)
 	const char *f = strstr(c->buf, "\"first_seq\":");
 
 	if (status == 200 && f) {
+		const char *h = strstr(c->buf, "\"world_hash\":\"");
+
 		ok++;
-		if (acks)
+		if (acks && hashes)
+			fprintf(acks, "%lld %lld %lld %lld %.16s\n", atoll(f + 12), c->x_mm, c->z_mm,
+				c->r_mm, h ? h + 14 : "-");
+		else if (acks)
 			fprintf(acks, "%lld %lld %lld %lld\n", atoll(f + 12), c->x_mm, c->z_mm,
 				c->r_mm);
 		if (nlat == caplat) {
@@ -227,8 +234,10 @@ int main(int argc, char **argv)
 	int clients, ep, opt, busy, show_lat = 0;
 	char *p;
 
-	while ((opt = getopt(argc, argv, "pln:t:w:a:r:")) != -1) {
-		if (opt == 'r')
+	while ((opt = getopt(argc, argv, "phln:t:w:a:r:")) != -1) {
+		if (opt == 'h')
+			hashes = 1;
+		else if (opt == 'r')
 			range_m = atol(optarg) > 0 ? atol(optarg) : 1;
 		else if (opt == 'p')
 			pin = 1;
@@ -246,7 +255,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (argc - optind != 3) {
-		fprintf(stderr, "usage: cluster_load [-p] [-l] [-n BATCHES] [-t SECONDS] [-w MS] "
+		fprintf(stderr, "usage: cluster_load [-p] [-h] [-l] [-n BATCHES] [-t SECONDS] [-w MS] "
 			"[-r METRES] [-a ACKS] PORTS CLIENTS WORLD\n");
 		return 2;
 	}
@@ -295,8 +304,8 @@ int main(int argc, char **argv)
 	       unavailable, other, errors, now() - t0);
 	if (show_lat && nlat) {
 		qsort(lat, nlat, sizeof(*lat), cmp);
-		printf("latency_ms p50 %.2f p99 %.2f\n", 1e3 * lat[nlat / 2],
-		       1e3 * lat[nlat * 99 / 100]);
+		printf("latency_ms p50 %.2f p99 %.2f p999 %.2f max %.2f\n", 1e3 * lat[nlat / 2],
+		       1e3 * lat[nlat * 99 / 100], 1e3 * lat[nlat * 999 / 1000], 1e3 * lat[nlat - 1]);
 	}
 	if (acks)
 		fclose(acks);

@@ -1,13 +1,14 @@
 /*
  * edit_load.c - the edit load generator of bench/edits.sh.
  *
- *   edit_load PORT CLIENTS BATCHES EDITS_PER_BATCH WORLD
+ *   edit_load PORT CLIENTS BATCHES EDITS_PER_BATCH WORLD [SPAN_M]
  *
  * CLIENTS kept-alive connections to 127.0.0.1:PORT, driven by one thread
  * with epoll the way redis-benchmark drives Redis, so that the two servers
  * are loaded alike: each connection posts a batch of EDITS_PER_BATCH raise
  * brushes and waits for the answer before sending the next, so every edit
  * counted was acknowledged (in the fsync'd log). BATCHES batches in all.
+ * Brushes fall in a SPAN_M square centred on the origin (100000).
  * Prints "edits N ok N seconds S".
  */
 #define _GNU_SOURCE
@@ -33,6 +34,7 @@ struct conn {
 };
 
 static int per_batch;
+static int span = 100000;   /* brushes in a SPAN x SPAN metre square */
 static const char *world;
 static long ok_batches, ok_edits;
 
@@ -55,8 +57,8 @@ static void send_batch(struct conn *c)
 		c->rng = x;
 		len += (size_t)sprintf(body + len, "%s{\"op\":\"raise\",\"x\":%d.5,\"z\":%d,"
 				       "\"radius\":%d,\"strength\":0.25}", k ? "," : "",
-				       (int)(x % 100000) - 50000,
-				       (int)((x >> 20) % 100000) - 50000,
+				       (int)(x % (unsigned)span) - span / 2,
+				       (int)((x >> 20) % (unsigned)span) - span / 2,
 				       1 + (int)((x >> 40) % 8));
 	}
 	len += (size_t)sprintf(body + len, "]}");
@@ -115,10 +117,13 @@ int main(int argc, char **argv)
 	long batches, sent = 0, done = 0;
 	int clients, ep;
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: edit_load PORT CLIENTS BATCHES EDITS_PER_BATCH WORLD\n");
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: edit_load PORT CLIENTS BATCHES EDITS_PER_BATCH WORLD"
+			" [SPAN_M]\n");
 		return 2;
 	}
+	if (argc == 7 && (span = atoi(argv[6])) < 2)
+		span = 2;
 	a.sin_family = AF_INET;
 	a.sin_port = htons((unsigned short)atoi(argv[1]));
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -26,7 +26,9 @@
 #                binary of the tree before) when set
 #  13. maps      a cold web map tile (Terrarium, shaded; PNG) beside a cold LOD-0 tile
 #  14. cluster   bench/cluster.sh: 3 nodes on one Redis edit log: edits/s vs Redis XADD,
-#                visibility lag across nodes
+#                visibility lag across nodes; bench/late_joiner.sh: a node joining after
+#                10^6 and 10^7 edits, append latency while snapshots are shared;
+#                bench/redis_memory.sh: Redis used_memory over 12 snapshot cycles
 #  15. precision bench/precision.sh: bytes and requests per player-minute of a 20 m/s
 #                walk, today's client beside far rings at ?precision=; zstd per LOD
 #                and precision beside PNG16; local mode (--local) in a world with 1% of
@@ -430,7 +432,8 @@ for s in $sections; do
 	   say "section 13: map tiles"
 	   run "$out/maps_bench" | table | emit ;;
 	14) bash "$here/cluster.sh" "$build" | emit || say "section 14: bench/cluster.sh failed (exit $?)"
-	    bash "$here/late_joiner.sh" "$build" | emit || say "section 14: bench/late_joiner.sh failed (exit $?)" ;;
+	    bash "$here/late_joiner.sh" "$build" | emit || say "section 14: bench/late_joiner.sh failed (exit $?)"
+	    bash "$here/redis_memory.sh" "$build" | emit || say "section 14: bench/redis_memory.sh failed (exit $?)" ;;
 	15) section "15. Fewer bytes per player: coarser heights for far rings (issue 20)"
 	    if bash "$here/precision.sh" "$build" >"$out/precision.out"; then
 		    table <"$out/precision.tsv" | emit

@@ -197,6 +197,37 @@ static void share(void *arg, uint8_t *buf, size_t len, uint64_t edits, const cha
 	journal_snapshot_put(e->log, buf, len, edits, pos);
 }
 
+static void compacted(void *arg, int status, uint64_t dropped, const char *why)
+{
+	(void)arg;
+	if (status)
+		fprintf(stderr, "terrain-server: edit log: not compacted below the snapshot (%s);"
+			" the next snapshot tries again\n", why);
+	else
+		fprintf(stderr, "terrain-server: edit log: compacted below the snapshot: %llu"
+			" batches dropped\n", (ull)dropped);
+}
+
+/* --compact-log 1 with the file log: each snapshot written (and fsync'd)
+ * lets the log drop what it holds, while serving. Not when the log holds
+ * batches this server skipped (generators it lacks): they are in no
+ * snapshot. */
+static void compact_below(void *arg, uint8_t *buf, size_t len, uint64_t edits, const char *pos)
+{
+	struct edits *e = arg;
+	int rc;
+
+	(void)len;
+	(void)edits;
+	free(buf);
+	if (e->skipped)
+		return;
+	rc = journal_compact_to(e->log, pos, compacted, e);
+	if (rc && rc != ERR_INVAL)
+		fprintf(stderr, "terrain-server: edit log: not compacted below the snapshot (%s)\n",
+			err_str(rc));
+}
+
 /* Where the log is, for a snapshot cut now. */
 static void position(void *arg, char *pos, size_t cap)
 {
@@ -306,8 +337,10 @@ void edits_use_snapshots(struct edits *e, struct snapshots *s, int compact)
 	e->snaps = s;
 	e->compact = compact;
 	if (journal_shares_snapshots(e->log)) {
-		snapshots_on_written(s, share, position, e);
+		snapshots_on_written(s, share, position, 1, e);
 		journal_on_restore(e->log, restore, e);
+	} else if (compact) {
+		snapshots_on_written(s, compact_below, position, 0, e);
 	}
 }
 
@@ -1132,7 +1165,8 @@ void edits_stats(const struct edits *e, struct metrics_edit_stats *es)
 					   e->log ? journal_base(e->log) : 0, sn.written,
 					   sn.failed, sn.edits, sn.bytes, sn.ms, sn.load_ms,
 					   ls.backend, !ls.down && !ls.failed, ls.followed, head,
-					   head - ls.followed, ls.reconnects, ls.rtt_us };
+					   head - ls.followed, ls.reconnects, ls.rtt_us, ls.restores,
+					   ls.shared };
 }
 
 void edits_close_log(struct edits *e)

@@ -26,6 +26,9 @@ struct journal {
 	uint64_t followed;
 	journal_restore_fn restore;
 	void *restore_arg;
+	uint64_t base0;          /* journal_base() when the replay began */
+	uint64_t seen;           /* records handed to follow since open */
+	int in_follow;           /* follow is running */
 };
 
 /* One append waiting for its backend. */
@@ -93,7 +96,10 @@ static int follow_record(struct journal *l, const uint8_t *rec, size_t len, int 
 
 	if (batch_decode(rec, len, &b))
 		return ERR_CORRUPT;
+	l->in_follow = 1;
 	rc = l->follow(l->arg, &b, flags);
+	l->in_follow = 0;
+	l->seen++;
 	if (rc == 0) {
 		l->followed++;
 		if (first)
@@ -139,6 +145,7 @@ int journal_replay(struct journal *l, struct journal_replay_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (l->replayed)
 		return ERR_INVAL;
+	l->base0 = journal_base(l);
 	rc = l->ops->replay(l->be, replay_record, &r, st);
 	if (rc == 0)
 		l->replayed = 1;
@@ -282,6 +289,22 @@ void journal_position(const struct journal *l, char *pos, size_t cap)
 		pos[0] = '\0';
 	if (l->ops->position)
 		l->ops->position(l->be, pos, cap);
+	else
+		snprintf(pos, cap, "%llu", (unsigned long long)(l->base0 + l->seen + l->in_follow));
+}
+
+int journal_compact_to(struct journal *l, const char *pos, journal_compacted_fn done, void *arg)
+{
+	unsigned long long at;
+	uint64_t base = journal_base(l);
+	char *end;
+
+	if (!l->ops->compact_live || !pos || !pos[0] || pos[0] == '-' || l->failed)
+		return ERR_INVAL;
+	at = strtoull(pos, &end, 10);
+	if (*end || at <= base)
+		return ERR_INVAL;
+	return l->ops->compact_live(l->be, at - base, done, arg);
 }
 
 int journal_start_at(struct journal *l, const char *pos)

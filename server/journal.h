@@ -75,6 +75,10 @@ struct journal_stats {
 	uint64_t followed;       /* batches followed since open, replay too */
 	uint64_t reconnects;     /* connections to a shared log made again */
 	uint64_t rtt_us;         /* last round trip to a shared log, us */
+	uint64_t restores;       /* a shared log: restores from its snapshot
+				    after falling behind its trim */
+	uint64_t shared;         /* a shared log: snapshots of this node's it
+				    took */
 	int down;                /* 0, or ERR_AGAIN while the log is out of
 				    reach (edits get 503; it retries) */
 	int failed;              /* 0, or the ERR_* that failed the log */
@@ -169,10 +173,22 @@ int journal_shares_snapshots(const struct journal *l);
 
 /*
  * Where the log is: the position after the last batch followed, as text
- * (a shared log's entry id; "" for a log without positions), for a
- * snapshot cut now (snapshots.h keeps it in the file).
+ * (a shared log's entry id; the file log's count of records from its
+ * very first, those compacted away included), for a snapshot cut now
+ * (snapshots.h keeps it in the file). Inside follow, the batch being
+ * followed counts as followed.
  */
 void journal_position(const struct journal *l, char *pos, size_t cap);
+
+/*
+ * While serving: drop from the log every batch before pos (a position of
+ * journal_position(), the cut of a snapshot written and fsync'd), in the
+ * background, appends going on; done(arg, status, dropped, why) on the
+ * loop thread when it ended. 0, or ERR_INVAL when the backend cannot (a
+ * shared log trims itself), pos holds nothing to drop, or one is running.
+ */
+typedef void (*journal_compacted_fn)(void *arg, int status, uint64_t dropped, const char *why);
+int journal_compact_to(struct journal *l, const char *pos, journal_compacted_fn done, void *arg);
 
 /*
  * Before the replay: the worlds were restored from a snapshot cut at pos
@@ -226,9 +242,13 @@ struct journal_ops {
 	int (*snapshot_get)(void *be, uint8_t **buf, size_t *len, char *err, size_t errlen);
 	void (*snapshot_put)(void *be, uint8_t *buf, size_t len, uint64_t edits,
 			     const char *pos);
-	/* Optional (NULL: no positions): journal_position(), journal_start_at(). */
+	/* Optional (NULL: no positions of its own, journal.c counts records):
+	 * journal_position(), journal_start_at(). */
 	void (*position)(void *be, char *pos, size_t cap);
 	int (*start_at)(void *be, const char *pos);
+	/* Optional (NULL: cannot): drop the first n records while serving, as
+	 * journal_compact_to() (the file backend: store_compact_live()). */
+	int (*compact_live)(void *be, uint64_t n, journal_compacted_fn done, void *arg);
 };
 
 /*

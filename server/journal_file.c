@@ -58,9 +58,14 @@ static uint64_t file_base(void *be)
 	return store_base(be);
 }
 
+static int file_compact_live(void *be, uint64_t n, journal_compacted_fn done, void *arg)
+{
+	return store_compact_live(be, n, done, arg);
+}
+
 static const struct journal_ops file_ops = {
 	"file", file_replay, file_append, file_stats, file_close, file_compact, file_base,
-	NULL, NULL, NULL, NULL,
+	NULL, NULL, NULL, NULL, file_compact_live,
 };
 
 int journal_file_open(const char *dir, struct uv_loop_s *loop,

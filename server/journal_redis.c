@@ -5,26 +5,32 @@
  * share journal_redis_int.h).
  *
  * Keys (in database DB of the spec):
- *   terrain:log       a stream; one entry per batch: r (the canonical
- *                     record, common/batch.h), o (who appended it)
+ *   terrain:log       a stream; one entry per batch: r (its record,
+ *                     common/batch.h), s (its first sequence number,
+ *                     written into r by readers), o (who appended it)
  *   terrain:heads     a hash: world ("gen:seed") -> its last sequence
  *   terrain:identity  what every node must agree on (journal_open())
+ *   terrain:snapshot:meta, terrain:snapshot:NODE:N
+ *                     the shared snapshot (journal_redis_snap.c)
  *
  * An append runs one Lua script (EVALSHA) that gives the batch the next
- * sequence numbers of its world, writes them into the record, adds it to
- * the stream and moves the head: Redis runs scripts one at a time, so the
- * order is global and no two nodes can take one sequence. Appends made in
- * one turn of the loop go together in one call (group commit). The tail
- * (XREAD BLOCK on its own connection) reads from an online replica,
- * checked with a ROLE behind every read, so that a node applies only what
- * a replica has; it delivers every entry, its own included, to
- * journal_deliver() in stream order. An append is done when the script
- * answered (with appendfsync always, after the primary's fsync) and the
- * tail has read it back from the replica and followed it: that read is
- * the replica's confirmation. With ?replicas=N above 1, a WAIT N for each
- * group must confirm it too; with 0 the tail reads from the primary. This file holds the appends, the tail and the backend's
+ * sequence numbers of its world, logs it with the first of them and moves
+ * the head: Redis runs scripts one at a time, so the order is global and
+ * no two nodes can take one sequence. Appends made in one turn of the
+ * loop go together in one call (group commit). The tail (XREAD BLOCK on
+ * its own connection) reads from an online replica, checked with a ROLE
+ * behind every read, so that a node applies only what a replica has, and
+ * with a check that the log was not trimmed past where it read (else the
+ * node restores from the shared snapshot); it delivers every entry, its
+ * own included, to journal_deliver() in stream order. An append is done
+ * when the script answered (with appendfsync always, after the primary's
+ * fsync) and the tail has read it back from the replica and followed it:
+ * that read is the replica's confirmation. With ?replicas=N above 1, a
+ * WAIT N for each group must confirm it too; with 0 the tail reads from
+ * the primary. This file holds the appends, the tail and the backend's
  * operations; journal_redis_primary.c the spec, the start-up and the
- * connection to the primary; redis_conn.c the connections themselves.
+ * connection to the primary; journal_redis_snap.c the shared snapshot;
+ * redis_conn.c the connections themselves.
  */
 #include "journal.h"
 
@@ -144,7 +150,6 @@ static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_se
 	snprintf(a->world, sizeof(a->world), "%.*s:%llu", (int)b.gen_len, b.gen, (ull)b.seed);
 	snprintf(a->origin, sizeof(a->origin), "%s:%llu", g->node, (ull)a->tag);
 	snprintf(a->count, sizeof(a->count), "%u", (unsigned)b.count);
-	snprintf(a->off, sizeof(a->off), "%zu", 2 + b.gen_len + 8);
 	memcpy(a->rec, rec, len);
 	if (g->end)
 		g->end->next = a;
@@ -172,6 +177,7 @@ static void on_script(struct redis_conn *c, redisReply *r, void *arg)
 	struct rlog *g = c->owner;
 	int ok = is(r, REDIS_REPLY_ARRAY) && r->elements == 2 * call->n;
 	size_t k;
+
 
 	if (is(r, REDIS_REPLY_ERROR)) {
 		fprintf(stderr, "terrain-server: edit log %s: append refused: %s\n", g->name,
@@ -236,8 +242,8 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 static int send_call(struct rlog *g, struct rappend **from)
 {
 	struct rcall *call = malloc(sizeof(*call));
-	const char **argv = malloc((5 + 5 * CALL_MAX) * sizeof(*argv));
-	size_t *lens = malloc((5 + 5 * CALL_MAX) * sizeof(*lens)), n = 0, k = 5;
+	const char **argv = malloc((5 + 4 * CALL_MAX) * sizeof(*argv));
+	size_t *lens = malloc((5 + 4 * CALL_MAX) * sizeof(*lens)), n = 0, k = 5;
 	struct rappend *a;
 	int rc = ERR_NOMEM;
 
@@ -246,13 +252,12 @@ static int send_call(struct rlog *g, struct rappend **from)
 		argv[4] = KEY_HEADS;
 		for (k = 0; k < 5; k++)
 			lens[k] = strlen(argv[k]);
-		for (a = *from; a && n < CALL_MAX; a = a->next, k += 5) {
+		for (a = *from; a && n < CALL_MAX; a = a->next, k += 4) {
 			call->a[n++] = a;
 			argv[k] = a->world, lens[k] = strlen(a->world);
 			argv[k + 1] = (const char *)a->rec, lens[k + 1] = a->len;
 			argv[k + 2] = a->origin, lens[k + 2] = strlen(a->origin);
 			argv[k + 3] = a->count, lens[k + 3] = strlen(a->count);
-			argv[k + 4] = a->off, lens[k + 4] = strlen(a->off);
 		}
 		call->n = n;
 		rc = redis_conn_command(&g->cmd, g->timeout_ms, on_script, call, (int)k, argv, lens);
@@ -271,8 +276,15 @@ static int send_call(struct rlog *g, struct rappend **from)
 	return 0;
 }
 
-/* Send every append not yet sent in one script call (or a few), then,
- * when more than one replica must confirm, one WAIT for them all. */
+/*
+ * Send every append not yet sent in one script call (or a few), then,
+ * when more than one replica must confirm, one WAIT for them all. Each
+ * turn of this loop sends its own group at once, even while earlier ones
+ * are in flight: Redis reads every command that waits when its turn
+ * begins, so a group sent early joins the primary's next fsync, where one
+ * held back for the answer to the last (tried: one group in flight) comes
+ * a round trip late and waits for the fsync after it.
+ */
 static void flush(struct rlog *g)
 {
 	struct rappend *a;
@@ -333,7 +345,7 @@ static void drop_held(struct rlog *g)
 
 /* Copy the entries of an XREAD answer: hiredis frees it on return, and
  * they wait for the ROLE answer behind it. */
-static int hold(struct rlog *g, const redisReply *v)
+static int hold(struct rlog *g, redisReply *v)
 {
 	size_t k;
 
@@ -419,7 +431,8 @@ void journal_redis__tail_read(struct rlog *g)
 	if (g->tail_reading || g->behind || g->stopped || g->closing || !redis_conn_up(&g->tail))
 		return;
 	snprintf(g->read_from, sizeof(g->read_from), "%s", g->last_id);
-	nc = journal_redis__check_cmd(g->read_from, check, clens);
+	g->read_full = g->check_full;
+	nc = journal_redis__check_cmd(g->read_from, g->read_full, check, clens);
 	for (k = 0; k < ARRAY_LEN(argv); k++)
 		lens[k] = strlen(argv[k]);
 	g->check_ok = 0;
@@ -437,7 +450,7 @@ static void on_tail_check(struct redis_conn *c, redisReply *r, void *arg)
 	struct rlog *g = arg;
 
 	(void)c;
-	g->check_ok = journal_redis__check_ok(g->read_from, r);
+	g->check_ok = journal_redis__check_ok(g->read_from, g->read_full, r);
 }
 
 static void on_xread(struct redis_conn *c, redisReply *r, void *arg)
@@ -487,9 +500,19 @@ static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg)
 	}
 	if (!g->check_ok) {
 		drop_held(g);
+		if (g->restored_at[0] && !strcmp(g->read_from, g->restored_at)) {
+			/* the log lacks the position of its own snapshot */
+			fprintf(stderr, "terrain-server: edit log %s: the log does not hold entry %s,"
+				" where its shared snapshot was cut (a failover lost it?); edits"
+				" are refused until a restart\n", g->name, g->read_from);
+			g->stopped = 1;
+			return;
+		}
 		journal_redis__fell_behind(g);
 		return;
 	}
+	g->restored_at[0] = '\0';
+	g->check_full = 0;
 	deliver_held(g);
 	if (g->stopped)
 		return;
@@ -535,6 +558,7 @@ static void tail_connect(struct redis_conn *c)
 		return;
 	}
 	g->tail_at = *a;
+	g->check_full = 1; /* a new connection: maybe after a failover */
 	redis_conn_open(c, a->host, a->port);
 	journal_redis__hello(c, &g->data, g->db, on_tail_hello);
 	redis_conn_command(c, g->timeout_ms, on_tail_hello, "XLEN", 2, len,
@@ -575,6 +599,8 @@ static void rl_stats(void *be, struct journal_stats *st)
 	st->last_commit = g->last_commit;
 	st->reconnects = g->cmd.reconnects + g->tail.reconnects;
 	st->rtt_us = g->rtt_us;
+	st->restores = g->restores;
+	st->shared = g->puts;
 	st->down = g->cmd_ready && g->tail_ready && !g->behind ? 0 : ERR_AGAIN;
 	st->failed = g->stopped ? ERR_IO : 0;
 }
@@ -598,6 +624,8 @@ static void rl_close(void *be)
 	journal_redis__snap_release(g);
 	if (g->snap_timer)
 		uv_close((uv_handle_t *)g->snap_timer, free_handle);
+	if (g->put_timer)
+		uv_close((uv_handle_t *)g->put_timer, free_handle);
 	if (g->flush)
 		uv_close((uv_handle_t *)g->flush, free_handle);
 	if (g->expiry)
@@ -638,6 +666,7 @@ static uint64_t rl_base(void *be)
 static const struct journal_ops redis_ops = {
 	"redis", journal_redis__replay, rl_append, rl_stats, rl_close, NULL, rl_base,
 	journal_redis__snapshot_get, journal_redis__snapshot_put, rl_position, rl_start_at,
+	NULL,
 };
 
 int journal_redis_open(const char *spec, const struct journal_auth *auth,
@@ -665,7 +694,9 @@ int journal_redis_open(const char *spec, const struct journal_auth *auth,
 	g->expiry = malloc(sizeof(*g->expiry));
 	g->beat = malloc(sizeof(*g->beat));
 	g->snap_timer = malloc(sizeof(*g->snap_timer));
-	rc = !g->identity || !g->flush || !g->expiry || !g->beat || !g->snap_timer ? ERR_NOMEM :
+	g->put_timer = malloc(sizeof(*g->put_timer));
+	rc = !g->identity || !g->flush || !g->expiry || !g->beat || !g->snap_timer ||
+	     !g->put_timer ? ERR_NOMEM :
 	     redis_conn_init(&g->cmd, loop, "primary", journal_redis__primary_down, g) ||
 	     redis_conn_init(&g->tail, loop, "tail", tail_down, g) ||
 	     redis_conn_init(&g->sent, loop, "sentinel", journal_redis__sentinel_down, g) ||
@@ -676,8 +707,9 @@ int journal_redis_open(const char *spec, const struct journal_auth *auth,
 		free(g->expiry);
 		free(g->beat);
 		free(g->snap_timer);
+		free(g->put_timer);
 		g->flush = NULL;
-		g->expiry = g->beat = g->snap_timer = NULL;
+		g->expiry = g->beat = g->snap_timer = g->put_timer = NULL;
 		rl_close(g);
 		return rc;
 	}
@@ -685,11 +717,14 @@ int journal_redis_open(const char *spec, const struct journal_auth *auth,
 	uv_timer_init(loop, g->expiry);
 	uv_timer_init(loop, g->beat);
 	uv_timer_init(loop, g->snap_timer);
+	uv_timer_init(loop, g->put_timer);
 	uv_unref((uv_handle_t *)g->flush);
 	uv_unref((uv_handle_t *)g->expiry);
 	uv_unref((uv_handle_t *)g->beat);
 	uv_unref((uv_handle_t *)g->snap_timer);
+	uv_unref((uv_handle_t *)g->put_timer);
 	g->flush->data = g->expiry->data = g->beat->data = g->snap_timer->data = g;
+	g->put_timer->data = g;
 	*ops = &redis_ops;
 	*be = g;
 	return 0;

@@ -1,8 +1,10 @@
 /*
  * journal_redis_int.h - what the files of the shared edit log in Redis
- * share: journal_redis.c (appends, the tail, the backend's operations)
- * and journal_redis_primary.c (the spec, the start-up, the connection to
- * the primary). Not an interface: journal.h is.
+ * share: journal_redis.c (appends, the tail, the backend's operations),
+ * journal_redis_primary.c (the spec and credentials, the start-up, the
+ * connection to the primary) and journal_redis_snap.c (the shared
+ * snapshot, the trim, the restore of a node behind it). Not an
+ * interface: journal.h is.
  */
 #ifndef JOURNAL_REDIS_INT_H
 #define JOURNAL_REDIS_INT_H
@@ -60,7 +62,7 @@ struct rappend {
 	int in_cmd;                      /* its script's reply is due */
 	int logged, acked, followed, orphan;
 	char world[300];                 /* the script's arguments */
-	char origin[40], count[8], off[8];
+	char origin[40], count[8];
 	size_t len;
 	uint8_t rec[];
 };
@@ -102,8 +104,12 @@ struct rlog {
 	char read_from[48];              /* last_id of the read in flight */
 	int tail_reading;                /* a read is in flight on the tail */
 	int check_ok;                    /* its check: the log still holds it */
+	int check_full, read_full;       /* the next read's check is full (a new
+					    connection); the one in flight's */
 	int behind;                      /* the log was trimmed past last_id:
 					    restoring from the shared snapshot */
+	char restored_at[48];            /* the snapshot's position restored from,
+					    until a read from it succeeds */
 	int started_at;                  /* the replay read on from a snapshot's
 					    position (journal_start_at()) */
 	int trimmed;                     /* the log has been trimmed (start-up) */
@@ -111,6 +117,7 @@ struct rlog {
 	struct rsnap_put *put, *put_next;    /* being sent, waiting to be */
 	struct rsnap_get *get;               /* being fetched (behind) */
 	struct uv_timer_s *snap_timer;       /* the next try of a fetch */
+	struct uv_timer_s *put_timer;        /* the next try of a snapshot sent */
 	uint64_t puts, put_seq, restores;
 	struct held *held;               /* read, waiting for the tail's ROLE */
 	size_t nheld, capheld;
@@ -161,9 +168,10 @@ void journal_redis__sentinel_down(struct redis_conn *c, const char *why);
 void journal_redis__beat(struct uv_timer_s *t);
 void journal_redis__send_beat(struct rlog *g);
 
-/* Entry [id, [field, value, ...]] of a stream: its id, r and o (NULL
- * when missing). 0 or ERR_CORRUPT (no r). */
-int journal_redis__entry_fields(const struct redisReply *e, const char **id,
+/* Entry [id, [field, value, ...]] of a stream: its id, r (its first
+ * sequence number written in from s) and o (NULL when missing). 0 or
+ * ERR_CORRUPT. */
+int journal_redis__entry_fields(struct redisReply *e, const char **id,
 				const struct redisReply **rec, const struct redisReply **tag);
 
 /* ROLE: whether the server is a primary; its online replicas into g. */
@@ -192,11 +200,17 @@ extern const char *const journal_redis__meta_argv[];
  * ERR_CORRUPT. */
 int journal_redis__meta(const struct redisReply *r, struct snap_meta *m);
 
-/* The check behind every read of the log from id (exclusive): that the
- * log still holds id (XRANGE id id), or for "0-0" that it was never
- * trimmed (HGET meta trim). argv/lens get its argc words (at most 4). */
-int journal_redis__check_cmd(const char *id, const char **argv, size_t *lens);
-int journal_redis__check_ok(const char *id, const struct redisReply *r);
+/*
+ * The check behind every read of the log from id (exclusive): with full,
+ * that the log still holds id (XRANGE id id: nothing after it was trimmed
+ * or lost in a failover); else that it was not trimmed past id (HGET meta
+ * trim, compared: a third of the cost, enough once a full check passed on
+ * the connection, since only a failover, which breaks it, loses entries);
+ * for "0-0" that it was never trimmed. argv/lens get its argc words (at
+ * most 4); check_ok says whether the answer r passes.
+ */
+int journal_redis__check_cmd(const char *id, int full, const char **argv, size_t *lens);
+int journal_redis__check_ok(const char *id, int full, const struct redisReply *r);
 
 /* The backend's snapshot_put (journal_ops). */
 void journal_redis__snapshot_put(void *be, uint8_t *buf, size_t len, uint64_t edits,

@@ -63,8 +63,13 @@ static const char commit_script[] =
 
 /* One snapshot being sent. */
 struct rsnap_put {
+	uv_work_t work;                  /* its checksum, off the loop */
+	struct rlog *g;                  /* NULL: the log closed while summing */
+	int summing;
 	uint8_t *buf;
 	size_t len, next, chunks;
+	size_t acked;                    /* chunks confirmed */
+	int tries, fresh;                /* fresh: the next chunk begins a try */
 	uint64_t edits, sum, t0;
 	char pos[48], key[160];
 };
@@ -113,11 +118,11 @@ int journal_redis__meta(const redisReply *r, struct snap_meta *m)
 	return 0;
 }
 
-int journal_redis__check_cmd(const char *id, const char **argv, size_t *lens)
+int journal_redis__check_cmd(const char *id, int full, const char **argv, size_t *lens)
 {
 	int n = 0;
 
-	if (!id[0] || !strcmp(id, "0-0")) {
+	if (!full || !id[0] || !strcmp(id, "0-0")) {
 		argv[n++] = "HGET", argv[n++] = KEY_META, argv[n++] = "trim";
 	} else {
 		argv[n++] = "XRANGE", argv[n++] = KEY_LOG, argv[n++] = id, argv[n++] = id;
@@ -127,11 +132,24 @@ int journal_redis__check_cmd(const char *id, const char **argv, size_t *lens)
 	return n;
 }
 
-int journal_redis__check_ok(const char *id, const redisReply *r)
+/* Stream ids a < b ("ms-seq"). */
+static int id_before(const char *a, const char *b)
+{
+	char *e;
+	unsigned long long am = strtoull(a, &e, 10), as = *e == '-' ? strtoull(e + 1, NULL, 10) : 0;
+	unsigned long long bm = strtoull(b, &e, 10), bs = *e == '-' ? strtoull(e + 1, NULL, 10) : 0;
+
+	return am < bm || (am == bm && as < bs);
+}
+
+int journal_redis__check_ok(const char *id, int full, const redisReply *r)
 {
 	if (!id[0] || !strcmp(id, "0-0"))
 		return is(r, REDIS_REPLY_NIL);
-	return is(r, REDIS_REPLY_ARRAY) && r->elements == 1;
+	if (full)
+		return is(r, REDIS_REPLY_ARRAY) && r->elements == 1;
+	/* trimmed below trim: id is still there unless it lies below */
+	return is(r, REDIS_REPLY_NIL) || (is(r, REDIS_REPLY_STRING) && !id_before(id, r->str));
 }
 
 /* ---- the connection ----------------------------------------------------------- */
@@ -180,6 +198,43 @@ void journal_redis__snapc_down(struct redis_conn *c, const char *why)
 
 static void put_next(struct rlog *g);
 static void send_chunk(struct rlog *g);
+static void commit(struct rlog *g);
+static void put_end(struct rlog *g, const char *why);
+
+#define PUT_TRIES 20   /* tries of one snapshot, a second apart */
+
+static void on_put_retry(uv_timer_t *t)
+{
+	struct rlog *g = t->data;
+
+	if (!g->put || g->closing)
+		return;
+	g->put->fresh = 1;
+	if (g->put->next < g->put->chunks)
+		send_chunk(g);
+	else
+		commit(g);
+}
+
+/*
+ * A chunk or the commit failed (why): the next snapshot, when one waits;
+ * else this one again a second later, from the first chunk not confirmed
+ * (all of them when the primary lost the ones sent: a failover).
+ */
+static void put_fail(struct rlog *g, const char *why, int from_scratch)
+{
+	struct rsnap_put *p = g->put;
+
+	if (g->put_next || g->closing || ++p->tries > PUT_TRIES) {
+		put_end(g, why);
+		return;
+	}
+	if (p->tries == 1)
+		fprintf(stderr, "terrain-server: edit log %s: sharing the snapshot: %s; trying"
+			" again\n", g->name, why);
+	p->next = p->acked = from_scratch ? 0 : p->acked;
+	uv_timer_start(g->put_timer, on_put_retry, 1000, 0);
+}
 
 static void put_end(struct rlog *g, const char *why)
 {
@@ -202,7 +257,7 @@ static void on_commit(struct redis_conn *c, redisReply *r, void *arg)
 	if (g->put != p)
 		return;
 	if (!r || is(r, REDIS_REPLY_ERROR)) {
-		put_end(g, r ? r->str : "no answer");
+		put_fail(g, r ? r->str : "no answer", r && strstr(r->str, "incomplete"));
 		return;
 	}
 	if (is(r, REDIS_REPLY_INTEGER) && r->integer == 1) {
@@ -229,10 +284,10 @@ static void commit(struct rlog *g)
 	snprintf(chunks, sizeof(chunks), "%zu", p->chunks);
 	for (k = 0; k < ARRAY_LEN(argv); k++)
 		lens[k] = strlen(argv[k]);
-	if (!g->snap_sha[0] ||
+	if (snapc_open(g) || !g->snap_sha[0] ||
 	    redis_conn_command(&g->snapc, g->timeout_ms, on_commit, p, (int)ARRAY_LEN(argv), argv,
 			       lens))
-		put_end(g, "the primary is out of reach");
+		put_fail(g, "the primary is out of reach", 0);
 }
 
 static void on_chunk(struct redis_conn *c, redisReply *r, void *arg)
@@ -243,9 +298,10 @@ static void on_chunk(struct redis_conn *c, redisReply *r, void *arg)
 	if (g->put != p)
 		return;
 	if (!r || is(r, REDIS_REPLY_ERROR)) {
-		put_end(g, r ? r->str : "the primary is out of reach");
+		put_fail(g, r ? r->str : "the primary is out of reach", 0);
 		return;
 	}
+	p->acked = p->next;
 	if (p->next < p->chunks)
 		send_chunk(g);
 	else
@@ -276,14 +332,44 @@ static void send_chunk(struct rlog *g)
 	     redis_conn_command(&g->snapc, 10 * g->timeout_ms, on_chunk, p, 4, argv,
 				(size_t[]){ 4, strlen(p->key), strlen(field), n });
 	if (rc) {
-		put_end(g, "the primary is out of reach");
+		put_fail(g, "the primary is out of reach", 0);
 		return;
 	}
-	if (p->next++ == 0)
+	p->next++;
+	if (p->fresh) /* the first chunk of a try: the TTL anew */
 		redis_conn_command(&g->snapc, g->timeout_ms, on_expire, p, 3, exp,
 				   (size_t[]){ 6, strlen(p->key), strlen(ttl) });
+	p->fresh = 0;
 }
 
+static void sum_work(uv_work_t *w)
+{
+	struct rsnap_put *p = container_of(w, struct rsnap_put, work);
+
+	p->sum = XXH3_64bits(p->buf, p->len);
+}
+
+static void sum_done(uv_work_t *w, int status)
+{
+	struct rsnap_put *p = container_of(w, struct rsnap_put, work);
+	struct rlog *g = p->g;
+
+	p->summing = 0;
+	if (!g) { /* the log closed meanwhile */
+		free(p->buf);
+		free(p);
+		return;
+	}
+	if (status) {
+		put_end(g, "cancelled");
+	} else {
+		p->fresh = 1;
+		send_chunk(g);
+	}
+}
+
+/* The next snapshot waiting: its checksum on a worker (a 120 MB one takes
+ * tens of milliseconds), then its chunks. */
 static void put_next(struct rlog *g)
 {
 	if (g->put || !g->put_next || g->closing)
@@ -291,8 +377,12 @@ static void put_next(struct rlog *g)
 	g->put = g->put_next;
 	g->put_next = NULL;
 	g->put->t0 = uv_hrtime();
-	g->put->sum = XXH3_64bits(g->put->buf, g->put->len);
-	send_chunk(g);
+	g->put->g = g;
+	g->put->summing = 1;
+	if (uv_queue_work(g->loop, &g->put->work, sum_work, sum_done)) {
+		g->put->summing = 0;
+		put_end(g, "out of memory");
+	}
 }
 
 void journal_redis__snapshot_put(void *be, uint8_t *buf, size_t len, uint64_t edits,
@@ -367,6 +457,8 @@ static void restored(struct rlog *g)
 		return;
 	}
 	snprintf(g->last_id, sizeof(g->last_id), "%s", q->m.id);
+	snprintf(g->restored_at, sizeof(g->restored_at), "%s", q->m.id);
+	g->check_full = 1; /* that the log holds the snapshot's own entry */
 	fprintf(stderr, "terrain-server: edit log %s: caught up from the shared snapshot (%llu"
 		" edits, %llu bytes, fetched in %.2f s); reading on from %s, edits again\n",
 		g->name, (ull)q->m.edits, (ull)q->m.bytes, (double)(uv_hrtime() - q->t0) / 1e9,
@@ -495,7 +587,10 @@ void journal_redis__fell_behind(struct rlog *g)
 
 void journal_redis__snap_release(struct rlog *g)
 {
-	if (g->put) {
+	if (g->put && g->put->summing) {
+		uv_cancel((uv_req_t *)&g->put->work);
+		g->put->g = NULL; /* sum_done() comes and frees it */
+	} else if (g->put) {
 		free(g->put->buf);
 		free(g->put);
 	}

@@ -122,8 +122,9 @@ static const struct option options[] = {
 	    "the background after N applied edits; start-up reads it plus the log after "
 	    "it (0: never)"),
 	OPT("compact-log", "TERRAIN_COMPACT_LOG", "0|1", "0", T_UINT, compact_log, 1,
-	    "at start, drop from the log the batches the snapshot holds (the history "
-	    "before it is then only in the snapshot: docs/edit-log.md)"),
+	    "drop from the file log the batches the snapshot holds, at start and after "
+	    "each snapshot while serving (the history before it is then only in the "
+	    "snapshot: docs/edit-log.md)"),
 	OPT("edit-rate", "TERRAIN_EDIT_RATE", "N", "1000", T_UINT, edit_rate, 1 << 30,
 	    "edits a second one client (address) may post, in bursts of 5 s; past it "
 	    "429 with Retry-After (0: no limit)"),

@@ -51,6 +51,8 @@ struct metrics_edit_stats {
 	uint64_t log_lag;         /* head - applied */
 	uint64_t log_reconnects;  /* connections to a shared log made again */
 	uint64_t log_rtt_us;      /* last round trip to a shared log */
+	uint64_t log_restores;    /* restores from a shared log's snapshot */
+	uint64_t log_shared;      /* snapshots of this node's a shared log took */
 };
 
 /* Most route labels a metrics object accepts. */

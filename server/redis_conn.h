@@ -1,7 +1,8 @@
 /*
  * redis_conn.h - one asynchronous Redis connection on the server's libuv
- * loop: hiredis 0.14's async API over its adapters/libuv.h, with what that
- * API lacks.
+ * loop: hiredis 0.14's async API on an event adapter of redis_conn.c's
+ * (as hiredis's adapters/libuv.h, but writing once per turn of the loop
+ * instead of asking for POLLOUT per command), with what that API lacks.
  *
  * Every command has a deadline: replies come in order, so one uv_timer
  * watches the oldest command in flight, and past its deadline the

@@ -85,6 +85,7 @@ struct snapshots {
 	snapshots_written_fn on_written;
 	snapshots_position_fn position;
 	void *written_arg;
+	int want_bytes;          /* on_written takes the file's bytes */
 	struct job *job;         /* the snapshot being written, or NULL */
 	int stopped, closing;
 	struct snapshots_stats st;
@@ -247,7 +248,7 @@ static void job_work(uv_work_t *w)
 		rc = store_snap_commit(j->w, &j->bytes);
 		j->w = NULL;
 		/* read back here, not on the loop: a shared log takes the bytes */
-		if (!rc && j->s->on_written &&
+		if (!rc && j->s->on_written && j->s->want_bytes &&
 		    store_snap_read(j->s->dir, &j->shared, &j->shared_len, msg, sizeof(msg)))
 			fprintf(stderr, "terrain-server: snapshot not shared: %s\n", msg);
 	}
@@ -303,7 +304,7 @@ static void job_done(uv_work_t *w, int status)
 		fprintf(stderr, "terrain-server: snapshot of %llu edits in %zu worlds, %zu chunks,"
 			" %llu bytes, in %llu ms\n", (ull)j->edits, j->nworlds, j->nchunks,
 			(ull)j->bytes, (ull)s->st.ms);
-		if (s->on_written && j->shared) {
+		if (s->on_written && (j->shared || !s->want_bytes)) {
 			uint8_t *buf = j->shared;
 
 			j->shared = NULL; /* the callback's now */
@@ -535,8 +536,9 @@ int snapshots_load(struct snapshots *s, struct snapshots_loaded *ld, char *msg, 
 }
 
 void snapshots_on_written(struct snapshots *s, snapshots_written_fn fn,
-			  snapshots_position_fn position, void *arg)
+			  snapshots_position_fn position, int want_bytes, void *arg)
 {
+	s->want_bytes = want_bytes;
 	s->on_written = fn;
 	s->position = position;
 	s->written_arg = arg;

@@ -97,16 +97,18 @@ void snapshots_stats(const struct snapshots *s, struct snapshots_stats *out);
  * hands them out) the local snapshot when it holds more edits than the
  * local one (or there is none, or it is damaged); 1 when it did, 0 when
  * not, else an ERR_*. Before snapshots_load(). on_written: fn(arg, bytes,
- * len, edits, pos) on the loop after each snapshot written here (bytes,
- * malloc'd, are fn's to free()), pos being what position(arg, pos,
- * SNAPSHOTS_POS) said at its cut and the file records (position NULL: "").
+ * len, edits, pos) on the loop after each snapshot written (and fsync'd)
+ * here, pos being what position(arg, pos, SNAPSHOTS_POS) said at its cut
+ * and the file records (position NULL: ""); with want_bytes, bytes
+ * (malloc'd, fn's to free()) are the file's, read back on the worker,
+ * else NULL.
  */
 int snapshots_offer(struct snapshots *s, const uint8_t *buf, size_t len);
 typedef void (*snapshots_written_fn)(void *arg, uint8_t *buf, size_t len,
 				     uint64_t edits, const char *pos);
 typedef void (*snapshots_position_fn)(void *arg, char *pos, size_t cap);
 void snapshots_on_written(struct snapshots *s, snapshots_written_fn fn,
-			  snapshots_position_fn position, void *arg);
+			  snapshots_position_fn position, int want_bytes, void *arg);
 
 /*
  * While serving: make every world of the snapshot buf (len bytes) what it

@@ -391,8 +391,20 @@ static void writer_main(void *arg)
 
 	uv_mutex_lock(&s->mu);
 	for (;;) {
-		while (!(s->kicked && s->queue.len) && !s->stop)
+		while (!(s->kicked && s->queue.len) && !s->stop && !s->swap)
 			uv_cond_wait(&s->wake, &s->mu);
+		if (s->swap) { /* a live compaction's new file, between commits */
+			if (s->stop)
+				store__swap_cancel(s);
+			else
+				store__swap(s);
+			if (s->stats.failed) {
+				move_all(&s->done, &s->queued, ERR_IO);
+				s->queue.len = 0;
+				uv_async_send(&s->hub->async);
+			}
+			continue;
+		}
 		if (!s->queue.len)
 			break;
 		linger(s);
@@ -619,6 +631,17 @@ static int start_writer(struct store *s, uv_loop_t *loop, char *err, size_t errl
 	return 0;
 }
 
+/* Remove DIR/edits.log.compact: a compaction that a crash cut short
+ * before its rename (the log is whole without it). Under the lock. */
+static void drop_leftover(struct store *s)
+{
+	char *tmp = store__join(s->dir, STORE_LOG_NAME ".compact");
+
+	if (tmp && unlink(tmp) == 0)
+		store__fsync_dir(s->dir);
+	free(tmp);
+}
+
 int store_open(const char *dir, struct uv_loop_s *loop,
 	       const struct store_options *opts, struct store **out, char *err,
 	       size_t errlen)
@@ -647,11 +670,17 @@ int store_open(const char *dir, struct uv_loop_s *loop,
 	else if (uv_cond_init(&s->wake) < 0) {
 		uv_mutex_destroy(&s->mu);
 		rc = ERR_NOMEM;
+	} else if (uv_cond_init(&s->swapped) < 0) {
+		uv_cond_destroy(&s->wake);
+		uv_mutex_destroy(&s->mu);
+		rc = ERR_NOMEM;
 	} else {
 		s->has_sync = 1;
 		if (!(rc = store__make_dirs(dir, err, errlen)) && !(rc = open_log(s, err, errlen)) &&
 		    !(rc = store__prepare_header(s, err, errlen)) && loop)
 			rc = start_writer(s, loop, err, errlen);
+		if (!rc)
+			drop_leftover(s); /* a compaction's, cut short by a crash */
 	}
 	if (rc) {
 		if (rc == ERR_NOMEM)
@@ -674,6 +703,7 @@ void store_close(struct store *s)
 		uv_cond_signal(&s->wake);
 		uv_mutex_unlock(&s->mu);
 		uv_thread_join(&s->writer);
+		store__compact_close(s);
 		deliver(s);
 	}
 	assert(!s->outstanding);
@@ -682,6 +712,7 @@ void store_close(struct store *s)
 	if (s->fd >= 0)
 		close(s->fd); /* releases the flock */
 	if (s->has_sync) {
+		uv_cond_destroy(&s->swapped);
 		uv_cond_destroy(&s->wake);
 		uv_mutex_destroy(&s->mu);
 	}

@@ -266,6 +266,23 @@ int store_compact(struct store *s, store_replay_fn keep, void *arg, uint64_t *dr
 		  char *err, size_t errlen);
 
 /*
+ * Compact while serving: drop the first n records of the log (a snapshot
+ * the caller wrote and fsync'd holds them) and return at once. A worker
+ * copies the rest into a new file while appends go on; the writer thread
+ * takes it between two commits (the next commit waits for the last few
+ * committed bytes to be copied, the rename and an fsync of the
+ * directory). A crash leaves the whole old log or the whole new one.
+ * done(arg, status, dropped, why) comes on the loop thread: 0 with the
+ * records dropped, or an ERR_* (why says what) with the log unchanged,
+ * except ERR_IO after the rename, which fails the store as a failed
+ * fsync does. 0, or ERR_INVAL (no loop, not replayed, closing, one is
+ * running, n is 0 or more than the log holds), ERR_NOMEM, the store's
+ * failure. store_close() waits for a running one (its done never comes).
+ */
+typedef void (*store_compacted_fn)(void *arg, int status, uint64_t dropped, const char *why);
+int store_compact_live(struct store *s, uint64_t n, store_compacted_fn done, void *arg);
+
+/*
  * Other files. The store is the one module that opens files, so every
  * path the server reads or writes goes through it: preset files, tiles
  * written by `generate`, the access log.

@@ -81,6 +81,11 @@ struct store {
 	int kicked;              /* the writer may commit the queue */
 	int stop;                /* the writer exits once the queue is empty */
 	struct store_stats stats;
+	/* live compaction (store_compact.c) */
+	struct store_compaction *compaction; /* running (loop thread), or NULL */
+	struct store_compaction *swap;   /* under mu: handed to the writer */
+	int compact_busy;                /* under mu: its worker has not ended */
+	uv_cond_t swapped;               /* the worker and store_close() wait here */
 };
 
 
@@ -97,5 +102,11 @@ int store__read_file_header(int fd, const char *path, char *err, size_t errlen);
 int store__zeros(const uint8_t *p, size_t n);
 int store__prepare_header(struct store *s, char *err, size_t errlen);
 uint64_t store__rec_sum(const uint8_t *len_and_payload, uint32_t len);
+
+/* store_compact.c: the writer takes a compacted file between commits (mu
+ * held), or cancels it at close; store_close() waits for the worker. */
+void store__swap(struct store *s);
+void store__swap_cancel(struct store *s);
+void store__compact_close(struct store *s);
 
 #endif

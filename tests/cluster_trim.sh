@@ -1,5 +1,4 @@
 #!/bin/bash
-# run: once
 # cluster_trim.sh - a shared Redis log that stops growing: three nodes
 # (snapshots every 300 edits) on a primary with a replica (real
 # redis-server on 127.0.0.1) under sustained edits. Checked: the shared
@@ -140,6 +139,9 @@ check "... reads kept working meanwhile" test "$(curl -s -o /dev/null -w '%{http
 gone() { ! kill -0 "$1" 2>/dev/null; }
 check "... its event stream was ended (clients resume from the snapshot)" wait_for 5 gone "$SSE"
 check "... it takes edits again" wait_for 15 healthy "${NPORT[c]}"
+check "... and counts the restore" has <(curl -s "http://127.0.0.1:${NPORT[c]}/metrics") '^terrain_edit_log_restores_total 1$'
+check "the sharing nodes count the snapshots the log took" has <(curl -s "http://127.0.0.1:${NPORT[a]}/metrics"; curl -s "http://127.0.0.1:${NPORT[b]}/metrics") '^terrain_edit_log_snapshots_shared_total [1-9]'
+
 kill -TERM "$LP"
 wait "$LP"
 cat "$TMP/load.log"

@@ -21,6 +21,7 @@
 
 #include "../server/journal.h"
 #include "../server/journal_redis_int.h"
+#include <hiredis/hiredis.h>
 #include "batch.h"
 #include "edit.h"
 #include "err.h"
@@ -322,11 +323,79 @@ static void test_journal_redis_spec_takes_credentials_and_hides_the_password(voi
 	free(g);
 }
 
+/* A string reply of n bytes at p (a copy: entry_fields() writes to it). */
+static redisReply *str_reply(const void *p, size_t n)
+{
+	redisReply *r = calloc(1, sizeof(*r));
+
+	r->type = REDIS_REPLY_STRING;
+	r->str = malloc(n + 1);
+	memcpy(r->str, p, n);
+	r->str[n] = '\0';
+	r->len = n;
+	return r;
+}
+
+static redisReply *arr_reply(size_t n)
+{
+	redisReply *r = calloc(1, sizeof(*r));
+
+	r->type = REDIS_REPLY_ARRAY;
+	r->elements = n;
+	r->element = calloc(n, sizeof(*r->element));
+	return r;
+}
+
+static void test_journal_redis_entries_carry_their_sequence_apart_from_the_record(void **state)
+{
+	uint8_t wire[EDIT_WIRE_SIZE], rec[256];
+	struct batch b = one(7, wire), got;
+	const redisReply *r, *tag;
+	redisReply *e, *f;
+	const char *id;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(batch_encode(&b, rec, sizeof(rec), &len), 0);
+	/* [id, [r, REC, s, 42, o, TAG]]: the record says 7, the log 42 */
+	e = arr_reply(2);
+	e->element[0] = str_reply("1-0", 3);
+	e->element[1] = f = arr_reply(6);
+	f->element[0] = str_reply("r", 1), f->element[1] = str_reply(rec, len);
+	f->element[2] = str_reply("s", 1), f->element[3] = str_reply("42", 2);
+	f->element[4] = str_reply("o", 1), f->element[5] = str_reply("node:1", 6);
+	assert_int_equal(journal_redis__entry_fields(e, &id, &r, &tag), 0);
+	assert_string_equal(id, "1-0");
+	assert_string_equal(tag->str, "node:1");
+	assert_int_equal(batch_decode((const uint8_t *)r->str, r->len, &got), 0);
+	assert_int_equal(got.first_seq, 42);
+	assert_int_equal(got.count, 1);
+	/* a bad number, or a record too short to hold one, is refused */
+	freeReplyObject(f->element[3]);
+	f->element[3] = str_reply("4x", 2);
+	assert_int_equal(journal_redis__entry_fields(e, &id, &r, &tag), ERR_CORRUPT);
+	freeReplyObject(f->element[3]);
+	f->element[3] = str_reply("42", 2);
+	freeReplyObject(f->element[1]);
+	f->element[1] = str_reply(rec, 12);
+	assert_int_equal(journal_redis__entry_fields(e, &id, &r, &tag), ERR_CORRUPT);
+	/* an entry without s keeps the record's own */
+	freeReplyObject(f->element[1]);
+	f->element[1] = str_reply(rec, len);
+	freeReplyObject(f->element[2]);
+	f->element[2] = str_reply("x", 1);
+	assert_int_equal(journal_redis__entry_fields(e, &id, &r, &tag), 0);
+	assert_int_equal(batch_decode((const uint8_t *)r->str, r->len, &got), 0);
+	assert_int_equal(got.first_seq, 7);
+	freeReplyObject(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 		cmocka_unit_test(test_journal_redis_spec_takes_credentials_and_hides_the_password),
+		cmocka_unit_test(test_journal_redis_entries_carry_their_sequence_apart_from_the_record),
 		T(test_journal_follows_each_append_before_its_done_and_replays_them),
 		T(test_journal_replay_skips_what_follow_cannot_apply),
 		T(test_journal_a_batch_that_cannot_be_followed_fails_the_log),

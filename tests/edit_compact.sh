@@ -1,0 +1,111 @@
+#!/bin/bash
+# edit_compact.sh - the file log compacts while serving (--compact-log 1):
+# under sustained edits (8 clients, snapshots every 300 edits) each
+# snapshot lets the log drop what it holds while appends go on, so the
+# file stays small; and kill -9 in the middle of a compaction loses no
+# acknowledged edit: once while the new file is being copied (killed the
+# moment DIR/edits.log.compact appears, tests/kill_on.c), once the moment
+# it is renamed over the log. After each kill the server starts again
+# (removing the leftover), and every acknowledged batch's world hash is
+# the one the restarted server has at that sequence number (the hash
+# chains over every edit before it, snapshot included). About 30 s.
+. "$(dirname "$0")/lib.sh"
+
+for b in cc python3; do
+	command -v "$b" >/dev/null || { echo "skip: $b missing"; exit 0; }
+done
+cc -O2 -o "$TMP/load" "$(dirname "$0")/../bench/cluster_load.c" || exit 1
+cc -O2 -o "$TMP/kill_on" "$(dirname "$0")/kill_on.c" || exit 1
+export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
+DIR=$TMP/data
+RT="chrt -f 10"
+$RT true 2>/dev/null || { RT=""; echo "  (no real-time priority here: the kills land a little later)"; }
+ARGS=(--data-dir "$DIR" --snapshot-every 300 --compact-log 1 --workers 2)
+BG=()
+trap 'for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done; [ "$FAILED" = 0 ] || { mkdir -p "$BUILD/test-logs/edit_compact"; cp "$TMP"/*.log "$BUILD/test-logs/edit_compact/"; }; cleanup' EXIT
+
+up() {
+	server_start "${ARGS[@]}"
+	NPID=$(pgrep -P "$SERVER_PID")
+}
+state() { curl -s --max-time 5 "$BASE/v1/worlds/compact" | sed -n 's/.*"edit_seq":\([0-9]*\),"world_hash":"\([0-9a-f]*\)".*/\1 \2/p'; }
+# verified ACKS: every acknowledged batch is in the restarted server's
+# world: its sequence number at most the world's, and the world hash after
+# it (from the event stream's replay, or the world's own at its base) the
+# one its answer gave
+verified() {
+	python3 - "$BASE" "$1" <<-'EOF'
+	import json, sys, urllib.request
+	base, acks = sys.argv[1], [l.split() for l in open(sys.argv[2])]
+	info = json.load(urllib.request.urlopen(base + "/v1/worlds/compact"))
+	seq, wbase = info["edit_seq"], info.get("base", 0)
+	want = {int(a[0]): a[4] for a in acks}
+	if not want or max(want) > seq:
+	    print(f"  {len(want)} acks, the last at {max(want, default=0)}, the world at {seq}")
+	    sys.exit(1)
+	got = {}
+	if wbase:
+	    got[wbase] = None   # checked through every later hash of the chain
+	req = urllib.request.Request(base + "/v1/worlds/compact/events",
+	                             headers={"Last-Event-ID": str(wbase)})
+	with urllib.request.urlopen(req, timeout=10) as r:
+	    while len(got) < seq - wbase + (1 if wbase else 0):
+	        line = r.readline().decode()
+	        if line.startswith("data: "):
+	            b = json.loads(line[6:])
+	            got[b["last_seq"]] = b["world_hash"]
+	bad = [s for s, h in want.items() if s > wbase and got.get(s) != h]
+	folded = sum(1 for s in want if s <= wbase)
+	print(f"  {len(want)} acknowledged, {folded} in the snapshot (base {wbase}), the rest checked"
+	      f" hash by hash: {len(bad)} differ")
+	sys.exit(1 if bad or not [s for s in want if s > wbase] else 0)
+	EOF
+}
+log_bytes() { stat -c %s "$DIR/edits.log"; }
+
+# ---------------------------------------------------------------- while serving
+up
+"$TMP/load" -h -t 10 -r 600 -a "$TMP/acks.0" "$PORT" 8 compact >"$TMP/load.0"
+cat "$TMP/load.0"
+n=$(grep -c 'compacted below the snapshot' "$SERVER_LOG")
+acked=$(wc -l <"$TMP/acks.0")
+echo "  $n compactions while serving; edits.log $(log_bytes) bytes for $acked batches"
+check "the log compacts below each snapshot while serving ($n times)" test "$n" -ge 3
+check "... with no edit refused meanwhile" has "$TMP/load.0" ' unavailable 0 other 0 errors 0 '
+# one-edit batches of "default" take 87 bytes each; the header's base
+# counts those compacted away
+base=$(od -An -tu8 -j8 -N8 "$DIR/edits.log" | tr -d ' ')
+kept=$(( ($(log_bytes) - 32) / 87 ))
+echo "  the log: $base batches compacted away, $kept kept"
+check "... it dropped what the snapshots hold, kept every batch after ($base + $kept = $acked)" \
+	test "$base" -ge $((3 * 300)) -a $((base + kept)) = "$acked"
+server_stop >/dev/null
+up
+check "a restart after it holds every acknowledged batch" verified "$TMP/acks.0"
+
+# ---------------------------------------------------------------- kill -9 mid-compaction
+for when in create moved; do
+	# real-time priority, where allowed: the kill lands before the server's
+	# next system call, in the middle of the compaction
+	$RT "$TMP/kill_on" "$DIR" edits.log.compact "$when" "$NPID" 60 >"$TMP/kill.$when" &
+	kp=$!
+	"$TMP/load" -h -t 60 -r 600 -a "$TMP/acks.$when" "$PORT" 8 compact >"$TMP/load.$when" &
+	lp=$!
+	BG+=($kp $lp)
+	wait "$kp"
+	sleep 0.2
+	kill -TERM "$lp" 2>/dev/null
+	wait "$lp"
+	check "kill -9 the moment the compacted file is ${when/moved/renamed over the log}${when/create/d}" \
+		has "$TMP/kill.$when" killed
+	if [ "$when" = create ] && [ -n "$RT" ]; then
+		check "... which it left behind, unfinished" test -e "$DIR/edits.log.compact"
+	fi
+	cat "$TMP/acks.0" >>"$TMP/acks.$when"
+	up
+	check "... the server starts again" test -n "$(state)"
+	check "... without the leftover" test ! -e "$DIR/edits.log.compact"
+	check "... holding every acknowledged batch" verified "$TMP/acks.$when"
+	cat "$TMP/acks.$when" >"$TMP/acks.0"
+done
+finish
