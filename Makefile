@@ -10,7 +10,8 @@
 #   make container-test  the cluster in containers (needs a Docker daemon; not in make test)
 #   make BUILD=dir CC=clang   the same sources with another compiler into another folder
 #   make noopt | asan    re-invoke make with -O0 or with sanitizers (into build-noopt, build-asan)
-#   make fuzz            libFuzzer targets: the tile decoder, the server over TCP (clang)
+#   make fuzz            libFuzzer targets: the tile decoder, the server over TCP, edit JSON (clang)
+#   make fuzz-long       every fuzz target for FUZZ_TIME s, corpus kept in fuzz-corpus/
 #   make check-headers   compile every header on its own
 #   V=1                  print full commands
 
@@ -95,12 +96,12 @@ CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check \
+.PHONY: all deps test check run bench fuzz fuzz-long clean noopt asan check-headers help test-arm64 fresh-check \
 	container-test FORCE
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client
 
 help:
-	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(DEPS) build
@@ -231,9 +232,25 @@ fuzz:
 	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 		-I$(LLHTTP_INC) tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
 		build-fuzz/libcommon.a $(LIBS) -o build-fuzz/fuzz_http
+	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_edit.c \
+		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_edit
 	@mkdir -p build-fuzz/corpus build-fuzz/corpus-http
 	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 build-fuzz/corpus"
 	@echo "     build-fuzz/fuzz_http -dict=tests/fuzz_http.dict -max_total_time=600 build-fuzz/corpus-http tests/fuzz_http"
+	@echo "     build-fuzz/fuzz_edit -dict=tests/fuzz_edit.dict -max_total_time=60 tests/fuzz_edit"
+	@echo "or:  make fuzz-long FUZZ_TIME=3600 (every target, its corpus kept in fuzz-corpus/)"
+
+# Every fuzz target for FUZZ_TIME seconds each, all at once under nice
+# (FUZZ_NICE), each with its corpus in fuzz-corpus/NAME: outside the build
+# folders, kept by make clean and by git (.gitignore), so each run starts
+# where the last stopped; FUZZ_RUNS=N also stops each after N executions.
+# Counts go to fuzz-corpus/runs.log.
+FUZZ_TIME ?= 3600
+FUZZ_RUNS ?=
+FUZZ_NICE ?= 19
+fuzz-long: fuzz
+	FUZZ_TIME=$(FUZZ_TIME) FUZZ_NICE=$(FUZZ_NICE) FUZZ_RUNS=$(FUZZ_RUNS) \
+		scripts/fuzz-long.sh build-fuzz fuzz-corpus
 
 # arm64: cross build into build-arm64, tiles under qemu-user against $(BUILD).
 test-arm64:

@@ -534,9 +534,9 @@ static int authorise(struct edit_req *x)
 			      "authorization: bearer token required";
 		return 401;
 	}
-	if (r->header[HTTP_H_FORWARDED] || r->header[HTTP_H_X_FORWARDED_FOR]) {
-		x->q.detail = "edits through a proxy (Forwarded, X-Forwarded-For) need "
-			      "--edit-token: behind a proxy every client looks local";
+	if (r->proxy) {
+		x->q.detail = detail(x, "%s: edits through a proxy need --edit-token: "
+				     "behind a proxy every client looks local", r->proxy);
 		return 403;
 	}
 	if (host && !host_is_loopback(host) && !host_listed(x->e, host)) {

@@ -1378,7 +1378,7 @@ static void test_http_answers_100_pipelined_requests_beyond_the_queue_limit(void
 	/* More than the 32 a connection queues, all answered later (cold
 	 * tiles): reading pauses, then resumes on what it kept. */
 	for (i = 0; i < N; i++)
-		len += (size_t)sprintf(buf + len, "GET /v1/worlds/pipe/chunks/8/%d/0 HTTP/1.1\r\n\r\n", i);
+		len += (size_t)sprintf(buf + len, "GET /v1/worlds/pipe/chunks/8/%d/0 HTTP/1.1\r\nHost: t\r\n\r\n", i);
 	send_all(fd, buf, len);
 	reader_init(&r, fd);
 	for (i = 0; i < N; i++) {
