@@ -69,6 +69,35 @@ WORLD_LAST := $(WORLD_FLAGS) $(CFLAGS)
 else
 WORLD_LAST := $(CFLAGS) $(WORLD_FLAGS)
 endif
+# The build's packages, checked before anything compiles: on a machine
+# without them plain `make` would stop at the first missing header
+# (cjson/cJSON.h: No such file or directory). It names them and the command
+# that installs them instead. Goals that install their packages first (run,
+# test, bench, fuzz, ...) are checked in the make they start afterwards.
+# PKG_DEBS: pkg-config name:Debian package.
+PKG_DEBS := libuv:libuv1-dev libzstd:libzstd-dev zlib:zlib1g-dev libcjson:libcjson-dev \
+	libpng:libpng-dev libtiff-4:libtiff-dev cmocka:libcmocka-dev hiredis:libhiredis-dev \
+	libxxhash:libxxhash-dev
+INSTALLS_FIRST := help clean deps run test bench fuzz fuzz-long noopt asan fresh-check \
+	container-test test-arm64
+ifneq ($(filter-out $(INSTALLS_FIRST),$(or $(MAKECMDGOALS),all)),)
+pkg_name = $(word $2,$(subst :, ,$1))
+ifeq ($(shell $(PKG_CONFIG) --version >/dev/null 2>&1 && echo y),)
+PKG_MISSING := pkg-config
+else ifeq ($(shell $(PKG_CONFIG) --exists $(foreach p,$(PKG_DEBS),$(call pkg_name,$p,1)) && echo y),)
+PKG_MISSING := $(foreach p,$(PKG_DEBS),$(if $(shell $(PKG_CONFIG) --exists $(call pkg_name,$p,1) \
+	&& echo y),,$(call pkg_name,$p,2)))
+endif
+PKG_MISSING += $(if $(shell $(CC) --version >/dev/null 2>&1 && echo y),,gcc) \
+	$(if $(and $(wildcard $(LLHTTP_INC)/llhttp.h),$(wildcard $(LLHTTP_SRC)/api.c)),,node-llhttp) \
+	$(if $(wildcard /usr/include/geotiff/geotiff.h /usr/include/$(TARGET_ARCH_TRIPLET)/geotiff/geotiff.h),,libgeotiff-dev)
+ifneq ($(strip $(PKG_MISSING)),)
+$(error missing packages: $(strip $(PKG_MISSING)). Install them with `sudo scripts/deps.sh build` \
+(or `sudo apt-get install $(strip $(PKG_MISSING))`); `make run` and `make test` install \
+them by themselves when run as root)
+endif
+endif
+
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g \
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \

@@ -566,6 +566,16 @@ static int transient(int rc)
 	return rc == ERR_BUSY || rc == ERR_AGAIN || rc == ERR_CONFLICT;
 }
 
+/* Why edits get 503 while the log is failed: for good (a batch this node
+ * could not follow), or until a write succeeds again (the store probes). */
+static const char *refused(const struct edits *e)
+{
+	return edits_failed(e) ?
+	       "edit log unavailable; edits are refused until a restart" :
+	       "edit log write failed (a full disk?); the server retries, and edits "
+	       "resume once a write succeeds: retry later";
+}
+
 /* The log has the batch and follow() applied it, or it failed: answer.
  * first: where follow() saw it, 0 when it did not. */
 static void edits_logged(void *arg, int status, uint64_t first)
@@ -582,8 +592,7 @@ static void edits_logged(void *arg, int status, uint64_t first)
 			world_release(x->world, x->edits, x->nedits, x->first);
 		free(x->edits);
 		req_respond_error(&x->q, 503, transient(status) ?
-				  "edit log unavailable, retry later" :
-				  "edit log write failed; edits are refused until a restart");
+				  "edit log unavailable, retry later" : refused(x->e));
 		return;
 	}
 	x->first = first;
@@ -751,8 +760,7 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	if ((rc = authorise(x)) != 0)
 		return rc;
 	if ((rc = journal_available(e->log)) != 0) {
-		x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, retry later" :
-			      "edit log unavailable; edits are refused until a restart";
+		x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, retry later" : refused(e);
 		return 503;
 	}
 	if (!req_type_is(r->header[HTTP_H_CONTENT_TYPE], "application/json")) {
@@ -790,8 +798,7 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 		world_cancel(x->world, x->edits, x->nedits, x->first);
 		free(x->edits);
 		x->q.detail = rc == ERR_BUSY ? "edit log queue full, retry later" :
-			      transient(rc) ? "edit log unavailable, retry later" :
-			      "edit log unavailable; edits are refused until a restart";
+			      transient(rc) ? "edit log unavailable, retry later" : refused(e);
 		return 503;
 	}
 	return 0;
@@ -1046,7 +1053,14 @@ const struct world_map *edits_worlds(const struct edits *e)
 
 int edits_failed(const struct edits *e)
 {
-	return journal_failed(e->log);
+	struct journal_stats ls;
+	int rc = journal_failed(e->log);
+
+	if (rc)
+		return rc;
+	journal_stats(e->log, &ls);
+	/* the file log's failed write passes once a write succeeds */
+	return ls.failed && strcmp(ls.backend, "file") ? ls.failed : 0;
 }
 
 int edits_available(const struct edits *e)

@@ -36,11 +36,6 @@ struct pending {
 	uint8_t rec[];
 };
 
-static int transient(int err)
-{
-	return err == ERR_BUSY || err == ERR_AGAIN || err == ERR_CONFLICT;
-}
-
 /* Whether spec names a backend of journal_redis.c. */
 static int is_redis(const char *spec)
 {
@@ -154,8 +149,8 @@ static void committed(void *arg, int status)
 	    (status = follow_record(l, p->rec, p->len, JOURNAL_LIVE | JOURNAL_OWN,
 				    &p->first)) != 0)
 		status = fail_follow(l, status);
-	if (status && !transient(status) && !l->failed)
-		l->failed = status;
+	/* a backend's own failure is its backend's to end (file: the store's
+	 * probe; journal_available() reads it live), so it is not latched */
 	p->done(p->arg, status, p->first);
 	free(p);
 }
@@ -191,11 +186,8 @@ int journal_append(struct journal *l, const struct batch *b, journal_done_fn don
 	}
 	*p = (struct pending){ l, done, arg, 0, len };
 	rc = l->ops->append(l->be, p->rec, len, b->first_seq, committed, p);
-	if (rc) {
+	if (rc)
 		free(p);
-		if (!transient(rc) && rc != ERR_INVAL && !l->failed)
-			l->failed = rc;
-	}
 	return rc;
 }
 

@@ -109,6 +109,10 @@ static int h_health(struct req *q)
 		n = snprintf(body, sizeof(body), "{\"status\":\"degraded\",\"reads\":\"ok\","
 			     "\"edits\":\"unavailable\",\"detail\":\"edit log out of reach; "
 			     "reconnecting\"}");
+	else if (!edits_failed(rt->edits))
+		n = snprintf(body, sizeof(body), "{\"status\":\"degraded\",\"reads\":\"ok\","
+			     "\"edits\":\"unavailable\",\"detail\":\"edit log write failed: %s; "
+			     "retrying until a write succeeds\"}", err_str(failed));
 	else
 		n = snprintf(body, sizeof(body), "{\"status\":\"degraded\",\"reads\":\"ok\","
 			     "\"edits\":\"unavailable\",\"detail\":\"edit log failed: %s; "

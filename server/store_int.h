@@ -81,6 +81,12 @@ struct store {
 	int kicked;              /* the writer may commit the queue */
 	int stop;                /* the writer exits once the queue is empty */
 	struct store_stats stats;
+	/* after a failed commit (stats.failed): the writer probes */
+	uint64_t probe_at;       /* uv_hrtime() of the next probe */
+	uint64_t probe_wait_ms;  /* the backoff: doubles to PROBE_MAX_MS */
+	uint64_t failed_at;      /* uv_hrtime() of the failure */
+	size_t probe_len;        /* bytes a probe writes: the failed commit's */
+	unsigned probes;         /* probes that failed since */
 };
 
 
