@@ -79,7 +79,7 @@ PKG_DEBS := libuv:libuv1-dev libzstd:libzstd-dev zlib:zlib1g-dev libcjson:libcjs
 	libpng:libpng-dev libtiff-4:libtiff-dev cmocka:libcmocka-dev hiredis:libhiredis-dev \
 	libxxhash:libxxhash-dev
 INSTALLS_FIRST := help clean deps run test bench fuzz fuzz-long noopt asan fresh-check \
-	container-test test-arm64
+	container-test test-arm64 test-builds test-build-gcc test-build-clang test-build-asan
 ifneq ($(filter-out $(INSTALLS_FIRST),$(or $(MAKECMDGOALS),all)),)
 pkg_name = $(word $2,$(subst :, ,$1))
 ifeq ($(shell $(PKG_CONFIG) --version >/dev/null 2>&1 && echo y),)
@@ -225,12 +225,25 @@ tests: all $(TEST_BIN)
 check: tests
 	@BUILD=$(BUILD) RUN_ONCE=$(RUN_ONCE) SCRIPTS=$(SCRIPTS) tests/run.sh $(TEST_BIN)
 
+# make test: the three builds side by side (one jobserver of TEST_JOBS),
+# then every suite of the three in one pool of TEST_JOBS (tests/run.sh):
+# gcc runs everything, clang its test binaries (and the gcc/clang tile
+# comparison), ASan/UBSan everything but the "# run: once" scripts.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test:
 	@$(DEPS) test
-	$(MAKE) BUILD=build check
-	$(MAKE) BUILD=build-clang CC=clang SCRIPTS=0 check
-	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 RUN_ONCE=0 check
-	tests/cross-compiler.sh build build-clang
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) test-builds
+	JOBS=$(TEST_JOBS) tests/run.sh --pass build --pass build-clang:binaries:CC=clang \
+		--pass build-asan:repeat:SAN=1 --cross build,build-clang
+
+test-builds: test-build-gcc test-build-clang test-build-asan
+test-build-gcc:
+	+@$(MAKE) --no-print-directory BUILD=build tests
+test-build-clang:
+	+@$(MAKE) --no-print-directory BUILD=build-clang CC=clang tests
+test-build-asan:
+	+@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 tests
+.PHONY: test-builds test-build-gcc test-build-clang test-build-asan
 
 # deps, then a new make: one that read the file system before the packages
 # were installed would miss llhttp's sources (tests/first_run.sh).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# run: once
 # edit_disk_full.sh - edits resume by themselves once the disk has room
 # again, against the real server on a disk that really fills: a 1 MiB
 # tmpfs mounted for the test (as root), filled with a file until writes
