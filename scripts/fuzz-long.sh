@@ -38,9 +38,12 @@ for n in "${names[@]}"; do
 	seeds=()
 	[ -d "tests/fuzz_$n" ] && seeds=("tests/fuzz_$n")
 	echo "fuzz-long: $n for ${time}s under nice $nice (log: $corpus/$n.log)"
-	nice -n "$nice" "$build/fuzz_$n" "${args[@]}" "$corpus/$n" "${seeds[@]}" \
+	setsid nice -n "$nice" "$build/fuzz_$n" "${args[@]}" "$corpus/$n" "${seeds[@]}" \
 		> "$corpus/$n.log" 2>&1 &
 	pids+=($!)
+	# With the kernel's autogroups, nice orders threads only inside their
+	# session: the target's own session (setsid) gets the nice level too.
+	[ -w "/proc/$!/autogroup" ] && echo "$nice" > "/proc/$!/autogroup" 2>/dev/null
 done
 
 status=0

@@ -464,7 +464,11 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 
 int route_replay(struct routes *rt, char *msg, size_t msglen, char *warn, size_t warnlen)
 {
-	return edits_replay(rt->edits, msg, msglen, warn, warnlen);
+	int rc = edits_replay(rt->edits, msg, msglen, warn, warnlen);
+
+	if (rc == 0 && rt->tiles)
+		bakes_warm(tiles_bakes(rt->tiles)); /* the first tiles after a restart */
+	return rc;
 }
 
 void route_stop(void *arg)

@@ -4,7 +4,9 @@
 # that never bakes (--bake-after 0), on the same edit log, give
 # byte-identical tiles (LODs 0, 2 and 5, with and without the material
 # layer, which reads the neighbours' edits too) and objects; the baker
-# reports its bakes in /metrics; bakes are rebuilt after a restart.
+# reports its bakes in /metrics; bakes are rebuilt after a restart, and
+# the warm-up right after it keeps the deltas decoded (hot) before any tile
+# asks, which then serve the same bytes.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 
@@ -56,6 +58,10 @@ fetch_all() { # DIR: tiles and objects of the chunks around (0, 0)
 	done; done
 }
 fetch_all "$TMP/baked"
+check "bakes keep their deltas decoded (hot) for the next tiles" \
+	test "$(metric terrain_bake_hot_chunks)" -ge 4
+check "  at 257 x 257 quanta each" eq "$(metric terrain_bake_hot_bytes)" \
+	$(( $(metric terrain_bake_hot_chunks) * 257 * 257 * 4 ))
 server_stop >/dev/null
 
 server_start --bake-after 0 --workers 2
@@ -68,6 +74,8 @@ check "the edits changed the tiles (not a trivial match)" not cmp -s \
 
 server_start --bake-after 8 --workers 2
 check "a restarted baker bakes again from the log" wait_bakes 1
+check "the warm-up after the restart made the deltas hot before any tile" \
+	test "$(metric terrain_bake_hot_chunks)" -ge 4
 fetch_all "$TMP/again"
-check "and serves the same bytes" diff -r -q "$TMP/baked" "$TMP/again"
+check "and serves the same bytes from them" diff -r -q "$TMP/baked" "$TMP/again"
 finish
