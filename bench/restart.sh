@@ -12,7 +12,9 @@
 # and two restarts: the log replayed whole (--snapshot-every 0), and with
 # the default snapshots (the 10^5 edits end at a snapshot's cut). Each
 # case RESTART_ROUNDS (3) restarts; medians. Prints one markdown table
-# (also BUILD_DIR/bench/restart-results.md); nothing is asserted.
+# (also BUILD_DIR/bench/restart-results.md, and the medians in
+# BUILD_DIR/bench/restart.tsv for bench/run.sh's summary); nothing is
+# asserted.
 #
 # Env: RESTART_EDITS (100000), RESTART_ROUNDS (3), RESTART_WORKERS (2),
 # RESTART_BASELINE (a terrain-server of another tree: its restarts are
@@ -110,6 +112,7 @@ PY
 }
 
 rows=()
+: > "$out/restart.tsv"
 for kind in smooth rough; do
 	for snap in 0 100000; do
 		dir="$tmp/$kind-$snap"
@@ -144,6 +147,8 @@ for kind in smooth rough; do
 			ratio() { awk -v w="$who" -v e="$1" -v a="$2" -v b="$3" '$1 == w && ($a + $b) > 0 { printf "%.2f\n", 2 * $e / ($a + $b) }' "$res"; }
 			wall=$(ratio 3 4 5 | tr '\n' ' ')
 			cpu=$(ratio 6 7 8 | tr '\n' ' ')
+			printf '%s\t%s\t%s\t%s\t%s\n' "$kind" "$snap" "$who" "$(median $wall)" \
+				"$(median $cpu)" >> "$out/restart.tsv"
 			rows+=("| $kind | $([ "$snap" = 0 ] && echo "log replayed whole" || echo "snapshot every $snap") | $([ "$who" = this ] && echo "this build" || echo "baseline") | $(median $(col 2)) | $(median $(col 3)) | $(median $(col 4) $(col 5)) | **$(median $wall)x** (${wall% }) | $(median $(col 6)) / $(median $(col 7) $(col 8)) ms: **$(median $cpu)x** (${cpu% }) | $(col 9 | tail -n 1) / $(col 10 | tail -n 1) |")
 		done
 	done

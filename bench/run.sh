@@ -29,12 +29,16 @@
 #  15. precision bench/precision.sh: bytes and requests per player-minute of a 20 m/s
 #                walk, today's client beside far rings at ?precision=; zstd per LOD
 #                and precision beside PNG16
+#  16. restart   bench/restart.sh: the first tile of a chunk with 10^5 edits after a
+#                restart, beside unedited cold tiles asked before and after it; smooth
+#                and rough edits, the log replayed whole or from a snapshot; beside
+#                RESTART_BASELINE (a server binary of the tree before) when set
 # and a summary of the issue's targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 16"; 15 on request; any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
 # COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
@@ -56,7 +60,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 16}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -312,7 +316,7 @@ decode() {
 # The issue's four targets, from the TSV files of this run.
 summary() {
 	local perlin stb fn2 gen size dec cold coldx prec
-	section "Targets (issues 2 and 20), this run; n/a: its section did not run"
+	section "Targets (issues 2, 20 and 27), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*AVX512/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
@@ -324,9 +328,10 @@ summary() {
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
 	prec="$(awk -F '\t' '$1 == "revalidating" && $2 == "precision" { sub(/x$/, "", $8); print $8 }' "$out/precision.tsv" 2>/dev/null || true)"
 	coldx="$(awk -F '\t' '$1 == "this" && $8 != "n/a" { sub(/x$/, "", $8); print $8 }' "$out/cold.tsv" 2>/dev/null || true)"
+	restart="$(awk -F '\t' '$1 == "smooth" && $2 != 0 && $3 == "this" { print $4 }' "$out/restart.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
 		-v za="$sizea" -v dz="$decz" \
-		-v c="$cold" -v cx="$coldx" -v pr="$prec" '
+		-v c="$cold" -v cx="$coldx" -v pr="$prec" -v rs="$restart" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
 		printf "%s\t%s\t" fmt "\t%s\n", what, goal, v, ok ? "yes" : "no"
@@ -348,6 +353,8 @@ summary() {
 		row("cold tiles/s, 2 workers / the tree before (issue 20)", ">= 1.6x", cx, "%.2fx", cx >= 1.6)
 		row("bytes per player-minute, precision client / today, revalidating (issue 20)", "<= 0.5x",
 		    pr, "%.2fx", pr <= 0.5)
+		row("first tile of a chunk with 10^5 edits after a restart / unedited (issue 27)",
+		    "<= 1.5x", rs, "%.2fx", rs <= 1.5)
 	}' | table | emit
 }
 
@@ -372,7 +379,7 @@ preamble() {
 
 : >"$results"
 rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv \
-	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv
+	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv "$out"/restart.tsv
 preamble
 for s in $sections; do
 	case "$s" in
@@ -413,6 +420,8 @@ for s in $sections; do
 	    else
 		    say "section 15: bench/precision.sh failed (exit $?)"
 	    fi ;;
+	16) say "section 16: the first tile after a restart (bench/restart.sh)"
+	    bash "$here/restart.sh" "$build" | emit || say "section 16: bench/restart.sh failed (exit $?)" ;;
 	*) say "unknown section $s" ;;
 	esac
 done
