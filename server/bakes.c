@@ -399,9 +399,17 @@ void bakes_stats(const struct bakes *b, struct bakes_stats *out)
 
 /* ---- the bake job ------------------------------------------------------------ */
 
-struct job {
+/* A caller of bakes_await(). */
+struct awaiter {
+	struct awaiter *next;
+	void (*done)(void *arg);
+	void *arg;
+};
+
+struct bakes__job {
 	uv_work_t work;
 	struct bakes *b;
+	struct awaiter *awaiters;  /* called when the job has ended */
 	const struct preset *p;
 	int kind;                  /* JOB_BAKE, JOB_DECODE */
 	int warm;                  /* queued by bakes_warm() */
@@ -507,7 +515,7 @@ int bakes_fold_keep(const struct preset *p, uint64_t seed, int32_t cx, int32_t c
 
 static void job_work(uv_work_t *w)
 {
-	struct job *j = container_of(w, struct job, work);
+	struct bakes__job *j = container_of(w, struct bakes__job, work);
 	int log2 = preset_chunk_log2(j->p);
 	size_t side = bake_side(log2);
 
@@ -563,7 +571,7 @@ static void start_next(struct bakes *b)
 	struct bake_rec *r;
 	struct world_chunk ch;
 	const struct world *w;
-	struct job *j;
+	struct bakes__job *j;
 	int gen;
 	uint64_t seed;
 	int32_t cx, cz;
@@ -585,7 +593,7 @@ static void start_next(struct bakes *b)
 			continue;
 		}
 		world_chunk(w, cx, cz, &ch);
-		*j = (struct job){ .b = b, .p = catalog_at(b->cat, (size_t)gen), .kind = r->job,
+		*j = (struct bakes__job){ .b = b, .p = catalog_at(b->cat, (size_t)gen), .kind = r->job,
 				   .warm = warm, .gen = gen, .seed = seed, .cx = cx, .cz = cz,
 				   .version = r->job == JOB_DECODE ? r->version : ch.version,
 				   .folded = ch.nedits, .pos = r->blob ? r->pos : 0 };
@@ -601,6 +609,7 @@ static void start_next(struct bakes *b)
 			return;
 		}
 		r->queued = 2;
+		r->running = j;
 		b->running++;
 	}
 }
@@ -679,6 +688,20 @@ void bakes_warm(struct bakes *b)
 	start_next(b);
 }
 
+int bakes_await(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz, size_t min,
+		void (*done)(void *arg), void *arg)
+{
+	struct bake_rec *r = b->closing ? NULL : bakes_get(b, gen, seed, cx, cz, 0);
+	struct awaiter *a;
+
+	if (!r || !r->running || r->running->kind != JOB_BAKE || r->running->n < min ||
+	    !(a = malloc(sizeof(*a))))
+		return 0;
+	*a = (struct awaiter){ r->running->awaiters, done, arg };
+	r->running->awaiters = a;
+	return 1;
+}
+
 void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunks, size_t n)
 {
 	size_t k;
@@ -690,7 +713,7 @@ void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunk
 
 static void job_done(uv_work_t *w, int status)
 {
-	struct job *j = container_of(w, struct job, work);
+	struct bakes__job *j = container_of(w, struct bakes__job, work);
 	struct bakes *b = j->b;
 	struct bake_rec *r = b->closing ? NULL : bakes_get(b, j->gen, j->seed, j->cx, j->cz, 0);
 
@@ -698,6 +721,7 @@ static void job_done(uv_work_t *w, int status)
 	warm_done(b, j->warm);
 	if (r) {
 		r->queued = 0;
+		r->running = NULL;
 		struct bake_blob *f;
 
 		if (status == 0 && j->err == 0 && j->kind == JOB_DECODE) {
@@ -717,6 +741,14 @@ static void job_done(uv_work_t *w, int status)
 	}
 	bakes_delta_unref(j->keep);
 	bakes_blob_unref(j->old);
+	while (j->awaiters) {
+		struct awaiter *a = j->awaiters;
+
+		j->awaiters = a->next;
+		if (!b->closing)
+			a->done(a->arg);
+		free(a);
+	}
 	free(j->edits);
 	free(j->blob);
 	free(j);

@@ -56,6 +56,8 @@ struct bake_blob {
 	uint8_t data[];
 };
 
+struct bakes__job;
+
 /* One chunk's bake. */
 struct bake_rec {
 	uint64_t version;   /* chunk version folded in; 0: nothing baked */
@@ -70,6 +72,7 @@ struct bake_rec {
 	struct bake_delta *hot;  /* the frame decoded, NULL: not kept */
 	struct bake_rec *newer, *older; /* the hot list, most recent first */
 	uint8_t job;        /* what the queued job does: JOB_BAKE, JOB_DECODE */
+	struct bakes__job *running; /* its job while on the pool, else NULL */
 };
 
 struct bakes_stats {
@@ -140,6 +143,17 @@ void bakes_offer_hot(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_
  * decoded, two at a time on the worker pool until that queue is done.
  */
 void bakes_warm(struct bakes *b);
+
+/*
+ * Loop thread: when a bake of chunk (cx, cz) of world (gen, seed) is on
+ * the pool folding at least min edits, call done(arg) once it has ended
+ * (whatever its outcome) and return 1; else return 0 (done is not
+ * called). A tile that would apply that many edits itself waits for the
+ * bake instead of doing its work twice (right after a restart, every tile
+ * of a chunk whose history no bake holds would).
+ */
+int bakes_await(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz, size_t min,
+		void (*done)(void *arg), void *arg);
 
 /* A new delta of n quanta (refs 1, d uninitialised), or NULL; a
  * reference more; one less (the last frees it; NULL does nothing). */

@@ -539,9 +539,55 @@ static int needs_around(const struct tile_key *key)
 	return key->kind != KIND_TILE || key->layers != 0;
 }
 
+/* A tile waits for a bake on the pool that folds this many edits or more
+ * rather than apply them itself (bakes_await()). */
+#define AWAIT_EDITS 64
+
+/* A generation waiting for a bake. */
+struct deferred {
+	struct tiles *t;
+	struct tile_key key;
+	const struct preset *p;
+	const struct world *w;
+	struct cache_entry *flight;
+};
+
+static void deferred_go(void *arg)
+{
+	struct deferred *d = arg;
+
+	tiles__generate(d->t, &d->key, d->p, d->w, d->flight);
+	free(d);
+}
+
+/* Whether a chunk key's value reads has a bake on the pool folding edits
+ * that the generation would otherwise apply itself: it then waits for it
+ * (returns 1), and runs once the bake has ended. */
+static int await_bake(struct tiles *t, const struct tile_key *key, const struct preset *p,
+		      const struct world *w, struct cache_entry *flight)
+{
+	int64_t r = needs_around(key) ? 1 : 0, x, z;
+	struct deferred *d = NULL;
+
+	for (z = (int64_t)key->cz - r; z <= (int64_t)key->cz + r; z++)
+		for (x = (int64_t)key->cx - r; x <= (int64_t)key->cx + r; x++) {
+			if (x < INT32_MIN || x > INT32_MAX || z < INT32_MIN || z > INT32_MAX)
+				continue;
+			if (!d && !(d = malloc(sizeof(*d))))
+				return 0;
+			*d = (struct deferred){ t, *key, p, w, flight };
+			if (bakes_await(t->bakes, (int)key->preset, key->seed, (int32_t)x, (int32_t)z,
+					AWAIT_EDITS, deferred_go, d))
+				return 1;
+		}
+	free(d);
+	return 0;
+}
+
 /* Queue the generation of key's value (world w's edits, w may be NULL)
  * for the flight; a full queue fails it with ERR_BUSY (503), which bounds
- * the memory waiting requests hold. */
+ * the memory waiting requests hold. A bake on the pool that folds many of
+ * the edits it would apply is waited for first (await_bake()). */
 void tiles__generate(struct tiles *t, const struct tile_key *key,
 		     const struct preset *p, const struct world *w,
 		     struct cache_entry *flight)
@@ -549,6 +595,8 @@ void tiles__generate(struct tiles *t, const struct tile_key *key,
 	struct world_chunk ch;
 	struct gen_job *j;
 
+	if (w && await_bake(t, key, p, w, flight))
+		return;
 	if (t->generating >= t->max_generations) {
 		cache_abort(t->cache, flight, ERR_BUSY);
 		return;
