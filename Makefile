@@ -225,14 +225,17 @@ tests: all $(TEST_BIN)
 check: tests
 	@BUILD=$(BUILD) RUN_ONCE=$(RUN_ONCE) SCRIPTS=$(SCRIPTS) tests/run.sh $(TEST_BIN)
 
-# make test: the three builds side by side (one jobserver of TEST_JOBS),
-# then every suite of the three in one pool of TEST_JOBS (tests/run.sh):
-# gcc runs everything, clang its test binaries (and the gcc/clang tile
-# comparison), ASan/UBSan everything but the "# run: once" scripts.
-TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# make test: the three builds side by side (one jobserver of one job per
+# core), then every suite of the three in one pool of TEST_JOBS
+# (tests/run.sh): gcc runs everything, clang its test binaries (and the
+# gcc/clang tile comparison), ASan/UBSan everything but the "# run: once"
+# scripts. Suites wait on servers and sockets much of the time, so the pool
+# runs one more than the cores.
+CORES := $(shell nproc 2>/dev/null || echo 2)
+TEST_JOBS ?= $(shell echo $$(( $(CORES) + 1 )))
 test:
 	@$(DEPS) test
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) test-builds
+	@$(MAKE) --no-print-directory -j$(CORES) test-builds
 	JOBS=$(TEST_JOBS) tests/run.sh --pass build --pass build-clang:binaries:CC=clang \
 		--pass build-asan:repeat:SAN=1 --cross build,build-clang
 
