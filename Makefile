@@ -225,19 +225,23 @@ tests: all $(TEST_BIN)
 check: tests
 	@BUILD=$(BUILD) RUN_ONCE=$(RUN_ONCE) SCRIPTS=$(SCRIPTS) tests/run.sh $(TEST_BIN)
 
-# make test: the three builds side by side (one jobserver of one job per
-# core), then every suite of the three in one pool of TEST_JOBS
-# (tests/run.sh): gcc runs everything, clang its test binaries (and the
-# gcc/clang tile comparison), ASan/UBSan everything but the "# run: once"
-# scripts. Suites wait on servers and sockets much of the time, so the pool
-# runs one more than the cores.
+# make test: the gcc build, then one pool of TEST_JOBS (tests/run.sh) that
+# makes the clang and ASan builds beside the gcc suites and runs each
+# build's suites once it is made: gcc everything, clang its test binaries
+# (and the gcc/clang tile comparison), ASan/UBSan everything but the
+# "# run: once" scripts. Suites wait on servers and sockets much of the
+# time, so the pool runs one more than the cores.
 CORES := $(shell nproc 2>/dev/null || echo 2)
 TEST_JOBS ?= $(shell echo $$(( $(CORES) + 1 )))
 test:
 	@$(DEPS) test
-	@$(MAKE) --no-print-directory -j$(CORES) test-builds
-	JOBS=$(TEST_JOBS) tests/run.sh --pass build --pass build-clang:binaries:CC=clang \
-		--pass build-asan:repeat:SAN=1 --cross build,build-clang
+	@$(MAKE) --no-print-directory -j$(CORES) test-build-gcc
+	JOBS=$(TEST_JOBS) tests/run.sh --pass build \
+		--pass build-clang:binaries:CC=clang \
+		--prepare '$(MAKE) --no-print-directory -j$(CORES) BUILD=build-clang CC=clang tests' \
+		--pass build-asan:repeat:SAN=1 \
+		--prepare '$(MAKE) --no-print-directory -j$(CORES) BUILD=build-asan SAN=1 OPT=-O1 tests' \
+		--cross build,build-clang
 
 test-builds: test-build-gcc test-build-clang test-build-asan
 test-build-gcc:

@@ -5,7 +5,7 @@
 #
 #   tests/run.sh [BINARY...]              one build ($BUILD): the binaries
 #                                         given (make check), then every script
-#   tests/run.sh --pass DIR[:MODE[:ENV]] ... [--cross DIR_A,DIR_B]
+#   tests/run.sh --pass DIR[:MODE[:ENV]] [--prepare CMD] ... [--cross DIR_A,DIR_B]
 #                                         several builds in one pool (make test)
 #
 # A pass is a build folder, a MODE and the environment its suites run with
@@ -15,10 +15,14 @@
 #   binaries  the binaries only (a second compiler, whose scripts would
 #             repeat the first build's; its tiles are compared by --cross)
 #   repeat    the binaries and the scripts without "# run: once"
-# --cross DIR_A,DIR_B also runs tests/cross-compiler.sh on the two builds.
-# A test binary is DIR/tests/test_NAME for a tests/test_NAME.c; a script is
-# any executable tests/*.sh but this one, lib.sh and cross-compiler.sh, so
-# new ones are picked up as they are added.
+# --prepare CMD after a --pass: a shell command that makes that build (make
+# test's clang and ASan builds); it runs in the pool, beside the suites of
+# the passes that are ready, and its pass's suites start once it is done
+# (a failed build fails the pass). --cross DIR_A,DIR_B also runs
+# tests/cross-compiler.sh once both builds are ready. A test binary is
+# DIR/tests/test_NAME for a tests/test_NAME.c, looked for when its pass is
+# ready; a script is any executable tests/*.sh but this one, lib.sh and
+# cross-compiler.sh, so new ones are picked up as they are added.
 #
 # Markers, in the first 20 lines of a script or of a binary's tests/NAME.c
 # (as a line "# run: WORD" in a script, " * run: WORD" in C):
@@ -40,24 +44,23 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 start_all=$SECONDS
 
 # ---- what to run ---------------------------------------------------------------
-# One line per suite: "PASS_INDEX KIND PATH" (KIND bin, sh or cross).
-items=()
-pass_dir=() pass_env=()
+# items[i] = "PASS KIND PATH [ARG]", KIND one of bin, sh, cross (PATH and
+# ARG its two builds' passes), prep (the pass's --prepare command).
+items=() skipped=()
+pass_dir=() pass_mode=() pass_env=() pass_prep=() pass_ready=()
 
 marker() { # FILE WORD: the file has the marker near its top
 	[ -f "$1" ] && head -n 20 "$1" | grep -qxE "(#| \*) run: $2"
 }
-source_of() { # ITEM: the file whose markers count
-	case $2 in
-		bin) echo "tests/$(basename "$3").c" ;;
-		*) echo "$3" ;;
-	esac
+pass_of_dir() { # DIR: its pass, or -1
+	local p
+	for p in "${!pass_dir[@]}"; do [ "${pass_dir[$p]}" = "$1" ] && { echo "$p"; return; }; done
+	echo -1
 }
-add_pass() { # DIR MODE ENV [BINARY...]
-	local dir=$1 mode=$2 env=$3 p=${#pass_dir[@]} t s
-	shift 3
-	pass_dir+=("$dir")
-	pass_env+=("$env")
+# The suites of pass P (its binaries as they are now, unless given).
+add_suites() { # P [BINARY...]
+	local p=$1 dir=${pass_dir[$1]} t s
+	shift
 	if [ $# -eq 0 ]; then
 		for t in tests/test_*.c; do
 			t="$dir/tests/$(basename "$t" .c)"
@@ -65,39 +68,56 @@ add_pass() { # DIR MODE ENV [BINARY...]
 		done
 	fi
 	for t in "$@"; do items+=("$p bin $t"); done
-	[ "$mode" = binaries ] && return
+	[ "${pass_mode[$p]}" = binaries ] && return
 	for s in tests/*.sh; do
 		case $s in tests/run.sh | tests/cross-compiler.sh | tests/lib.sh) continue ;; esac
 		[ -x "$s" ] || continue
-		if [ "$mode" = repeat ] && marker "$s" once; then
+		if [ "${pass_mode[$p]}" = repeat ] && marker "$s" once; then
 			skipped+=("$dir $(basename "$s")")
 			continue
 		fi
 		items+=("$p sh $s")
 	done
 }
+new_pass() { # DIR MODE ENV
+	pass_dir+=("$1") pass_mode+=("$2") pass_env+=("$3") pass_prep+=("") pass_ready+=(0)
+}
 
-skipped=()
+cross=""
 if [ "${1:-}" = --pass ]; then
 	while [ $# -gt 0 ]; do
 		case $1 in
 			--pass)
 				IFS=: read -r d m e <<< "$2"
-				add_pass "$d" "${m:-all}" "${e:-}"
+				new_pass "$d" "${m:-all}" "${e:-}"
 				shift 2 ;;
-			--cross)
-				items+=("0 cross ${2/,/ }")
+			--prepare)
+				pass_prep[$(( ${#pass_dir[@]} - 1 ))]=$2
 				shift 2 ;;
+			--cross) cross=$2; shift 2 ;;
 			*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
 		esac
 	done
+	for p in "${!pass_dir[@]}"; do
+		if [ -n "${pass_prep[$p]}" ]; then
+			items+=("$p prep")
+		else
+			pass_ready[$p]=1
+			add_suites "$p"
+		fi
+	done
+	if [ -n "$cross" ]; then
+		a=$(pass_of_dir "${cross%,*}") b=$(pass_of_dir "${cross#*,}")
+		[ "$a" -ge 0 ] && [ "$b" -ge 0 ] || { echo "run.sh: --cross $cross: not passes" >&2; exit 2; }
+		items+=("$a cross $a $b")
+	fi
 else
-	BUILD=${BUILD:-build}
 	mode=all
 	[ "${RUN_ONCE:-1}" != 1 ] && mode=repeat
 	[ "${SCRIPTS:-1}" = 0 ] && mode=binaries
-	# the old interface runs the given binaries, with the caller's environment
-	if [ $# -eq 0 ]; then add_pass "$BUILD" "$mode" ""; else add_pass "$BUILD" "$mode" "" "$@"; fi
+	new_pass "${BUILD:-build}" "$mode" ""
+	pass_ready[0]=1
+	add_suites 0 "$@" # the old interface: the binaries given, if any
 fi
 
 # ---- order: the longest first ------------------------------------------------------
@@ -106,30 +126,54 @@ name_of() { # ITEM: its name in the output and the logs
 	read -r p kind path _ <<< "$1"
 	case $kind in
 		cross) echo "cross-compiler" ;;
-		*) echo "$(basename "$path")" ;;
+		prep) echo "build" ;;
+		*) basename "$path" ;;
 	esac
 }
 last_time() { # ITEM: seconds it took last time in its build, or a guess
-	local p kind path n t
-	read -r p kind path _ <<< "$1"
+	local p kind n t
+	read -r p kind _ <<< "$1"
+	[ "$kind" = prep ] && { echo 100000; return; } # builds first
 	n=$(name_of "$1")
 	t=$(awk -v n="$n" '$1 == n { t = $2 } END { print t }' "${pass_dir[$p]}/test-logs/times" 2>/dev/null)
 	[ -n "$t" ] && { echo "$t"; return; }
 	case $kind in sh) echo 10 ;; cross) echo 30 ;; *) echo 2 ;; esac
 }
-parallel=() alone=()
-while read -r _ i; do
-	read -r p kind path _ <<< "${items[$i]}"
-	if marker "$(source_of "$p" "$kind" "$path")" alone; then alone+=("$i"); else parallel+=("$i"); fi
-done < <(for i in "${!items[@]}"; do echo "$(last_time "${items[$i]}") $i"; done | sort -k1,1nr -k2,2n)
+source_of() { # ITEM: the file whose markers count
+	local p kind path
+	read -r p kind path _ <<< "$1"
+	case $kind in
+		bin) echo "tests/$(basename "$path").c" ;;
+		sh) echo "$path" ;;
+	esac
+}
+queue=() alone=() # indices into items, waiting
+order() { # items FIRST..: into queue (longest first) or alone
+	local i
+	while read -r _ i; do
+		if marker "$(source_of "${items[$i]}")" alone; then alone+=("$i"); else queue+=("$i"); fi
+	done < <(for ((i = $1; i < ${#items[@]}; i++)); do echo "$(last_time "${items[$i]}") $i"; done |
+		sort -k1,1nr -k2,2n)
+	# keep the whole queue longest first
+	mapfile -t queue < <(for i in "${queue[@]}"; do echo "$(last_time "${items[$i]}") $i"; done |
+		sort -k1,1nr -k2,2n | awk '{ print $2 }')
+}
 
 # ---- running ------------------------------------------------------------------------------
 for d in "${pass_dir[@]}"; do mkdir -p "$d/test-logs"; : > "$d/test-logs/times.new"; done
 pass=0 fail=0 failed=()
 declare -A running=() started=()
 
+ready() { # ITEM: whether its builds are made
+	local p kind a b
+	read -r p kind a b <<< "$1"
+	case $kind in
+		cross) [ "${pass_ready[$a]}" = 1 ] && [ "${pass_ready[$b]}" = 1 ] ;;
+		*) [ "${pass_ready[$p]}" = 1 ] || [ "$kind" = prep ] ;;
+	esac
+}
 launch() { # INDEX: start the suite in the background
-	local i=$1 p kind path a b n log env=()
+	local i=$1 p kind path b n log env=()
 	read -r p kind path b <<< "${items[$i]}"
 	n=$(name_of "${items[$i]}")
 	log="${pass_dir[$p]}/test-logs/$n.log"
@@ -137,7 +181,9 @@ launch() { # INDEX: start the suite in the background
 	(
 		export BUILD="${pass_dir[$p]}"
 		case $kind in
-			cross) exec env "${env[@]}" timeout 600 tests/cross-compiler.sh "$path" "$b" ;;
+			prep) exec bash -c "${pass_prep[$p]}" ;;
+			cross) exec env "${env[@]}" timeout 600 tests/cross-compiler.sh \
+				"${pass_dir[$path]}" "${pass_dir[$b]}" ;;
 			*) exec env "${env[@]}" timeout 600 "$path" ;;
 		esac
 	) >"$log" 2>&1 &
@@ -145,20 +191,28 @@ launch() { # INDEX: start the suite in the background
 	started[$i]=$SECONDS
 }
 report() { # PID STATUS
-	local i=${running[$1]} p kind path n log dt
-	read -r p kind path _ <<< "${items[$i]}"
+	local i=${running[$1]} p kind n log dt first
+	read -r p kind _ <<< "${items[$i]}"
 	n=$(name_of "${items[$i]}")
 	log="${pass_dir[$p]}/test-logs/$n.log"
 	dt=$((SECONDS - started[$i]))
 	unset "running[$1]"
-	echo "$n $dt" >> "${pass_dir[$p]}/test-logs/times.new"
+	[ "$kind" = prep ] || echo "$n $dt" >> "${pass_dir[$p]}/test-logs/times.new"
 	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
+		[ "$kind" = prep ] || pass=$((pass + 1))
 		printf '  ok    %-14s %-28s %3ss\n' "${pass_dir[$p]}" "$n" "$dt"
 	else
 		fail=$((fail + 1)); failed+=("${pass_dir[$p]}/$n")
 		printf '  FAIL  %-14s %-28s (log: %s)\n' "${pass_dir[$p]}" "$n" "$log"
 		tail -n 40 "$log" | sed 's/^/        /'
+	fi
+	if [ "$kind" = prep ]; then # the build is made: its suites join the queue
+		pass_ready[$p]=$([ "$2" = 0 ] && echo 1 || echo 2)
+		first=${#items[@]}
+		if [ "$2" = 0 ]; then
+			add_suites "$p"
+			order "$first"
+		fi
 	fi
 }
 reap() { # wait for one suite to end and report it
@@ -167,15 +221,37 @@ reap() { # wait for one suite to end and report it
 	st=$?
 	report "$pid" "$st"
 }
+next() { # the first queued suite whose builds are made, or ""
+	local k
+	for k in "${!queue[@]}"; do
+		if ready "${items[${queue[$k]}]}"; then
+			echo "$k"
+			return
+		fi
+	done
+}
+order 0
 for s in "${skipped[@]}"; do
 	printf '  skip  %-14s %-28s (run: once; it ran in the first pass)\n' ${s% *} "${s#* }"
 done
-for i in "${parallel[@]}"; do
-	while [ ${#running[@]} -ge "$JOBS" ]; do reap; done
-	launch "$i"
+while [ ${#queue[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
+	k=""
+	[ ${#running[@]} -lt "$JOBS" ] && k=$(next)
+	if [ -n "$k" ]; then
+		launch "${queue[$k]}"
+		unset "queue[$k]"
+		queue=("${queue[@]}")
+	elif [ ${#running[@]} -gt 0 ]; then
+		reap
+	else # queued suites whose build failed
+		for i in "${queue[@]}"; do
+			fail=$((fail + 1)); failed+=("$(name_of "${items[$i]}") (no build)")
+		done
+		queue=()
+	fi
 done
-while [ ${#running[@]} -gt 0 ]; do reap; done
 for i in "${alone[@]}"; do
+	ready "${items[$i]}" || { fail=$((fail + 1)); failed+=("$(name_of "${items[$i]}") (no build)"); continue; }
 	launch "$i"
 	reap
 done
