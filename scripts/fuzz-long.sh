@@ -53,6 +53,9 @@ for i in "${!names[@]}"; do
 	rc=$?
 	[ "$rc" = 0 ] || status=1
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$corpus/$n.log" | tail -n 1)
+	# no final stats (fuzz_http's server stops on SIGINT first): the last
+	# status line's count
+	[ -n "$execs" ] || execs=$(grep -ao '^#[0-9]*' "$corpus/$n.log" | tail -n 1 | tr -d '#')
 	prev=$(awk -v n="$n" '$2 == n { s = $5 } END { print s + 0 }' "$corpus/runs.log" 2>/dev/null)
 	total=$((prev + ${execs:-0}))
 	size=$(find "$corpus/$n" -type f | wc -l)
