@@ -38,12 +38,13 @@ for n in "${names[@]}"; do
 	seeds=()
 	[ -d "tests/fuzz_$n" ] && seeds=("tests/fuzz_$n")
 	echo "fuzz-long: $n for ${time}s under nice $nice (log: $corpus/$n.log)"
-	setsid nice -n "$nice" "$build/fuzz_$n" "${args[@]}" "$corpus/$n" "${seeds[@]}" \
+	# With the kernel's autogroups, nice orders threads only inside their
+	# session: the target gets a session of its own (setsid) and gives it
+	# the nice level too, from inside it, before it starts.
+	setsid sh -c 'echo "$1" > /proc/self/autogroup 2>/dev/null; shift; exec nice -n "$0" "$@"' \
+		"$nice" "$nice" "$build/fuzz_$n" "${args[@]}" "$corpus/$n" "${seeds[@]}" \
 		> "$corpus/$n.log" 2>&1 &
 	pids+=($!)
-	# With the kernel's autogroups, nice orders threads only inside their
-	# session: the target's own session (setsid) gets the nice level too.
-	[ -w "/proc/$!/autogroup" ] && echo "$nice" > "/proc/$!/autogroup" 2>/dev/null
 done
 
 status=0
