@@ -9,10 +9,11 @@
 #   make CC=aarch64-linux-gnu-gcc BUILD=build-arm64   cross build (tools use HOSTCC)
 #   make test-arm64      arm64 cross build, its tiles under qemu-user against native
 #   make fresh-check     make run + make test in a debootstrapped Debian 12 chroot
-#   make container-test  the cluster in containers (needs a Docker daemon; not in make test)
+#   make container-test  the cluster in containers (needs a Docker daemon; .ci/run runs it after make test)
 #   make BUILD=dir CC=clang   the same sources with another compiler into another folder
 #   make noopt | asan    re-invoke make with -O0 or with sanitizers (into build-noopt, build-asan)
-#   make fuzz            libFuzzer targets: the tile decoder, the server over TCP (clang)
+#   make fuzz            libFuzzer targets: the tile decoder, the server over TCP, edit JSON (clang)
+#   make fuzz-long       every fuzz target for FUZZ_TIME s, corpus kept in fuzz-corpus/
 #   make check-headers   compile every header on its own
 #   make wasm            build/terrain.wasm: the core for WebAssembly (clients/js/terrain.js)
 #   V=1                  print full commands
@@ -71,6 +72,35 @@ WORLD_LAST := $(WORLD_FLAGS) $(CFLAGS)
 else
 WORLD_LAST := $(CFLAGS) $(WORLD_FLAGS)
 endif
+# The build's packages, checked before anything compiles: on a machine
+# without them plain `make` would stop at the first missing header
+# (cjson/cJSON.h: No such file or directory). It names them and the command
+# that installs them instead. Goals that install their packages first (run,
+# test, bench, fuzz, ...) are checked in the make they start afterwards.
+# PKG_DEBS: pkg-config name:Debian package.
+PKG_DEBS := libuv:libuv1-dev libzstd:libzstd-dev zlib:zlib1g-dev libcjson:libcjson-dev \
+	libpng:libpng-dev libtiff-4:libtiff-dev cmocka:libcmocka-dev hiredis:libhiredis-dev \
+	libxxhash:libxxhash-dev
+INSTALLS_FIRST := help clean deps run test bench fuzz fuzz-long noopt asan fresh-check \
+	container-test test-arm64 test-builds test-build-gcc test-build-clang test-build-asan
+ifneq ($(filter-out $(INSTALLS_FIRST),$(or $(MAKECMDGOALS),all)),)
+pkg_name = $(word $2,$(subst :, ,$1))
+ifeq ($(shell $(PKG_CONFIG) --version >/dev/null 2>&1 && echo y),)
+PKG_MISSING := pkg-config
+else ifeq ($(shell $(PKG_CONFIG) --exists $(foreach p,$(PKG_DEBS),$(call pkg_name,$p,1)) && echo y),)
+PKG_MISSING := $(foreach p,$(PKG_DEBS),$(if $(shell $(PKG_CONFIG) --exists $(call pkg_name,$p,1) \
+	&& echo y),,$(call pkg_name,$p,2)))
+endif
+PKG_MISSING += $(if $(shell $(CC) --version >/dev/null 2>&1 && echo y),,gcc) \
+	$(if $(and $(wildcard $(LLHTTP_INC)/llhttp.h),$(wildcard $(LLHTTP_SRC)/api.c)),,node-llhttp) \
+	$(if $(wildcard /usr/include/geotiff/geotiff.h /usr/include/$(TARGET_ARCH_TRIPLET)/geotiff/geotiff.h),,libgeotiff-dev)
+ifneq ($(strip $(PKG_MISSING)),)
+$(error missing packages: $(strip $(PKG_MISSING)). Install them with `sudo scripts/deps.sh build` \
+(or `sudo apt-get install $(strip $(PKG_MISSING))`); `make run` and `make test` install \
+them by themselves when run as root)
+endif
+endif
+
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g \
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \
@@ -98,12 +128,12 @@ CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check run bench fuzz clean noopt asan check-headers help test-arm64 fresh-check \
+.PHONY: all deps test check run bench fuzz fuzz-long clean noopt asan check-headers help test-arm64 fresh-check \
 	container-test web FORCE
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client lib
 
 help:
-	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,19p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(DEPS) build
@@ -257,12 +287,32 @@ tests: all $(TEST_BIN)
 check: tests
 	@BUILD=$(BUILD) RUN_ONCE=$(RUN_ONCE) SCRIPTS=$(SCRIPTS) tests/run.sh $(TEST_BIN)
 
+# make test: the gcc build, then one pool of TEST_JOBS (tests/run.sh) that
+# makes the clang and ASan builds beside the gcc suites and runs each
+# build's suites once it is made: gcc everything, clang its test binaries
+# (and the gcc/clang tile comparison), ASan/UBSan everything but the
+# "# run: once" scripts. Suites wait on servers and sockets much of the
+# time, so the pool runs one more than the cores.
+CORES := $(shell nproc 2>/dev/null || echo 2)
+TEST_JOBS ?= $(shell echo $$(( $(CORES) + 1 )))
 test:
 	@$(DEPS) test
-	$(MAKE) BUILD=build check
-	$(MAKE) BUILD=build-clang CC=clang SCRIPTS=0 check
-	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 RUN_ONCE=0 check
-	tests/cross-compiler.sh build build-clang
+	@$(MAKE) --no-print-directory -j$(CORES) test-build-gcc
+	JOBS=$(TEST_JOBS) tests/run.sh --pass build \
+		--pass build-clang:binaries:CC=clang \
+		--prepare '$(MAKE) --no-print-directory -j$(CORES) BUILD=build-clang CC=clang tests' \
+		--pass build-asan:repeat:SAN=1 \
+		--prepare '$(MAKE) --no-print-directory -j$(CORES) BUILD=build-asan SAN=1 OPT=-O1 tests' \
+		--cross build,build-clang
+
+test-builds: test-build-gcc test-build-clang test-build-asan
+test-build-gcc:
+	+@$(MAKE) --no-print-directory BUILD=build tests
+test-build-clang:
+	+@$(MAKE) --no-print-directory BUILD=build-clang CC=clang tests
+test-build-asan:
+	+@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 tests
+.PHONY: test-builds test-build-gcc test-build-clang test-build-asan
 
 # deps, then a new make: one that read the file system before the packages
 # were installed would miss llhttp's sources (tests/first_run.sh).
@@ -299,9 +349,25 @@ fuzz:
 	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 		-I$(LLHTTP_INC) tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
 		build-fuzz/libcommon.a $(LIBS) -o build-fuzz/fuzz_http
+	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_edit.c \
+		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_edit
 	@mkdir -p build-fuzz/corpus build-fuzz/corpus-http
 	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 build-fuzz/corpus"
 	@echo "     build-fuzz/fuzz_http -dict=tests/fuzz_http.dict -max_total_time=600 build-fuzz/corpus-http tests/fuzz_http"
+	@echo "     build-fuzz/fuzz_edit -dict=tests/fuzz_edit.dict -max_total_time=60 tests/fuzz_edit"
+	@echo "or:  make fuzz-long FUZZ_TIME=3600 (every target, its corpus kept in fuzz-corpus/)"
+
+# Every fuzz target for FUZZ_TIME seconds each, all at once under nice
+# (FUZZ_NICE), each with its corpus in fuzz-corpus/NAME: outside the build
+# folders, kept by make clean and by git (.gitignore), so each run starts
+# where the last stopped; FUZZ_RUNS=N also stops each after N executions.
+# Counts go to fuzz-corpus/runs.log.
+FUZZ_TIME ?= 3600
+FUZZ_RUNS ?=
+FUZZ_NICE ?= 19
+fuzz-long: fuzz
+	FUZZ_TIME=$(FUZZ_TIME) FUZZ_NICE=$(FUZZ_NICE) FUZZ_RUNS=$(FUZZ_RUNS) \
+		scripts/fuzz-long.sh build-fuzz fuzz-corpus
 
 # arm64: cross build into build-arm64, tiles under qemu-user against $(BUILD).
 test-arm64:

@@ -35,12 +35,16 @@
 #                its chunks edited beside the precision client
 #  16. wasm      bench/wasm.sh: terrain.wasm in Node.js: decoding beside the JavaScript
 #                decoder, generation beside the native scalar and SIMD builds
+#  17. restart   bench/restart.sh: the first tile of a chunk with 10^5 edits after a
+#                restart, beside unedited cold tiles asked before and after it; smooth
+#                and rough edits, the log replayed whole or from a snapshot; beside
+#                RESTART_BASELINE (a server binary of the tree before) when set
 # and a summary of the issue's targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17", any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
 # COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
@@ -62,7 +66,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -324,8 +328,8 @@ decode() {
 
 # The issue's four targets, from the TSV files of this run.
 summary() {
-	local perlin stb fn2 gen size dec cold coldx prec localc localr wdec wgen jsdec
-	section "Targets (issues 2, 20, 29 and 30), this run; n/a: its section did not run"
+	local perlin stb fn2 gen size dec cold coldx prec localc localr wdec wgen jsdec restart
+	section "Targets (issues 2, 20, 27, 29 and 30), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*AVX512/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
@@ -342,9 +346,10 @@ summary() {
 	wgen="$(awk -F '\t' '$1 ~ /^generate/ { sub(/x$/, "", $6); print $6 }' "$out/wasm.tsv" 2>/dev/null || true)"
 	localr="$(awk -F '\t' '$1 == "revalidating" && $2 == "local" { sub(/x$/, "", $9); print $9 }' "$out/precision_local.tsv" 2>/dev/null || true)"
 	jsdec="$(awk -F '\t' '$1 == "format version 5" { print $2 }' "$out/js_decode.tsv" 2>/dev/null || true)"
+	restart="$(awk -F '\t' '$1 == "smooth" && $2 != 0 && $3 == "this" { print $4 }' "$out/restart.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
 		-v za="$sizea" -v dz="$decz" -v js="$jsdec" \
-		-v c="$cold" -v cx="$coldx" -v pr="$prec" -v lc="$localc" -v lr="$localr" -v wd="$wdec" -v wg="$wgen" '
+		-v c="$cold" -v cx="$coldx" -v pr="$prec" -v lc="$localc" -v lr="$localr" -v wd="$wdec" -v wg="$wgen" -v rs="$restart" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
 		printf "%s\t%s\t" fmt "\t%s\n", what, goal, v, ok ? "yes" : "no"
@@ -375,6 +380,8 @@ summary() {
 		    wd, "%.2fx", wd >= 5)
 		row("default LOD-0 generation, terrain.wasm in Node.js / native scalar (issue 29)", "<= 3x",
 		    wg, "%.2fx", wg <= 3)
+		row("first tile of a chunk with 10^5 edits after a restart / unedited (issue 27)",
+		    "<= 1.5x", rs, "%.2fx", rs <= 1.5)
 	}' | table | emit
 }
 
@@ -400,7 +407,7 @@ preamble() {
 : >"$results"
 rm -f "$out"/noise.tsv "$out"/presets.tsv "$out"/size.tsv "$out"/decode.tsv "$out"/harness.tsv \
 	"$out"/cold.tsv "$out"/cold_inproc.tsv "$out"/precision.tsv "$out"/precision_local.tsv "$out"/wasm.tsv \
-	"$out"/js_decode.tsv
+	"$out"/js_decode.tsv "$out"/restart.tsv
 preamble
 for s in $sections; do
 	case "$s" in
@@ -450,6 +457,8 @@ for s in $sections; do
 	    else
 		    say "section 16: bench/wasm.sh failed (exit $?)"
 	    fi ;;
+	17) say "section 17: the first tile after a restart (bench/restart.sh)"
+	    bash "$here/restart.sh" "$build" | emit || say "section 17: bench/restart.sh failed (exit $?)" ;;
 	*) say "unknown section $s" ;;
 	esac
 done

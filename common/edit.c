@@ -19,6 +19,7 @@
 #include <xxhash.h>
 
 #include "err.h"
+#include "jsonv.h"
 #include "le.h"
 #include "tile.h"
 
@@ -63,6 +64,11 @@ int edit_check(const struct edit *e, const char **why)
 }
 
 /* ---------------------------------------------------------------- JSON */
+
+/* Bytes of an unknown or repeated key that an error quotes. The cut may
+ * fall inside a UTF-8 character; whoever prints the error as JSON must
+ * escape what is not valid UTF-8 (server/request.c does). */
+#define KEY_SHOWN 63
 
 struct jerr {
 	char *buf;
@@ -147,10 +153,12 @@ static int parse_one(struct jerr *je, const cJSON *o, int k, struct edit *e)
 		for (a = keys; *a && strcmp(*a, it->string) != 0; a++)
 			;
 		if (!*a)
-			return jfail(je, ERR_PARSE, "edits[%d].%s: unknown field", k, it->string);
+			return jfail(je, ERR_PARSE, "edits[%d].%.*s: unknown field", k,
+				     KEY_SHOWN, it->string);
 	}
 	if ((it = duplicate(o)))
-		return jfail(je, ERR_PARSE, "edits[%d].%s: duplicate field", k, it->string);
+		return jfail(je, ERR_PARSE, "edits[%d].%.*s: duplicate field", k, KEY_SHOWN,
+			     it->string);
 	if ((rc = jname(je, o, k, "op", 1, op_names, EDIT_OP_COUNT, 0, &e->op)) ||
 	    (rc = jname(je, o, k, "falloff", 0, falloff_names, EDIT_FALLOFF_COUNT,
 			EDIT_SMOOTH, &e->falloff)))
@@ -210,6 +218,8 @@ int edit_parse_batch(const char *json, size_t len, struct edit **out, size_t *n,
 	struct jerr je = { err, errlen };
 	cJSON *root, *arr, *it;
 	struct edit *v = NULL;
+	const char *why;
+	size_t at;
 	int rc = 0, k = 0, count;
 
 	*out = NULL;
@@ -218,6 +228,8 @@ int edit_parse_batch(const char *json, size_t len, struct edit **out, size_t *n,
 		err[0] = '\0';
 	if ((rc = no_nul(&je, json, len)))
 		return rc;
+	if (jsonv_check(json, len, &at, &why))
+		return jfail(&je, ERR_PARSE, "body: invalid JSON at offset %zu: %s", at, why);
 	root = cJSON_ParseWithLength(json, len);
 	if (!root)
 		return jfail(&je, ERR_PARSE, "body: invalid JSON");

@@ -54,7 +54,9 @@ struct edit {
  * Parse a batch {"edits": [ {...}, ... ]} (1..EDIT_BATCH_MAX edits, docs/
  * edits.md) into a new array *out of *n edits (free() it). Validates every
  * edit before returning any: on error nothing is returned, the code is
- * ERR_PARSE (bad JSON or shape: also a NUL byte or a \u0000 escape anywhere
+ * ERR_PARSE (bad JSON or shape: anything but one strict RFC 8259 value
+ * with only white space around it, jsonv_check(): trailing bytes, a byte
+ * order mark, invalid UTF-8; also a NUL byte or a \u0000 escape anywhere
  * in the body, which cJSON would read as the end of a string, and a key
  * twice in one object), ERR_INVAL (x or z beyond EDIT_MAX_COORD_MM: a bad
  * coordinate) or ERR_RANGE (another value out of range), and err names

@@ -25,6 +25,11 @@
 # `make web` installs) into clients/web/node_modules (skipped without Node.js
 # 20+ and npm). Skips apt-get entirely when every
 # package is already installed. The README's "Packages" section lists them.
+# While another apt-get or dpkg holds the dpkg lock, it says so and waits
+# (up to DEPS_LOCK_TIMEOUT seconds, default 600) instead of failing with
+# "Could not get lock /var/lib/dpkg/lock-frontend"; apt-get itself gets
+# -o DPkg::Lock::Timeout for the same wait. For tests/newcomer.sh: DEPS_LOCKS
+# (the lock files watched), APT_GET and DPKG_QUERY (the commands run).
 set -eu
 BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev libhiredis-dev zstd"
 TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus nodejs redis-server redis-tools mono-mcs mono-runtime golang-go godot3-server python3-jsonschema"
@@ -45,9 +50,46 @@ case "${1:-build}" in
 	*) echo "usage: $0 [build|test|bench|wasm|arm64|fresh-check|container]" >&2; exit 2 ;;
 esac
 
+APT_GET=${APT_GET:-apt-get}
+DPKG_QUERY=${DPKG_QUERY:-dpkg-query}
+LOCK_TIMEOUT=${DEPS_LOCK_TIMEOUT:-600}
+LOCKS=${DEPS_LOCKS:-/var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock /var/cache/apt/archives/lock}
+
+# The pid holding a POSIX lock on one of $LOCKS (as apt and dpkg take
+# them), from /proc/locks, which names files by device and inode; none: "".
+lock_holder() {
+	for f in $LOCKS; do
+		[ -e "$f" ] || continue
+		ino=$(stat -c %i "$f")
+		pid=$(awk -v ino="$ino" '$2 != "->" { n = split($6, d, ":"); if (d[n] == ino) { print $5; exit } }' /proc/locks)
+		[ -n "$pid" ] && { echo "$pid $f"; return; }
+	done
+	return 0
+}
+
+# Wait while another apt-get or dpkg holds the lock, saying so once.
+wait_for_lock() {
+	waited=0
+	while held=$(lock_holder) && [ -n "$held" ]; do
+		if [ "$waited" = 0 ]; then
+			pid=${held%% *}
+			echo "deps: waiting for the dpkg lock (${held#* } is held by pid $pid," \
+				"$(cat "/proc/$pid/comm" 2>/dev/null || echo '?'): another apt-get or" \
+				"dpkg is running; up to ${LOCK_TIMEOUT}s)" >&2
+		fi
+		if [ "$waited" -ge "$LOCK_TIMEOUT" ]; then
+			echo "deps: the dpkg lock is still held after ${LOCK_TIMEOUT}s; giving up" >&2
+			exit 1
+		fi
+		sleep 1
+		waited=$((waited + 1))
+	done
+	[ "$waited" = 0 ] || echo "deps: the dpkg lock is free after ${waited}s" >&2
+}
+
 missing=""
 for p in $want; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	$DPKG_QUERY -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 
@@ -60,5 +102,7 @@ export DEBIAN_FRONTEND=noninteractive
 case "$want" in
 	*:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64 ;;
 esac
-apt-get update -qq >/dev/null
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+wait_for_lock
+$APT_GET -o DPkg::Lock::Timeout="$LOCK_TIMEOUT" update -qq >/dev/null
+wait_for_lock
+$APT_GET -o DPkg::Lock::Timeout="$LOCK_TIMEOUT" install -y -qq --no-install-recommends $missing >/dev/null

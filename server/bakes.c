@@ -6,8 +6,14 @@
  * loop thread it copies the chunk's current delta frame and the edits
  * since; on a worker it generates the chunk's LOD-0 heights, adds the
  * delta, applies the edits, and compresses the new delta; back on the
- * loop it replaces the bake. Edits that arrived meanwhile stay pending
- * and queue the chunk again.
+ * loop it replaces the bake, keeping the new delta hot too. Edits that
+ * arrived meanwhile stay pending and queue the chunk again. A decode job
+ * (bakes_warm()) only decodes a frame into a hot delta. While the warm-up
+ * after a restart lasts, two jobs run at a time.
+ *
+ * The hot list is doubly linked through the records, most recently used
+ * first; past BAKES_HOT_BYTES the oldest hot deltas are dropped (a job
+ * holding a reference keeps its copy alive).
  */
 #include "bakes.h"
 
@@ -40,13 +46,21 @@ struct slot {
 	struct bake_rec *r;     /* NULL: empty */
 };
 
+enum { JOB_BAKE, JOB_DECODE };
+
+#define WARM_JOBS 2             /* jobs at a time while the warm-up lasts */
+#define WARM_FLAG 2             /* r->job + WARM_FLAG: queued by bakes_warm() */
+
 struct bakes {
 	uv_loop_t *loop;
 	const struct catalog *cat;
 	const struct world_map *worlds;
 	const struct region_source *rs;
 	unsigned after;         /* bake at this many unbaked edits; 0: never */
-	int running;            /* a job is on the pool */
+	unsigned running;       /* jobs on the pool */
+	size_t warming;         /* warm-up jobs queued or running */
+	struct bake_rec *hot_new, *hot_old; /* the hot list's ends */
+	size_t hot_n, hot_bytes;
 	int closing;            /* destroy once it is back */
 	int stopped;            /* draining: no more jobs */
 	struct slot *slots;
@@ -86,6 +100,7 @@ static void free_all(struct bakes *b)
 	for (i = 0; i < b->nslots; i++)
 		if (b->slots[i].r) {
 			bakes_blob_unref(b->slots[i].r->frame);
+			bakes_delta_unref(b->slots[i].r->hot);
 			free(b->slots[i].r);
 		}
 	free(b->slots);
@@ -99,6 +114,7 @@ void bakes_stop(void *arg)
 
 	b->stopped = 1;
 	b->qlen = 0;
+	b->warming = 0;
 }
 
 void bakes_destroy(struct bakes *b)
@@ -188,9 +204,94 @@ void bakes_blob_unref(struct bake_blob *f)
 		free(f);
 }
 
+struct bake_delta *bakes_delta_new(size_t n)
+{
+	struct bake_delta *d = malloc(sizeof(*d) + n * sizeof(d->d[0]));
+
+	if (d) {
+		d->refs = 1;
+		d->n = n;
+	}
+	return d;
+}
+
+struct bake_delta *bakes_delta_ref(struct bake_delta *d)
+{
+	if (d)
+		d->refs++;
+	return d;
+}
+
+void bakes_delta_unref(struct bake_delta *d)
+{
+	if (d && !--d->refs)
+		free(d);
+}
+
+/* ---- the hot list ------------------------------------------------------------ */
+
+static void hot_unlink(struct bakes *b, struct bake_rec *r)
+{
+	if (r->newer)
+		r->newer->older = r->older;
+	else
+		b->hot_new = r->older;
+	if (r->older)
+		r->older->newer = r->newer;
+	else
+		b->hot_old = r->newer;
+	r->newer = r->older = NULL;
+}
+
+static void hot_front(struct bakes *b, struct bake_rec *r)
+{
+	r->older = b->hot_new;
+	r->newer = NULL;
+	if (b->hot_new)
+		b->hot_new->newer = r;
+	else
+		b->hot_old = r;
+	b->hot_new = r;
+}
+
+/* Drop r's hot delta. */
+static void hot_drop(struct bakes *b, struct bake_rec *r)
+{
+	if (!r->hot)
+		return;
+	hot_unlink(b, r);
+	b->hot_n--;
+	b->hot_bytes -= r->hot->n * sizeof(r->hot->d[0]);
+	bakes_delta_unref(r->hot);
+	r->hot = NULL;
+}
+
+/* Keep d (the reference is taken) as r's hot delta, the most recent one,
+ * then drop the oldest others while over the budget. */
+static void hot_put(struct bakes *b, struct bake_rec *r, struct bake_delta *d)
+{
+	hot_drop(b, r);
+	r->hot = d;
+	hot_front(b, r);
+	b->hot_n++;
+	b->hot_bytes += d->n * sizeof(d->d[0]);
+	while (b->hot_bytes > BAKES_HOT_BYTES && b->hot_old != r)
+		hot_drop(b, b->hot_old);
+}
+
+/* r was used: the most recent. */
+static void hot_touch(struct bakes *b, struct bake_rec *r)
+{
+	if (r->hot && b->hot_new != r) {
+		hot_unlink(b, r);
+		hot_front(b, r);
+	}
+}
+
 void bakes_set(struct bakes *b, struct bake_rec *r, uint64_t version, uint64_t pos,
 	       size_t folded, struct bake_blob *frame)
 {
+	hot_drop(b, r); /* of the frame before */
 	b->bytes += frame->len - r->len;
 	bakes_blob_unref(r->frame);
 	r->frame = frame;
@@ -259,17 +360,59 @@ int bakes_copy(struct bakes *b, const struct world *w, int gen, uint64_t seed, i
 	return 0;
 }
 
+int bakes_copy_hot(struct bakes *b, const struct world *w, int gen, uint64_t seed, int32_t cx,
+		   int32_t cz, struct bake_delta **hot, uint8_t **blob, size_t *len,
+		   uint64_t *version, struct edit **edits, size_t *n)
+{
+	struct bake_rec *r = bakes_get(b, gen, seed, cx, cz, 0);
+	uint64_t pos;
+
+	*hot = NULL;
+	*version = r && r->blob ? r->version : 0;
+	if (!r || !r->hot)
+		return bakes_copy(b, w, gen, seed, cx, cz, blob, len, edits, n);
+	*blob = NULL;
+	*len = 0;
+	pos = r->pos;
+	if (world_chunk_edits_from(w, cx, cz, &pos, edits, n))
+		return ERR_NOMEM;
+	*hot = bakes_delta_ref(r->hot);
+	hot_touch(b, r);
+	return 0;
+}
+
+void bakes_offer_hot(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz,
+		     uint64_t version, struct bake_delta *d)
+{
+	struct bake_rec *r = b->closing ? NULL : bakes_get(b, gen, seed, cx, cz, 0);
+
+	if (r && r->blob && r->version == version && !r->hot)
+		hot_put(b, r, d);
+	else
+		bakes_delta_unref(d);
+}
+
 void bakes_stats(const struct bakes *b, struct bakes_stats *out)
 {
-	*out = (struct bakes_stats){ b->n, b->bytes, b->qlen, b->baked };
+	*out = (struct bakes_stats){ b->n, b->bytes, b->qlen, b->baked, b->hot_n, b->hot_bytes };
 }
 
 /* ---- the bake job ------------------------------------------------------------ */
 
-struct job {
+/* A caller of bakes_await(). */
+struct awaiter {
+	struct awaiter *next;
+	void (*done)(void *arg);
+	void *arg;
+};
+
+struct bakes__job {
 	uv_work_t work;
 	struct bakes *b;
+	struct awaiter *awaiters;  /* called when the job has ended */
 	const struct preset *p;
+	int kind;                  /* JOB_BAKE, JOB_DECODE */
+	int warm;                  /* queued by bakes_warm() */
 	int gen;
 	uint64_t seed;
 	int32_t cx, cz;
@@ -280,6 +423,7 @@ struct job {
 	size_t folded;
 	uint8_t *blob;             /* the new delta frame */
 	size_t len;
+	struct bake_delta *keep;   /* the new delta (or the old one decoded) */
 	int err;
 };
 
@@ -332,6 +476,13 @@ int bakes_fold(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 	       const struct region_source *rs, const uint8_t *old, size_t old_len,
 	       const struct edit *e, size_t n, uint8_t **blob, size_t *len)
 {
+	return bakes_fold_keep(p, seed, cx, cz, rs, old, old_len, e, n, blob, len, NULL);
+}
+
+int bakes_fold_keep(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
+		    const struct region_source *rs, const uint8_t *old, size_t old_len,
+		    const struct edit *e, size_t n, uint8_t **blob, size_t *len, int32_t *keep)
+{
 	int log2 = preset_chunk_log2(p);
 	size_t side = bake_side(log2), count = side * side;
 	int32_t *base = malloc(count * sizeof(*base)), *h = malloc(count * sizeof(*h));
@@ -353,6 +504,8 @@ int bakes_fold(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 				 preset_quantum_um(p), e, n);
 		rc = bake_delta(h, base, count, h);
 	}
+	if (!rc && keep)
+		memcpy(keep, h, count * sizeof(*h));
 	if (!rc)
 		rc = bakes_pack(h, log2, blob, len);
 	free(base);
@@ -362,11 +515,18 @@ int bakes_fold(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 
 static void job_work(uv_work_t *w)
 {
-	struct job *j = container_of(w, struct job, work);
+	struct bakes__job *j = container_of(w, struct bakes__job, work);
+	int log2 = preset_chunk_log2(j->p);
+	size_t side = bake_side(log2);
 
-	j->err = bakes_fold(j->p, j->seed, j->cx, j->cz, j->b->rs,
-			    j->old ? j->old->data : NULL, j->old ? j->old->len : 0,
-			    j->edits, j->n, &j->blob, &j->len);
+	if (!(j->keep = bakes_delta_new(side * side)))
+		j->err = ERR_NOMEM;
+	else if (j->kind == JOB_DECODE)
+		j->err = bakes_unpack(j->old->data, j->old->len, log2, j->keep->d);
+	else
+		j->err = bakes_fold_keep(j->p, j->seed, j->cx, j->cz, j->b->rs,
+					 j->old ? j->old->data : NULL, j->old ? j->old->len : 0,
+					 j->edits, j->n, &j->blob, &j->len, j->keep->d);
 }
 
 static void job_done(uv_work_t *w, int status);
@@ -392,8 +552,17 @@ static void maybe_queue(struct bakes *b, int gen, uint64_t seed, int32_t cx, int
 	r = bakes_get(b, gen, seed, cx, cz, 1);
 	if (!r || r->queued || r->failed || ch.nedits - r->folded < b->after)
 		return;
-	if (bakes_push(b, gen, seed, cx, cz) == 0)
+	if (bakes_push(b, gen, seed, cx, cz) == 0) {
 		r->queued = 1;
+		r->job = JOB_BAKE;
+	}
+}
+
+/* A warm-up job is done (or will not run). */
+static void warm_done(struct bakes *b, int warm)
+{
+	if (warm && b->warming)
+		b->warming--;
 }
 
 /* Start the next queued bake unless one is running. */
@@ -402,35 +571,135 @@ static void start_next(struct bakes *b)
 	struct bake_rec *r;
 	struct world_chunk ch;
 	const struct world *w;
-	struct job *j;
+	struct bakes__job *j;
 	int gen;
 	uint64_t seed;
 	int32_t cx, cz;
 
-	while (!b->running && !b->stopped && bakes_pop(b, &gen, &seed, &cx, &cz) == 0) {
+	while (b->running < (b->warming ? WARM_JOBS : 1) && !b->stopped &&
+	       bakes_pop(b, &gen, &seed, &cx, &cz) == 0) {
+		int warm;
+
 		r = bakes_get(b, gen, seed, cx, cz, 0);
 		w = world_of(b, gen, seed);
-		if (!r || !w)
+		if (!r)
 			continue;
-		if (!(j = calloc(1, sizeof(*j)))) {
+		warm = r->job >= WARM_FLAG;
+		r->job = (uint8_t)(r->job % WARM_FLAG);
+		if (!w || (r->job == JOB_DECODE && (!r->frame || r->hot)) ||
+		    !(j = calloc(1, sizeof(*j)))) {
 			r->queued = 0;
-			return;
+			warm_done(b, warm);
+			continue;
 		}
 		world_chunk(w, cx, cz, &ch);
-		*j = (struct job){ .b = b, .p = catalog_at(b->cat, (size_t)gen), .gen = gen,
-				   .seed = seed, .cx = cx, .cz = cz, .version = ch.version,
+		*j = (struct bakes__job){ .b = b, .p = catalog_at(b->cat, (size_t)gen), .kind = r->job,
+				   .warm = warm, .gen = gen, .seed = seed, .cx = cx, .cz = cz,
+				   .version = r->job == JOB_DECODE ? r->version : ch.version,
 				   .folded = ch.nedits, .pos = r->blob ? r->pos : 0 };
 		j->old = bakes_blob_ref(r->frame); /* before the worker may run */
-		if (world_chunk_edits_from(w, cx, cz, &j->pos, &j->edits, &j->n) ||
+		if ((j->kind == JOB_BAKE &&
+		     world_chunk_edits_from(w, cx, cz, &j->pos, &j->edits, &j->n)) ||
 		    uv_queue_work(b->loop, &j->work, job_work, job_done) < 0) {
 			bakes_blob_unref(j->old);
 			free(j->edits);
 			free(j);
 			r->queued = 0;
+			warm_done(b, warm);
 			return;
 		}
-		b->running = 1;
+		r->queued = 2;
+		r->running = j;
+		b->running++;
 	}
+}
+
+/* ---- the warm-up after a restart ------------------------------------------- */
+
+struct warm {
+	struct key k;
+	struct bake_rec *r;
+	size_t nedits, bytes;
+};
+
+/* Most edits first; ties by key, so the order does not depend on the
+ * table's layout. */
+static int warm_cmp(const void *pa, const void *pb)
+{
+	const struct warm *a = pa, *b = pb;
+
+	if (a->nedits != b->nedits)
+		return a->nedits < b->nedits ? 1 : -1;
+	return memcmp(&a->k, &b->k, sizeof(a->k));
+}
+
+/* Queue r (key k) as a warm-up job of kind, or mark its queued job one. */
+static void warm_queue(struct bakes *b, const struct key *k, struct bake_rec *r, int kind)
+{
+	if (r->queued == 2)
+		return; /* running: its end queues what is left */
+	if (r->queued) {
+		if (r->job < WARM_FLAG) {
+			r->job = (uint8_t)(r->job + WARM_FLAG);
+			b->warming++;
+		}
+		return;
+	}
+	if (bakes_push(b, (int)k->gen, k->seed, k->cx, k->cz) == 0) {
+		r->queued = 1;
+		r->job = (uint8_t)(kind + WARM_FLAG);
+		b->warming++;
+	}
+}
+
+void bakes_warm(struct bakes *b)
+{
+	struct warm *v;
+	size_t i, n = 0, bytes = 0;
+
+	if (b->stopped || !b->n || !(v = malloc(b->n * sizeof(*v))))
+		return;
+	for (i = 0; i < b->nslots; i++) {
+		struct bake_rec *r = b->slots[i].r;
+		const struct world *w;
+		struct world_chunk ch;
+		size_t side;
+
+		if (!r || r->failed || r->hot ||
+		    !(w = world_of(b, (int)b->slots[i].k.gen, b->slots[i].k.seed)))
+			continue;
+		world_chunk(w, b->slots[i].k.cx, b->slots[i].k.cz, &ch);
+		if (!r->frame && ch.nedits == 0)
+			continue;
+		side = bake_side(preset_chunk_log2(catalog_at(b->cat, (size_t)b->slots[i].k.gen)));
+		v[n++] = (struct warm){ b->slots[i].k, r, ch.nedits, side * side * sizeof(int32_t) };
+	}
+	qsort(v, n, sizeof(*v), warm_cmp);
+	for (i = 0; i < n && bytes + v[i].bytes <= BAKES_HOT_BYTES; i++) {
+		const struct world *w = world_of(b, (int)v[i].k.gen, v[i].k.seed);
+		struct world_chunk ch;
+
+		world_chunk(w, v[i].k.cx, v[i].k.cz, &ch);
+		warm_queue(b, &v[i].k, v[i].r,
+			   ch.nedits > v[i].r->folded || !v[i].r->frame ? JOB_BAKE : JOB_DECODE);
+		bytes += v[i].bytes;
+	}
+	free(v);
+	start_next(b);
+}
+
+int bakes_await(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz, size_t min,
+		void (*done)(void *arg), void *arg)
+{
+	struct bake_rec *r = b->closing ? NULL : bakes_get(b, gen, seed, cx, cz, 0);
+	struct awaiter *a;
+
+	if (!r || !r->running || r->running->kind != JOB_BAKE || r->running->n < min ||
+	    !(a = malloc(sizeof(*a))))
+		return 0;
+	*a = (struct awaiter){ r->running->awaiters, done, arg };
+	r->running->awaiters = a;
+	return 1;
 }
 
 void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunks, size_t n)
@@ -444,24 +713,42 @@ void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunk
 
 static void job_done(uv_work_t *w, int status)
 {
-	struct job *j = container_of(w, struct job, work);
+	struct bakes__job *j = container_of(w, struct bakes__job, work);
 	struct bakes *b = j->b;
 	struct bake_rec *r = b->closing ? NULL : bakes_get(b, j->gen, j->seed, j->cx, j->cz, 0);
 
-	b->running = 0;
+	b->running--;
+	warm_done(b, j->warm);
 	if (r) {
 		r->queued = 0;
+		r->running = NULL;
 		struct bake_blob *f;
 
-		if (status == 0 && j->err == 0 && j->version > r->version &&
-		    (f = bakes_blob_new(j->blob, j->len))) {
+		if (status == 0 && j->err == 0 && j->kind == JOB_DECODE) {
+			if (r->frame == j->old && !r->hot) {
+				hot_put(b, r, j->keep);
+				j->keep = NULL;
+			}
+		} else if (status == 0 && j->err == 0 && j->version > r->version &&
+			   (f = bakes_blob_new(j->blob, j->len))) {
 			bakes_set(b, r, j->version, j->pos, j->folded, f);
+			hot_put(b, r, j->keep);
+			j->keep = NULL;
 		} else if (j->err == ERR_RANGE) {
 			r->failed = 1; /* heights beyond int32 apart: keep replaying */
 		}
 		maybe_queue(b, j->gen, j->seed, j->cx, j->cz); /* edits since */
 	}
+	bakes_delta_unref(j->keep);
 	bakes_blob_unref(j->old);
+	while (j->awaiters) {
+		struct awaiter *a = j->awaiters;
+
+		j->awaiters = a->next;
+		if (!b->closing)
+			a->done(a->arg);
+		free(a);
+	}
 	free(j->edits);
 	free(j->blob);
 	free(j);

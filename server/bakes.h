@@ -7,6 +7,15 @@
  * generation and one delta plus the few edits since, whatever the
  * chunk's history. The edit log stays the truth; losing every bake
  * changes no byte served, only the time it takes. Loop thread only.
+ *
+ * Hot deltas: decoding a delta frame costs about half a cold tile, so the
+ * deltas used last are also kept decoded (struct bake_delta), up to
+ * BAKES_HOT_BYTES, least recently used dropped first. A bake keeps the
+ * delta it computed; a tile that had to decode a frame gives it back
+ * (bakes_offer_hot()). After a restart, bakes_warm() decodes the deltas of
+ * the most edited chunks, folding in the edits their bake does not hold
+ * yet, on two workers at a time, so that the first tile of such a chunk
+ * neither decodes a frame nor applies its history.
  */
 #ifndef BAKES_H
 #define BAKES_H
@@ -25,6 +34,20 @@ struct world_map;
  * edits at most beyond its delta. */
 #define BAKES_AFTER 8
 
+/* Bytes of decoded deltas kept (allows tests to override): 64 MiB, some
+ * 250 chunks of 256 m. */
+#ifndef BAKES_HOT_BYTES
+#define BAKES_HOT_BYTES ((size_t)64 << 20)
+#endif
+
+/* A decoded delta of n LOD-0 quanta, shared by reference like a frame
+ * (refs on the loop thread; workers read d while they hold one). */
+struct bake_delta {
+	unsigned refs;
+	size_t n;
+	int32_t d[];
+};
+
 /* A zstd frame of a delta, shared by reference (loop thread only; a
  * worker may read data while it holds a reference taken for it). */
 struct bake_blob {
@@ -32,6 +55,8 @@ struct bake_blob {
 	size_t len;
 	uint8_t data[];
 };
+
+struct bakes__job;
 
 /* One chunk's bake. */
 struct bake_rec {
@@ -43,6 +68,11 @@ struct bake_rec {
 	size_t len;
 	int queued;         /* waiting in the queue or being baked */
 	int failed;         /* a delta overflowed int32: stays unbaked */
+	/* private to bakes.c */
+	struct bake_delta *hot;  /* the frame decoded, NULL: not kept */
+	struct bake_rec *newer, *older; /* the hot list, most recent first */
+	uint8_t job;        /* what the queued job does: JOB_BAKE, JOB_DECODE */
+	struct bakes__job *running; /* its job while on the pool, else NULL */
 };
 
 struct bakes_stats {
@@ -50,6 +80,8 @@ struct bakes_stats {
 	size_t bytes;       /* compressed deltas */
 	size_t queued;      /* chunks waiting */
 	uint64_t baked;     /* bakes made since start */
+	size_t hot;         /* deltas kept decoded */
+	size_t hot_bytes;   /* their bytes */
 };
 
 /* Bakes of the worlds of map (generators of cat), baked on loop's worker
@@ -88,6 +120,47 @@ struct world;
 int bakes_copy(struct bakes *b, const struct world *w, int gen, uint64_t seed, int32_t cx,
 	       int32_t cz, uint8_t **blob, size_t *len, struct edit **edits, size_t *n);
 
+/*
+ * Loop thread: as bakes_copy(), but a bake kept decoded comes as *hot, a
+ * reference (bakes_delta_unref() it; *blob is then NULL), so the job
+ * neither copies nor decodes the frame. *version is the chunk version of
+ * the bake (0: none), for bakes_offer_hot(). 0 or ERR_NOMEM.
+ */
+int bakes_copy_hot(struct bakes *b, const struct world *w, int gen, uint64_t seed, int32_t cx,
+		   int32_t cz, struct bake_delta **hot, uint8_t **blob, size_t *len,
+		   uint64_t *version, struct edit **edits, size_t *n);
+
+/* Loop thread: a job decoded the frame of chunk (cx, cz)'s bake of
+ * version: keep it hot if that is still the bake (the reference is
+ * taken either way). */
+void bakes_offer_hot(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz,
+		     uint64_t version, struct bake_delta *d);
+
+/*
+ * Right after the replay (or a snapshot's restore): queue the chunks with
+ * the most edits, as many as BAKES_HOT_BYTES of decoded deltas hold, to
+ * be baked (when their bake lacks some of their edits, however few) or
+ * decoded, two at a time on the worker pool until that queue is done.
+ */
+void bakes_warm(struct bakes *b);
+
+/*
+ * Loop thread: when a bake of chunk (cx, cz) of world (gen, seed) is on
+ * the pool folding at least min edits, call done(arg) once it has ended
+ * (whatever its outcome) and return 1; else return 0 (done is not
+ * called). A tile that would apply that many edits itself waits for the
+ * bake instead of doing its work twice (right after a restart, every tile
+ * of a chunk whose history no bake holds would).
+ */
+int bakes_await(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz, size_t min,
+		void (*done)(void *arg), void *arg);
+
+/* A new delta of n quanta (refs 1, d uninitialised), or NULL; a
+ * reference more; one less (the last frees it; NULL does nothing). */
+struct bake_delta *bakes_delta_new(size_t n);
+struct bake_delta *bakes_delta_ref(struct bake_delta *d);
+void bakes_delta_unref(struct bake_delta *d);
+
 /* Replace r's delta with frame (the reference is taken) folding edits up
  * to version, of which there are folded, ending at world position pos. */
 void bakes_set(struct bakes *b, struct bake_rec *r, uint64_t version, uint64_t pos,
@@ -121,6 +194,12 @@ struct preset;
 int bakes_fold(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
 	       const struct region_source *rs, const uint8_t *old, size_t old_len,
 	       const struct edit *e, size_t n, uint8_t **blob, size_t *len);
+
+/* bakes_fold(), the new delta also copied into keep (its side^2 quanta;
+ * NULL: not). */
+int bakes_fold_keep(const struct preset *p, uint64_t seed, int32_t cx, int32_t cz,
+		    const struct region_source *rs, const uint8_t *old, size_t old_len,
+		    const struct edit *e, size_t n, uint8_t **blob, size_t *len, int32_t *keep);
 
 void bakes_stats(const struct bakes *b, struct bakes_stats *out);
 

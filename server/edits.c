@@ -626,9 +626,9 @@ static int authorise(struct edit_req *x)
 			      "authorization: bearer token required";
 		return 401;
 	}
-	if (r->header[HTTP_H_FORWARDED] || r->header[HTTP_H_X_FORWARDED_FOR]) {
-		x->q.detail = "edits through a proxy (Forwarded, X-Forwarded-For) need "
-			      "--edit-token: behind a proxy every client looks local";
+	if (r->proxy) {
+		x->q.detail = detail(x, "%s: edits through a proxy need --edit-token: "
+				     "behind a proxy every client looks local", r->proxy);
 		return 403;
 	}
 	if (host && !host_is_loopback(host) && !host_listed(x->e, host)) {
@@ -658,6 +658,16 @@ static int transient(int rc)
 	return rc == ERR_BUSY || rc == ERR_AGAIN || rc == ERR_CONFLICT;
 }
 
+/* Why edits get 503 while the log is failed: for good (a batch this node
+ * could not follow), or until a write succeeds again (the store probes). */
+static const char *refused(const struct edits *e)
+{
+	return edits_failed(e) ?
+	       "edit log unavailable; edits are refused until a restart" :
+	       "edit log write failed (a full disk?); the server retries, and edits "
+	       "resume once a write succeeds: retry later";
+}
+
 /* The log has the batch and follow() applied it, or it failed: answer.
  * first: where follow() saw it, 0 when it did not. */
 static void edits_logged(void *arg, int status, uint64_t first)
@@ -674,8 +684,7 @@ static void edits_logged(void *arg, int status, uint64_t first)
 			world_release(x->world, x->edits, x->nedits, x->first);
 		free(x->edits);
 		req_respond_error(&x->q, 503, transient(status) ?
-				  "edit log unavailable, retry later" :
-				  "edit log write failed; edits are refused until a restart");
+				  "edit log unavailable, retry later" : refused(x->e));
 		return;
 	}
 	x->first = first;
@@ -843,8 +852,7 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	if ((rc = authorise(x)) != 0)
 		return rc;
 	if ((rc = journal_available(e->log)) != 0) {
-		x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, retry later" :
-			      "edit log unavailable; edits are refused until a restart";
+		x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, retry later" : refused(e);
 		return 503;
 	}
 	if (!req_type_is(r->header[HTTP_H_CONTENT_TYPE], "application/json")) {
@@ -882,8 +890,7 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 		world_cancel(x->world, x->edits, x->nedits, x->first);
 		free(x->edits);
 		x->q.detail = rc == ERR_BUSY ? "edit log queue full, retry later" :
-			      transient(rc) ? "edit log unavailable, retry later" :
-			      "edit log unavailable; edits are refused until a restart";
+			      transient(rc) ? "edit log unavailable, retry later" : refused(e);
 		return 503;
 	}
 	return 0;
@@ -1139,6 +1146,8 @@ const struct world_map *edits_worlds(const struct edits *e)
 
 int edits_failed(const struct edits *e)
 {
+	/* the file log's failed write passes once a write succeeds; a
+	 * backend's failure for good is journal_stats.broken */
 	return journal_failed(e->log);
 }
 
@@ -1160,7 +1169,7 @@ void edits_stats(const struct edits *e, struct metrics_edit_stats *es)
 		snapshots_stats(e->snaps, &sn);
 	head = ls.records > ls.followed ? ls.records : ls.followed;
 	*es = (struct metrics_edit_stats){ ls.commits, ls.last_commit, ls.records, ls.bytes,
-					   ls.failed != 0, ss.subscribers, ss.events,
+					   edits_failed(e) != 0, ss.subscribers, ss.events,
 					   ss.dropped, world_map_count(e->worlds),
 					   e->log ? journal_base(e->log) : 0, sn.written,
 					   sn.failed, sn.edits, sn.bytes, sn.ms, sn.load_ms,

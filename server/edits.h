@@ -90,11 +90,14 @@ void edits_on_change(struct edits *e, edits_change_fn fn, void *arg);
 /* The world map, for the readers of edit versions. */
 const struct world_map *edits_worlds(const struct edits *e);
 
-/* 0, or the ERR_* that failed the edit log (edits get 503 until restart). */
+/* 0, or the ERR_* that failed the edit log for good (edits get 503 until
+ * a restart). A file log whose write failed is not failed for good: it
+ * probes, and edits resume once a write succeeds (store.h). */
 int edits_failed(const struct edits *e);
 
 /* 0 while edits can be taken; ERR_AGAIN while a shared edit log is out of
- * reach (edits get 503, it reconnects by itself), else edits_failed(). */
+ * reach (edits get 503, it reconnects by itself), ERR_IO while the log
+ * is failed (for good, or until a write succeeds: edits_failed()). */
 int edits_available(const struct edits *e);
 
 /* Edit log, event stream and world figures for /metrics. */

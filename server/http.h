@@ -120,7 +120,14 @@ struct http_req {
 	const char *query;        /* raw text after '?', NULL when none */
 	size_t query_len;
 	const char *header[HTTP_H_COUNT]; /* kept headers, NULL when absent;
-					     repeats joined with ", " */
+					     repeats joined with ", "; Host is
+					     the target's authority for an
+					     absolute-form target (RFC 9112
+					     section 3.2.2) */
+	const char *proxy;        /* the first header that only a proxy adds
+				     (Forwarded, X-Forwarded-For, Via,
+				     X-Real-IP, ...: http_parse.c), by name;
+				     NULL when none came */
 	const char *body;         /* request body (max_body), NULL when none */
 	size_t body_len;
 	void *user;               /* free for the handler */

@@ -77,6 +77,7 @@ struct req {
 	uint64_t start_ns;                /* uv_hrtime() at the first byte */
 	struct text text;                 /* target, then kept header values */
 	size_t url_len;
+	size_t auth_end;                  /* absolute-form: where the path starts */
 	size_t hoff[HTTP_H_COUNT], hlen[HTTP_H_COUNT];
 	unsigned char hset[HTTP_H_COUNT];
 	struct text body;

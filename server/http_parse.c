@@ -30,6 +30,21 @@ static const struct {
 #undef XX
 };
 
+/* Headers that only a proxy adds: a request carrying one did not come
+ * straight from its client, whatever its peer address (edits.c). */
+static const struct {
+	const char *name;
+	size_t len;
+} proxy_names[] = {
+#define P(name) { name, sizeof(name) - 1 }
+	P("forwarded"), P("x-forwarded-for"), P("x-forwarded-host"),
+	P("x-forwarded-proto"), P("x-forwarded-port"), P("x-forwarded-server"),
+	P("x-real-ip"), P("via"), P("true-client-ip"), P("cf-connecting-ip"),
+	P("x-client-ip"), P("x-cluster-client-ip"), P("fastly-client-ip"),
+	P("x-original-forwarded-for"),
+#undef P
+};
+
 /* ---- small buffers ---------------------------------------------------- */
 
 /* Room for n more bytes in t. */
@@ -191,21 +206,16 @@ static void req_publish(struct req *r)
 	}
 	r->http_minor = llhttp_get_http_minor(&r->conn->parser);
 	if (r->url_done) {
-		url = r->text.p;
-		if (*url != '/' &&
-		    (!strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8))) {
-			char *slash = strchr(strstr(url, "://") + 3, '/');
-
-			url = slash ? slash : (char *)"/";
-		}
+		/* absolute-form: the path after the authority ("/" when none) */
+		url = r->text.p + r->auth_end;
 		q = strchr(url, '?');
 		if (q) {
 			*q = '\0';
 			r->pub.query = q + 1;
 			r->pub.query_len = strlen(q + 1);
 		}
-		r->pub.path = url;
-		r->pub.path_len = strlen(url);
+		r->pub.path = *url ? url : "/";
+		r->pub.path_len = strlen(r->pub.path);
 	}
 	for (i = 0; i < HTTP_H_COUNT; i++)
 		r->pub.header[i] = r->hset[i] ? r->text.p + r->hoff[i] : NULL;
@@ -313,6 +323,16 @@ static int on_header_field(llhttp_t *p, const char *at, size_t n)
 	return 0;
 }
 
+static const char *proxy_sign(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(proxy_names); i++)
+		if (proxy_names[i].len == len && !strncasecmp(proxy_names[i].name, name, len))
+			return proxy_names[i].name;
+	return NULL;
+}
+
 static int find_header(const char *name, size_t len)
 {
 	int i;
@@ -335,6 +355,10 @@ static int on_header_field_complete(llhttp_t *p)
 	if (++c->nheaders > c->srv->lim.max_headers)
 		return fail(c, 431, "too many request headers");
 	id = c->field_len <= FIELD_MAX ? find_header(c->field, c->field_len) : -1;
+	if (!r->pub.proxy && c->field_len <= FIELD_MAX)
+		r->pub.proxy = proxy_sign(c->field, c->field_len);
+	if (id == HTTP_H_HOST && r->hset[id])
+		return fail(c, 400, "more than one Host header (RFC 9112 section 3.2)");
 	if (id >= HTTP_H_USER_AGENT && !c->srv->lim.access_log)
 		id = -1; /* only the access log reads these */
 	c->field_len = 0;
@@ -384,10 +408,76 @@ static int on_header_value_complete(llhttp_t *p)
 	return 0;
 }
 
+/*
+ * Whether s[0..n) is a Host value (RFC 9110 section 7.2: uri-host, then an
+ * optional ":" port): an IP literal in brackets or reg-name characters
+ * (RFC 3986: unreserved, percent escapes, sub-delims), then digits.
+ * Empty is allowed (a target without an authority).
+ */
+static int host_valid(const char *s, size_t n)
+{
+	static const char reg[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "0123456789-._~%!$&'()*+,;=";
+	size_t i = 0;
+
+	if (n && s[0] == '[') {
+		for (i = 1; i < n && s[i] != ']'; i++)
+			if (!strchr("0123456789abcdefABCDEF:.vV", s[i]) || !s[i])
+				return 0;
+		if (i == n || i == 1)
+			return 0;
+		i++;
+	} else {
+		while (i < n && s[i] && strchr(reg, s[i]))
+			i++;
+	}
+	if (i < n && s[i] == ':')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+	return i == n;
+}
+
+/*
+ * RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host, and a
+ * valid one; an absolute-form target's authority is the host, whatever
+ * Host says (3.2.2), so it takes Host's place. r->auth_end marks where the
+ * path begins.
+ */
+static int check_host(struct conn *c, struct req *r, const llhttp_t *p)
+{
+	const char *url = r->text.p, *a;
+	size_t n, off;
+
+	if (r->url_done && (!strncasecmp(url, "http://", 7) ||
+			    !strncasecmp(url, "https://", 8))) {
+		a = strstr(url, "://") + 3;
+		n = strcspn(a, "/?#");
+		if (!n || memchr(a, '@', n) || !host_valid(a, n))
+			return fail(c, 400, n ? "absolute-form target: bad authority" :
+				    "absolute-form target without a host");
+		r->auth_end = (size_t)(a - url) + n;
+		off = r->text.len;
+		if (text_dup(&r->text, (size_t)(a - url), n) < 0 || text_add(&r->text, "", 1) < 0)
+			return fail(c, 503, "out of memory");
+		r->hoff[HTTP_H_HOST] = off;
+		r->hlen[HTTP_H_HOST] = n;
+		r->hset[HTTP_H_HOST] = 1;
+		return 0;
+	}
+	if (!r->hset[HTTP_H_HOST])
+		return p->http_major == 1 && p->http_minor == 0 ? 0 :
+		       fail(c, 400, "HTTP/1.1 request without a Host header (RFC 9112 section 3.2)");
+	if (!host_valid(r->text.p + r->hoff[HTTP_H_HOST], r->hlen[HTTP_H_HOST]))
+		return fail(c, 400, "bad Host header");
+	return 0;
+}
+
 static int on_headers_complete(llhttp_t *p)
 {
 	struct conn *c = p->data;
 
+	if (check_host(c, c->cur, p))
+		return -1;
 	if ((p->flags & F_CONTENT_LENGTH) &&
 	    p->content_length > c->srv->lim.max_body) {
 		fail(c, 413, "request body too large");

@@ -41,11 +41,6 @@ struct pending {
 	uint8_t rec[];
 };
 
-static int transient(int err)
-{
-	return err == ERR_BUSY || err == ERR_AGAIN || err == ERR_CONFLICT;
-}
-
 /* Whether spec names a backend of journal_redis.c. */
 static int is_redis(const char *spec)
 {
@@ -163,8 +158,8 @@ static void committed(void *arg, int status)
 	    (status = follow_record(l, p->rec, p->len, JOURNAL_LIVE | JOURNAL_OWN,
 				    &p->first)) != 0)
 		status = fail_follow(l, status);
-	if (status && !transient(status) && !l->failed)
-		l->failed = status;
+	/* a backend's own failure is its backend's to end (file: the store's
+	 * probe; journal_available() reads it live), so it is not latched */
 	p->done(p->arg, status, p->first);
 	free(p);
 }
@@ -200,17 +195,20 @@ int journal_append(struct journal *l, const struct batch *b, journal_done_fn don
 	}
 	*p = (struct pending){ l, done, arg, 0, len };
 	rc = l->ops->append(l->be, p->rec, len, b->first_seq, committed, p);
-	if (rc) {
+	if (rc)
 		free(p);
-		if (!transient(rc) && rc != ERR_INVAL && !l->failed)
-			l->failed = rc;
-	}
 	return rc;
 }
 
 int journal_failed(const struct journal *l)
 {
-	return l ? l->failed : ERR_INVAL;
+	struct journal_stats st;
+
+	if (!l || l->failed)
+		return l ? l->failed : ERR_INVAL;
+	memset(&st, 0, sizeof(st));
+	l->ops->stats(l->be, &st);
+	return st.broken ? st.failed : 0;
 }
 
 int journal_available(const struct journal *l)

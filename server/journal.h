@@ -24,8 +24,13 @@
  *                        answer 503 with Retry-After. The batch may still
  *                        be in the log, and then is followed like any other
  *   ERR_CONFLICT         the expected sequence is taken: nothing logged
- *   ERR_IO (or other)    permanent (a failed disk): the log is failed,
- *                        journal_failed() says so until a restart
+ *   ERR_IO (or other)    the log failed: this append and every one
+ *                        pending are not logged; journal_available()
+ *                        says so while the backend stays failed (the
+ *                        file log probes and recovers by itself once a
+ *                        write succeeds, e.g. a full disk with room
+ *                        again). journal_failed(): a batch this node
+ *                        could not follow, which only a restart ends
  *
  * Loop thread only.
  *
@@ -82,6 +87,8 @@ struct journal_stats {
 	int down;                /* 0, or ERR_AGAIN while the log is out of
 				    reach (edits get 503; it retries) */
 	int failed;              /* 0, or the ERR_* that failed the log */
+	int broken;              /* failed is for good (a restart mends it),
+				    not a failure the backend retries */
 };
 
 struct journal_replay_stats {
@@ -130,7 +137,9 @@ int journal_replay(struct journal *l, struct journal_replay_stats *st);
 int journal_append(struct journal *l, const struct batch *b, journal_done_fn done,
 		   void *arg);
 
-/* 0, or the ERR_* that failed the log for good. */
+/* 0, or the ERR_* that failed the log for good: a committed batch this
+ * node could not follow (its world is behind the log until a restart), or
+ * a backend failure no retry mends (journal_stats.broken). */
 int journal_failed(const struct journal *l);
 
 /* 0 when appends can be tried now; else ERR_AGAIN while a shared log is

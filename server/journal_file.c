@@ -3,7 +3,8 @@
  * of store.h (one flock'd file in the data directory, group commit,
  * fdatasync before an append is done). One node writes it, so the
  * sequence an append expects is always the next one and it never
- * conflicts; a failed write or fsync fails it for good (ERR_IO).
+ * conflicts; a failed write or fsync fails it (ERR_IO) until the store's
+ * probe finds that writes succeed again (store.h, store_append).
  */
 #include "journal.h"
 
@@ -40,6 +41,7 @@ static void file_stats(void *be, struct journal_stats *st)
 	st->commits = ss.commits;
 	st->last_commit = ss.last_batch;
 	st->failed = ss.failed;
+	st->broken = ss.broken;
 }
 
 static void file_close(void *be)

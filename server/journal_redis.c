@@ -603,6 +603,7 @@ static void rl_stats(void *be, struct journal_stats *st)
 	st->shared = g->puts;
 	st->down = g->cmd_ready && g->tail_ready && !g->behind ? 0 : ERR_AGAIN;
 	st->failed = g->stopped ? ERR_IO : 0;
+	st->broken = g->stopped; /* a stopped log is never retried */
 }
 
 static void free_handle(uv_handle_t *h)

@@ -17,6 +17,7 @@
 #include "catalog.h"
 #include "err.h"
 #include "http.h"
+#include "jsonv.h"
 #include "metrics.h"
 #include "seed.h"
 #include "tilegen.h"
@@ -210,6 +211,38 @@ const char *req_allow_list(struct req *q, uint64_t methods)
 	return s;
 }
 
+/*
+ * detail with every byte that does not start a valid UTF-8 character
+ * written as the text \xHH (a backslash, x, two hex digits), into the
+ * arena: details quote what clients sent (a Host, a key cut short by the
+ * error buffer), and cJSON copies bytes >= 0x80 into its output unchecked,
+ * so raw they would make the error body invalid JSON.
+ */
+static const char *valid_utf8(struct req *q, const char *detail)
+{
+	const unsigned char *s = (const unsigned char *)detail;
+	size_t n = strlen(detail), i, k, len;
+	char *out;
+
+	for (i = 0; i < n && (k = jsonv_utf8_char(s + i, n - i)); i += k)
+		;
+	if (i == n)
+		return detail;
+	if (!(out = http_req_alloc(q->http, 4 * n + 1)))
+		return "(detail not shown: invalid UTF-8)";
+	for (i = len = 0; i < n; i += k) {
+		if ((k = jsonv_utf8_char(s + i, n - i))) {
+			memcpy(out + len, s + i, k);
+			len += k;
+		} else {
+			len += (size_t)sprintf(out + len, "\\x%02x", s[i]);
+			k = 1;
+		}
+	}
+	out[len] = '\0';
+	return out;
+}
+
 void req_respond_error(struct req *q, int status, const char *detail)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -225,7 +258,7 @@ void req_respond_error(struct req *q, int status, const char *detail)
 	if (q->count_rejects)
 		metrics_edit_rejected(q->env->metrics, status);
 	if (o && (!cJSON_AddStringToObject(o, "error", error_token(status)) ||
-		  !cJSON_AddStringToObject(o, "detail", detail ? detail : ""))) {
+		  !cJSON_AddStringToObject(o, "detail", detail ? valid_utf8(q, detail) : ""))) {
 		cJSON_Delete(o);
 		o = NULL;
 	}

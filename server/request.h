@@ -102,7 +102,9 @@ void req_respond_copy(struct req *q, int status, const char *type,
 void req_respond_json(struct req *q, int status, struct cJSON *o,
 		      const char *headers);
 
-/* The JSON error {"error": token of status, "detail": detail}. */
+/* The JSON error {"error": token of status, "detail": detail}; bytes of
+ * detail that are not valid UTF-8 are written as the text \xHH, so the
+ * body is valid JSON whatever the detail quotes. */
 void req_respond_error(struct req *q, int status, const char *detail);
 
 /* The static 503 "out of memory", which needs no allocation. */

@@ -91,15 +91,23 @@ void route_fail(struct req *q, int rc)
 /* ---- service routes --------------------------------------------------------- */
 
 /* The state of edits as JSON for /healthz and /readyz: {"status":"ok"}, or
- * degraded with the reason. Returns the body's length. */
-static int edits_state(int failed, char *body, size_t size)
+ * degraded with the reason; *for_good: the edit log failed for good (a
+ * restart mends it), not a failure it retries. Returns the body's length. */
+static int edits_state(const struct edits *e, char *body, size_t size, int *for_good)
 {
+	int failed = edits_available(e);
+
+	*for_good = failed && edits_failed(e);
 	if (!failed)
 		return snprintf(body, size, "{\"status\":\"ok\"}");
 	if (failed == ERR_AGAIN)
 		return snprintf(body, size, "{\"status\":\"degraded\",\"reads\":\"ok\","
 				"\"edits\":\"unavailable\",\"detail\":\"edit log out of reach; "
 				"reconnecting\"}");
+	if (!*for_good)
+		return snprintf(body, size, "{\"status\":\"degraded\",\"reads\":\"ok\","
+				"\"edits\":\"unavailable\",\"detail\":\"edit log write failed: %s; "
+				"retrying until a write succeeds\"}", err_str(failed));
 	return snprintf(body, size, "{\"status\":\"degraded\",\"reads\":\"ok\","
 			"\"edits\":\"unavailable\",\"detail\":\"edit log failed: %s; "
 			"restart the server\"}", err_str(failed));
@@ -113,29 +121,29 @@ static void respond_state(struct req *q, int status, const char *body, int n)
 }
 
 /* /healthz, liveness: 200 while the node serves reads, edits down for a
- * while included (the body says so); 503 only once the edit log failed
- * for good, which a restart mends. Keep a node in rotation by this. */
+ * while included (out of reach, or a failed write being retried: the body
+ * says so); 503 only once the edit log failed for good, which a restart
+ * mends. Keep a node in rotation by this. */
 static int h_health(struct req *q)
 {
 	struct routes *rt = q->module;
-	int failed = edits_available(rt->edits);
 	char body[256];
-	int n = edits_state(failed, body, sizeof(body));
+	int for_good, n = edits_state(rt->edits, body, sizeof(body), &for_good);
 
-	respond_state(q, failed && failed != ERR_AGAIN ? 503 : 200, body, n);
+	respond_state(q, for_good ? 503 : 200, body, n);
 	return 0;
 }
 
 /* /readyz, readiness for edits: 200 while edits can be taken, 503 while
- * the edit log is out of reach or failed (reads still work). */
+ * the edit log is out of reach, a failed write is being retried, or it
+ * failed for good (reads still work). */
 static int h_ready(struct req *q)
 {
 	struct routes *rt = q->module;
-	int failed = edits_available(rt->edits);
 	char body[256];
-	int n = edits_state(failed, body, sizeof(body));
+	int for_good, n = edits_state(rt->edits, body, sizeof(body), &for_good);
 
-	respond_state(q, failed ? 503 : 200, body, n);
+	respond_state(q, for_good || edits_available(rt->edits) ? 503 : 200, body, n);
 	return 0;
 }
 
@@ -483,7 +491,11 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 
 int route_replay(struct routes *rt, char *msg, size_t msglen, char *warn, size_t warnlen)
 {
-	return edits_replay(rt->edits, msg, msglen, warn, warnlen);
+	int rc = edits_replay(rt->edits, msg, msglen, warn, warnlen);
+
+	if (rc == 0 && rt->tiles)
+		bakes_warm(tiles_bakes(rt->tiles)); /* the first tiles after a restart */
+	return rc;
 }
 
 void route_stop(void *arg)

@@ -287,6 +287,16 @@ uint64_t store__rec_sum(const uint8_t *len_and_payload, uint32_t len)
 
 /* ---- group commit ---- */
 
+/* After a failed commit, the writer probes (recover()): first after
+ * PROBE_FIRST_MS, the wait doubling to PROBE_MAX_MS, each probe writing
+ * the failed commit's size in zeros, at least PROBE_MIN. */
+#ifndef PROBE_FIRST_MS
+#define PROBE_FIRST_MS 100   /* allows unit tests to override */
+#endif
+#define PROBE_MAX_MS 5000
+#define PROBE_MIN ((size_t)64 << 10)
+
+
 static void push(struct wlist *l, struct waiter *w)
 {
 	w->next = NULL;
@@ -351,14 +361,99 @@ static void commit(struct store *s)
 			s->stats.max_batch = s->flying.n;
 		move_all(&s->done, &s->flying, 0);
 	} else {
-		fprintf(stderr, "store: %s %s at offset %llu: %s; refusing edits until"
-			" restart\n", what, s->path, (ull)off, strerror(rc));
+		fprintf(stderr, "store: %s %s at offset %llu: %s; edits get 503 until a"
+			" write succeeds again (probing with backoff)\n", what, s->path,
+			(ull)off, strerror(rc));
 		s->stats.failed = ERR_IO;
+		s->stats.failures++;
+		s->failed_at = uv_hrtime();
+		s->probe_wait_ms = PROBE_FIRST_MS;
+		s->probe_at = s->failed_at + PROBE_FIRST_MS * 1000000;
+		s->probe_len = s->flight.len > PROBE_MIN ? s->flight.len : PROBE_MIN;
+		s->probes = 0;
 		move_all(&s->done, &s->flying, ERR_IO);
 		move_all(&s->done, &s->queued, ERR_IO);
 		s->queue.len = 0;
 	}
 	s->flight.len = 0;
+}
+
+/* ---- recovery after a failed commit ---- */
+
+/*
+ * A failed commit was answered ERR_IO, with everything queued behind it:
+ * none of it was acknowledged, and every acknowledged record lies before
+ * s->end, fdatasync'd by an earlier commit. The file may hold part of the
+ * failed commit after s->end, or all of it unsynced. The writer probes,
+ * with backoff: cut the file back to s->end, write and fdatasync
+ * probe_len zeros there (the failed commit's size, at least PROBE_MIN: room
+ * for it to be retried), cut them again and fsync. When every step
+ * succeeds the file is exactly its acknowledged records, on disk, and
+ * appends resume at s->end. Why nothing acknowledged is at risk although
+ * a failed fdatasync may have dropped dirty pages: the pages it could drop
+ * hold only the failed commit's bytes beyond s->end and, in the first
+ * page, acknowledged bytes whose earlier version on disk is already
+ * complete; the cut rewrites that page from memory. A crash during a
+ * probe leaves a zero or partial tail, which replay drops as torn.
+ */
+/* One probe at off; 0 or an errno, *what the step that failed. */
+static int probe(int fd, uint64_t off, size_t len, const char **what)
+{
+	static const uint8_t zeros[4096];
+	size_t done;
+	int rc = 0;
+
+	*what = "truncate";
+	if (ftruncate(fd, (off_t)off))
+		return errno;
+	*what = "write";
+	for (done = 0; !rc && done < len; done += sizeof(zeros))
+		rc = store__pwrite_all(fd, zeros, sizeof(zeros), off + done);
+	if (!rc && fdatasync(fd)) {
+		rc = errno;
+		*what = "fdatasync";
+	}
+	if (ftruncate(fd, (off_t)off) && !rc) {
+		rc = errno;
+		*what = "truncate";
+	}
+	if (!rc && fsync(fd)) {
+		rc = errno;
+		*what = "fsync";
+	}
+	return rc;
+}
+
+/* Wait for the next probe and run it; mu held on entry and on return. */
+static void recover(struct store *s)
+{
+	uint64_t now = uv_hrtime(), off = s->end;
+	size_t len = s->probe_len;
+	const char *what;
+	int rc;
+
+	if (now < s->probe_at) {
+		uv_cond_timedwait(&s->wake, &s->mu, s->probe_at - now);
+		return;
+	}
+	uv_mutex_unlock(&s->mu);
+	rc = probe(s->fd, off, len, &what);
+	uv_mutex_lock(&s->mu);
+	if (rc == 0) {
+		fprintf(stderr, "store: %s: writes succeed again (%u failed probes, %.1f s"
+			" after the failure); accepting edits at offset %llu\n", s->path,
+			s->probes, (double)(uv_hrtime() - s->failed_at) / 1e9, (ull)off);
+		s->stats.failed = 0;
+		s->stats.recoveries++;
+		return;
+	}
+	if (s->probes++ == 0)
+		fprintf(stderr, "store: %s: probe %s at offset %llu: %s; still refusing edits,"
+			" probing every %d s at most\n", s->path, what, (ull)off, strerror(rc),
+			PROBE_MAX_MS / 1000);
+	s->probe_wait_ms = s->probe_wait_ms * 2 < PROBE_MAX_MS ? s->probe_wait_ms * 2 :
+			   PROBE_MAX_MS;
+	s->probe_at = uv_hrtime() + s->probe_wait_ms * 1000000;
 }
 
 /*
@@ -391,10 +486,11 @@ static void writer_main(void *arg)
 
 	uv_mutex_lock(&s->mu);
 	for (;;) {
-		while (!(s->kicked && s->queue.len) && !s->stop && !s->swap)
+		while (!(s->kicked && s->queue.len) && !s->stop && !s->swap &&
+		       !(s->stats.failed && !s->stats.broken))
 			uv_cond_wait(&s->wake, &s->mu);
 		if (s->swap) { /* a live compaction's new file, between commits */
-			if (s->stop)
+			if (s->stop || s->stats.failed)
 				store__swap_cancel(s);
 			else
 				store__swap(s);
@@ -403,6 +499,10 @@ static void writer_main(void *arg)
 				s->queue.len = 0;
 				uv_async_send(&s->hub->async);
 			}
+			continue;
+		}
+		if (s->stats.failed && !s->stats.broken && !s->stop) {
+			recover(s); /* nothing is queued while failed */
 			continue;
 		}
 		if (!s->queue.len)

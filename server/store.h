@@ -30,8 +30,9 @@
  * calls each callback of that commit. So one commit covers every append of
  * a loop iteration, and appends that arrive while a commit is in flight
  * all go into the next one. After a failed write or fsync the store is
- * failed for good (see store_append) and the server should answer 503
- * until it is restarted.
+ * failed (see store_append) and the server answers 503 until the writer's
+ * probe, retried with backoff, finds that writes succeed again (a disk
+ * that was full has room again); then appends resume by themselves.
  */
 #ifndef STORE_H
 #define STORE_H
@@ -81,7 +82,13 @@ struct store_stats {
 	uint64_t last_batch;   /* records covered by the last commit */
 	uint64_t max_batch;    /* most records one commit has covered */
 	size_t queued_bytes;   /* framed bytes waiting for the next commit */
-	int failed;            /* 0, or the ERR_* that failed the store */
+	uint64_t failures;     /* commits that failed (write or fdatasync) */
+	uint64_t recoveries;   /* probes that ended such a failure */
+	int failed;            /* 0, or ERR_IO while a failed commit is
+				  unrecovered (the writer probes) */
+	int broken;            /* failed for good: a live compaction's rename
+				  happened but its fsync failed; no probe can
+				  tell what the directory holds (restart) */
 };
 
 /* What store_replay() found. */
@@ -148,14 +155,17 @@ int store_open(const char *dir, struct uv_loop_s *loop,
  * not a complete record with a damaged length field), or everything from
  * the record on is zero (a file system may extend a file by a crash
  * without writing its new blocks), and no valid record starts anywhere
- * after it. It cannot hold an acknowledged edit, since an append is
- * acknowledged only after its fdatasync(). Its bytes are first copied to
+ * after it. It can hold an acknowledged edit only if the disk lost a
+ * write it had completed, since an append is acknowledged only after its
+ * fdatasync(). Its bytes are first copied to
  * dir/edits.log.torn-OFFSET (.torn-OFFSET.N if that exists; fsync'd with
  * the directory), then the file is truncated to the end of the last good
  * record and fsync'd; st->torn_offset and st->torn_bytes say what was
  * cut, and st->message warns, naming the saved file ("warning: PATH:
- * dropped torn tail record at offset N (M bytes, WHY): ... saved in
- * FILE"); the return value is still 0.
+ * dropped torn tail record at offset N (M bytes, WHY): the tail is not a
+ * complete record, so it was kept aside in FILE; it was acknowledged only
+ * if the disk lost a write it had completed ..."); the return value is
+ * still 0.
  *
  * Any other bad record - a full-length record with a bad checksum, magic
  * or length, the last one included, or bytes after the last record that
@@ -182,14 +192,23 @@ int store_replay(struct store *s, store_replay_fn cb, void *arg,
  *   ERR_IO     the store has failed (below); restart the server
  *
  * If a write or fdatasync() fails, every append of that commit and every
- * append queued behind it gets ERR_IO, and the store refuses all later
- * appends. Retrying is not safe: after a failed fsync Linux may already
- * have marked the dirty pages clean and dropped them, so a second fsync
- * can succeed without the data being on disk, and a short write would
- * leave a partial record in the middle of later ones. A restart replays
- * what really is on disk (a partial record there is a torn tail). Set
- * SIGXFSZ to SIG_IGN (the server does) so that a file-size limit makes
- * the write fail with EFBIG instead of killing the process.
+ * append queued behind it gets ERR_IO, none of them acknowledged, and the
+ * store refuses later appends with ERR_IO (stats.failed) until it has
+ * recovered. Retrying the failed commit is not safe: after a failed fsync
+ * Linux may already have marked the dirty pages clean and dropped them,
+ * so a second fsync can succeed without the data being on disk, and a
+ * short write would leave a partial record in the middle of later ones.
+ * So the commit is not retried: the writer probes with backoff (100 ms,
+ * doubling to 5 s), cutting the file back to its last acknowledged record
+ * and writing, syncing and cutting a block of zeros the failed commit's
+ * size. Once a probe succeeds the file holds exactly the acknowledged
+ * records, stats.failed is 0 again and appends are taken as before (the
+ * failed ones are the clients' to send again; they got 503). A crash
+ * before that replays what really is on disk: a partial record there is
+ * a torn tail; complete records of the failed commit may be replayed, as
+ * for any append whose callback got an error. Set SIGXFSZ to SIG_IGN (the
+ * server does) so that a file-size limit makes the write fail with EFBIG
+ * instead of killing the process.
  */
 int store_append(struct store *s, const void *payload, size_t len,
 		 store_done_fn done, void *arg);

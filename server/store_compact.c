@@ -224,6 +224,7 @@ void store__swap(struct store *s)
 	if (rc && renamed) {
 		fprintf(stderr, "store: compaction: %s; refusing edits until restart\n", c->err);
 		s->stats.failed = ERR_IO;
+		s->stats.broken = 1;
 		close(c->fd);
 		c->fd = -1;
 	} else if (!rc) {
@@ -243,7 +244,8 @@ void store__swap(struct store *s)
 void store__swap_cancel(struct store *s)
 {
 	s->swap->status = ERR_INVAL;
-	snprintf(s->swap->err, sizeof(s->swap->err), "the store closed");
+	snprintf(s->swap->err, sizeof(s->swap->err), s->stop ? "the store closed" :
+		 "a write failed meanwhile");
 	s->swap = NULL;
 	uv_cond_broadcast(&s->swapped);
 }

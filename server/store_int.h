@@ -86,6 +86,12 @@ struct store {
 	struct store_compaction *swap;   /* under mu: handed to the writer */
 	int compact_busy;                /* under mu: its worker has not ended */
 	uv_cond_t swapped;               /* the worker and store_close() wait here */
+	/* after a failed commit (stats.failed): the writer probes */
+	uint64_t probe_at;       /* uv_hrtime() of the next probe */
+	uint64_t probe_wait_ms;  /* the backoff: doubles to PROBE_MAX_MS */
+	uint64_t failed_at;      /* uv_hrtime() of the failure */
+	size_t probe_len;        /* bytes a probe writes: the failed commit's */
+	unsigned probes;         /* probes that failed since */
 };
 
 
@@ -104,7 +110,8 @@ int store__prepare_header(struct store *s, char *err, size_t errlen);
 uint64_t store__rec_sum(const uint8_t *len_and_payload, uint32_t len);
 
 /* store_compact.c: the writer takes a compacted file between commits (mu
- * held), or cancels it at close; store_close() waits for the worker. */
+ * held), or cancels it at close or after a failed write; store_close()
+ * waits for the worker. */
 void store__swap(struct store *s);
 void store__swap_cancel(struct store *s);
 void store__compact_close(struct store *s);

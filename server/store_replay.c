@@ -278,9 +278,10 @@ static int drop_torn(struct store *s, struct reader *r, const char *why,
 	st->torn_offset = off;
 	st->torn_bytes = r->size - off;
 	store__fail(msg, ml, 0, "warning: %s: dropped torn tail record at offset %llu (%llu"
-	     " bytes, %s): a write cut short by a crash, so never acknowledged;"
-	     " the bytes are saved in %s", s->path, (ull)off, (ull)st->torn_bytes, why,
-	     saved);
+	     " bytes, %s): the tail is not a complete record, so it was kept aside in %s;"
+	     " it was acknowledged only if the disk lost a write it had completed"
+	     " (appends are answered after their fdatasync)", s->path, (ull)off,
+	     (ull)st->torn_bytes, why, saved);
 	free(saved);
 	return 0;
 }

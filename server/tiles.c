@@ -80,14 +80,19 @@ static const char *const encodings[] = {
 
 /* The edits a job applies, copied on the loop thread: per chunk (the
  * tile's own, or the 3 x 3 around it, needs_around()), its baked delta
- * (a zstd frame) and the edits since. */
+ * (decoded and shared when the bakes keep it hot, else a copy of its zstd
+ * frame, which the worker decodes and the bakes may keep afterwards) and
+ * the edits since. */
 struct job_edits {
 	int chunk_log2;
 	size_t n;
 	struct chunk_edits {
 		int32_t cx, cz;
-		uint8_t *blob;
+		struct bake_delta *hot;     /* a reference, or NULL */
+		uint8_t *blob;              /* else the frame, or NULL */
 		size_t blob_len;
+		uint64_t version;           /* of the bake */
+		struct bake_delta *decoded; /* the worker's decoding of blob */
 		struct edit *edits;
 		size_t nedits;
 	} c[BAKE_MAX_CHUNKS];
@@ -370,10 +375,26 @@ static void job_edits_free(struct job_edits *ed)
 	size_t k;
 
 	for (k = 0; k < ed->n; k++) {
+		bakes_delta_unref(ed->c[k].hot);
+		bakes_delta_unref(ed->c[k].decoded);
 		free(ed->c[k].blob);
 		free(ed->c[k].edits);
 	}
 	ed->n = 0;
+}
+
+/* Loop thread, after a job that went well: the deltas it decoded go to
+ * the bakes, which keep them hot for the next tiles of those chunks. */
+static void job_edits_offer(struct tiles *t, const struct tile_key *key, struct job_edits *ed)
+{
+	size_t k;
+
+	for (k = 0; k < ed->n; k++)
+		if (ed->c[k].decoded) {
+			bakes_offer_hot(t->bakes, (int)key->preset, key->seed, ed->c[k].cx,
+					ed->c[k].cz, ed->c[k].version, ed->c[k].decoded);
+			ed->c[k].decoded = NULL;
+		}
 }
 
 /*
@@ -385,10 +406,9 @@ static int copy_chunk(struct tiles *t, const struct world *w, int gen, uint64_t 
 {
 	struct chunk_edits *c = &ed->c[ed->n];
 
-	c->cx = cx;
-	c->cz = cz;
-	if (bakes_copy(t->bakes, w, gen, seed, cx, cz, &c->blob, &c->blob_len, &c->edits,
-		       &c->nedits))
+	*c = (struct chunk_edits){ .cx = cx, .cz = cz };
+	if (bakes_copy_hot(t->bakes, w, gen, seed, cx, cz, &c->hot, &c->blob, &c->blob_len,
+			   &c->version, &c->edits, &c->nedits))
 		return ERR_NOMEM;
 	ed->n++;
 	return 0;
@@ -419,49 +439,42 @@ static int copy_edits(struct tiles *t, const struct world *w, const struct tile_
 	return rc;
 }
 
-/* Worker: the layer of ed, its deltas decompressed into delta[] (free each). */
-static int layer_open(const struct job_edits *ed, struct bake_chunk *bc,
-		      int32_t *delta[BAKE_MAX_CHUNKS], struct bake_layer *bl)
+/* Worker: the layer of ed, a hot delta as it is, a frame decoded into
+ * ed's chunk (decoded, kept for job_edits_offer()). */
+static int layer_open(struct job_edits *ed, struct bake_chunk *bc, struct bake_layer *bl)
 {
-	size_t side = bake_side(ed->chunk_log2), bytes = side * side * sizeof(int32_t), k;
+	size_t side = bake_side(ed->chunk_log2), k;
 	int rc = 0;
 
 	for (k = 0; k < ed->n; k++) {
-		delta[k] = NULL;
-		if (!rc && ed->c[k].blob) {
-			if (!(delta[k] = malloc(bytes)))
+		struct chunk_edits *c = &ed->c[k];
+		const int32_t *delta = c->hot ? c->hot->d : NULL;
+
+		if (!rc && !delta && c->blob) {
+			if (!(c->decoded = bakes_delta_new(side * side)))
 				rc = ERR_NOMEM;
 			else
-				rc = bakes_unpack(ed->c[k].blob, ed->c[k].blob_len,
-						  ed->chunk_log2, delta[k]);
+				rc = bakes_unpack(c->blob, c->blob_len, ed->chunk_log2,
+						  c->decoded->d);
+			delta = c->decoded ? c->decoded->d : NULL;
 		}
-		bc[k] = (struct bake_chunk){ ed->c[k].cx, ed->c[k].cz, delta[k], ed->c[k].edits,
-					     ed->c[k].nedits };
+		bc[k] = (struct bake_chunk){ c->cx, c->cz, delta, c->edits, c->nedits };
 	}
 	*bl = (struct bake_layer){ ed->chunk_log2, bc, ed->n };
 	return rc;
-}
-
-static void layer_close(const struct job_edits *ed, int32_t *delta[BAKE_MAX_CHUNKS])
-{
-	size_t k;
-
-	for (k = 0; k < ed->n; k++)
-		free(delta[k]);
 }
 
 /* ---- generation ------------------------------------------------------------- */
 
 /* The identity body of j's key, a tile (into wk) or the chunk's objects
  * (*heap: malloc'd, to free). */
-static int gen_body(const struct gen_job *j, struct tilegen_work *wk, const uint8_t **raw,
+static int gen_body(struct gen_job *j, struct tilegen_work *wk, const uint8_t **raw,
 		    size_t *len, uint8_t **heap)
 {
 	const struct tile_key *k = &j->key;
 	struct bake_chunk bc[BAKE_MAX_CHUNKS];
-	int32_t *delta[BAKE_MAX_CHUNKS];
 	struct bake_layer layer, *bl = j->ed.n ? &layer : NULL;
-	int rc = bl ? layer_open(&j->ed, bc, delta, &layer) : 0;
+	int rc = bl ? layer_open(&j->ed, bc, &layer) : 0;
 
 	*heap = NULL;
 	if (!rc && k->kind == KIND_TILE)
@@ -472,8 +485,6 @@ static int gen_body(const struct gen_job *j, struct tilegen_work *wk, const uint
 					    j->edit_seq, k->kind == KIND_OBJECTS_BINARY ?
 					    OBJECTS_BINARY : OBJECTS_JSON, heap, len)) == 0)
 		*raw = *heap;
-	if (bl)
-		layer_close(&j->ed, delta);
 	return rc;
 }
 
@@ -515,6 +526,8 @@ static void gen_done(uv_work_t *w, int status)
 	else
 		cache_complete(t->cache, j->flight, j->value, j->bytes,
 			       uv_now(t->loop));
+	if (!j->err)
+		job_edits_offer(t, &j->key, &j->ed);
 	job_edits_free(&j->ed);
 	free(j);
 }
@@ -526,9 +539,55 @@ static int needs_around(const struct tile_key *key)
 	return key->kind != KIND_TILE || key->layers != 0;
 }
 
+/* A tile waits for a bake on the pool that folds this many edits or more
+ * rather than apply them itself (bakes_await()). */
+#define AWAIT_EDITS 64
+
+/* A generation waiting for a bake. */
+struct deferred {
+	struct tiles *t;
+	struct tile_key key;
+	const struct preset *p;
+	const struct world *w;
+	struct cache_entry *flight;
+};
+
+static void deferred_go(void *arg)
+{
+	struct deferred *d = arg;
+
+	tiles__generate(d->t, &d->key, d->p, d->w, d->flight);
+	free(d);
+}
+
+/* Whether a chunk key's value reads has a bake on the pool folding edits
+ * that the generation would otherwise apply itself: it then waits for it
+ * (returns 1), and runs once the bake has ended. */
+static int await_bake(struct tiles *t, const struct tile_key *key, const struct preset *p,
+		      const struct world *w, struct cache_entry *flight)
+{
+	int64_t r = needs_around(key) ? 1 : 0, x, z;
+	struct deferred *d = NULL;
+
+	for (z = (int64_t)key->cz - r; z <= (int64_t)key->cz + r; z++)
+		for (x = (int64_t)key->cx - r; x <= (int64_t)key->cx + r; x++) {
+			if (x < INT32_MIN || x > INT32_MAX || z < INT32_MIN || z > INT32_MAX)
+				continue;
+			if (!d && !(d = malloc(sizeof(*d))))
+				return 0;
+			*d = (struct deferred){ t, *key, p, w, flight };
+			if (bakes_await(t->bakes, (int)key->preset, key->seed, (int32_t)x, (int32_t)z,
+					AWAIT_EDITS, deferred_go, d))
+				return 1;
+		}
+	free(d);
+	return 0;
+}
+
 /* Queue the generation of key's value (world w's edits, w may be NULL)
  * for the flight; a full queue fails it with ERR_BUSY (503), which bounds
- * the memory waiting requests hold. */
+ * the memory waiting requests hold. A bake on the pool that folds many of
+ * the edits it would apply is waited for first (await_bake()). */
 void tiles__generate(struct tiles *t, const struct tile_key *key,
 		     const struct preset *p, const struct world *w,
 		     struct cache_entry *flight)
@@ -536,6 +595,8 @@ void tiles__generate(struct tiles *t, const struct tile_key *key,
 	struct world_chunk ch;
 	struct gen_job *j;
 
+	if (w && await_bake(t, key, p, w, flight))
+		return;
 	if (t->generating >= t->max_generations) {
 		cache_abort(t->cache, flight, ERR_BUSY);
 		return;

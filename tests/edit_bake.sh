@@ -4,7 +4,9 @@
 # that never bakes (--bake-after 0), on the same edit log, give
 # byte-identical tiles (LODs 0, 2 and 5, with and without the material
 # layer, which reads the neighbours' edits too) and objects; the baker
-# reports its bakes in /metrics; bakes are rebuilt after a restart.
+# reports its bakes in /metrics; bakes are rebuilt after a restart, and
+# the warm-up right after it keeps the deltas decoded (hot) before any tile
+# asks, which then serve the same bytes.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 
@@ -56,6 +58,10 @@ fetch_all() { # DIR: tiles and objects of the chunks around (0, 0)
 	done; done
 }
 fetch_all "$TMP/baked"
+check "bakes keep their deltas decoded (hot) for the next tiles" \
+	test "$(metric terrain_bake_hot_chunks)" -ge 4
+check "  at 257 x 257 quanta each" eq "$(metric terrain_bake_hot_bytes)" \
+	$(( $(metric terrain_bake_hot_chunks) * 257 * 257 * 4 ))
 server_stop >/dev/null
 
 server_start --bake-after 0 --workers 2
@@ -68,6 +74,47 @@ check "the edits changed the tiles (not a trivial match)" not cmp -s \
 
 server_start --bake-after 8 --workers 2
 check "a restarted baker bakes again from the log" wait_bakes 1
+check "the warm-up after the restart made the deltas hot before any tile" \
+	test "$(metric terrain_bake_hot_chunks)" -ge 4
 fetch_all "$TMP/again"
-check "and serves the same bytes" diff -r -q "$TMP/baked" "$TMP/again"
+check "and serves the same bytes from them" diff -r -q "$TMP/baked" "$TMP/again"
+server_stop >/dev/null
+
+# A chunk whose history no bake holds after a restart (the log replayed
+# whole): its tiles, asked at once and at every LOD, wait for the one bake
+# of its 2,048 edits instead of each applying them, and are the same bytes
+# as a server that never bakes.
+heavy() { # batches of 256 brushes of 20-80 m in chunk (4, 4)
+	local b i body
+	for b in $(seq 0 7); do
+		body='{"edits":['
+		for i in $(seq 0 255); do
+			n=$((b * 256 + i))
+			body+="{\"op\":\"$([ $((n % 2)) = 0 ] && echo raise || echo lower)\",\"x\":$((1024 + (n * 37) % 256)),\"z\":$((1024 + (n * 91) % 256)),\"radius\":$((20 + n % 60)),\"strength\":0.25}"
+			[ "$i" -lt 255 ] && body+=","
+		done
+		"${CURL[@]}" -o /dev/null -X POST -H 'Content-Type: application/json' \
+			--data-binary "$body]}" "$BASE/v1/worlds/heavy/edits" || return 1
+	done
+}
+fetch_heavy() { # DIR: LOD 0..5 of chunk (4, 4) at once
+	local lod pids=()
+	mkdir -p "$1"
+	for lod in 0 1 2 3 4 5; do
+		"${CURL[@]}" -o "$1/t_$lod" "$BASE/v1/worlds/heavy/chunks/$lod/4/4" &
+		pids+=($!)
+	done
+	wait "${pids[@]}" # not the server
+}
+server_start --bake-after 8 --workers 2 --snapshot-every 0 --data-dir "$TMP/heavy"
+check "2,048 edits on one chunk" heavy
+server_stop >/dev/null
+server_start --bake-after 0 --workers 2 --snapshot-every 0 --data-dir "$TMP/heavy"
+fetch_heavy "$TMP/heavy-replayed"
+server_stop >/dev/null
+server_start --bake-after 8 --workers 2 --snapshot-every 0 --data-dir "$TMP/heavy"
+fetch_heavy "$TMP/heavy-first"
+check "the first tiles after a restart, during the chunk's bake, are the replayed bytes" \
+	diff -r -q "$TMP/heavy-first" "$TMP/heavy-replayed"
+check "  and the bake is made once, its delta kept hot" test "$(metric terrain_bake_hot_chunks)" -ge 1
 finish

@@ -1,4 +1,5 @@
 #!/bin/bash
+# run: once
 # edit_snapshot.sh - snapshots and log compaction against the real binary:
 # a server restarted from its snapshot plus the log after it serves the
 # same world (seq, world hash, tiles of LODs 0 and 3 with the material

@@ -1,5 +1,6 @@
 #!/bin/bash
 # run: once
+# run: alone
 # maps_browser.sh - the world in the web map libraries people use, from npm:
 # MapLibre GL JS (a raster-dem source with hillshade and 3D terrain, from
 # the server's TileJSON) and Leaflet (CRS.Simple over the same {z}/{x}/{y}
@@ -13,6 +14,8 @@
 # request beyond 127.0.0.0/8 is refused, as offline. The pages are
 # clients/web/*.html; the test itself is tests/browser/maps.test.mjs.
 # Saves $BUILD/maplibre.png, $BUILD/leaflet.png.
+# Runs alone in make test's pool: software WebGL in Chromium needs a core
+# to draw the 3D view within its 120 s.
 #
 # Needs Debian's chromium (installed with apt-get when missing and running as
 # root), Node.js 20+ and npm, and the packages of tests/browser/package.json

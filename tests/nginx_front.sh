@@ -1,4 +1,5 @@
 #!/bin/bash
+# run: once
 # nginx_front.sh - docker/nginx.conf for real: three terrain-server nodes and
 # Debian's nginx on 127.0.0.1 (the shipped file, node addresses and port
 # rewritten by scripts/nginx-loopback.sh, under a temporary prefix).

@@ -320,6 +320,17 @@ static void test_bad_batches_are_rejected_whole_naming_the_field(void **state)
 		  "\"radius\":1,\"strength\":1}]}", ERR_PARSE, "edits[0].op: duplicate field" },
 		{ "{\"edits\": [{\"op\":\"raise\",\"x\":0,\"z\":0,\"radius\":1,\"strength\":1}],"
 		  "\"edits\": []}", ERR_PARSE, "edits: duplicate field" },
+		/* one strict JSON value and nothing after it (jsonv_check) */
+		{ "{\"edits\": [{\"op\":\"raise\",\"x\":0,\"z\":0,\"radius\":1,\"strength\":1}]}"
+		  " garbage", ERR_PARSE, "invalid JSON at offset 64: bytes after the JSON value" },
+		{ "{\"edits\": [{\"op\":\"raise\",\"x\":0,\"z\":0,\"radius\":1,\"strength\":1}]}"
+		  "{\"edits\":[]}", ERR_PARSE, "at offset 63: bytes after the JSON value" },
+		{ "\xef\xbb\xbf{\"edits\": [{\"op\":\"raise\",\"x\":0,\"z\":0,\"radius\":1,"
+		  "\"strength\":1}]}", ERR_PARSE, "at offset 0: a UTF-8 byte order mark" },
+		{ "{\"edits\": [{\"op\":\"raise\",\"x\":0,\"z\":0,\"radius\":1,\"strength\":1,"
+		  "\"n\xc3\":1}]}", ERR_PARSE, "at offset 63: invalid UTF-8 in a string" },
+		{ "{\"edits\": [{\"op\":\"raise\",\"x\":01,\"z\":0,\"radius\":1,"
+		  "\"strength\":1}]}", ERR_PARSE, "at offset 30: number with a leading zero" },
 		/* beyond every chunk: a bad coordinate (400), not a range (422) */
 		{ "{\"edits\": [{\"op\":\"raise\",\"x\":5e12,\"z\":0,\"radius\":1,"
 		  "\"strength\":1}]}", ERR_INVAL, "edits[0].x: outside the world" },

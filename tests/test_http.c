@@ -5,7 +5,11 @@
  * process (killed when the tests end, or when this process dies), then
  * talks HTTP/1.1 to it byte by byte: pipelining, single flight read from
  * /metrics, the header timeout, a thousand connections at once, garbage,
- * and every bad input with its status. Nothing here measures speed.
+ * and every bad input with its status. Nothing here measures speed, but
+ * some tests count TCP segments and the order of answers to a stopped
+ * server, which a machine busy with other suites can upset, so it runs by
+ * itself (tests/run.sh):
+ * run: alone
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1087,7 +1091,7 @@ static void test_http_answers_kept_alive_clients_while_others_reconnect(void **s
 	struct reader r;
 	struct resp rp;
 	long during;
-	int i, fd;
+	int i, fd, answered, progressed;
 
 	(void)state;
 	assert_int_equal(server_start(&s, "--workers", "1", NULL), 0);
@@ -1103,11 +1107,16 @@ static void test_http_answers_kept_alive_clients_while_others_reconnect(void **s
 		sleep_ms(20);
 	during = atomic_load(&f.answered);
 	send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	assert_true(readable(fd, 20000)); /* answered while the others run */
-	assert_true(atomic_load(&f.answered) > during);
+	answered = readable(fd, 20000); /* answered while the others run */
+	for (i = 0; i < 1000 && atomic_load(&f.answered) <= during; i++)
+		sleep_ms(20); /* and they go on (a loaded machine may lag) */
+	progressed = atomic_load(&f.answered) > during;
+	/* the flooders use f, on this stack: join them before any assert */
 	atomic_store(&f.stop, 1);
 	for (i = 0; i < FLOODERS; i++)
 		pthread_join(t[i], NULL);
+	assert_true(answered);
+	assert_true(progressed);
 	assert_true(during >= 2000);
 	assert_int_equal(read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 200);
@@ -1378,7 +1387,7 @@ static void test_http_answers_100_pipelined_requests_beyond_the_queue_limit(void
 	/* More than the 32 a connection queues, all answered later (cold
 	 * tiles): reading pauses, then resumes on what it kept. */
 	for (i = 0; i < N; i++)
-		len += (size_t)sprintf(buf + len, "GET /v1/worlds/pipe/chunks/8/%d/0 HTTP/1.1\r\n\r\n", i);
+		len += (size_t)sprintf(buf + len, "GET /v1/worlds/pipe/chunks/8/%d/0 HTTP/1.1\r\nHost: t\r\n\r\n", i);
 	send_all(fd, buf, len);
 	reader_init(&r, fd);
 	for (i = 0; i < N; i++) {

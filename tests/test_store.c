@@ -1,7 +1,8 @@
 /*
  * test_store.c - unit tests for server/store.c: round trips, group commit,
  * torn tails, corruption in the middle and its repair, the directory lock,
- * file header checks, a failing disk, the queue bound and the replay speed
+ * file header checks, a failing disk and its recovery, the queue bound and
+ * the replay speed
  * of 1,000,000 records. Each test works in a fresh directory under $TMPDIR
  * (default /tmp) that it removes at the end.
  */
@@ -936,7 +937,23 @@ static void test_store_append_beyond_the_queue_bound_is_busy(void **state)
 	free(big);
 }
 
-static void test_store_failed_write_fails_every_waiting_append_and_every_later_one(
+/* Run the loop until the store's failure is over (its probe succeeded),
+ * at most 20 s. */
+static int wait_recovered(struct fixture *f, struct store *s)
+{
+	struct store_stats st;
+
+	for (int i = 0; i < 2000; i++) {
+		store_stats(s, &st);
+		if (!st.failed)
+			return 1;
+		uv_run(&f->loop, UV_RUN_NOWAIT);
+		usleep(10000);
+	}
+	return 0;
+}
+
+static void test_store_failed_write_fails_every_waiting_append_until_a_write_succeeds(
 	void **state)
 {
 	struct fixture *f = *state;
@@ -964,7 +981,6 @@ static void test_store_failed_write_fails_every_waiting_append_and_every_later_o
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	append_n(&a, 3, N - 3);
 	uv_run(&f->loop, UV_RUN_DEFAULT);
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 
 	assert_int_equal(a.calls, N);
 	assert_true(a.errors > 0);
@@ -972,24 +988,40 @@ static void test_store_failed_write_fails_every_waiting_append_and_every_later_o
 	assert_false(a.early);
 	store_stats(a.s, &st);
 	assert_int_equal(st.failed, ERR_IO);
+	assert_int_equal(st.failures, 1);
 	payload(p, N);
 	assert_int_equal(store_append(a.s, p, PAYLOAD, done_cb, NULL), ERR_IO);
 	acked = a.ok;
 	print_message("failing disk: %llu acknowledged, %llu failed\n",
 		      (unsigned long long)acked, (unsigned long long)a.errors);
+	/* while the limit holds, the probes fail: still failed a second later */
+	usleep(1000 * 1000);
+	store_stats(a.s, &st);
+	assert_int_equal(st.failed, ERR_IO);
+	assert_int_equal(st.recoveries, 0);
+	assert_int_equal(file_size(f->log), AT(acked)); /* the probe cut the tail */
+
+	/* room again: the probe finds a write succeeds, appends resume at the
+	 * end of the last acknowledged record */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_true(wait_recovered(f, a.s));
+	store_stats(a.s, &st);
+	assert_int_equal(st.recoveries, 1);
+	a.calls = a.errors = 0;
+	append_n(&a, acked, 5);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(a.errors, 0);
+	assert_int_equal(a.ok, acked + 5);
 	store_close(a.s);
 
-	/*
-	 * Every acknowledged record is there after a restart; records of the
-	 * failed commit may be too (its outcome is unknown), then a torn tail.
-	 */
+	/* after a restart: exactly the acknowledged records, in order, and no
+	 * torn tail (nothing of the failed commit is left) */
 	assert_int_equal(store_open(f->dir, &f->loop, NULL, &s, err, sizeof(err)), 0);
 	assert_int_equal(store_replay(s, count_cb, &v, &rs), 0);
 	assert_false(v.bad);
-	assert_true(v.n >= acked && v.n <= 5);
-	assert_int_equal(rs.end, AT(v.n));
-	print_message("after restart: %llu records; %s\n", (unsigned long long)v.n,
-		      rs.message);
+	assert_int_equal(v.n, acked + 5);
+	assert_int_equal(rs.end, AT(acked + 5));
+	assert_int_equal(rs.torn_bytes, 0);
 	store_close(s);
 }
 
@@ -1252,7 +1284,7 @@ int main(void)
 		T(test_store_append_is_refused_before_a_replay_and_without_a_loop),
 		T(test_store_replay_stops_when_the_callback_fails),
 		T(test_store_append_beyond_the_queue_bound_is_busy),
-		T(test_store_failed_write_fails_every_waiting_append_and_every_later_one),
+		T(test_store_failed_write_fails_every_waiting_append_until_a_write_succeeds),
 		T(test_store_close_commits_the_queued_appends),
 		T(test_store_compact_keeps_what_the_caller_keeps_and_counts_the_rest),
 		T(test_store_compact_of_everything_leaves_a_header_with_the_base),
