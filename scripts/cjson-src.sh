@@ -28,7 +28,8 @@ apt() {
 		-o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
 }
 apt update >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
-version=$(dpkg-query -W -f='${Version}' libcjson-dev 2>/dev/null || true)
+# one line per architecture installed (amd64 and arm64 for make test-arm64)
+version=$(dpkg-query -W -f='${Version}\n' libcjson-dev 2>/dev/null | head -n 1 || true)
 (cd "$work/src" && apt source --download-only "cjson${version:+=$version}") >>"$work/apt.log" 2>&1 ||
 	{ cat "$work/apt.log" >&2; exit 1; }
 (cd "$work/src" && dpkg-source -x ./*.dsc cjson) >>"$work/apt.log" 2>&1 ||

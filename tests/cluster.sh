@@ -25,8 +25,7 @@ ROUNDS=${CLUSTER_ROUNDS:-10}
 declare -A RPID RPORT
 BG=()          # loaders, event recorders
 cluster_cleanup() {
-	local p
-	for p in "${RPID[@]}" "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	kill_ours KILL "${RPID[@]}" "${BG[@]}"
 	if [ "$FAILED" != 0 ] || [ -n "${CLUSTER_KEEP:-}" ]; then # logs: BUILD/test-logs/cluster/
 		mkdir -p "$BUILD/test-logs/cluster" && cp "$TMP"/*.log "$BUILD/test-logs/cluster/"
 	fi
@@ -181,7 +180,11 @@ post() { # PORT SEED BODY: prints the status
 		-d '{"edits":[{"op":"raise","x":1,"z":2,"radius":3,"strength":0.5}]}' \
 		"http://127.0.0.1:$1/v1/worlds/$2/edits"
 }
-edit_ok() { [ "$(post "${NPORT[1]}" probe)" = 200 ]; }
+# edit_ok: every node takes an edit (each finds the new primary on its own)
+edit_ok() {
+	local i
+	for i in 1 2 3; do [ "$(post "${NPORT[$i]}" probe)" = 200 ] || return 1; done
+}
 
 # ---------------------------------------------------------------- the cluster
 redis_up r1

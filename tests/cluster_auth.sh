@@ -35,8 +35,7 @@ ADMIN_PW=adm1n REPL_PW=repl1ca SENT_USER_PW=sent1nel SENT_PW='s3nt pass'
 declare -A RPID RPORT
 BG=()
 auth_cleanup() {
-	local p
-	for p in "${RPID[@]}" "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	kill_ours KILL "${RPID[@]}" "${BG[@]}"
 	if [ "$FAILED" != 0 ]; then
 		mkdir -p "$BUILD/test-logs/cluster_auth" && cp "$TMP"/*.log "$BUILD/test-logs/cluster_auth/"
 	fi
@@ -125,7 +124,7 @@ node_up() {
 	NPID[$i]=$(pgrep -P "$SERVER_PID")
 	wait_for 10 healthy "$PORT" || { echo "node $i not healthy"; cat "$SERVER_LOG"; exit 1; }
 }
-healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/healthz")" = 200 ]; }
+healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz")" = 200 ]; }
 all_healthy() { local i; for i in 1 2 3; do healthy "${NPORT[$i]}" || return 1; done; }
 state() {
 	curl -s "http://127.0.0.1:$1/v1/worlds/$2" |
@@ -141,7 +140,11 @@ post() {
 		-d '{"edits":[{"op":"raise","x":1,"z":2,"radius":3,"strength":0.5}]}' \
 		"http://127.0.0.1:$1/v1/worlds/$2/edits"
 }
-edit_ok() { [ "$(post "${NPORT[1]}" probe)" = 200 ]; }
+# edit_ok: every node takes an edit (each finds the new primary on its own)
+edit_ok() {
+	local i
+	for i in 1 2 3; do [ "$(post "${NPORT[$i]}" probe)" = 200 ] || return 1; done
+}
 # refused [VAR=VALUE...] SPEC REGEX [ARGS...]: a node on SPEC (with those
 # environment variables) exits 1 within 10 s, its stderr matching REGEX
 refused() {

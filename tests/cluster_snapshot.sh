@@ -20,7 +20,7 @@ mkdir -p "$TMP/redis"
 redis-server --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --appendonly yes \
 	--appendfsync always --save "" --logfile "$TMP/redis.log" &
 RPID=$!
-trap 'kill -KILL "$RPID" 2>/dev/null; cleanup' EXIT
+trap 'kill_ours KILL "$RPID"; cleanup' EXIT
 for i in $(seq 1 50); do [ "$(redis-cli -p "$RPORT" PING 2>/dev/null)" = PONG ] && break; sleep 0.1; done
 LOG="redis://127.0.0.1:$RPORT?replicas=0"
 

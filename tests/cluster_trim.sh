@@ -23,8 +23,8 @@ EVERY=300
 declare -A RPID RPORT
 BG=()
 trim_cleanup() {
-	local p
-	for p in "${RPID[@]}" "${BG[@]}"; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+	kill_ours CONT "${RPID[@]}" "${BG[@]}"
+	kill_ours KILL "${RPID[@]}" "${BG[@]}"
 	if [ "$FAILED" != 0 ] || [ -n "${CLUSTER_KEEP:-}" ]; then
 		mkdir -p "$BUILD/test-logs/cluster_trim" && cp "$TMP"/*.log "$BUILD/test-logs/cluster_trim/"
 	fi

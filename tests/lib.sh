@@ -16,9 +16,23 @@ TMP=$(mktemp -d /tmp/terrain-test.XXXXXX)
 SERVERS=()
 FAILED=0
 
+# ours PID: PID is still a child of this script, not yet reaped. A pid
+# saved earlier may belong to another program by now (pids wrap at
+# /proc/sys/kernel/pid_max, 32768 on some machines, within minutes of a
+# parallel make test), so every kill of a saved pid at cleanup asks first.
+ours() { [ "$(ps -o ppid= -p "$1" 2>/dev/null | tr -d ' ')" = "$$" ]; }
+# kill_ours SIGNAL PID...: send SIGNAL to those of PIDs that are ours.
+kill_ours() {
+	local sig=$1 p
+	shift
+	for p in "$@"; do ours "$p" && kill "-$sig" "$p" 2>/dev/null; done
+	return 0
+}
+
 cleanup() {
 	local p
 	for p in "${SERVERS[@]}"; do
+		ours "$p" || continue
 		# the server under timeout(1) first: killing timeout alone orphans it
 		kill -KILL $(pgrep -P "$p" 2>/dev/null) "$p" 2>/dev/null
 	done
@@ -32,7 +46,7 @@ trap cleanup EXIT
 # let it drain), wait for it, then clean up as usual.
 stop_all() {
 	local i
-	if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+	if [ -n "${SERVER_PID:-}" ] && ours "$SERVER_PID"; then
 		kill -TERM "$SERVER_PID" 2>/dev/null
 		for i in $(seq 1 50); do
 			kill -0 "$SERVER_PID" 2>/dev/null || break

@@ -30,7 +30,7 @@ AUTH=(-H "Authorization: Bearer $TOK")
 NGINX_PID=
 SSE_PID=
 stop_front() {
-	[ -z "$SSE_PID" ] || kill -KILL "$SSE_PID" 2>/dev/null
+	[ -z "$SSE_PID" ] || kill_ours KILL "$SSE_PID"
 	if [ -n "$NGINX_PID" ]; then
 		kill -TERM "$NGINX_PID" 2>/dev/null
 		wait "$NGINX_PID" 2>/dev/null

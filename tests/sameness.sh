@@ -17,7 +17,8 @@ skip() { echo "SKIP: $*"; finish; exit 0; }
 command -v node >/dev/null && node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' ||
 	skip "needs Node.js 18 or later"
 [ -f /usr/lib/wasm32-wasi/libc.a ] && command -v wasm-ld >/dev/null || skip "no wasi-libc or wasm-ld"
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$ROOT" --no-print-directory -j2 BUILD="$BUILD" wasm \
+# under a lock: tests/wasm.sh makes the same wasm build in the same pool
+flock "$BUILD/.wasm.lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$ROOT" --no-print-directory -j2 BUILD="$BUILD" wasm \
 	"$BUILD/lib/libterrain.so" >"$TMP/make.log" 2>&1 || { tail -n 20 "$TMP/make.log"; echo "FAIL: make"; exit 1; }
 LIBDIR=$(cd "$BUILD/lib" && pwd)
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O2 -I"$ROOT/common" "$HERE/sameness/lib_tiles.c" \

@@ -32,7 +32,8 @@ skip() {
 node_ok 18 || skip "needs Node.js 18 or later ($(node --version 2>/dev/null || echo 'no node'))"
 [ -f /usr/lib/wasm32-wasi/libc.a ] && command -v wasm-ld >/dev/null ||
 	skip "no wasi-libc or wasm-ld (scripts/deps.sh test installs wasi-libc, lld, libclang-rt-14-dev-wasm32)"
-make_q() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$ROOT" --no-print-directory -j2 "$@"; }
+# under a lock: tests/sameness.sh makes the same wasm build in the same pool
+make_q() { flock "$BUILD/.wasm.lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$ROOT" --no-print-directory -j2 "$@"; }
 make_q BUILD="$BUILD" wasm >"$TMP/make.log" 2>&1 || { tail -n 30 "$TMP/make.log"; echo "FAIL: make wasm"; exit 1; }
 make_q BUILD="$BUILD/wasm-nosimd" WASM_SIMD= CJSON_SRC="$BUILD/wasm/cjson" "$BUILD/wasm-nosimd/terrain.wasm" \
 	>"$TMP/make2.log" 2>&1 || { tail -n 30 "$TMP/make2.log"; echo "FAIL: make the wasm build without simd128"; exit 1; }
