@@ -454,7 +454,9 @@ docker rm -f "$fresh" >/dev/null 2>&1 || true
 say "done in $((SECONDS - t0)) s"
 echo "container-test: $passed passed, $failed failed"
 if [ "$failed" != 0 ]; then
-	say "$failed checks failed; logs:"
+	mkdir -p "${BUILD:-build}/test-logs"
+	dc logs -t --no-color >"${BUILD:-build}/test-logs/container-test.log" 2>&1 || true
+	say "$failed checks failed; every service's log: ${BUILD:-build}/test-logs/container-test.log; the last lines:"
 	dc logs --tail 20 >&2 || true
 	exit 1
 fi

@@ -168,6 +168,7 @@ static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_se
 /* One script call: the appends it logs, in order. */
 struct rcall {
 	size_t n;
+	int wait;                        /* a WAIT confirms them, not the tail */
 	struct rappend *a[CALL_MAX];
 };
 
@@ -196,7 +197,7 @@ static void on_script(struct redis_conn *c, redisReply *r, void *arg)
 			a->logged = 1;
 			/* one replica: reading it back from a replica is the
 			 * confirmation; more: WAIT decides */
-			a->acked = g->replicas <= 1;
+			a->acked = !call->wait;
 			if (a->acked && a->followed)
 				finish(a, 0);
 		}
@@ -209,10 +210,17 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 {
 	struct rlog *g = c->owner;
 	uint64_t grp = (uint64_t)(uintptr_t)arg;
-	int ok = is(r, REDIS_REPLY_INTEGER) && r->integer >= g->replicas;
+	int got = is(r, REDIS_REPLY_INTEGER) ? (int)r->integer : -1;
+	/* replicas=all settles for one when the others are slow to answer (a
+	 * paused replica stays listed until the primary times it out) */
+	int ok = got >= g->wait_want || (g->replicas_all && got >= 1);
 	struct rappend *a, *next;
 
 	g->waiting = 0;
+	if (g->replicas_all && ok && got < g->wait_want && !g->wait_said)
+		fprintf(stderr, "terrain-server: edit log %s: %d of %d replicas confirmed within "
+			"%u ms; edits are acknowledged on fewer replicas while one is slow\n",
+			g->name, got, g->wait_want, g->timeout_ms / 2);
 	for (a = g->head; a && a != g->unsent; a = next) {
 		next = a->next;
 		if (a->group != grp || !a->logged)
@@ -226,11 +234,11 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 	if (r && !ok && !g->closing && !g->wait_said)
 		fprintf(stderr, "terrain-server: edit log %s: no replica confirmed within %u ms; "
 			"edits get 503 until one does\n", g->name, g->timeout_ms / 2);
-	else if (ok && g->wait_said)
-		fprintf(stderr, "terrain-server: edit log %s: a replica confirms again\n",
-			g->name);
+	else if (ok && g->wait_said && got >= g->wait_want)
+		fprintf(stderr, "terrain-server: edit log %s: %s confirms again\n", g->name,
+			g->replicas_all ? "every replica" : "a replica");
 	if (r)
-		g->wait_said = !ok;
+		g->wait_said = !ok || got < g->wait_want;
 	if (g->beat_due)
 		journal_redis__send_beat(g);
 	flush(g);
@@ -239,7 +247,7 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 /* Log up to CALL_MAX appends from *from on with one script call; *from
  * becomes the first one left. 0, or ERR_AGAIN or ERR_NOMEM (nothing
  * sent). */
-static int send_call(struct rlog *g, struct rappend **from)
+static int send_call(struct rlog *g, struct rappend **from, int wait)
 {
 	struct rcall *call = malloc(sizeof(*call));
 	const char **argv = malloc((5 + 4 * CALL_MAX) * sizeof(*argv));
@@ -260,6 +268,7 @@ static int send_call(struct rlog *g, struct rappend **from)
 			argv[k + 3] = a->count, lens[k + 3] = strlen(a->count);
 		}
 		call->n = n;
+		call->wait = wait;
 		rc = redis_conn_command(&g->cmd, g->timeout_ms, on_script, call, (int)k, argv, lens);
 	}
 	free(argv);
@@ -294,11 +303,14 @@ static void flush(struct rlog *g)
 
 	if (g->waiting || !g->unsent || !g->cmd_ready || g->closing)
 		return;
+	/* replicas=all: every replica the primary listed at the last beat,
+	 * so that whichever a failover promotes holds what was acknowledged */
+	g->wait_want = g->replicas_all && g->nreplica > 1 ? (int)g->nreplica : g->replicas;
 	g->group++;
 	for (a = g->unsent, g->unsent = NULL; a;) {
 		struct rappend *first = a;
 
-		if (send_call(g, &a)) { /* down: nothing more goes */
+		if (send_call(g, &a, g->wait_want > 1)) { /* down: nothing more goes */
 			g->unsent = first;
 			journal_redis__fail_unsent(g);
 			break;
@@ -310,9 +322,9 @@ static void flush(struct rlog *g)
 		return;
 	g->commits++;
 	g->last_commit = n;
-	if (g->replicas <= 1)
+	if (g->wait_want <= 1)
 		return;
-	snprintf(want, sizeof(want), "%d", g->replicas);
+	snprintf(want, sizeof(want), "%d", g->wait_want);
 	snprintf(ms, sizeof(ms), "%u", g->timeout_ms / 2);
 	if (redis_conn_command(&g->cmd, g->timeout_ms + g->timeout_ms / 2, on_wait,
 			       (void *)(uintptr_t)g->group, 3, argv,

@@ -87,6 +87,9 @@ struct rlog {
 	int fatal;                       /* start-up: an answer no wait mends
 					    (credentials, permissions) */
 	int db, replicas;                /* WAIT replicas; 0: none */
+	int replicas_all;                /* ?replicas=all: WAIT for every
+					    replica the primary lists */
+	int wait_want;                   /* what the WAIT in flight asks */
 	unsigned timeout_ms;
 	char *identity;
 	char node[17];                   /* this process, in origin tags */

@@ -89,6 +89,18 @@ static int option(const char *q, const char *name, long max, long def, long *out
 	return 0;
 }
 
+/* Option name has the value want (q: a query string). */
+static int has_value(const char *q, const char *name, const char *want)
+{
+	size_t n = strlen(name), w = strlen(want);
+
+	for (; q && *q; q = strchr(q, '&') ? strchr(q, '&') + 1 : NULL)
+		if (!strncmp(q, name, n) && q[n] == '=' && !strncmp(q + n + 1, want, w) &&
+		    (q[n + 1 + w] == '\0' || q[n + 1 + w] == '&'))
+			return 1;
+	return 0;
+}
+
 static int hex(int c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
@@ -197,7 +209,10 @@ static int parse_options(struct rlog *g, const char *q)
 	if (option(q, "timeout", 60000, 1000, &v) || v < 10)
 		return ERR_INVAL;
 	g->timeout_ms = (unsigned)v;
-	if (option(q, "replicas", 16, 1, &v))
+	g->replicas_all = has_value(q, "replicas", "all");
+	if (g->replicas_all)
+		v = 1; /* at least the one the tail reads */
+	else if (option(q, "replicas", 16, 1, &v))
 		return ERR_INVAL;
 	g->replicas = (int)v;
 	if ((rc = text_option(q, "sentinel_user", g->sent_cred.user,
@@ -294,7 +309,7 @@ int journal_redis__parse_spec(struct rlog *g, const char *spec, const struct jou
 bad:
 	snprintf(err, errlen, "edit log: bad spec \"%s\" (redis://[USER[:PASSWORD]@]HOST:PORT[/DB]"
 		 " or sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/MASTER[/DB], options "
-		 "?timeout=MS&replicas=N, for sentinel:// also &sentinel_user=U&sentinel_password=P;"
+		 "?timeout=MS&replicas=N|all, for sentinel:// also &sentinel_user=U&sentinel_password=P;"
 		 " docs/cluster.md)", g->name[0] ? g->name : "(not shown: it has a password)");
 	return ERR_INVAL;
 }

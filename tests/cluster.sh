@@ -215,6 +215,35 @@ wait_for 10 healthy "$PORT"
 check "?replicas=2 with one replica: edits get 503 (WAIT 2 fails)" eq "$(post "$PORT" two 3)" 503
 server_stop >/dev/null
 
+# ?replicas=all with two replicas: an acknowledged edit is on both (WAIT 2),
+# so whichever a failover promotes holds it; a stopped replica (still listed
+# by the primary) slows edits to the WAIT's timeout but does not stop them
+redis_up r3 --replicaof 127.0.0.1 "${RPORT[r1]}"
+two_online() { [ "$(rcli "${RPORT[r1]}" INFO replication | grep -c 'state=online')" = 2 ]; }
+wait_for 10 two_online || echo "  (r3 did not come online)"
+server_start --data-dir "$TMP/node5" --edit-log "$SPEC?replicas=all&timeout=1000"
+wait_for 10 healthy "$PORT"
+sleep 0.6 # a beat: the node learns both replicas from ROLE
+"$LOAD" -n 300 "$PORT" 4 all >"$TMP/load.all"
+xlen() { rcli "${RPORT[$1]}" XLEN terrain:log; }
+lens="$(xlen r1) $(xlen r2) $(xlen r3)"
+check "?replicas=all: 300 edits acknowledged" has "$TMP/load.all" ' ok 300 '
+check "... each on both replicas when acknowledged (stream lengths $lens)" \
+	eq "$(echo "$lens" | tr ' ' '\n' | sort -u | wc -l)" 1
+kill -STOP "${RPID[r3]}"
+check "... one replica stopped: edits are still acknowledged" eq "$(post "$PORT" all 3)" 200
+check "... and the node says they are on fewer replicas" \
+	wait_for 5 has "$SERVER_LOG" '1 of 2 replicas confirmed.*fewer replicas'
+kill -CONT "${RPID[r3]}"
+check "... back: the node says every replica confirms again" \
+	wait_for 10 sh -c "curl -s -o /dev/null --max-time 3 -H 'Content-Type: application/json' \
+		-d '{\"edits\":[{\"op\":\"raise\",\"x\":1,\"z\":2,\"radius\":3,\"strength\":0.5}]}' \
+		http://127.0.0.1:$PORT/v1/worlds/all/edits; grep -q 'every replica confirms again' '$SERVER_LOG'"
+server_stop >/dev/null
+kill_ours KILL "${RPID[r3]}"
+wait "${RPID[r3]}" 2>/dev/null
+unset 'RPID[r3]'
+
 # ---------------------------------------------------------------- convergence
 for i in 1 2 3; do
 	curl -sN --max-time 120 "http://127.0.0.1:${NPORT[$i]}/v1/worlds/conv/events" >"$TMP/sse.$i" &

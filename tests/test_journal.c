@@ -320,6 +320,20 @@ static void test_journal_redis_spec_takes_credentials_and_hides_the_password(voi
 	assert_int_equal(parse(g, "redis://h:1?sentinel_user=x", NULL, NULL, err, sizeof(err)),
 			 ERR_INVAL);
 	assert_int_equal(parse(g, "redis://h:1", NULL, "s", err, sizeof(err)), ERR_INVAL);
+
+	/* replicas: a count, or all (at least the one the tail reads) */
+	assert_int_equal(parse(g, "redis://h:1?replicas=3", NULL, NULL, err, sizeof(err)), 0);
+	assert_int_equal(g->replicas, 3);
+	assert_int_equal(g->replicas_all, 0);
+	assert_int_equal(parse(g, "redis://h:1?timeout=50&replicas=all", NULL, NULL, err,
+			       sizeof(err)), 0);
+	assert_int_equal(g->replicas, 1);
+	assert_int_equal(g->replicas_all, 1);
+	assert_int_equal(g->timeout_ms, 50);
+	assert_int_equal(parse(g, "redis://h:1?replicas=alls", NULL, NULL, err, sizeof(err)),
+			 ERR_INVAL);
+	assert_int_equal(parse(g, "redis://h:1?replicas=", NULL, NULL, err, sizeof(err)),
+			 ERR_INVAL);
 	free(g);
 }
 
