@@ -26,7 +26,9 @@
  * when the script answered (with appendfsync always, after the primary's
  * fsync) and the tail has read it back from the replica and followed it:
  * that read is the replica's confirmation. With ?replicas=N above 1, a
- * WAIT N for each group must confirm it too; with 0 the tail reads from
+ * WAIT N for each group must confirm it too; with ?replicas=all, a WAIT
+ * for every replica the primary listed at the last heartbeat (settling for
+ * one when the others do not answer in time); with 0 the tail reads from
  * the primary. This file holds the appends, the tail and the backend's
  * operations; journal_redis_primary.c the spec, the start-up and the
  * connection to the primary; journal_redis_snap.c the shared snapshot;

@@ -245,7 +245,7 @@ static int check_creds(const struct rlog *g, char *err, size_t errlen)
 }
 
 /*
- * redis://[USER[:PASSWORD]@]HOST:PORT[/DB][?timeout=MS&replicas=N] or
+ * redis://[USER[:PASSWORD]@]HOST:PORT[/DB][?timeout=MS&replicas=N|all] or
  * sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/MASTER[/DB][?...
  * &sentinel_user=U&sentinel_password=P]. USER and PASSWORD are the data
  * nodes' (percent-encoded: %40 for @, %3A for :, %2F for /).
