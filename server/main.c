@@ -103,8 +103,8 @@ static const struct option options[] = {
 	    "directory of the edit log (created when missing; one server each)"),
 	OPT("edit-log", "TERRAIN_EDIT_LOG", "SPEC", "file", T_STR, edit_log, 0,
 	    "where edits are logged: file (DATA_DIR/edits.log), or a log shared by "
-	    "nodes: redis://HOST:PORT[/DB] or sentinel://HOST:PORT[,...]/MASTER[/DB] "
-	    "(docs/cluster.md)"),
+	    "nodes: redis://[USER@]HOST:PORT[/DB] or sentinel://[USER@]HOST:PORT[,...]/MASTER[/DB], "
+	    "options ?timeout=MS&replicas=N|all (docs/cluster.md)"),
 	OPT("redis-password-file", "TERRAIN_REDIS_PASSWORD_FILE", "FILE", "", T_STR,
 	    redis_password_file, 0, "the shared edit log's Redis password, the file's first "
 	    "line (or environment TERRAIN_REDIS_PASSWORD; either keeps it out of process "
