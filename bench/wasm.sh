@@ -43,6 +43,12 @@ for f in common/*.c "$build/gen/builtin_presets.c"; do
 done
 "$cc" "${cflags[@]}" bench/wasm_native.c bench/bench.c "${objs[@]}" "${libs[@]}" -o "$dir/native_scalar"
 "$dir/native_clones" --chunks >"$dir/chunks.txt"
+# The anchor of issue 29's decoding target: the JavaScript module of the
+# commit the issue was filed on (its decoder, about 4.5 ms a tile then), on
+# the version-3 tiles it decoded; without git, that row says "-".
+BEFORE_JS=${BEFORE_JS:-5cd773bc4663f636648877f5f0990c44b7776d8d}
+git -C "$root" show "$BEFORE_JS:clients/js/terrain.js" >"$dir/terrain-before.mjs" 2>/dev/null ||
+	rm -f "$dir/terrain-before.mjs"
 pin=()
 if command -v taskset >/dev/null && taskset -c "${BENCH_CPU-1}" true 2>/dev/null; then
 	pin=(taskset -c "${BENCH_CPU-1}")
@@ -53,17 +59,24 @@ say "section 16: timing (native clones, native scalar, Node.js)"
 "${pin[@]}" node bench/wasm_bench.mjs "$build/terrain.wasm" "$dir" | tail -n 1 >"$dir/node.tsv"
 read -r gen_c dec_c <"$dir/clones.tsv"
 read -r gen_s dec_s <"$dir/scalar.tsv"
-read -r js_dec w_dec w_gen node_v <"$dir/node.tsv"
+read -r js_dec w_dec w_gen node_v old_dec <"$dir/node.tsv"
 awk -v gc="$gen_c" -v dc="$dec_c" -v gs="$gen_s" -v ds="$dec_s" -v jd="$js_dec" -v wd="$w_dec" \
-	-v wg="$w_gen" -v nv="$node_v" 'BEGIN {
+	-v wg="$w_gen" -v nv="$node_v" -v od="${old_dec:--}" -v bj="${BEFORE_JS:0:7}" 'BEGIN {
 	print "LOD-0 default tile, ms\tnative, SIMD clones\tnative scalar\tterrain.wasm in Node.js\tJavaScript decoder\twasm / scalar\tJS / wasm"
 	printf "generate heights\t%.3f\t%.3f\t%.3f\t\t%.2fx\t\n", gc, gs, wg, wg / gs
 	printf "decode (tile_decode, decodeTile)\t%.3f\t%.3f\t%.3f\t%.3f\t%.2fx\t%.2fx\n", dc, ds, wd, jd, wd / ds, jd / wd
+	if (od == "-")
+		printf "decode, version 3, JavaScript decoder before issue 30\t\t\t%.3f\t-\t\t\n", wd
+	else
+		printf "decode, version 3, JavaScript decoder before issue 30\t\t\t%.3f\t%.3f\t\t%.2fx\n", wd, od, od / wd
 	print "note: Node.js " nv "; terrain.wasm: clang 14 -O3 -msimd128 for wasm32-wasi (make wasm), decodeTile()" \
 	      " through it (the reference decoder, checksum included) and World.tile(..., { encode: false })," \
 	      " copies in and out of its memory included; CPU time, medians of 7 interleaved batches"
 	print "note: native scalar: common/ with -DTERRAIN_NO_CLONES (baseline x86-64, SSE2); the SIMD" \
 	      " clones: the build as loaded (AVX-512 where the CPU has it)"
+	print "note: the decoder before issue 30: clients/js/terrain.js of " bj \
+	      " (the tree issue 29 was filed on), on the same chunks encoded as version 3, as servers sent them then" \
+	      " (terrain.wasm decodes version 5)"
 	print "note: targets (issue 29): wasm decode >= 5x the JavaScript decoder (JS / wasm);" \
 	      " wasm generation <= 3x native scalar (wasm / scalar)"
 }' | tee "$out/wasm.tsv"

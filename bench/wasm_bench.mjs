@@ -6,9 +6,13 @@
 // false). Time is this process's CPU time, the median of 7 batches of at
 // least 40 ms, the figures' batches interleaved. Checks on the way that
 // both decoders and the generator give the native heights.
+// With DIR/terrain-before.mjs (the module before issues 29 and 30, which
+// bench/wasm.sh takes from git), also its JavaScript decoder on the same
+// chunks' version-3 tiles (DIR/tile-K.v3.bin): the decoder the issue's
+// "about 4.5 ms" was measured on.
 //   node bench/wasm_bench.mjs TERRAIN_WASM DIR
 // Output: a header row and one tab-separated row.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { loadWasm, decodeTile, openWorld } from '../clients/js/terrain.js';
 
 const [wasmPath, dir] = process.argv.slice(2);
@@ -24,12 +28,23 @@ for (let k = 0; k < tiles.length; k++) {
 	if (a.length !== b.length || a.some((v, i) => v !== b[i] || v !== g[i])) throw new Error(`tile ${k}: heights differ`);
 }
 
+let before = null, v3 = null;
+if (existsSync(`${dir}/terrain-before.mjs`)) {
+	before = (await import(`file://${dir}/terrain-before.mjs`)).decodeTile;
+	v3 = chunks.map((_, k) => new Uint8Array(readFileSync(`${dir}/tile-${k}.v3.bin`)));
+	for (let k = 0; k < tiles.length; k++) {
+		const a = before(v3[k]).quanta, b = decodeTile(tiles[k]).quanta;
+		if (a.length !== b.length || a.some((v, i) => v !== b[i])) throw new Error(`tile ${k}: the decoder before differs`);
+	}
+}
+
 const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3; };
 const figs = [
 	(k) => decodeTile(tiles[k % 16], { wasm: false, metres: false }),
 	(k) => decodeTile(tiles[k % 16], { metres: false }),
 	(k) => world.tile({ lod: 0, cx: chunks[k % 16][0], cz: chunks[k % 16][1] }, { metres: false, encode: false }),
 ];
+if (before) figs.push((k) => before(v3[k % 16], { metres: false }));
 const per = figs.map((f) => { // calls per batch: doubled until a batch lasts 40 ms
 	let n = 1;
 	for (f(0); ; n *= 2) {
@@ -46,6 +61,6 @@ for (let b = 0; b < 7; b++)
 		times[i].push((cpu() - t0) / per[i]);
 	});
 const med = (v) => v.sort((a, b) => a - b)[3];
-const [js, wa, gen] = times.map(med);
-console.log('JS decode ms\twasm decode ms\twasm generate ms\tnode');
-console.log(`${js.toFixed(3)}\t${wa.toFixed(3)}\t${gen.toFixed(3)}\t${process.version}`);
+const [js, wa, gen, old] = times.map(med);
+console.log('JS decode ms\twasm decode ms\twasm generate ms\tnode\tJS decode before, version 3, ms');
+console.log(`${js.toFixed(3)}\t${wa.toFixed(3)}\t${gen.toFixed(3)}\t${process.version}\t${old === undefined ? '-' : old.toFixed(3)}`);

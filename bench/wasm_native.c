@@ -62,7 +62,37 @@ static void decode_one(void *arg)
 	tile_release(&t);
 }
 
-/* The 16 tiles' encodings into j, and into dir when not NULL. */
+static void write_tile(const char *dir, unsigned k, const char *suffix, const uint8_t *b,
+		       size_t len)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tile-%u%s.bin", dir, k, suffix);
+	if (!(f = fopen(path, "wb")) || fwrite(b, 1, len, f) != len || fclose(f))
+		bench_die(path, ERR_IO);
+}
+
+/* t as servers before format version 5 sent it (version 3 at LOD 0), for
+ * the JavaScript decoder of that time (bench/wasm.sh). */
+static void write_before5(const char *dir, unsigned k, const struct tile *t)
+{
+	void *scratch = malloc(tile_encode_scratch_size(t));
+	uint8_t *b = malloc(tile_encode_bound(t));
+	size_t len;
+	int rc;
+
+	if (!scratch || !b)
+		bench_die("malloc", ERR_NOMEM);
+	if ((rc = tile_encode_form_in(t, TILE_FORM_BEFORE5, scratch, b, tile_encode_bound(t), &len)))
+		bench_die("tile_encode_form_in", rc);
+	write_tile(dir, k, ".v3", b, len);
+	free(b);
+	free(scratch);
+}
+
+/* The 16 tiles' encodings into j, and into dir when not NULL (and their
+ * version-3 encodings, tile-K.v3.bin). */
 static void encode_all(struct job *j, const char *dir)
 {
 	for (unsigned k = 0; k < BENCH_CHUNKS; k++) {
@@ -78,16 +108,11 @@ static void encode_all(struct job *j, const char *dir)
 			bench_die("malloc", ERR_NOMEM);
 		if ((rc = tile_encode(&t, j->body[k], tile_encode_bound(&t), &j->len[k])))
 			bench_die("tile_encode", rc);
-		tile_release(&t);
 		if (dir) {
-			char path[4096];
-			FILE *f;
-
-			snprintf(path, sizeof(path), "%s/tile-%u.bin", dir, k);
-			if (!(f = fopen(path, "wb")) || fwrite(j->body[k], 1, j->len[k], f) != j->len[k] ||
-			    fclose(f))
-				bench_die(path, ERR_IO);
+			write_tile(dir, k, "", j->body[k], j->len[k]);
+			write_before5(dir, k, &t);
 		}
+		tile_release(&t);
 	}
 }
 
