@@ -71,6 +71,7 @@ struct edits {
 	struct uv_loop_s *loop;
 	struct edits_limits lim;
 	struct bucket *buckets;          /* CLIENTS, open addressing on addr */
+	uint64_t late_said_ms;           /* when a late edit was last logged */
 	edits_change_fn on_change;       /* chunks a batch touched, or NULL */
 	void *change_arg;
 	struct snapshots *snaps;         /* NULL: none */
@@ -817,6 +818,78 @@ static int rate_limit(struct edit_req *x)
 	return 0;
 }
 
+/*
+ * When the front received the request, in ms since the epoch, from its
+ * X-Request-Start: "t=" and seconds with a fraction (nginx's $msec), or an
+ * integer of seconds, milliseconds or microseconds told apart by size (as
+ * Heroku's router and New Relic read it). 0: none, or not that form.
+ */
+static uint64_t request_start_ms(const char *v)
+{
+	uint64_t n = 0, frac = 0, scale = 1;
+	int digits = 0;
+
+	if (!v)
+		return 0;
+	if (v[0] == 't' && v[1] == '=')
+		v += 2;
+	for (; *v >= '0' && *v <= '9' && digits < 17; v++, digits++)
+		n = n * 10 + (uint64_t)(*v - '0');
+	if (!digits)
+		return 0;
+	if (*v == '.') {
+		for (v++; *v >= '0' && *v <= '9'; v++)
+			if (scale < 1000)
+				frac = frac * 10 + (uint64_t)(*v - '0'), scale *= 10;
+		return *v ? 0 : n * 1000 + frac * 1000 / scale;
+	}
+	if (*v)
+		return 0;
+	return n >= 100000000000000u ? n / 1000 :   /* microseconds */
+	       n >= 100000000000u ? n : n * 1000;  /* milliseconds, seconds */
+}
+
+/*
+ * 503 for an edit that reached this node more than --edit-deadline after
+ * its front received it (X-Request-Start). Such a request waited out a
+ * partition or a paused node in a socket's buffers; its client has likely
+ * given up, and applying it now would change the world long after it was
+ * asked, unknown to the one who asked. Refused, an edit sent through a
+ * front is settled within the deadline plus the log's timeout: in the log
+ * by then or never. A stamp ahead of this node's clock counts as no wait
+ * (the clocks of the front and the nodes must agree to well within the
+ * deadline: NTP). A request without a stamp is not judged: its upload
+ * time alone says nothing of a wait.
+ */
+static int late(struct edit_req *x)
+{
+	struct edits *e = x->e;
+	uint64_t start = request_start_ms(x->q.http->header[HTTP_H_X_REQUEST_START]);
+	uint64_t now_ms, waited, mono = uv_now(e->loop);
+	struct timespec ts;
+	char *msg;
+
+	if (!e->lim.deadline_ms || !start || clock_gettime(CLOCK_REALTIME, &ts) != 0)
+		return 0;
+	now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (now_ms <= start || (waited = now_ms - start) <= e->lim.deadline_ms)
+		return 0;
+	if (!e->late_said_ms || mono - e->late_said_ms >= 60000) {
+		e->late_said_ms = mono;
+		fprintf(stderr, "terrain-server: refused an edit that arrived %.1f s after its "
+			"front received it (--edit-deadline %.1f s; the next ones this minute "
+			"are not logged)\n", (double)waited / 1000.0,
+			(double)e->lim.deadline_ms / 1000.0);
+	}
+	msg = http_req_alloc(x->q.http, 160);
+	if (msg)
+		snprintf(msg, 160, "edit arrived %.1f s after the front received it "
+			 "(--edit-deadline %.1f s): not applied, retry",
+			 (double)waited / 1000.0, (double)e->lim.deadline_ms / 1000.0);
+	x->q.detail = msg ? msg : "edit arrived after --edit-deadline: not applied, retry";
+	return 503;
+}
+
 /* 400 for an edit that touches no chunk of the world (beyond the int32
  * chunk grid of this generator's chunk size). */
 static int outside(struct edit_req *x, const struct preset *p)
@@ -849,7 +922,7 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	char *msg;
 	int rc;
 
-	if ((rc = authorise(x)) != 0)
+	if ((rc = authorise(x)) != 0 || (rc = late(x)) != 0)
 		return rc;
 	if ((rc = journal_available(e->log)) != 0) {
 		x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, retry later" : refused(e);

@@ -34,6 +34,10 @@ struct edits_limits {
 	double edit_burst;       /* edits at once (default 5 s of the rate) */
 	double area_m2_per_s;    /* --edit-area km^2/s as m^2/s (default 200 km^2) */
 	double area_burst_m2;    /* at once (default 5 s of the rate) */
+	unsigned deadline_ms;    /* --edit-deadline (default 5000): an edit that
+				    arrives later than this after the front
+				    received it (X-Request-Start) gets 503 and
+				    is not applied; 0: off */
 };
 
 struct edits_config {

@@ -48,6 +48,7 @@ struct http_stream;
 	XX(ORIGIN,          "origin")                        \
 	XX(FORWARDED,       "forwarded")                     \
 	XX(X_FORWARDED_FOR, "x-forwarded-for")               \
+	XX(X_REQUEST_START, "x-request-start")               \
 	XX(USER_AGENT,      "user-agent")                    \
 	XX(REFERER,         "referer")
 

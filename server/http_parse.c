@@ -41,7 +41,7 @@ static const struct {
 	P("x-forwarded-proto"), P("x-forwarded-port"), P("x-forwarded-server"),
 	P("x-real-ip"), P("via"), P("true-client-ip"), P("cf-connecting-ip"),
 	P("x-client-ip"), P("x-cluster-client-ip"), P("fastly-client-ip"),
-	P("x-original-forwarded-for"),
+	P("x-original-forwarded-for"), P("x-request-start"),
 #undef P
 };
 

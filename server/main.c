@@ -63,6 +63,7 @@ struct config {
 	unsigned compact_log;
 	unsigned edit_rate;
 	unsigned edit_area;
+	unsigned edit_deadline;
 	const char *cors_origins;
 	const char *allowed_hosts;
 };
@@ -131,6 +132,10 @@ static const struct option options[] = {
 	OPT("edit-area", "TERRAIN_EDIT_AREA", "KM2", "200", T_UINT, edit_area, 1 << 30,
 	    "square kilometres of brushes a second one client may post, in bursts of "
 	    "5 s (a 4096 m brush is 53 km2); past it 429 (0: no limit)"),
+	OPT("edit-deadline", "TERRAIN_EDIT_DEADLINE", "MS", "5000", T_UINT, edit_deadline,
+	    1u << 31, "refuse (503, not applied) an edit that reaches this node more than "
+	    "MS after its front received it (the front's X-Request-Start: t=SECONDS) or "
+	    "after its first byte came in: its client has likely given up (0: off)"),
 	OPT("cors-origins", "TERRAIN_CORS_ORIGINS", "LIST", "", T_STR, cors_origins, 0,
 	    "web origins (https://game.example,...) whose pages may POST edits, besides "
 	    "the server's own; other pages get 403"),
@@ -426,6 +431,7 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .compact_log = (int)c->compact_log,
 				   .edit_rate = c->edit_rate,
 				   .edit_area_km2 = c->edit_area,
+				   .edit_deadline_ms = c->edit_deadline,
 				   .edit_log = c->edit_log,
 				   .edit_log_password = c->redis_password,
 				   .edit_log_sentinel_password = c->sentinel_password,

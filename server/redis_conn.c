@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/socket.h>
+
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <uv.h>
@@ -503,12 +505,22 @@ int redis_conn_command(struct redis_conn *c, unsigned timeout_ms, redis_reply_fn
 	return 0;
 }
 
+/*
+ * Give up on the context. With commands unanswered the socket is reset,
+ * not closed: a close would leave what the kernel has not yet delivered
+ * (an append, say) to be sent once a partition heals, seconds or minutes
+ * after its caller was told it failed. A reset drops it: what Redis has
+ * not received by now it never will.
+ */
 void redis_conn_drop(struct redis_conn *c, const char *why)
 {
 	redisAsyncContext *ac = c->ac;
+	struct linger now = { 1, 0 };
 
 	if (!ac)
 		return;
+	if (c->head && ac->c.fd >= 0)
+		(void)setsockopt(ac->c.fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
 	lost(c, why);
 	redisAsyncFree(ac); /* inside a reply callback hiredis defers it */
 }

@@ -194,6 +194,7 @@ struct route_config {
 	const char *allowed_hosts; /* --allowed-hosts (edits.h) */
 	double edit_rate;          /* --edit-rate, edits/s per client; 0: off */
 	double edit_area_km2;      /* --edit-area, km^2/s per client; 0: off */
+	unsigned edit_deadline_ms; /* --edit-deadline (edits.h); 0: off */
 	uint64_t snapshot_every;   /* --snapshot-every, edits (snapshots.h); 0: off */
 	int compact_log;           /* --compact-log: drop the log below the snapshot */
 };

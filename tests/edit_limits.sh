@@ -3,13 +3,17 @@
 # --edit-rate edits a second (bursts of 5 s) or --edit-area km^2 of brushes
 # a second, a client gets 429 with Retry-After and nothing is applied; a
 # batch larger than a whole burst is 422; the budget refills with time.
+# An edit its front received (X-Request-Start) more than --edit-deadline
+# ago is 503 and not applied, in each of the stamp's forms.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 
 CURL=(curl -sS --max-time 30)
-post() { # BODY: prints the status; headers to $TMP/h, body to $TMP/body
-	"${CURL[@]}" -D "$TMP/h" -o "$TMP/body" -w '%{http_code}' -X POST \
-		-H 'Content-Type: application/json' --data-binary "$1" "$BASE/v1/worlds/lim/edits"
+post() { # BODY [CURL ARGS]: prints the status; headers to $TMP/h, body to $TMP/body
+	local body=$1
+	shift
+	"${CURL[@]}" -D "$TMP/h" -o "$TMP/body" -w '%{http_code}' -X POST "$@" \
+		-H 'Content-Type: application/json' --data-binary "$body" "$BASE/v1/worlds/lim/edits"
 }
 seq_of() { "${CURL[@]}" "$BASE/v1/worlds/lim" | sed -n 's/.*"edit_seq":\([0-9]*\).*/\1/p'; }
 batch() { # N RADIUS: a batch of N small raises
@@ -47,4 +51,30 @@ check "an edit beyond the int32 chunk grid is 400" eq \
 	"$(post '{"edits":[{"op":"raise","x":1000000000000,"z":0,"radius":5,"strength":1}]}')" 400
 check "its detail says outside the world" grep -q 'outside the world' "$TMP/body"
 check "limits of 0 are off" eq "$(post "$(batch 12 4096)")" 200
+server_stop >/dev/null
+
+# --edit-deadline: the stamp a front such as nginx adds ("t=${msec}")
+server_start --edit-token tok --edit-deadline 2000 --data-dir "$TMP/late"
+stamped() { post "$(batch 1 5)" -H 'Authorization: Bearer tok' -H "X-Request-Start: $1"; }
+ms=$(date +%s%3N)
+old=$((ms - 10000))
+check "an edit stamped now (t=seconds.ms) is 200" eq "$(stamped "t=$(date +%s.%3N)")" 200
+check "one stamped 10 s ago is 503" eq "$(stamped "t=$((old / 1000)).$(printf %03d $((old % 1000)))")" 503
+check "with Retry-After" grep -qi '^retry-after: ' "$TMP/h"
+check "and a detail saying it was not applied" grep -q 'edit-deadline.*not applied' "$TMP/body"
+check "... in milliseconds (t=MS)" eq "$(stamped "t=$old")" 503
+check "... in microseconds, without t=" eq "$(stamped "$((old * 1000))")" 503
+check "... in whole seconds" eq "$(stamped "t=$((old / 1000))")" 503
+check "none of the late ones was applied" eq "$(seq_of)" 1
+check "a stamp ahead of this clock counts as no wait" eq "$(stamped "t=$((ms / 1000 + 3600))")" 200
+check "a stamp of another form is not judged" eq "$(stamped 't=soon')" 200
+check "the server logged the refusal once" eq "$(grep -c 'refused an edit that arrived' "$SERVER_LOG")" 1
+server_stop >/dev/null
+server_start --edit-deadline 0 --data-dir "$TMP/nolate"
+check "the stamp is a proxy's sign: without a token set, 403" eq \
+	"$(post "$(batch 1 5)" -H "X-Request-Start: t=$(date +%s.%3N)")" 403
+server_stop >/dev/null
+server_start --edit-token tok --edit-deadline 0 --data-dir "$TMP/nolate"
+check "--edit-deadline 0 is off" eq "$(stamped "t=$((ms / 1000 - 3600))")" 200
+server_stop >/dev/null
 finish

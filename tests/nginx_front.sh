@@ -75,7 +75,8 @@ server_stop
 # ---- three nodes, nginx in front -------------------------------------------------------
 NODE_PORT=() NODE_PID=()
 for k in 1 2 3; do
-	server_start --data-dir "$TMP/n$k" --node-name "node$k" --workers 1 --edit-token "$TOK"
+	server_start --data-dir "$TMP/n$k" --node-name "node$k" --workers 1 --edit-token "$TOK" \
+		--edit-deadline 2000
 	NODE_PORT[k]=$PORT
 	NODE_PID[k]=$(pgrep -P "$SERVER_PID") # the server itself, under timeout(1)
 done
@@ -249,6 +250,24 @@ check "an edit through nginx without the token: 401" eq "$("${CURL[@]}" -o /dev/
 check "with the token: 200" eq "$(get "$F/v1/worlds/777/edits" -X POST "${AUTH[@]}" \
 	-H 'Content-Type: application/json' -d "$E")" 200
 check "answered by a node" grep -q '^x-terrain-node: node[123]$' "$TMP/h"
+# An edit that waits in a stopped node's socket past --edit-deadline (2 s
+# here), its client long gone, is not applied when the node resumes: nginx
+# stamps X-Request-Start and the node judges the wait by it.
+kill -STOP "${NODE_PID[1]}" "${NODE_PID[2]}" "${NODE_PID[3]}"
+check "with every node stopped, an edit gets no answer (the client gives up)" eq \
+	"$(curl -sS --max-time 1 -o /dev/null -w '%{http_code}' -X POST "${AUTH[@]}" \
+		-H 'Content-Type: application/json' -d "$E" "$F/v1/worlds/778/edits" 2>/dev/null)" 000
+sleep 2.5
+kill -CONT "${NODE_PID[1]}" "${NODE_PID[2]}" "${NODE_PID[3]}"
+late_seq() {
+	local k s=
+	for k in 1 2 3; do
+		s+=$("${CURL[@]}" "$(node_url "$k")/v1/worlds/778" | sed -n 's/.*"edit_seq":\([0-9]*\).*/\1/p')
+	done
+	echo "$s"
+}
+check "resumed, the nodes refuse it as late: no node applied it" \
+	eval 'sleep 1; [ "$(late_seq)" = 000 ] && grep -q "refused an edit that arrived" "$TMP"/server.*.log'
 
 # ---- kill -9 a node -----------------------------------------------------------------------------
 # the node that owns the cached ?v=1 tile dies
