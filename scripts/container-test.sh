@@ -107,6 +107,14 @@ if ! healthy; then
 	dc logs --tail 20 >&2
 	exit 1
 fi
+# a lost DNS answer costs 1 s, not glibc's 5 (compose.cluster.yaml's x-dns)
+resolv_ok() {
+	local n
+	for n in s1 s2 s3 redis1 redis2 redis3 terrain1 terrain2 terrain3; do
+		dc exec -T "$n" grep -q '^options.*timeout:1' /etc/resolv.conf || return 1
+	done
+}
+check "every Redis, Sentinel and node waits 1 s for a DNS answer (resolv.conf)" resolv_ok
 # ---- credentials -------------------------------------------------------------------------
 rules() { sed -n 's/^user terrain on >PASSWORD //p' "$1"; }
 check "the nodes' Redis user has exactly docs/cluster.md's rules" \

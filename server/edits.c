@@ -838,10 +838,13 @@ static uint64_t request_start_ms(const char *v)
 	if (!digits)
 		return 0;
 	if (*v == '.') {
-		for (v++; *v >= '0' && *v <= '9'; v++)
-			if (scale < 1000)
-				frac = frac * 10 + (uint64_t)(*v - '0'), scale *= 10;
-		return *v ? 0 : n * 1000 + frac * 1000 / scale;
+		for (v++; *v >= '0' && *v <= '9'; v++) {
+			if (scale < 1000) { /* milliseconds are enough */
+				frac = frac * 10 + (uint64_t)(*v - '0');
+				scale *= 10;
+			}
+		}
+		return *v || n >= 100000000000u ? 0 : n * 1000 + frac * 1000 / scale;
 	}
 	if (*v)
 		return 0;
