@@ -24,7 +24,7 @@
 # tests/browser/node_modules, and the pages' (clients/web/package.json: what
 # `make web` installs) into clients/web/node_modules (skipped without Node.js
 # 20+ and npm). Skips apt-get entirely when every
-# package is already installed. The README's "Packages" section lists them.
+# package is already installed. docs/operations.md's "Packages each target installs" lists them.
 # While another apt-get or dpkg holds the dpkg lock, it says so and waits
 # (up to DEPS_LOCK_TIMEOUT seconds, default 600) instead of failing with
 # "Could not get lock /var/lib/dpkg/lock-frontend"; apt-get itself gets
