@@ -134,8 +134,8 @@ static const struct option options[] = {
 	    "5 s (a 4096 m brush is 53 km2); past it 429 (0: no limit)"),
 	OPT("edit-deadline", "TERRAIN_EDIT_DEADLINE", "MS", "5000", T_UINT, edit_deadline,
 	    1u << 31, "refuse (503, not applied) an edit that reaches this node more than "
-	    "MS after its front received it (the front's X-Request-Start: t=SECONDS) or "
-	    "after its first byte came in: its client has likely given up (0: off)"),
+	    "MS after its front received it (the front's X-Request-Start: t=SECONDS): its "
+	    "client has likely given up; edits without the header are not judged (0: off)"),
 	OPT("cors-origins", "TERRAIN_CORS_ORIGINS", "LIST", "", T_STR, cors_origins, 0,
 	    "web origins (https://game.example,...) whose pages may POST edits, besides "
 	    "the server's own; other pages get 403"),
