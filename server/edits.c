@@ -1004,13 +1004,15 @@ static int get_edits(struct edit_req *x, int pi, uint64_t seed)
 	cJSON_AddNumberToObject(o, "seq", (double)seq);
 	cJSON_AddStringToObject(o, "world_hash", hex);
 	arr = cJSON_AddArrayToObject(o, "edits");
-	for (s = since + 1; arr && s <= seq && s - since <= limit; s++)
-		if (edit_to_json(world_edit(w, s), s, arr)) {
+	/* Counted from since up, never past seq: since may be 2^64 - 1, and
+	 * since + 1 must not wrap to 0 (that read edit 0 of a NULL world). */
+	for (s = since; arr && s < seq && s - since < limit; s++)
+		if (edit_to_json(world_edit(w, s + 1), s + 1, arr)) {
 			cJSON_Delete(o);
 			return ERR_NOMEM;
 		}
-	if (s <= seq)
-		cJSON_AddNumberToObject(o, "next", (double)(s - 1));
+	if (s < seq)
+		cJSON_AddNumberToObject(o, "next", (double)s);
 	req_respond_json(&x->q, 200, o, "Cache-Control: no-store\r\n");
 	return 0;
 }
