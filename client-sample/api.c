@@ -142,7 +142,7 @@ int api_world_parse(const char *json, size_t len, struct api_world *wi)
 	rc = ERR_RANGE;
 	if (log2 < 4 || log2 > 12 || (double)(1u << log2) != size ||
 	    !(max_lod >= 0 && max_lod <= log2) || !(q >= 1 && q < 1e9) ||
-	    !(seq >= 0))
+	    !(seq >= 0 && seq <= 9007199254740992.0)) /* 2^53: exact as a double */
 		goto out;
 	wi->chunk_log2 = log2;
 	wi->max_lod = (int)max_lod;

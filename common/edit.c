@@ -264,12 +264,15 @@ int edit_parse_batch(const char *json, size_t len, struct edit **out, size_t *n,
 int edit_to_json(const struct edit *e, uint64_t seq, void *arr)
 {
 	cJSON *o = cJSON_CreateObject();
+	char num[24];
 
 	if (!o || !cJSON_AddItemToArray(arr, o)) {
 		cJSON_Delete(o);
 		return ERR_NOMEM;
 	}
-	cJSON_AddNumberToObject(o, "seq", (double)seq);
+	/* raw digits: a cJSON number is a double, exact only up to 2^53 */
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)seq);
+	cJSON_AddRawToObject(o, "seq", num);
 	cJSON_AddStringToObject(o, "op", op_names[e->op]);
 	cJSON_AddNumberToObject(o, "x", (double)e->x_mm / 1e3);
 	cJSON_AddNumberToObject(o, "z", (double)e->z_mm / 1e3);

@@ -70,8 +70,9 @@ struct edit {
 int edit_parse_batch(const char *json, size_t len, struct edit **out, size_t *n,
 		     char *err, size_t errlen);
 
-/* Append the JSON object of e (metres, as parsed) to a cJSON array;
- * returns 0 or ERR_NOMEM. `arr` is a cJSON *, opaque here. */
+/* Append the JSON object of e (metres, as parsed; seq as a raw item of
+ * exact decimal digits, printed as they are) to a cJSON array; returns 0
+ * or ERR_NOMEM. `arr` is a cJSON *, opaque here. */
 int edit_to_json(const struct edit *e, uint64_t seq, void *arr);
 
 /* Canonical little-endian bytes: op, falloff, then x_mm, z_mm, radius_mm,

@@ -447,10 +447,10 @@ static int h_world(struct req *q)
 	tiles = cJSON_AddArrayToObject(o, "tiles");
 	if (tiles)
 		cJSON_AddItemToArray(tiles, cJSON_CreateString(url));
-	cJSON_AddNumberToObject(o, "edit_seq", (double)seq);
+	req_json_u64(o, "edit_seq", seq);
 	cJSON_AddStringToObject(o, "world_hash", hash);
 	w = world_map_find(x->e->worlds, pi, seed);
-	cJSON_AddNumberToObject(o, "base", w ? (double)world_base(w) : 0);
+	req_json_u64(o, "base", w ? world_base(w) : 0);
 	/* the golden tiles this binary checked at start: a client that
 	 * generates tiles itself compares its own (local mode) */
 	req_hex64(hash, selfcheck_digest());
@@ -1000,8 +1000,8 @@ static int get_edits(struct edit_req *x, int pi, uint64_t seed)
 	seq = world_state(x->e, pi, seed, &hash);
 	req_hex64(hex, hash);
 	o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "since", (double)since);
-	cJSON_AddNumberToObject(o, "seq", (double)seq);
+	req_json_u64(o, "since", since);
+	req_json_u64(o, "seq", seq);
 	cJSON_AddStringToObject(o, "world_hash", hex);
 	arr = cJSON_AddArrayToObject(o, "edits");
 	/* Counted from since up, never past seq: since may be 2^64 - 1, and
@@ -1012,7 +1012,7 @@ static int get_edits(struct edit_req *x, int pi, uint64_t seed)
 			return ERR_NOMEM;
 		}
 	if (s < seq)
-		cJSON_AddNumberToObject(o, "next", (double)s);
+		req_json_u64(o, "next", s);
 	req_respond_json(&x->q, 200, o, "Cache-Control: no-store\r\n");
 	return 0;
 }
@@ -1056,7 +1056,7 @@ static int h_hashes(struct req *q)
 	seq = world_state(x->e, pi, seed, &hash);
 	req_hex64(hex, hash);
 	o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "seq", (double)seq);
+	req_json_u64(o, "seq", seq);
 	cJSON_AddStringToObject(o, "world_hash", hex);
 	arr = cJSON_AddArrayToObject(o, "chunks");
 	for (cz = cz0; w && arr && cz <= cz1; cz++)
@@ -1075,7 +1075,7 @@ static int h_hashes(struct req *q)
 			req_hex64(hex, ch.hash);
 			cJSON_AddNumberToObject(c, "cx", (double)cx);
 			cJSON_AddNumberToObject(c, "cz", (double)cz);
-			cJSON_AddNumberToObject(c, "version", (double)ch.version);
+			req_json_u64(c, "version", ch.version);
 			cJSON_AddStringToObject(c, "hash", hex);
 		}
 	req_respond_json(q, 200, o, "Cache-Control: no-store\r\n");

@@ -195,6 +195,14 @@ void req_respond_json(struct req *q, int status, cJSON *o, const char *headers)
 	cJSON_free(s);
 }
 
+cJSON *req_json_u64(cJSON *obj, const char *name, uint64_t v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+	return cJSON_AddRawToObject(obj, name, num);
+}
+
 const char *req_allow_list(struct req *q, uint64_t methods)
 {
 	char *s = http_req_alloc(q->http, 256);

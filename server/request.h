@@ -102,6 +102,16 @@ void req_respond_copy(struct req *q, int status, const char *type,
 void req_respond_json(struct req *q, int status, struct cJSON *o,
 		      const char *headers);
 
+/*
+ * Add the member name = v to the JSON object obj as an exact decimal
+ * integer: cJSON keeps numbers as doubles, exact only up to 2^53, so a
+ * u64 (sequence numbers, versions, counts) goes through this, never
+ * cJSON_AddNumberToObject. Returns the new item, or NULL (out of memory).
+ *
+ *	req_json_u64(o, "since", since);   ->  "since":18446744073709551614
+ */
+struct cJSON *req_json_u64(struct cJSON *obj, const char *name, uint64_t v);
+
 /* The JSON error {"error": token of status, "detail": detail}; bytes of
  * detail that are not valid UTF-8 are written as the text \xHH, so the
  * body is valid JSON whatever the detail quotes. */
