@@ -314,6 +314,27 @@ TABLE=$(cat <<EOF
 422|P|/v1/worlds/99/edits||set 0 0 1 $U64
 422|P|/v1/worlds/99/edits||set 0 0 1 -$D30
 400|P|/v1/worlds/99/edits||set 0 0 1 1e400
+# world 99 now has edits at the grid's corners; 4096 m brushes there reach
+# past it (their chunks beyond int32 are not touched); then reads there,
+# whose 3 x 3 neighbourhoods (materials, objects) stop at the edge
+200|P|/v1/worlds/99/edits||raise 549755813888 549755813888 4096 1
+200|P|/v1/worlds/99/edits||raise -549755813888 -549755813888 4096 1
+200|GH|/v1/worlds/99/chunks/0/$I32/$I32?layers=height,material|
+200|GH|/v1/worlds/99/chunks/0/$I32N/$I32N?layers=height,material|
+200|GH|/v1/worlds/99/objects/$I32/$I32|
+200|GH|/v1/worlds/99/objects/$I32N/$I32N|
+200|GH|/v1/worlds/99/chunks/8?cx0=$((I32 - 7))&cz0=$((I32 - 7))&cx1=$I32&cz1=$I32&layers=height,material|
+200|GH|/v1/worlds/99/chunks/8?cx0=$I32N&cz0=$I32N&cx1=$((I32N + 7))&cz1=$((I32N + 7))&layers=height,material|
+200|GH|/v1/worlds/99/hashes?cx0=$((I32 - 63))&cz0=$((I32 - 63))&cx1=$I32&cz1=$I32|
+200|GH|/v1/worlds/99/hashes?cx0=$I32N&cz0=$I32N&cx1=$((I32N + 63))&cz1=$((I32N + 63))|
+200|GH|/v1/worlds/99/maps/shaded/17/65536/65536.png?origin=$I32,$I32|
+200|GH|/v1/worlds/99/maps/terrarium/17/65535/65535.png?origin=$I32,$I32|
+# (a map tile's samples and one more on each side must be in the grid)
+200|GH|/v1/worlds/99/maps/shaded/17/65537/65537.png?origin=$I32N,$I32N|
+404|GH|/v1/worlds/99/maps/shaded/17/65536/65536.png?origin=$I32N,$I32N|
+404|GH|/v1/worlds/99/maps/terrarium/17/65536/65537.png?origin=$I32N,$I32N|
+404|GH|/v1/worlds/99/maps/shaded/17/65537/65537.png?origin=$I32,$I32|
+200|GH|/v1/worlds/99/edits?since=0&limit=$U64|
 # the batch: 1..256 edits
 422|P|/v1/worlds/99/edits||@empty
 200|P|/v1/worlds/99/edits||@256.json
