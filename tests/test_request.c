@@ -18,6 +18,8 @@
 
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include <llhttp.h>
 
 #include "../server/http.h"
@@ -218,6 +220,33 @@ static void test_req_etag_matches_each_codings_tag_only(void **state)
 /* Sun, 06 Nov 1994 08:49:37 GMT, RFC 9110's example. */
 #define EXAMPLE 784111777LL
 
+static void test_request_prints_every_u64_exactly_in_json(void **state)
+{
+	static const struct {
+		uint64_t v;
+		const char *text;
+	} nums[] = {
+		{ 0, "{\"n\":0}" },
+		{ UINT64_C(9007199254740993), "{\"n\":9007199254740993}" },      /* 2^53 + 1 */
+		{ UINT64_C(18446744073709551614), "{\"n\":18446744073709551614}" },
+		{ UINT64_MAX, "{\"n\":18446744073709551615}" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		cJSON *o = cJSON_CreateObject();
+		char *s;
+
+		assert_non_null(o);
+		assert_non_null(req_json_u64(o, "n", nums[i].v));
+		s = cJSON_PrintUnformatted(o);
+		assert_string_equal(s, nums[i].text);
+		cJSON_free(s);
+		cJSON_Delete(o);
+	}
+}
+
 static void test_request_parses_the_three_http_date_forms(void **state)
 {
 	static const char *const forms[] = {
@@ -338,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_request_refuses_what_is_not_an_http_date),
 		cmocka_unit_test(test_request_formats_imf_fixdates_that_parse_back),
 		cmocka_unit_test(test_request_lets_if_none_match_decide_before_the_date),
+		cmocka_unit_test(test_request_prints_every_u64_exactly_in_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
