@@ -12,7 +12,7 @@
 #   make container-test  the cluster in containers (needs a Docker daemon; .ci/run runs it after make test)
 #   make BUILD=dir CC=clang   the same sources with another compiler into another folder
 #   make noopt | asan    re-invoke make with -O0 or with sanitizers (into build-noopt, build-asan)
-#   make fuzz            libFuzzer targets: the tile decoder, the server over TCP, edit JSON (clang)
+#   make fuzz            libFuzzer targets: the tile decoder, the server over TCP and in memory, edit JSON (clang)
 #   make fuzz-long       every fuzz target for FUZZ_TIME s, corpus kept in fuzz-corpus/
 #   make check-headers   compile every header on its own
 #   make wasm            build/terrain.wasm: the core for WebAssembly (clients/js/terrain.js)
@@ -344,16 +344,23 @@ fuzz:
 	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 \
 		CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
 		build-fuzz/libcommon.a build-fuzz/libserver.a build-fuzz/fuzz/server_main.o
+	$(MAKE) BUILD=build-fuzz/gen CC=clang OPT=-O2 \
+		CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-coverage=trace-cmp -fno-sanitize-recover=all" \
+		build-fuzz/gen/libcommon.a
 	clang -std=c11 -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_tile.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_tile
 	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 		-I$(LLHTTP_INC) tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
 		build-fuzz/libcommon.a $(LIBS) -o build-fuzz/fuzz_http
+	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+		-Icommon -Iserver -I$(LLHTTP_INC) tests/fuzz_http_mem.c build-fuzz/libserver.a \
+		build-fuzz/gen/libcommon.a $(LIBS) -o build-fuzz/fuzz_http_mem
 	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_edit.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_edit
-	@mkdir -p build-fuzz/corpus build-fuzz/corpus-http
+	@mkdir -p build-fuzz/corpus build-fuzz/corpus-http build-fuzz/corpus-http-mem
 	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 build-fuzz/corpus"
 	@echo "     build-fuzz/fuzz_http -dict=tests/fuzz_http.dict -max_total_time=600 build-fuzz/corpus-http tests/fuzz_http"
+	@echo "     build-fuzz/fuzz_http_mem -dict=tests/fuzz_http_mem.dict -max_total_time=600 build-fuzz/corpus-http-mem tests/fuzz_http_mem"
 	@echo "     build-fuzz/fuzz_edit -dict=tests/fuzz_edit.dict -max_total_time=60 tests/fuzz_edit"
 	@echo "or:  make fuzz-long FUZZ_TIME=3600 (every target, its corpus kept in fuzz-corpus/)"
 

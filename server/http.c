@@ -19,9 +19,16 @@
  * Reads land in one buffer shared by all connections (everything runs on
  * the loop thread and is parsed at once). A connection accepted with its
  * first bytes already in is read at once (read_first()).
+ *
+ * A connection made by http_server_feed() has a memconn instead of a
+ * socket: its tcp handle is initialised but never opened, an idle handle
+ * delivers its input to on_read() while it is reading, and writes go to
+ * the feed's callback. Only the functions of the "sockets" section below
+ * (and http_req_peer()) tell the two apart; everything else is one path.
  */
 #include "http_int.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -33,15 +40,108 @@
 
 #include "err.h"
 
-/* ---- connection lifetime ----------------------------------------------- */
-
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
 static void on_timer(uv_timer_t *t);
+static void on_shutdown(uv_shutdown_t *sr, int status);
+static void on_handle_close(uv_handle_t *h);
+
+/* ---- sockets: the only place a memconn differs ---------------------------- */
+
+/* Input of a memconn, read_size bytes per read as segments would come,
+ * each in a buffer of its own that is freed after the read (so that a
+ * pointer kept into it is a use after free for ASan), then EOF. */
+static void mem_on_idle(uv_idle_t *h)
+{
+	struct conn *c = h->data;
+	struct memconn *m = c->mem;
+	size_t step = m->f.read_size && m->f.read_size < HTTP_READ_BUF ?
+		      m->f.read_size : HTTP_READ_BUF;
+
+	while (c->reading && !c->closing && m->off < m->f.len) {
+		size_t n = m->f.len - m->off < step ? m->f.len - m->off : step;
+		uv_buf_t buf = uv_buf_init(malloc(n), (unsigned)n);
+
+		if (!buf.base) {
+			http__conn_close(c);
+			return;
+		}
+		memcpy(buf.base, m->data + m->off, n);
+		m->off += n;
+		on_read((uv_stream_t *)&c->tcp, (ssize_t)n, &buf);
+		free(buf.base);
+	}
+	if (c->reading && !c->closing) {
+		uv_buf_t none = uv_buf_init(NULL, 0);
+
+		on_read((uv_stream_t *)&c->tcp, UV_EOF, &none);
+	}
+}
+
+static int conn_read_start(struct conn *c)
+{
+	if (c->mem)
+		return uv_idle_start(&c->mem->idle, mem_on_idle);
+	return uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+static void conn_read_stop(struct conn *c)
+{
+	if (c->mem)
+		uv_idle_stop(&c->mem->idle);
+	else
+		uv_read_stop((uv_stream_t *)&c->tcp);
+}
+
+/* Our FIN after the writes queued so far: 0, or < 0 when it cannot be
+ * sent. A memconn's writes are all done, so its shutdown is too. */
+static int conn_shutdown(struct conn *c)
+{
+	struct memconn *m = c->mem;
+
+	if (m) {
+		m->shut = 1;
+		if (m->f.shutdown)
+			m->f.shutdown(m->f.arg);
+		return 0;
+	}
+	c->shut.data = c;
+	if (uv_shutdown(&c->shut, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
+		return -1;
+	c->ops++;
+	return 0;
+}
+
+static void conn_close_handles(struct conn *c)
+{
+	uv_close((uv_handle_t *)&c->tcp, on_handle_close);
+	uv_close((uv_handle_t *)&c->timer, on_handle_close);
+	if (c->mem)
+		uv_close((uv_handle_t *)&c->mem->idle, on_handle_close);
+}
+
+int http__mem_write(struct conn *c, const uv_buf_t *bufs, unsigned nb)
+{
+	struct memconn *m = c->mem;
+	size_t n = 0;
+	unsigned i;
+
+	if (m->shut)
+		return UV_EPIPE;
+	for (i = 0; i < nb; i++) {
+		if (bufs[i].len && m->f.write(m->f.arg, bufs[i].base, bufs[i].len) < 0)
+			return UV_ECONNRESET;
+		n += bufs[i].len;
+	}
+	return (int)n;
+}
+
+/* ---- connection lifetime ----------------------------------------------- */
 
 void http__conn_maybe_free(struct conn *c)
 {
 	struct http_server *s = c->srv;
+	struct memconn *m = c->mem;
 
 	if (!c->closing || c->ops || c->nreqs)
 		return;
@@ -64,6 +164,10 @@ void http__conn_maybe_free(struct conn *c)
 	}
 	free(c->left);
 	free(c);
+	if (m) {
+		m->f.closed(m->f.arg);
+		free(m);
+	}
 	if (s->draining && s->nconns + s->nrejected == 0 && s->drain_done) {
 		void (*done)(void *) = s->drain_done;
 
@@ -94,8 +198,7 @@ void http__conn_close(struct conn *c)
 		if (r->state == R_PARSING || r->state == R_READY)
 			http__req_free(r);
 	}
-	uv_close((uv_handle_t *)&c->tcp, on_handle_close);
-	uv_close((uv_handle_t *)&c->timer, on_handle_close);
+	conn_close_handles(c);
 }
 
 static void on_shutdown(uv_shutdown_t *sr, int status)
@@ -130,17 +233,15 @@ void http__conn_finish(struct conn *c)
 	if (c->closing || c->lingering)
 		return;
 	c->lingering = 1;
-	c->shut.data = c;
-	if (uv_shutdown(&c->shut, (uv_stream_t *)&c->tcp, on_shutdown) < 0) {
+	if (conn_shutdown(c) < 0) {
 		http__conn_close(c);
 		return;
 	}
-	c->ops++;
 	if (c->eof) {
 		http__conn_close(c); /* all input read: closing cannot reset */
 		return;
 	}
-	if (!c->reading && uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+	if (!c->reading && conn_read_start(c) == 0)
 		c->reading = 1;
 	http__conn_deadline(c, LINGER_MS);
 }
@@ -148,7 +249,7 @@ void http__conn_finish(struct conn *c)
 void http__conn_stop_reading(struct conn *c)
 {
 	if (c->reading) {
-		uv_read_stop((uv_stream_t *)&c->tcp);
+		conn_read_stop(c);
 		c->reading = 0;
 	}
 }
@@ -170,8 +271,7 @@ void http__conn_parse_left(struct conn *c)
 	c->left = NULL;
 	if (c->eof)
 		c->stopped = 1;
-	if (!c->stopped && !c->closing && !c->reading &&
-	    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+	if (!c->stopped && !c->closing && !c->reading && conn_read_start(c) == 0)
 		c->reading = 1;
 }
 
@@ -320,7 +420,9 @@ static void peer_name(struct conn *c)
 	struct sockaddr_storage ss;
 	int len = sizeof(ss);
 
-	if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) < 0)
+	if (c->mem)
+		ss = c->mem->peer;
+	else if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) < 0)
 		return;
 	if (ss.ss_family == AF_INET6)
 		uv_ip6_name((struct sockaddr_in6 *)&ss, c->peer, sizeof(c->peer));
@@ -402,12 +504,13 @@ static void read_first(struct conn *c)
 		on_read((uv_stream_t *)&c->tcp, n, &buf);
 }
 
-int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
+/* A new connection on s, linked and counted, its handles initialised. */
+static struct conn *conn_new(struct http_server *s)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 
 	if (!c)
-		return ERR_NOMEM;
+		return NULL;
 	c->srv = s;
 	c->tcp.data = c->timer.data = c;
 	uv_tcp_init(s->loop, &c->tcp);
@@ -425,28 +528,83 @@ int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
 		s->nrejected++;
 	else
 		s->nconns++;
-	if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0 || s->draining ||
-	    (c->rejected && s->nrejected > REJECT_MAX)) {
+	return c;
+}
+
+/* Serve c, connected (ok): or close it when it failed, the server drains
+ * or too many are being refused; answer 503 past max_connections. */
+static void conn_open(struct conn *c, int ok)
+{
+	struct http_server *s = c->srv;
+
+	if (!ok || s->draining || (c->rejected && s->nrejected > REJECT_MAX)) {
 		http__conn_close(c);
-		return 0;
+		return;
 	}
 	s->st.connections_total++;
-	no_delay(s, c);
-	cork_check(s, c);
+	if (!c->mem) {
+		no_delay(s, c);
+		cork_check(s, c);
+	}
 	if (s->lim.access_log)
 		peer_name(c);
 	if (c->rejected) {
 		s->st.rejected++;
 		http__conn_error(c, 503, "too many connections");
-		return 0;
+		return;
 	}
-	if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0) {
+	if (conn_read_start(c) < 0) {
 		http__conn_close(c);
-		return 0;
+		return;
 	}
 	c->reading = 1;
-	read_first(c);
+	if (!c->mem)
+		read_first(c);
 	http__conn_arm(c);
+}
+
+int http_server_accept(struct http_server *s, struct uv_stream_s *listener)
+{
+	struct conn *c = conn_new(s);
+
+	if (!c)
+		return ERR_NOMEM;
+	conn_open(c, uv_accept(listener, (uv_stream_t *)&c->tcp) == 0);
+	return 0;
+}
+
+int http_server_feed(struct http_server *s, const struct http_feed *f)
+{
+	struct memconn *m;
+	struct conn *c;
+
+	if (!s || !f || (!f->data && f->len) || !f->write || !f->closed ||
+	    (f->peer && f->peer->sa_family != AF_INET && f->peer->sa_family != AF_INET6) ||
+	    f->len > SIZE_MAX - sizeof(*m))
+		return ERR_INVAL;
+	m = calloc(1, sizeof(*m) + f->len);
+	if (!m || !(c = conn_new(s))) {
+		free(m);
+		return ERR_NOMEM;
+	}
+	m->f = *f;
+	if (f->len)
+		memcpy(m->data, f->data, f->len);
+	m->f.data = m->data;
+	if (f->peer) {
+		memcpy(&m->peer, f->peer, f->peer->sa_family == AF_INET ?
+		       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+	} else {
+		struct sockaddr_in *in = (struct sockaddr_in *)&m->peer;
+
+		in->sin_family = AF_INET;
+		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	}
+	uv_idle_init(s->loop, &m->idle);
+	m->idle.data = c;
+	c->mem = m;
+	c->ops++;
+	conn_open(c, 1);
 	return 0;
 }
 

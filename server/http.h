@@ -269,6 +269,47 @@ int http_server_create(struct uv_loop_s *loop, const struct http_limits *l,
 /* Accept one connection from listener (from its connection callback). */
 int http_server_accept(struct http_server *s, struct uv_stream_s *listener);
 
+/* ---- connections without a socket (tests and fuzzing) ---- */
+
+/*
+ * A client made of bytes: its input, where the server's output goes, and
+ * the address it seems to come from. The callbacks run on the loop thread.
+ */
+struct http_feed {
+	const void *data;           /* what the client sends (copied), then EOF */
+	size_t len;
+	size_t read_size;           /* bytes per read, as TCP segments would
+				       split them (0, or above 64 KiB: 64 KiB) */
+	const struct sockaddr *peer; /* the client's address (copied; AF_INET
+					or AF_INET6); NULL: 127.0.0.1 */
+	/* Bytes the server sends, in order; data is gone after the call.
+	 * Returns 0, or a negative ERR_* to fail the write as a reset would. */
+	int (*write)(void *arg, const void *data, size_t len);
+	/* Optional (NULL: none): the server shut its side down, as TCP's FIN;
+	 * write() is not called after it. */
+	void (*shutdown)(void *arg);
+	/* The connection is closed and freed; runs once, last. */
+	void (*closed)(void *arg);
+	void *arg;
+};
+
+/*
+ * Open a connection on s that reads f's bytes instead of a socket: as
+ * http_server_accept() does, with the same parsing, limits, pipelining,
+ * timers, handler calls, response order, closing and access log; only
+ * reading, writing, shutdown and the peer's address differ. The input is
+ * read from the loop (none of it before this returns), read_size bytes
+ * at a time, then EOF: a client that sent everything and half-closed.
+ * Every write is taken whole, so writes never queue (uv_write() and the
+ * stalled-write timeout are reached over TCP only). Run the loop until
+ * closed() has run. Returns 0 (closed() will run), ERR_INVAL or
+ * ERR_NOMEM.
+ *
+ *   struct http_feed f = { buf, n, 0, NULL, on_bytes, NULL, on_closed, &st };
+ *   http_server_feed(s, &f); while (!st.closed) uv_run(loop, UV_RUN_ONCE);
+ */
+int http_server_feed(struct http_server *s, const struct http_feed *f);
+
 /*
  * Drain: answer the requests already received or being received (those
  * parsed from now on with "Connection: close"), end streams once what

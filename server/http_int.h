@@ -94,8 +94,19 @@ struct req {
 	_Alignas(max_align_t) char arena_inline[INLINE_ARENA];
 };
 
+/* The socket of a connection made by http_server_feed(). */
+struct memconn {
+	uv_idle_t idle;                   /* reads its input while active */
+	struct http_feed f;               /* f.data: data[] below */
+	struct sockaddr_storage peer;
+	size_t off;                       /* input read so far */
+	unsigned shut : 1;                /* shutdown() ran: no more writes */
+	char data[];
+};
+
 struct conn {
-	uv_tcp_t tcp;                     /* handles' data point to the conn */
+	uv_tcp_t tcp;                     /* handles' data point to the conn;
+					     never opened for a memconn */
 	uv_timer_t timer;
 	uv_shutdown_t shut;
 	llhttp_t parser;
@@ -119,6 +130,7 @@ struct conn {
 	size_t left_len;
 	char peer[48];
 	struct http_stream *stream;       /* the open stream, if any */
+	struct memconn *mem;              /* NULL: a TCP socket */
 	size_t held;                      /* the handler's, http_req_held() */
 	unsigned fresh : 1;               /* no request begun yet */
 	unsigned in_req : 1;              /* a request is partly received */
@@ -198,6 +210,10 @@ void http__conn_stop_reading(struct conn *c);
 
 /* Parse input kept while the pipeline was full, then read again. */
 void http__conn_parse_left(struct conn *c);
+
+/* Write nb buffers to c's memconn whole: their total length, or a negative
+ * UV_* error (a failed write, or after shutdown). */
+int http__mem_write(struct conn *c, const uv_buf_t *bufs, unsigned nb);
 
 /* ---- http_parse.c: requests ---- */
 

@@ -54,8 +54,11 @@ int http_req_peer(const struct http_req *pub, struct sockaddr_storage *out)
 	const struct req *r = container_of(pub, const struct req, pub);
 	int len = sizeof(*out);
 
-	if (r->conn->closing ||
-	    uv_tcp_getpeername(&r->conn->tcp, (struct sockaddr *)out, &len) < 0)
+	if (r->conn->closing)
+		return ERR_IO;
+	if (r->conn->mem) /* http_server_feed() */
+		*out = r->conn->mem->peer;
+	else if (uv_tcp_getpeername(&r->conn->tcp, (struct sockaddr *)out, &len) < 0)
 		return ERR_IO;
 	return 0;
 }

@@ -206,7 +206,8 @@ static int write_req(struct conn *c, struct req *r)
 	if (c->corked && !closes_after(c, r))
 		uncork(c);
 	if (!c->wpending) {
-		n = uv_try_write((uv_stream_t *)&c->tcp, r->bufs, nb);
+		n = c->mem ? http__mem_write(c, r->bufs, nb) :
+			     uv_try_write((uv_stream_t *)&c->tcp, r->bufs, nb);
 		if (n >= 0 && (size_t)n == r->bytes) {
 			req_done(r, 0);
 			return 1;
@@ -326,7 +327,8 @@ int http_stream_write(struct http_stream *s, const void *buf, size_t len,
 		return ERR_IO;
 	c->srv->st.bytes_sent += len;
 	if (!s->queued) {
-		n = len ? uv_try_write((uv_stream_t *)&c->tcp, &b, 1) : 0;
+		n = !len ? 0 : c->mem ? http__mem_write(c, &b, 1) :
+			   uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
 		if (n == UV_EAGAIN)
 			n = 0;
 		if (n >= 0 && (size_t)n == len) {
