@@ -65,7 +65,7 @@ check "no access line on stderr" not has "$SERVER_LOG" '"status"'
 # logrotate: mv, SIGHUP, and the next line lands in a new file at $LOG
 mv "$LOG" "$LOG.1"
 kill -HUP "$PID"
-for i in $(seq 1 100); do [ -e "$LOG" ] && break; sleep 0.05; done
+wait_until 60 test -e "$LOG"
 check "SIGHUP creates the log again at its path" test -e "$LOG"
 curl -sS -o /dev/null "$BASE/v1/presets?after=hup"
 check "the next request lands in the new file" field_is "$LOG" path '"/v1/presets?after=hup"'

@@ -18,13 +18,9 @@ CURL=(curl -sS --max-time 30)
 to() { local o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"; }
 # status CMD...: print CMD's exit status (its output discarded)
 status() { "$@" >/dev/null 2>&1; echo $?; }
-# wait_for FILE REGEX [SECONDS]: until a line of FILE matches
+# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (60 s, scaled)
 wait_for() {
-	local i
-	for i in $(seq 1 $((${3:-10} * 20))); do
-		grep -qE -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
+	wait_until "${3:-60}" grep -qE -- "$2" "$1" 2>/dev/null && return 0
 	echo "  timed out waiting for '$2' in $1:"; cat "$1"
 	return 1
 }
@@ -217,7 +213,7 @@ EOF
 			>/dev/null 2>"$TMP/proxy.log" &
 		PROXY_PID=$!
 		SERVERS+=("$PROXY_PID")
-		wait_for "$TMP/proxy.port" . 5 >/dev/null
+		wait_for "$TMP/proxy.port" . >/dev/null
 		$T "$CLIENT" follow --server "http://127.0.0.1:$(cat "$TMP/proxy.port")" \
 			--seed $W --duration 20 >"$TMP/$mode.out" 2>"$TMP/$mode.err" &
 		FOLLOW=$!

@@ -222,10 +222,7 @@ python3 "$TMP/proxy.py" "127.0.0.1:$PORT" '/chunks/0/1/0($|\?)' \
 	"$TMP/proxy.port" >/dev/null 2>"$TMP/proxy.log" &
 PROXY_PID=$!
 SERVERS+=("$PROXY_PID")
-for i in $(seq 1 100); do
-	[ -s "$TMP/proxy.port" ] && break
-	sleep 0.05
-done
+wait_until 60 test -s "$TMP/proxy.port"
 PROXY="http://127.0.0.1:$(cat "$TMP/proxy.port")"
 check "through the proxy, untouched tiles pass" to /dev/null "$TMP/err" \
 	$T "$CLIENT" fetch --server "$PROXY" --seed 42 --x -300 --z 100 \
@@ -249,10 +246,7 @@ python3 "$TMP/proxy.py" "127.0.0.1:$PORT" '^$' "$TMP/proxy.port" \
 	strip-layers >/dev/null 2>"$TMP/proxy.log" &
 PROXY_PID=$!
 SERVERS+=("$PROXY_PID")
-for i in $(seq 1 100); do
-	[ -s "$TMP/proxy.port" ] && break
-	sleep 0.05
-done
+wait_until 60 test -s "$TMP/proxy.port"
 PROXY="http://127.0.0.1:$(cat "$TMP/proxy.port")"
 check "tiles without the layer: fetch exits 0" to "$TMP/plain.out" \
 	"$TMP/plain.err" $T "$CLIENT" fetch --server "$PROXY" --seed 42 \

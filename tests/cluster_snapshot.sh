@@ -21,7 +21,8 @@ redis-server --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --appendonly ye
 	--appendfsync always --save "" --logfile "$TMP/redis.log" &
 RPID=$!
 trap 'kill_ours KILL "$RPID"; cleanup' EXIT
-for i in $(seq 1 50); do [ "$(redis-cli -p "$RPORT" PING 2>/dev/null)" = PONG ] && break; sleep 0.1; done
+pong() { [ "$(redis-cli -p "$RPORT" PING 2>/dev/null)" = PONG ]; }
+wait_until 60 pong
 LOG="redis://127.0.0.1:$RPORT?replicas=0"
 
 metric() { "${CURL[@]}" "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
@@ -52,7 +53,7 @@ for b in $(seq 0 29); do post "$A" "$b" || { echo "POST $b failed"; exit 1; }; d
 shared() { has "$A_LOG" "snapshot shared" && [ "$(metric "$A" terrain_snapshots_written_total)" -ge 3 ] &&
 	[ -n "$(redis-cli -p "$RPORT" HGET terrain:snapshot:meta edits)" ] &&
 	[ "$(redis-cli -p "$RPORT" HGET terrain:snapshot:meta edits)" -ge 200 ]; }
-for i in $(seq 1 1200); do shared && break; sleep 0.1; done
+wait_until 120 shared
 check "node A shared its snapshot in Redis" shared
 held=$(redis-cli -p "$RPORT" HGET terrain:snapshot:meta edits)
 for b in 30 31; do post "$A" "$b" || exit 1; done # edits after it
@@ -62,12 +63,14 @@ server_start --data-dir "$TMP/b" --edit-log "$LOG" --snapshot-every 0 --workers 
 B=$BASE
 check "node B took the shared snapshot" has "$SERVER_LOG" "took the shared snapshot"
 check "and started from it plus the log after it" has "$SERVER_LOG" "\\($held edits from a snapshot of [0-9]+ chunks, [0-9]+ batches of the log skipped\\)"
-for i in $(seq 1 100); do [ "$(world "$B")" = "$(cat "$TMP/a_tiles/world")" ] && break; sleep 0.1; done
+caught_up() { [ "$(world "$B")" = "$(cat "$TMP/a_tiles/world")" ]; }
+wait_until 60 caught_up
 tiles "$B" "$TMP/b_tiles"
 check "node B serves node A's world, tile for tile" diff -r "$TMP/a_tiles" "$TMP/b_tiles"
 check "node B's world has the snapshot as its base" test "$("${CURL[@]}" "$B/v1/worlds/late" | sed -n 's/.*"base":\([0-9]*\).*/\1/p')" -ge 200
 post "$B" 32 || exit 1
-for i in $(seq 1 100); do [ "$(world "$A")" = "$(world "$B")" ] && break; sleep 0.1; done
+same_world() { [ "$(world "$A")" = "$(world "$B")" ]; }
+wait_until 60 same_world
 check "an edit on B reaches A" eq "$(world "$A")" "$(world "$B")"
 server_stop >/dev/null
 

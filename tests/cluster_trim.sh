@@ -33,11 +33,12 @@ trap 'trim_cleanup; cleanup' EXIT
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+# (SECONDS is the time it takes an idle machine at most; the bound is four
+# times that, scaled: a busy one is many times slower, tests/lib.sh)
 wait_for() {
-	local secs=$1 i
+	local secs=$1
 	shift
-	for i in $(seq 1 $((secs * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
+	wait_until $((secs * 4)) "$@"
 }
 rcli() { redis-cli -p "${RPORT[r1]}" "$@" 2>/dev/null; }
 redis_up() {

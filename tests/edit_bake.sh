@@ -34,12 +34,8 @@ for b in $(seq 0 23); do
 	[ "$code" = 200 ] || { echo "POST $b: $code $(cat "$TMP/post")"; exit 1; }
 done
 wait_bakes() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(metric terrain_bake_queue)" = 0 ] && [ "${1:-1}" -le "$(metric terrain_bakes_total)" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	baked() { [ "$(metric terrain_bake_queue)" = 0 ] && [ "${1:-1}" -le "$(metric terrain_bakes_total)" ]; }
+	wait_until 120 baked "$@"
 }
 check "the baker baked chunks" wait_bakes 1
 bakes=$(metric terrain_bakes_total)

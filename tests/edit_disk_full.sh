@@ -48,15 +48,9 @@ print("\n".join(map(str, seen)))'
 }
 # the acknowledged batches, as served: exactly those, in order
 acked_kept() { cmp -s <(served) "$TMP/acked" || { diff <(served) "$TMP/acked" | head; return 1; }; }
-# wait_ready CODE: /readyz answers CODE within 20 s
-wait_ready() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(ready)" = "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# wait_ready CODE: /readyz answers CODE (within 120 s, scaled)
+ready_is() { [ "$(ready)" = "$1" ]; }
+wait_ready() { wait_until 120 ready_is "$1"; }
 server_pid() { pgrep -P "$SERVER_PID" | head -n 1; }
 
 : > "$TMP/acked"

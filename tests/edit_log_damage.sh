@@ -90,11 +90,7 @@ log="$TMP/fsz.log"
 SERVER_PID=$!
 SERVER_LOG=$log
 SERVERS+=("$SERVER_PID")
-for i in $(seq 1 400); do
-	PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
-	[ -n "$PORT" ] && break
-	sleep 0.05
-done
+wait_until 120 started "$log"
 BASE="http://127.0.0.1:$PORT"
 batch=$(for i in $(seq 50); do printf '{"op":"raise","x":%d,"z":0,"radius":1,"strength":1},' "$i"; done)
 batch="{\"edits\":[${batch%,}]}"

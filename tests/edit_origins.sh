@@ -86,9 +86,9 @@ check "with a token, a foreign origin is still refused" eq "$(post "$small" \
 server_stop >/dev/null
 
 # ---- the warning at start --------------------------------------------------------------
-timeout 10 "$SERVER_BIN" serve --bind 0.0.0.0 --port 0 --data-dir "$TMP/data4" 2>"$TMP/warn.log" &
+timeout "$(scaled 120)" "$SERVER_BIN" serve --bind 0.0.0.0 --port 0 --data-dir "$TMP/data4" 2>"$TMP/warn.log" &
 wpid=$!
-for i in $(seq 1 100); do has "$TMP/warn.log" 'listening on' && break; sleep 0.05; done
+wait_until 120 has "$TMP/warn.log" 'listening on'
 kill -TERM "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
 check "binding 0.0.0.0 without a token warns" has "$TMP/warn.log" 'warning: listening on 0.0.0.0 with no --edit-token'
 finish

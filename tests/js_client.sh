@@ -70,7 +70,7 @@ ${CC:-cc} -O1 -o "$TMP/xxh3_ref" "$BROWSER_DIR/xxh3_ref.c" -lxxhash 2>/dev/null 
 	"$TMP/xxh3_ref" --table 2100 >"$TMP/xxh3.txt"
 
 # ---- node --test -----------------------------------------------------------------
-BASE=$BASE WORK=$TMP TILES=$(echo $TILES) timeout 120 node --test --test-reporter=spec "$HERE/js/" 2>&1 |
+BASE=$BASE WORK=$TMP TILES=$(echo $TILES) timeout "$(scaled 240)" node --test --test-reporter=spec "$HERE/js/" 2>&1 |
 	tee "$TMP/node-test.log"
 rc=${PIPESTATUS[0]}
 [ $rc = 124 ] && echo "FAIL: node --test timed out"
@@ -78,7 +78,7 @@ check "node --test tests/js/ passes" eq "$rc" 0
 
 # ---- the three.js example page ------------------------------------------------------
 browser_deps
-BASE=$BASE CLIENT=$CLIENT WORK=$TMP SHOTS=$BUILD timeout 240 node "$BROWSER_DIR/three.test.mjs"
+BASE=$BASE CLIENT=$CLIENT WORK=$TMP SHOTS=$BUILD timeout "$(scaled 330)" node "$BROWSER_DIR/three.test.mjs"
 rc=$?
 [ $rc = 124 ] && echo "FAIL: the browser test timed out"
 [ $rc = 0 ] || FAILED=$((FAILED + 1))

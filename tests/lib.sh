@@ -9,12 +9,34 @@
 # server_stop              SIGTERM the last server; returns its exit status.
 # check MSG CMD [ARGS...]  run CMD; report "ok: MSG" or "FAIL: MSG".
 # finish                   exit 1 if any check failed.
+# wait_until SECS CMD...   run CMD every 0.05 s until it succeeds; fails
+#                          (status 1) once SECS of wall-clock time, scaled,
+#                          have passed without it.
+# scaled SECS              SECS times TEST_TIMEOUT_SCALE.
+#
+# Tests wait on conditions, never on fixed durations, and their bounds are
+# generous: a machine with other work running (load 20 to 48 on 2 cores)
+# makes everything many times slower, and a bound is only for a test that
+# hangs. TEST_TIMEOUT_SCALE (a whole number, default 1) multiplies every
+# bound that goes through scaled or wait_until, and run.sh's per-suite one,
+# for machines slower still.
 set -u
 BUILD=${BUILD:-build}
 SERVER_BIN=$BUILD/terrain-server
 TMP=$(mktemp -d /tmp/terrain-test.XXXXXX)
 SERVERS=()
 FAILED=0
+TEST_TIMEOUT_SCALE=${TEST_TIMEOUT_SCALE:-1}
+
+scaled() { echo $(($1 * TEST_TIMEOUT_SCALE)); }
+wait_until() {
+	local end=$((SECONDS + $(scaled "$1")))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
 
 # ours PID: PID is still a child of this script, not yet reaped. A pid
 # saved earlier may belong to another program by now (pids wrap at
@@ -45,13 +67,9 @@ trap cleanup EXIT
 # SIGTERM it first (timeout(1) passes that on; cleanup's SIGKILL would not
 # let it drain), wait for it, then clean up as usual.
 stop_all() {
-	local i
 	if [ -n "${SERVER_PID:-}" ] && ours "$SERVER_PID"; then
 		kill -TERM "$SERVER_PID" 2>/dev/null
-		for i in $(seq 1 50); do
-			kill -0 "$SERVER_PID" 2>/dev/null || break
-			sleep 0.1
-		done
+		wait_until 60 not kill -0 "$SERVER_PID" 2>/dev/null
 	fi
 	cleanup
 }
@@ -83,25 +101,28 @@ finish() {
 	echo "all passed"
 }
 
+# (the server's own bound, 600 s scaled, is run.sh's for the whole suite)
 server_start() {
-	local log="$TMP/server.$RANDOM.log" i
-	timeout --foreground -k 5 300 "$SERVER_BIN" serve --bind 127.0.0.1 --port 0 \
+	local log="$TMP/server.$RANDOM.log"
+	timeout --foreground -k 5 "$(scaled 600)" "$SERVER_BIN" serve --bind 127.0.0.1 --port 0 \
 		--data-dir "$TMP/data" "$@" 2>"$log" &
 	SERVER_PID=$!
 	SERVER_LOG=$log
 	SERVERS+=("$SERVER_PID")
-	for i in $(seq 1 400); do
-		PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
-		if [ -n "$PORT" ]; then
-			BASE="http://127.0.0.1:$PORT"
-			return 0
-		fi
-		kill -0 "$SERVER_PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_until 120 started "$log"
+	if [ -n "$PORT" ]; then
+		BASE="http://127.0.0.1:$PORT"
+		return 0
+	fi
 	echo "server did not start:"
 	cat "$log"
 	exit 1
+}
+# started LOG: sets PORT to the port LOG says the server listens on; fails
+# while there is none and the server still runs
+started() {
+	PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$1")
+	[ -n "$PORT" ] || ! kill -0 "$SERVER_PID" 2>/dev/null
 }
 
 server_stop() {

@@ -52,17 +52,27 @@ echo "\$(date +%s.%N) \$*" >> "$TMP/apt.log"
 APT
 chmod +x "$TMP/apt-get"
 : > "$TMP/lock"
-# a POSIX lock, as apt-get and dpkg take theirs, held for 2 s
+# a POSIX lock, as apt-get and dpkg take theirs, held until deps.sh says
+# it waits for it (bounded), and 1 s more: not for a fixed time, which a
+# slow start of deps.sh on a busy machine could outlast
 python3 -c '
 import fcntl, sys, time
 f = open(sys.argv[1], "w")
 fcntl.lockf(f, fcntl.LOCK_EX)
 open(sys.argv[2], "w").write("held\n")
-time.sleep(2)
+end = time.time() + int(sys.argv[4])
+while time.time() < end:
+    try:
+        if "waiting for the dpkg lock" in open(sys.argv[3]).read():
+            break
+    except OSError:
+        pass
+    time.sleep(0.05)
+time.sleep(1)
 open(sys.argv[2], "w").write("%f\n" % time.time())
-' "$TMP/lock" "$TMP/released" &
+' "$TMP/lock" "$TMP/released" "$TMP/deps.err" "$(scaled 120)" &
 holder=$!
-for i in $(seq 1 100); do [ -s "$TMP/released" ] && break; sleep 0.05; done
+wait_until 60 test -s "$TMP/released"
 DEPS_LOCKS="$TMP/lock" APT_GET="$TMP/apt-get" DPKG_QUERY=false \
 	"$ROOT/scripts/deps.sh" build 2>"$TMP/deps.err"
 check "deps.sh succeeds once the lock is free" eq "$?" 0

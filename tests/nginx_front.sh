@@ -90,11 +90,8 @@ for try in 1 2 3 4 5; do
 		"$NGINX" -e stderr -t -q -p "$TMP/nginx/" -c nginx.conf
 	"$NGINX" -e stderr -p "$TMP/nginx/" -c nginx.conf -g 'daemon off;' 2>>"$TMP/nginx/error.log" &
 	NGINX_PID=$!
-	for _ in $(seq 100); do
-		curl -s -o /dev/null "http://127.0.0.1:$FPORT/healthz" && break 2
-		kill -0 "$NGINX_PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	front_up() { curl -s -o /dev/null "http://127.0.0.1:$FPORT/healthz" || ! kill -0 "$NGINX_PID" 2>/dev/null; }
+	wait_until 60 front_up && kill -0 "$NGINX_PID" 2>/dev/null && break
 	kill -TERM "$NGINX_PID" 2>/dev/null
 	wait "$NGINX_PID" 2>/dev/null
 	NGINX_PID=
@@ -219,18 +216,10 @@ vowner=$(get "$V1" >/dev/null; hdr x-terrain-node)
 # ---- events through nginx: each one while the stream is open, in order ---------------------
 "${CURL[@]}" --max-time 120 -N -D "$TMP/sse.h" -o "$TMP/sse" "$F/v1/worlds/42/events" &
 SSE_PID=$!
-for _ in $(seq 200); do
-	grep -qi '^x-terrain-node' "$TMP/sse.h" 2>/dev/null && break
-	sleep 0.05
-done
+wait_until 60 grep -qi '^x-terrain-node' "$TMP/sse.h" 2>/dev/null
 check "the stream's head came through" grep -qi '^content-type: text/event-stream' "$TMP/sse.h"
 wait_event() { # wait_event ID: until "id: ID" is in the stream (bounded)
-	local _
-	for _ in $(seq 400); do
-		grep -q "^id: $1\$" "$TMP/sse" && return 0
-		sleep 0.05
-	done
-	return 1
+	wait_until 60 grep -q "^id: $1\$" "$TMP/sse"
 }
 edit_all '{"edits":[{"op":"raise","x":-300,"z":40,"radius":5,"strength":1}]}'
 check "event 2 arrives through nginx" wait_event 2
@@ -266,8 +255,8 @@ late_seq() {
 	done
 	echo "$s"
 }
-check "resumed, the nodes refuse it as late: no node applied it" \
-	eval 'sleep 1; [ "$(late_seq)" = 000 ] && grep -q "refused an edit that arrived" "$TMP"/server.*.log'
+late_refused() { grep -q "refused an edit that arrived" "$TMP"/server.*.log && [ "$(late_seq)" = 000 ]; }
+check "resumed, the nodes refuse it as late: no node applied it" wait_until 60 late_refused
 
 # ---- kill -9 a node -----------------------------------------------------------------------------
 # the node that owns the cached ?v=1 tile dies

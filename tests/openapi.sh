@@ -22,7 +22,8 @@ done
 written() {
 	curl -sS "$BASE/metrics" | awk '$1 == "terrain_snapshots_written_total" { print $2 }'
 }
-for i in $(seq 1 200); do [ "$(written)" -ge 1 ] 2>/dev/null && break; sleep 0.05; done
+wrote_one() { [ "$(written)" -ge 1 ] 2>/dev/null; }
+wait_until 120 wrote_one
 check "a snapshot was written" test "$(written)" -ge 1
 check "that server stops with 0" server_stop
 server_start --data-dir "$TMP/snap" --node-name "$NODE"

@@ -36,11 +36,13 @@
 # Everything else runs JOBS at a time (default: the number of cores). The
 # longest suites start first, by the times of the last run kept in
 # DIR/test-logs/times (scripts before binaries when there is none). Each
-# suite has a 600 s timeout; its output is in DIR/test-logs/NAME.log.
+# suite has a 600 s timeout (times TEST_TIMEOUT_SCALE, a whole number,
+# default 1: tests/lib.sh); its output is in DIR/test-logs/NAME.log.
 # Old interface: BUILD, RUN_ONCE=0 (mode repeat), SCRIPTS=0 (mode binaries).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+SUITE_TIMEOUT=$((600 * ${TEST_TIMEOUT_SCALE:-1}))
 start_all=$SECONDS
 
 # ---- what to run ---------------------------------------------------------------
@@ -182,9 +184,9 @@ launch() { # INDEX: start the suite in the background
 		export BUILD="${pass_dir[$p]}"
 		case $kind in
 			prep) exec bash -c "${pass_prep[$p]}" ;;
-			cross) exec env "${env[@]}" timeout 600 tests/cross-compiler.sh \
+			cross) exec env "${env[@]}" timeout "$SUITE_TIMEOUT" tests/cross-compiler.sh \
 				"${pass_dir[$path]}" "${pass_dir[$b]}" ;;
-			*) exec env "${env[@]}" timeout 600 "$path" ;;
+			*) exec env "${env[@]}" timeout "$SUITE_TIMEOUT" "$path" ;;
 		esac
 	) >"$log" 2>&1 &
 	running[$!]=$i

@@ -122,7 +122,7 @@ fi
 # ---- the browser test ------------------------------------------------------------
 BASE=$BASE WORK=$TMP TILES=$TILES EDITS=$EDITS EVENTS=$EVENTS CLIENT=$CLIENT \
 	SCREENSHOT=$BUILD/viewer.png \
-	timeout 150 node "$BROWSER_DIR/viewer.test.mjs"
+	timeout "$(scaled 450)" node "$BROWSER_DIR/viewer.test.mjs"
 rc=$?
 [ $rc = 124 ] && echo "FAIL: the browser test timed out"
 [ $rc = 0 ] || FAILED=$((FAILED + 1))

@@ -66,7 +66,7 @@ server_start --edit-rate 0 --edit-area 0
 curl -sf "$BASE/v1/presets" >"$TMP/presets.json" || { echo "FAIL: GET /v1/presets"; exit 1; }
 
 # ---- node --test (local.test.mjs uses the server too) ---------------------------------
-BASE=$BASE WASM=$WASM WASM_NOSIMD=$NOSIMD WORK=$TMP timeout 300 node --test --test-reporter=spec "$HERE/wasm/" 2>&1 |
+BASE=$BASE WASM=$WASM WASM_NOSIMD=$NOSIMD WORK=$TMP timeout "$(scaled 300)" node --test --test-reporter=spec "$HERE/wasm/" 2>&1 |
 	tee "$TMP/node-test.log"
 rc=${PIPESTATUS[0]}
 [ $rc = 124 ] && echo "FAIL: node --test timed out"
@@ -75,7 +75,7 @@ check "the server stops cleanly" server_stop
 
 # ---- headless Chromium -----------------------------------------------------------------
 browser_deps
-WASM=$WASM WORK=$TMP timeout 180 node "$HERE/wasm/browser.mjs"
+WASM=$WASM WORK=$TMP timeout "$(scaled 240)" node "$HERE/wasm/browser.mjs"
 rc=$?
 [ $rc = 124 ] && echo "FAIL: the browser test timed out"
 check "headless Chromium: the golden tiles through terrain.wasm and terrain.js" eq "$rc" 0

@@ -65,7 +65,7 @@ if ! cmp -s "$TMP/good.bin" "$TMP/unsafe.bin"; then
 	check "  before listening" not has "$TMP/serve.log" "listening on"
 else
 	echo "note: \"$unsafe\" did not change tile default/0/0/0 with this compiler"
-	for i in $(seq 1 100); do has "$TMP/serve.log" "listening on" && break; sleep 0.1; done
+	wait_until 120 has "$TMP/serve.log" "listening on"
 	check "serve starts (its self-check passes)" has "$TMP/serve.log" "listening on"
 	kill -TERM "$serve_pid"; wait "$serve_pid"
 fi

@@ -14,7 +14,7 @@
 // (where to save the screenshots), ACCESS_LOG (the server's access log).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { launch, servePages, blockOutside, screenshotStats, watchErrors, check, ok, fail, failures, within } from './pages.mjs';
+import { SCALE, launch, newPage, servePages, blockOutside, screenshotStats, watchErrors, check, ok, fail, failures, within } from './pages.mjs';
 
 const { BASE, CLIENT, WORK, SHOTS, ACCESS_LOG } = process.env;
 // the server's access log (--access-log), one JSON object a line
@@ -84,7 +84,7 @@ let exitCode = 1;
 try {
 	// ---- MapLibre GL JS -------------------------------------------------------------
 	{
-		const page = await browser.newPage({ viewport: { width: 640, height: 480 } });
+		const page = await newPage(browser, { viewport: { width: 640, height: 480 } });
 		const refused = await blockOutside(page);
 		const errors = watchErrors(page);
 		const mapRequests = [];
@@ -116,13 +116,13 @@ try {
 
 	// ---- MapLibre: the page as it comes (3D terrain at zoom 14, pitched 60 degrees) --------
 	{
-		const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+		const page = await newPage(browser, { viewport: { width: 800, height: 600 } });
 		const refused = await blockOutside(page);
 		const errors = watchErrors(page);
 		const before = accessLog().length;
 		await page.goto(`${pages.url}/maplibre.html?server=${BASE}&seed=42&gen=default&x=${VIEW3D.x}&z=${VIEW3D.z}`);
 		await within(page.waitForFunction(() => window.terrainMap), 60000, 'the MapLibre page to start');
-		await within(page.waitForFunction(() => window.terrainMap.timing.idle, null, { polling: 100, timeout: 240000 }), 240000,
+		await within(page.waitForFunction(() => window.terrainMap.timing.idle, null, { polling: 100, timeout: 240000 * SCALE }), 240000,
 			'MapLibre to report the view loaded');
 		const t = await page.evaluate(() => window.terrainMap.timing);
 		const served = accessLog().slice(before).filter((l) => /\/maps\/[a-z]+\/\d+\//.test(l.path));
@@ -142,7 +142,7 @@ try {
 
 	// ---- Leaflet ----------------------------------------------------------------------
 	{
-		const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+		const page = await newPage(browser, { viewport: { width: 800, height: 600 } });
 		const refused = await blockOutside(page);
 		const errors = watchErrors(page);
 		const t0 = Date.now();

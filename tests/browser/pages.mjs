@@ -19,8 +19,28 @@ export const ok = (m) => console.log(`ok: ${m}`);
 export const fail = (m) => { console.log(`FAIL: ${m}`); failed++; };
 export const check = (cond, m, detail = '') => (cond ? ok(m) : fail(detail ? `${m} (${detail})` : m));
 export const failures = () => failed;
-export const within = (p, ms, what) => Promise.race([p, new Promise((_, rej) =>
-	setTimeout(() => rej(new Error(`timeout after ${ms} ms: ${what}`)), ms))]);
+// Bounds are generous (a busy machine makes everything many times slower;
+// a bound is only for a page that hangs) and grow with TEST_TIMEOUT_SCALE
+// (tests/lib.sh), as every wait of within() and newPage()'s pages does.
+export const SCALE = Math.max(1, Math.floor(Number(process.env.TEST_TIMEOUT_SCALE)) || 1);
+export const within = (p, ms, what) => {
+	ms *= SCALE;
+	let timer;
+	return Promise.race([p, new Promise((_, rej) => {
+		timer = setTimeout(() => rej(new Error(`timeout after ${ms} ms: ${what}`)), ms);
+	})]).finally(() => clearTimeout(timer));
+};
+// Playwright's own timeouts of a page's actions and waits (page.goto,
+// waitForFunction, screenshot: 30 s by default) and of the launch.
+const STEP_MS = 180000 * SCALE;
+
+/** browser.newPage(options), its Playwright timeouts STEP_MS. */
+export async function newPage(browser, options) {
+	const page = await browser.newPage(options);
+	page.setDefaultTimeout(STEP_MS);
+	page.setDefaultNavigationTimeout(STEP_MS);
+	return page;
+}
 
 // WebGL in headless Chromium without a GPU: ANGLE on SwiftShader (Chromium
 // falls back to it by itself today, but asks for the flag to keep doing so).
@@ -28,6 +48,7 @@ export const within = (p, ms, what) => Promise.race([p, new Promise((_, rej) =>
 // (blockOutside() also refuses, and lists, what a page asks of the rest).
 export const launch = () => chromium.launch({
 	executablePath: '/usr/bin/chromium',
+	timeout: STEP_MS,
 	args: ['--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
 		'--disable-quic', '--no-first-run', '--disable-background-networking',
 		'--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1'],

@@ -29,7 +29,7 @@
 // SHOTS (where to save three.png and three-lod3.png).
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { launch, servePages, blockOutside, screenshotStats, watchErrors, check, fail, failures, within } from './pages.mjs';
+import { launch, newPage, servePages, blockOutside, screenshotStats, watchErrors, check, fail, failures, within } from './pages.mjs';
 
 const { BASE, CLIENT, WORK, SHOTS } = process.env;
 const BACKGROUND = [0x1a, 0x20, 0x27];   // the page's scene.background
@@ -68,10 +68,13 @@ const silhouette = () => {
 	lights.forEach((l) => { l.visible = true; });
 	renderer.render(scene, camera);
 	target.dispose();
-	const mask = new Array(w * h);
+	const mask = new Uint8Array(w * h);
 	for (let j = 0; j < h; j++)   // readPixels: bottom row first
 		for (let i = 0; i < w; i++) mask[j * w + i] = px[4 * ((h - 1 - j) * w + i)] > 127 ? 1 : 0;
-	return { w, h, mask };
+	// as base64: an array of numbers takes Playwright many seconds to pass
+	let s = '';
+	for (let k = 0; k < mask.length; k += 0x8000) s += String.fromCharCode.apply(null, mask.subarray(k, k + 0x8000));
+	return { w, h, mask: btoa(s) };
 };
 
 // In the page: screen pixels [x, y] of points [x, y, z] (the mesh's frame)
@@ -92,7 +95,10 @@ const decodePng = async (b64) => {
 	const blob = await (await fetch(`data:image/png;base64,${b64}`)).blob();
 	const bmp = await createImageBitmap(blob), c = new OffscreenCanvas(bmp.width, bmp.height), g = c.getContext('2d');
 	g.drawImage(bmp, 0, 0);
-	return { w: c.width, h: c.height, rgb: Array.from(g.getImageData(0, 0, c.width, c.height).data) };
+	const d = new Uint8Array(g.getImageData(0, 0, c.width, c.height).data.buffer);
+	let s = '';   // as base64, as silhouette's mask
+	for (let k = 0; k < d.length; k += 0x8000) s += String.fromCharCode.apply(null, d.subarray(k, k + 0x8000));
+	return { w: c.width, h: c.height, rgb: btoa(s) };
 };
 
 const isBackground = (img, x, y) => {
@@ -144,13 +150,13 @@ async function seams(rect, lod, width, spacing) {
 }
 
 async function view(browser, pages, v) {
-	const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+	const page = await newPage(browser, { viewport: { width: 800, height: 600 } });
 	const refused = await blockOutside(page);
 	const errors = watchErrors(page);
 	const t0 = Date.now();
 	await page.goto(`${pages.url}/three.html?server=${BASE}&${v.query}`);
-	await within(page.waitForFunction(() => window.terrainRing), 60000, 'the three.js page to start');
-	const r = await within(page.evaluate(() => window.terrainRing.ready), 90000, 'the ring to be drawn');
+	await within(page.waitForFunction(() => window.terrainRing), 120000, 'the three.js page to start');
+	const r = await within(page.evaluate(() => window.terrainRing.ready), 150000, 'the ring to be drawn');
 	console.log(`  ${v.name}: drawn in ${Date.now() - t0} ms: ${r.tiles} tiles, ${r.vertices} vertices, ${r.triangles} triangles, ` +
 		`heights ${r.minHeight.toFixed(2)}..${r.maxHeight.toFixed(2)} m, three.js r${r.revision}, ${r.renderer}`);
 	const rect = await page.evaluate(() => window.terrainRing.rect);
@@ -162,8 +168,10 @@ async function view(browser, pages, v) {
 		`${v.name}: its heights lie within the generator's range and have relief`, `${r.minHeight}..${r.maxHeight}`);
 
 	const sil = await page.evaluate(silhouette);
+	sil.mask = Buffer.from(sil.mask, 'base64');
 	const png = await page.screenshot({ path: `${SHOTS}/${v.name}.png` });
 	const img = await page.evaluate(decodePng, png.toString('base64'));
+	img.rgb = Buffer.from(img.rgb, 'base64');
 	const px = await screenshotStats(page, png);
 	console.log(`  ${v.name}: screenshot ${img.w} x ${img.h}: ${px.colours} colours, the most common on ${(100 * px.topShare).toFixed(1)}% of the pixels`);
 	check(px.colours > 2000 && px.topShare < 0.85, `${v.name}: the screenshot is not blank`, JSON.stringify(px));

@@ -25,7 +25,13 @@ let failed = 0;
 const ok = (m) => console.log(`ok: ${m}`);
 const fail = (m) => { console.log(`FAIL: ${m}`); failed++; };
 const check = (cond, m, detail = '') => (cond ? ok(m) : fail(detail ? `${m} (${detail})` : m));
-const within = (p, ms, what) => Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(`timeout after ${ms} ms: ${what}`)), ms))]);
+// Bounds are generous (a busy machine is many times slower) and grow with
+// TEST_TIMEOUT_SCALE (tests/lib.sh); STEP is one wait for the page.
+const SCALE = Math.max(1, Math.floor(Number(env.TEST_TIMEOUT_SCALE)) || 1), STEP = 120000;
+const within = (p, ms, what) => {
+	ms *= SCALE;
+	return Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(`timeout after ${ms} ms: ${what}`)), ms).unref())]);
+};
 
 // The start view: seed 42, default preset, 4 m per pixel (LOD 2), so the
 // screenshot shows a few kilometres.
@@ -79,12 +85,14 @@ const shown = (shares) => Object.entries(shares).filter(([, v]) => v >= 0.005).m
 
 const browser = await chromium.launch({
 	executablePath: '/usr/bin/chromium',
+	timeout: STEP * SCALE,
 	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
 		'--disable-component-update', '--disable-sync'],
 });
 let exitCode = 1;
 try {
 	const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+	page.setDefaultTimeout(STEP * SCALE);   // Playwright's own: 30 s
 	const errors = [];
 	page.on('pageerror', (e) => errors.push(e.message));
 	page.on('console', (m) => {
@@ -333,8 +341,8 @@ try {
 		await page.click('#brush-on');
 		const pt = await page.evaluate((p) => window.terrainViewer.clientPoint(p.x, p.z), P);
 		await page.mouse.click(pt.x, pt.y);
-		const edit = await within(page.waitForFunction(() => window.terrainViewer.lastEdit, null, { timeout: 20000 }).then((h) => h.jsonValue()),
-			25000, 'the edit answer').catch((e) => ({ error: e.message }));
+		const edit = await within(page.waitForFunction(() => window.terrainViewer.lastEdit, null, { timeout: STEP * SCALE }).then((h) => h.jsonValue()),
+			STEP + 5000, 'the edit answer').catch((e) => ({ error: e.message }));
 		const status = await page.textContent('#edit-status');
 		check(edit && !edit.error && Number(edit.last_seq ?? edit.seq) >= 1, 'the brush click posts an edit that the server accepts',
 			`${JSON.stringify(edit)} / status: ${status}`);
@@ -345,7 +353,7 @@ try {
 		const refreshed = await page.waitForFunction(() => {
 			const t = window.terrainViewer.tile(2, 0, 0);
 			return t && t.fresh && t.editSeq >= 1 && t;
-		}, null, { timeout: 20000 }).then((h) => h.jsonValue()).catch(() => null);
+		}, null, { timeout: STEP * SCALE }).then((h) => h.jsonValue()).catch(() => null);
 		check(refreshed !== null, 'the page refetches the edited chunk (edit_seq in its header)', JSON.stringify(refreshed));
 		const after = await heightOnServer(2);
 		const dh = after.h - before.h;
@@ -366,7 +374,7 @@ try {
 				`${ref[j * 65 + i]} vs ${after.h}`);
 		}
 		if (env.EVENTS === '1') {
-			const n = await page.waitForFunction(() => window.terrainViewer.eventsReceived >= 1, null, { timeout: 10000 })
+			const n = await page.waitForFunction(() => window.terrainViewer.eventsReceived >= 1, null, { timeout: STEP * SCALE })
 				.then(() => page.evaluate(() => window.terrainViewer.eventsReceived)).catch(() => 0);
 			check(n >= 1, 'the event stream delivered the edit to the page', `${n} events`);
 		}
@@ -380,12 +388,12 @@ try {
 		const second = await page.waitForFunction((seq) => {
 			const e = window.terrainViewer.lastEdit;
 			return e && (e.last_seq ?? e.seq) > seq && e;
-		}, Number(edit.last_seq ?? edit.seq), { timeout: 20000 }).then((h) => h.jsonValue()).catch(() => null);
+		}, Number(edit.last_seq ?? edit.seq), { timeout: STEP * SCALE }).then((h) => h.jsonValue()).catch(() => null);
 		const cq = { cx: Math.floor(Q.x / 256), cz: Math.floor(Q.z / 256) };
 		const setOk = second && await page.waitForFunction((c) => {
 			const t = window.terrainViewer.tile(2, c.cx, c.cz);
 			return t && t.fresh && t.editSeq >= 2;
-		}, cq, { timeout: 20000 }).then(() => true).catch(() => false);
+		}, cq, { timeout: STEP * SCALE }).then(() => true).catch(() => false);
 		const hq = await page.evaluate((p) => window.terrainViewer.heightAt(p.x, p.z), Q);
 		check(setOk && hq && Math.abs(hq.h - 250) < 0.3, 'a "set" edit with the height field levels the ground to 250 m',
 			`${JSON.stringify(second)} height ${JSON.stringify(hq)}`);
