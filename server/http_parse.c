@@ -373,6 +373,7 @@ static int on_header_field_complete(llhttp_t *p)
 			return fail(c, 503, "out of memory");
 		r->hoff[id] = off;
 		r->hlen[id] = len + 2;
+		r->hset[id] = 0; /* published again once its value is complete */
 	} else {
 		r->hoff[id] = r->text.len;
 		r->hlen[id] = 0;
