@@ -78,7 +78,7 @@ check "node --test tests/js/ passes" eq "$rc" 0
 
 # ---- the three.js example page ------------------------------------------------------
 browser_deps
-BASE=$BASE CLIENT=$CLIENT WORK=$TMP SHOTS=$BUILD timeout "$(scaled 330)" node "$BROWSER_DIR/three.test.mjs"
+BASE=$BASE CLIENT=$CLIENT WORK=$TMP SHOTS=$BUILD timeout "$(scaled 600)" node "$BROWSER_DIR/three.test.mjs"
 rc=$?
 [ $rc = 124 ] && echo "FAIL: the browser test timed out"
 [ $rc = 0 ] || FAILED=$((FAILED + 1))

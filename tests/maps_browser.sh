@@ -45,7 +45,7 @@ check "the TileJSON is served with CORS" has <(curl -s -D - -o /dev/null "$BASE/
 	'^access-control-allow-origin: \*'
 
 browser_deps
-BASE=$BASE CLIENT=$CLIENT WORK=$TMP SHOTS=$BUILD ACCESS_LOG=$TMP/access.log timeout "$(scaled 540)" node "$BROWSER_DIR/maps.test.mjs"
+BASE=$BASE CLIENT=$CLIENT WORK=$TMP SHOTS=$BUILD ACCESS_LOG=$TMP/access.log timeout "$(scaled 900)" node "$BROWSER_DIR/maps.test.mjs"
 rc=$?
 [ $rc = 124 ] && echo "FAIL: the browser test timed out"
 [ $rc = 0 ] || FAILED=$((FAILED + 1))

@@ -122,7 +122,7 @@ try {
 		const before = accessLog().length;
 		await page.goto(`${pages.url}/maplibre.html?server=${BASE}&seed=42&gen=default&x=${VIEW3D.x}&z=${VIEW3D.z}`);
 		await within(page.waitForFunction(() => window.terrainMap), 60000, 'the MapLibre page to start');
-		await within(page.waitForFunction(() => window.terrainMap.timing.idle, null, { polling: 100, timeout: 240000 * SCALE }), 240000,
+		await within(page.waitForFunction(() => window.terrainMap.timing.idle, null, { polling: 100, timeout: 480000 * SCALE }), 480000,
 			'MapLibre to report the view loaded');
 		const t = await page.evaluate(() => window.terrainMap.timing);
 		const served = accessLog().slice(before).filter((l) => /\/maps\/[a-z]+\/\d+\//.test(l.path));
