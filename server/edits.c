@@ -1234,6 +1234,18 @@ int edits_available(const struct edits *e)
 	return journal_available(e->log);
 }
 
+const char *edits_unavailable_why(const struct edits *e)
+{
+	struct journal_stats st;
+	int rc = journal_available(e->log);
+
+	if (!rc)
+		return "";
+	memset(&st, 0, sizeof(st));
+	journal_stats(e->log, &st);
+	return st.failed && st.os_error ? strerror(st.os_error) : err_str(rc);
+}
+
 void edits_stats(const struct edits *e, struct metrics_edit_stats *es)
 {
 	struct snapshots_stats sn = { 0 };

@@ -104,6 +104,11 @@ int edits_failed(const struct edits *e);
  * is failed (for good, or until a write succeeds: edits_failed()). */
 int edits_available(const struct edits *e);
 
+/* Why edits are unavailable, for people: the operating system's words when
+ * a write failed ("No space left on device", as the log on stderr says),
+ * else err_str() of edits_available(); "" when they are available. */
+const char *edits_unavailable_why(const struct edits *e);
+
 /* Edit log, event stream and world figures for /metrics. */
 void edits_stats(const struct edits *e, struct metrics_edit_stats *es);
 

@@ -523,7 +523,8 @@ static struct conn *conn_new(struct http_server *s)
 	llhttp_init(&c->parser, HTTP_REQUEST, &s->settings);
 	c->parser.data = c;
 	c->fresh = 1;
-	c->rejected = s->nconns >= s->lim.max_connections;
+	c->rejected = s->nconns >= s->lim.max_connections + HTTP_RESERVE_CONNS;
+	c->reserve = !c->rejected && s->nconns >= s->lim.max_connections;
 	if (c->rejected)
 		s->nrejected++;
 	else

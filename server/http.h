@@ -49,6 +49,7 @@ struct http_stream;
 	XX(FORWARDED,       "forwarded")                     \
 	XX(X_FORWARDED_FOR, "x-forwarded-for")               \
 	XX(X_REQUEST_START, "x-request-start")               \
+	XX(EXPECT,          "expect")                        \
 	XX(USER_AGENT,      "user-agent")                    \
 	XX(REFERER,         "referer")
 
@@ -76,17 +77,21 @@ enum http_header_id {
 	XX(413, "Content Too Large")                         \
 	XX(414, "URI Too Long")                              \
 	XX(415, "Unsupported Media Type")                    \
+	XX(417, "Expectation Failed")                        \
 	XX(422, "Unprocessable Content")                     \
 	XX(429, "Too Many Requests")                         \
 	XX(431, "Request Header Fields Too Large")           \
 	XX(500, "Internal Server Error")                     \
-	XX(503, "Service Unavailable")
+	XX(503, "Service Unavailable")                       \
+	XX(505, "HTTP Version Not Supported")
 
 /*
  * Limits and timeouts; http_limits_default() gives the typical values shown.
  */
 struct http_limits {
-	unsigned max_connections;   /* open connections; beyond: 503 (10000) */
+	unsigned max_connections;   /* open connections; beyond: 503 (10000),
+				       but for HTTP_RESERVE_CONNS more that
+				       serve monitoring (http_req.reserve) */
 	uint64_t idle_timeout_ms;   /* keep-alive idle, stalled writes (60000) */
 	uint64_t header_timeout_ms; /* first byte to end of head; 408 (10000) */
 	size_t max_url;             /* request-target bytes; 414 (4096) */
@@ -106,6 +111,10 @@ struct http_limits {
 };
 
 #define HTTP_NODE_NAME_MAX 64
+
+/* Connections past max_connections kept for monitors (/healthz, /metrics),
+ * so that a saturated server can still be scraped. */
+#define HTTP_RESERVE_CONNS 16
 
 /* Whether s is a node name: 1..HTTP_NODE_NAME_MAX bytes of [A-Za-z0-9._-]. */
 int http_node_name_valid(const char *s);
@@ -131,6 +140,10 @@ struct http_req {
 				     NULL when none came */
 	const char *body;         /* request body (max_body), NULL when none */
 	size_t body_len;
+	int reserve;              /* came on one of the HTTP_RESERVE_CONNS
+				     connections past max_connections: the
+				     handler answers only monitoring (503
+				     for the rest) */
 	void *user;               /* free for the handler */
 };
 

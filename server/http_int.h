@@ -38,6 +38,7 @@
 #define HTTP_READ_BUF (64 * 1024) /* allows unit tests to override */
 #endif
 #define LINGER_MS 2000     /* how long a closing connection drains input */
+#define CHUNK_EXT_MAX 4096 /* chunk extension bytes per chunk line; 400 */
 #define DRAIN_GRACE_MS 250 /* how long an idle connection may still send */
 #define REJECT_MAX 64      /* connections answered 503 at the same time */
 #define EXTRA_MAX 96       /* http_response.extra */
@@ -144,6 +145,9 @@ struct conn {
 	unsigned closing : 1;
 	unsigned lingering : 1;
 	unsigned rejected : 1;
+	unsigned reserve : 1;             /* a monitor slot past max_connections */
+	unsigned ext_paused : 1;          /* paused after a chunk extension value */
+	size_t chunk_ext;                 /* extension bytes of this chunk line */
 };
 
 struct http_stream {
@@ -191,6 +195,13 @@ struct http_server {
 /* Close c now; requests in the handler's hands and writes in flight are
  * freed when they come back. Does nothing when c is already closing. */
 void http__conn_close(struct conn *c);
+
+/* ---- http_write.c: the one interim answer ---- */
+
+/* Write "HTTP/1.1 100 Continue" on c now, when nothing is queued before
+ * it; best effort (a client that hears nothing sends its body anyway).
+ * Returns -1 when only part of it went out: c must then close unanswered. */
+int http__conn_continue(struct conn *c);
 
 /* Free c once it is closing with no handle, write or request left. */
 void http__conn_maybe_free(struct conn *c);

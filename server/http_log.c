@@ -9,9 +9,13 @@
  * typed, and one escaping rule (RFC 8259) covers every field, so jq, Python
  * or a log shipper read a line whatever a client put in its request line or
  * headers; the combined format has no standard escape for '"' inside the
- * request or the user agent. Here '"' and '\' are escaped, and every byte
- * below 0x20 or from 0x7f up is written as \u00XX of its value, so a line
- * is always printable ASCII (a byte 0xc3 reads back as U+00C3).
+ * request or the user agent. Here '"' and '\' are escaped, control bytes
+ * (below 0x20, and 0x7f) are written as \u00XX, and UTF-8 is kept as it
+ * came ("é" stays "é"), so a line is always valid UTF-8 JSON. A byte that
+ * is not part of well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF) is written as the four characters
+ * \xHH (in the file: \\xHH), so the line stays valid and the byte is
+ * still there to read.
  *
  *   {"time":"2026-12-01T22:00:00Z","remote":"127.0.0.1","method":"GET",
  *    "path":"/v1/worlds/42/chunks/0/3/4?gen=alpine","protocol":"HTTP/1.1",
@@ -35,24 +39,63 @@
 #include "err.h"
 #include "store.h"
 
+/* The length of the well-formed UTF-8 sequence at s[0..n) that starts
+ * with a byte from 0x80 up (RFC 3629, table 3-7 of Unicode), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;      /* no overlong 3-byte forms */
+	else if (s[0] == 0xed)
+		hi = 0x9f;      /* no surrogates */
+	else if (s[0] == 0xf0)
+		lo = 0x90;      /* no overlong 4-byte forms */
+	else if (s[0] == 0xf4)
+		hi = 0x8f;      /* nothing past U+10FFFF */
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
 /* s[0..n) escaped for a JSON string, without the quotes. */
 static void put_esc(FILE *f, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t i;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i, k;
 
 	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
+		unsigned char ch = u[i];
 
 		if (ch == '"' || ch == '\\') {
 			putc_unlocked('\\', f);
 			putc_unlocked(ch, f);
-		} else if (ch < 0x20 || ch >= 0x7f) {
+		} else if (ch < 0x20 || ch == 0x7f) {
 			fputs("\\u00", f);
 			putc_unlocked(hex[ch >> 4], f);
 			putc_unlocked(hex[ch & 15], f);
-		} else {
+		} else if (ch < 0x80) {
 			putc_unlocked(ch, f);
+		} else if ((k = utf8_len(u + i, n - i)) != 0) {
+			fwrite(u + i, 1, k, f);
+			i += k - 1;
+		} else {
+			fputs("\\\\x", f);
+			putc_unlocked(hex[ch >> 4], f);
+			putc_unlocked(hex[ch & 15], f);
 		}
 	}
 }

@@ -271,6 +271,7 @@ static int on_message_begin(llhttp_t *p)
 	c->nheaders = 0;
 	c->field_len = 0;
 	c->field_id = -1;
+	c->chunk_ext = 0;
 	return 0;
 }
 
@@ -311,12 +312,40 @@ static int count_header_bytes(struct conn *c, size_t n)
 	return c->header_bytes > c->srv->lim.max_header_bytes;
 }
 
+/* RFC 9110 section 5.6.2: tchar, the bytes of a field name. */
+static const unsigned char tchar[256] = {
+	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1,
+	['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1,
+	['~'] = 1,
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
+	['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1,
+	['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
+	['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1,
+	['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1,
+	['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1,
+	['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+	['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+};
+
+/*
+ * A field name is a token (RFC 9112 section 5): llhttp 8 lets a space
+ * through ("Content Length: 5"), and a proxy that reads such a line
+ * otherwise than this server is the start of request smuggling, so any
+ * byte outside tchar is a 400 here.
+ */
 static int on_header_field(llhttp_t *p, const char *at, size_t n)
 {
 	struct conn *c = p->data;
+	size_t i;
 
 	if (count_header_bytes(c, n))
 		return fail(c, 431, "request headers too large");
+	for (i = 0; i < n; i++)
+		if (!tchar[(unsigned char)at[i]])
+			return fail(c, 400, "header field name is not a token (RFC 9112"
+				    " section 5: no spaces or separators in a name)");
 	if (c->field_len + n <= FIELD_MAX)
 		memcpy(c->field + c->field_len, at, n);
 	c->field_len += n;
@@ -473,10 +502,37 @@ static int check_host(struct conn *c, struct req *r, const llhttp_t *p)
 	return 0;
 }
 
+/*
+ * Expect (RFC 9110 section 10.1.1): "100-continue" is the one expectation
+ * there is. A request that will be refused whatever its body (too large)
+ * has had its final status by now; any other gets "100 Continue" at once,
+ * when a body is still to come and nothing is before it on the
+ * connection (an interim answer must not overtake a final one). Any other
+ * expectation: 417.
+ */
+static int check_expect(struct conn *c, struct req *r, const llhttp_t *p)
+{
+	const char *v = r->hset[HTTP_H_EXPECT] ? r->text.p + r->hoff[HTTP_H_EXPECT] : NULL;
+
+	if (!v)
+		return 0;
+	if (strcasecmp(v, "100-continue") != 0)
+		return fail(c, 417, "unsupported Expect (only 100-continue)");
+	if (p->http_minor >= 1 && c->head == r &&
+	    ((p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length)) &&
+	    http__conn_continue(c) < 0)
+		return fail(c, -1, NULL); /* the kernel's buffer is full: close */
+	return 0;
+}
+
 static int on_headers_complete(llhttp_t *p)
 {
 	struct conn *c = p->data;
 
+	if (p->http_major != 1) { /* llhttp takes "HTTP/2.0" as text */
+		fail(c, 505, "HTTP version not supported: this server speaks HTTP/1.1");
+		return -1;
+	}
 	if (check_host(c, c->cur, p))
 		return -1;
 	if ((p->flags & F_CONTENT_LENGTH) &&
@@ -484,6 +540,42 @@ static int on_headers_complete(llhttp_t *p)
 		fail(c, 413, "request body too large");
 		return -1;
 	}
+	if (check_expect(c, c->cur, p))
+		return -1;
+	return 0;
+}
+
+/*
+ * Chunk extensions (RFC 9112 section 7.1.1) are read and dropped, at most
+ * CHUNK_EXT_MAX bytes of them per chunk line: past it, 400.
+ */
+static int on_chunk_ext(llhttp_t *p, const char *at, size_t n)
+{
+	struct conn *c = p->data;
+
+	(void)at;
+	c->chunk_ext += n;
+	if (c->chunk_ext > CHUNK_EXT_MAX)
+		return fail(c, 400, "chunk extension too long");
+	return 0;
+}
+
+/* llhttp 8.1.0 consumes the ';' that ends an unquoted extension value
+ * ("3;a=b;c=d" then fails as a bad chunk size): pause here, so that
+ * parse_some() can give the ';' back (see unpause_ext()). */
+static int on_chunk_ext_value_complete(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	c->ext_paused = 1;
+	return HPE_PAUSED;
+}
+
+static int on_chunk_header(llhttp_t *p)
+{
+	struct conn *c = p->data;
+
+	c->chunk_ext = 0; /* the next chunk line starts afresh */
 	return 0;
 }
 
@@ -524,8 +616,29 @@ static void dispatch(struct conn *c)
 	c->cur = NULL;
 	if (!r->keepalive)
 		c->stopped = 1;
+	r->pub.reserve = c->reserve;
 	r->state = R_HANDLING;
 	s->h.request(s->h.ctx, &r->pub);
+}
+
+/*
+ * After an extension value's pause at data + done: when llhttp consumed the
+ * ';' after it, the parser stands where a ';' or the line's end must come,
+ * so that ';' is fed again. Returns 1 when that failed (answered).
+ */
+static int unpause_ext(struct conn *c, const char *data, size_t done)
+{
+	llhttp_errno_t e;
+
+	c->ext_paused = 0;
+	if (!done || data[done - 1] != ';')
+		return 0;
+	e = llhttp_execute(&c->parser, ";", 1);
+	if (e == HPE_OK)
+		return 0;
+	http__conn_error(c, c->err_status ? c->err_status : 400,
+			 c->err_status ? c->err_detail : "malformed chunk extension");
+	return 1;
 }
 
 /* Parse up to len bytes; returns how many were used. Stops early when the
@@ -545,10 +658,17 @@ static size_t parse_some(struct conn *c, const char *data, size_t len)
 		if (e == HPE_PAUSED) {
 			done = (size_t)(llhttp_get_error_pos(&c->parser) - data);
 			llhttp_resume(&c->parser);
+			if (c->ext_paused) {
+				if (unpause_ext(c, data, done))
+					return len;
+				continue;
+			}
 			dispatch(c);
 			continue;
 		}
-		if (c->err_status)
+		if (c->err_status < 0)
+			http__conn_close(c); /* no answer can follow a cut interim one */
+		else if (c->err_status)
 			http__conn_error(c, c->err_status, c->err_detail);
 		else if (e == HPE_PAUSED_H2_UPGRADE)
 			http__conn_error(c, 400, "http/2 is not supported");
@@ -586,5 +706,9 @@ void http__parser_settings(llhttp_settings_t *st)
 	st->on_header_value_complete = on_header_value_complete;
 	st->on_headers_complete = on_headers_complete;
 	st->on_body = on_body;
+	st->on_chunk_header = on_chunk_header;
+	st->on_chunk_extension_name = on_chunk_ext;
+	st->on_chunk_extension_value = on_chunk_ext;
+	st->on_chunk_extension_value_complete = on_chunk_ext_value_complete;
 	st->on_message_complete = on_message_complete;
 }

@@ -374,3 +374,17 @@ void http_stream_close(struct http_stream *s)
 	http__conn_close(s->conn);
 }
 
+
+int http__conn_continue(struct conn *c)
+{
+	static const char line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	uv_buf_t b = uv_buf_init((char *)line, sizeof(line) - 1);
+	int n;
+
+	if (c->wpending || c->stream)
+		return 0;
+	if (c->corked)
+		uncork(c);
+	n = c->mem ? http__mem_write(c, &b, 1) : uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+	return n > 0 && (size_t)n < b.len ? -1 : 0;
+}

@@ -89,6 +89,7 @@ struct journal_stats {
 	int failed;              /* 0, or the ERR_* that failed the log */
 	int broken;              /* failed is for good (a restart mends it),
 				    not a failure the backend retries */
+	int os_error;            /* the errno behind failed (ENOSPC...), or 0 */
 };
 
 struct journal_replay_stats {

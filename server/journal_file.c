@@ -42,6 +42,7 @@ static void file_stats(void *be, struct journal_stats *st)
 	st->last_commit = ss.last_batch;
 	st->failed = ss.failed;
 	st->broken = ss.broken;
+	st->os_error = ss.os_error;
 }
 
 static void file_close(void *be)

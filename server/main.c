@@ -35,7 +35,9 @@
 #include "store.h"
 #include "tilegen.h"
 
-#define FD_RESERVE 64 /* descriptors kept for the listener, logs, libuv */
+/* descriptors kept for the listener, logs, libuv and the monitors'
+ * connections past --max-connections */
+#define FD_RESERVE (64 + HTTP_RESERVE_CONNS)
 
 struct config {
 	const char *bind;
@@ -144,7 +146,8 @@ static const struct option options[] = {
 	OPT("max-connections", "TERRAIN_MAX_CONNECTIONS", "N", "10000", T_UINT,
 	    max_connections, 1 << 24,
 	    "open connections (counted from their first bytes); beyond it clients "
-	    "get 503 (capped by RLIMIT_NOFILE)"),
+	    "get 503, but 16 more answer /healthz, /readyz and /metrics (capped by "
+	    "RLIMIT_NOFILE)"),
 	OPT("idle-timeout", "TERRAIN_IDLE_TIMEOUT", "SECONDS", "60", T_SECS,
 	    idle_timeout, 0, "close keep-alive connections idle this long; 0: never"),
 	OPT("header-timeout", "TERRAIN_HEADER_TIMEOUT", "SECONDS", "10", T_SECS,

@@ -38,10 +38,12 @@
 	XX(413, "content_too_large")          \
 	XX(414, "uri_too_long")               \
 	XX(415, "unsupported_media_type")     \
+	XX(417, "expectation_failed")         \
 	XX(422, "unprocessable")              \
 	XX(429, "too_many_requests")          \
 	XX(431, "header_fields_too_large")    \
-	XX(503, "unavailable")
+	XX(503, "unavailable")                \
+	XX(505, "http_version_not_supported")
 
 static const char oom_body[] =
 	"{\"error\":\"unavailable\",\"detail\":\"out of memory\"}";
@@ -595,30 +597,42 @@ int req_prefers(const char *accept, const char *type, const char *other)
 	return q[0] > 0 && q[0] >= q[1];
 }
 
+/*
+ * RFC 9110 section 13.1.2: If-None-Match is "*" or a comma-separated list
+ * of entity tags (weak ones compared weakly). A value that is neither, such
+ * as two tags with no comma between them ("e""e"), is not a valid field
+ * and matches nothing: the request is answered in full.
+ */
 int req_etag_matches(const char *inm, const char *etag)
 {
-	const char *p = inm;
+	const char *p = inm, *e;
 	size_t len;
+	int match = 0;
 
 	if (!p)
 		return 0;
 	len = strlen(etag);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '*') {
+		for (p++; *p == ' ' || *p == '\t'; p++)
+			;
+		return !*p;
+	}
 	for (;;) {
-		const char *e;
-
 		while (*p == ' ' || *p == '\t' || *p == ',')
 			p++;
 		if (!*p)
-			return 0;
-		if (*p == '*')
-			return 1;
+			return match;
 		if (p[0] == 'W' && p[1] == '/')
 			p += 2;
 		if (*p != '"' || !(e = strchr(p + 1, '"')))
 			return 0;
-		if ((size_t)(e - p + 1) == len && !memcmp(p, etag, len))
-			return 1;
-		p = e + 1;
+		match |= (size_t)(e - p + 1) == len && !memcmp(p, etag, len);
+		for (p = e + 1; *p == ' ' || *p == '\t'; p++)
+			;
+		if (*p && *p != ',')
+			return 0; /* no comma after a tag */
 	}
 }
 

@@ -33,6 +33,8 @@ struct metrics;
 #define REQ_COUNT_REJECTS 1u   /* POST refusals count as rejected edits */
 #define REQ_UNCHARGED     2u   /* bodies are never refused by the budget
 				  (/metrics: how the budget is watched) */
+#define REQ_MONITOR       4u   /* answered also on the connections kept for
+				  monitors past --max-connections */
 
 struct req;
 

@@ -107,10 +107,10 @@ static int edits_state(const struct edits *e, char *body, size_t size, int *for_
 	if (!*for_good)
 		return snprintf(body, size, "{\"status\":\"degraded\",\"reads\":\"ok\","
 				"\"edits\":\"unavailable\",\"detail\":\"edit log write failed: %s; "
-				"retrying until a write succeeds\"}", err_str(failed));
+				"retrying until a write succeeds\"}", edits_unavailable_why(e));
 	return snprintf(body, size, "{\"status\":\"degraded\",\"reads\":\"ok\","
 			"\"edits\":\"unavailable\",\"detail\":\"edit log failed: %s; "
-			"restart the server\"}", err_str(failed));
+			"restart the server\"}", edits_unavailable_why(e));
 }
 
 static void respond_state(struct req *q, int status, const char *body, int n)
@@ -210,9 +210,10 @@ static int h_openapi(struct req *q)
 
 static const struct route service_routes[] = {
 	{ "openapi", { "v1", "openapi.json" }, 2, READ, 0, sizeof(struct req), h_openapi, NULL },
-	{ "healthz", { "healthz" }, 1, READ, 0, sizeof(struct req), h_health, NULL },
-	{ "readyz", { "readyz" }, 1, READ, 0, sizeof(struct req), h_ready, NULL },
-	{ "metrics", { "metrics" }, 1, READ, REQ_UNCHARGED, sizeof(struct req), h_metrics, NULL },
+	{ "healthz", { "healthz" }, 1, READ, REQ_MONITOR, sizeof(struct req), h_health, NULL },
+	{ "readyz", { "readyz" }, 1, READ, REQ_MONITOR, sizeof(struct req), h_ready, NULL },
+	{ "metrics", { "metrics" }, 1, READ, REQ_UNCHARGED | REQ_MONITOR, sizeof(struct req),
+	  h_metrics, NULL },
 	{ "viewer", { "" }, 1, READ, 0, sizeof(struct req), h_static, NULL },
 	{ "assets", { "assets", NULL }, 2, READ, 0, sizeof(struct req), h_static, NULL },
 };
@@ -305,7 +306,11 @@ static void on_request(void *ctx, struct http_req *http)
 		return;
 	}
 	if (rc == 0) {
-		if (!q->route) {
+		if (http->reserve && !(q->route && (q->route->flags & REQ_MONITOR))) {
+			q->detail = "too many connections (this one is kept for monitors:"
+				    " /healthz, /readyz and /metrics only)";
+			rc = 503;
+		} else if (!q->route) {
 			q->detail = "no such route";
 			rc = 404;
 		} else if (http->method == HTTP_OPTIONS) {

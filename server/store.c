@@ -365,6 +365,7 @@ static void commit(struct store *s)
 			" write succeeds again (probing with backoff)\n", what, s->path,
 			(ull)off, strerror(rc));
 		s->stats.failed = ERR_IO;
+		s->stats.os_error = rc;
 		s->stats.failures++;
 		s->failed_at = uv_hrtime();
 		s->probe_wait_ms = PROBE_FIRST_MS;
@@ -444,6 +445,7 @@ static void recover(struct store *s)
 			" after the failure); accepting edits at offset %llu\n", s->path,
 			s->probes, (double)(uv_hrtime() - s->failed_at) / 1e9, (ull)off);
 		s->stats.failed = 0;
+		s->stats.os_error = 0;
 		s->stats.recoveries++;
 		return;
 	}

@@ -89,6 +89,7 @@ struct store_stats {
 	int broken;            /* failed for good: a live compaction's rename
 				  happened but its fsync failed; no probe can
 				  tell what the directory holds (restart) */
+	int os_error;          /* the errno behind failed (ENOSPC...), or 0 */
 };
 
 /* What store_replay() found. */

@@ -224,6 +224,7 @@ void store__swap(struct store *s)
 	if (rc && renamed) {
 		fprintf(stderr, "store: compaction: %s; refusing edits until restart\n", c->err);
 		s->stats.failed = ERR_IO;
+		s->stats.os_error = rc;
 		s->stats.broken = 1;
 		close(c->fd);
 		c->fd = -1;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # access_log.sh - the access log against the real server: one JSON object
-# per line with its fields escaped (a raw '"' and '\' in the query, a tab and
-# a byte 0xff in the user agent), bytes equal to the body sent, nothing but
+# per line with its fields escaped (a raw '"' and '\' in the query, a tab in
+# the user agent), UTF-8 kept as UTF-8 and stray bytes (0xff, an overlong
+# form, a surrogate, a cut sequence) as \xHH, bytes equal to the body sent, nothing but
 # access lines in the file, SIGHUP reopening it at its path after a mv, and
 # with "--access-log -" the lines on stdout, apart from stderr's messages.
 . "$(dirname "$0")/lib.sh"
@@ -46,19 +47,30 @@ a=$(raw 'GET /v1/presets?q="x\\y%%01 HTTP/1.1\r\nHost: t\r\nUser-Agent: ua "q" \
 check "the raw request is answered 200" contains "$a" "HTTP/1.1 200"
 check "the line parses, with the exact path and query" \
 	field_is "$LOG" path '"/v1/presets?q=\"x\\y%01"'
-check "the user agent keeps its quote, backslash, tab and byte 0xff" \
-	field_is "$LOG" user_agent '"ua \"q\" \\ \t\xff"'
+check "the user agent keeps its quote, backslash and tab; a stray byte 0xff reads \\xff" \
+	field_is "$LOG" user_agent '"ua \"q\" \\ \t\\xff"'
+check "  the line is valid UTF-8" python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$LOG"
+
 check "the referer is logged" field_is "$LOG" referer '"http://r/?\""'
 check "status and protocol" eq "$(field "$LOG" status) $(field "$LOG" protocol)" "200 HTTP/1.1"
 check "the method" field_is "$LOG" method '"GET"'
 check "the remote address" field_is "$LOG" remote '"127.0.0.1"'
+
+# UTF-8 is kept as sent; bytes that are not well-formed UTF-8 (an overlong
+# '/', a surrogate, a cut sequence) are written as \xHH, one per byte
+a=$(raw 'GET /healthz HTTP/1.1\r\nHost: t\r\nUser-Agent: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x97\xba \xc0\xaf \xed\xa0\x80 \xe2\x82\r\nConnection: close\r\n\r\n')
+check "a UTF-8 user agent is answered 200" contains "$a" "HTTP/1.1 200"
+check "  its UTF-8 is written as UTF-8 (not as Latin-1 escapes)" \
+	grep -q 'café € 🗺' <(tail -n 1 "$LOG")
+check "  the invalid bytes as \\xHH, the line valid JSON" field_is "$LOG" user_agent \
+	"'café € 🗺 \\\\xc0\\\\xaf \\\\xed\\\\xa0\\\\x80 \\\\xe2\\\\x82'"
 
 curl -sS -o "$TMP/body" "$BASE/v1/worlds/42/chunks/3/0/0"
 check "bytes is the body size of a tile" eq "$(field "$LOG" bytes)" "$(stat -c %s "$TMP/body")"
 check "an absent referer is null" field_is "$LOG" referer None
 curl -sS -I -o /dev/null "$BASE/v1/worlds/42/chunks/3/0/0"
 check "a HEAD answer logs no body bytes" eq "$(field "$LOG" bytes)" "0"
-check "the log holds only JSON access lines (3)" eq "$(count_json "$LOG")" 3
+check "the log holds only JSON access lines (4)" eq "$(count_json "$LOG")" 4
 check "start-up messages stay on stderr" has "$SERVER_LOG" "listening on"
 check "no access line on stderr" not has "$SERVER_LOG" '"status"'
 
@@ -70,7 +82,7 @@ check "SIGHUP creates the log again at its path" test -e "$LOG"
 curl -sS -o /dev/null "$BASE/v1/presets?after=hup"
 check "the next request lands in the new file" field_is "$LOG" path '"/v1/presets?after=hup"'
 check "the new file holds just that line" eq "$(count_json "$LOG")" 1
-check "the moved file keeps its 3 lines" eq "$(count_json "$LOG.1")" 3
+check "the moved file keeps its 4 lines" eq "$(count_json "$LOG.1")" 4
 check "the server survives SIGHUP" kill -0 "$PID"
 check "server stops with 0" server_stop
 

@@ -734,7 +734,7 @@ static void test_http_closes_a_connection_that_never_sends(void **state)
 	assert_int_equal(server_stop(&s), 0);
 }
 
-static void test_http_answers_503_with_retry_after_at_the_connection_limit(void **state)
+static void test_http_answers_503_past_the_connection_limit_but_to_monitors(void **state)
 {
 	struct server s = { 0 };
 	struct resp rp;
@@ -757,11 +757,17 @@ static void test_http_answers_503_with_retry_after_at_the_connection_limit(void 
 	reader_release(&r);
 	c = connect_to(s.port);
 	assert_true(c >= 0);
-	send_str(c, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	send_str(c, "GET /v1/presets HTTP/1.1\r\nHost: t\r\n\r\n");
 	reader_init(&r, c);
 	assert_int_equal(read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 503);
 	assert_non_null(header(&rp, "Retry-After", v, sizeof(v)));
+	assert_non_null(strstr(rp.body, "kept for monitors"));
+	free(rp.body);
+	/* a monitor still gets its answer, on the same kind of connection */
+	send_str(c, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	assert_int_equal(rp.status, 200);
 	free(rp.body);
 	reader_release(&r);
 	close(a);
@@ -1452,7 +1458,7 @@ int main(void)
 		cmocka_unit_test(test_http_survives_garbage_bytes),
 		cmocka_unit_test(test_http_answers_every_bad_input_with_its_status),
 		cmocka_unit_test(test_http_closes_a_connection_that_never_sends),
-		cmocka_unit_test(test_http_answers_503_with_retry_after_at_the_connection_limit),
+		cmocka_unit_test(test_http_answers_503_past_the_connection_limit_but_to_monitors),
 		cmocka_unit_test(test_http_forgets_connections_reset_before_their_answer),
 		cmocka_unit_test(test_http_holds_at_most_response_mb_of_bodies_made_per_request),
 		cmocka_unit_test(test_http_counts_large_json_answers_in_response_mb),

@@ -217,6 +217,27 @@ static void test_req_etag_matches_each_codings_tag_only(void **state)
 				     "\"0123456789abcdef-g\""));
 }
 
+/* RFC 9110 section 13.1.2: "*" or a comma-separated list; anything else is
+ * not a valid field and matches nothing (issue 34: "e""e" answered 304). */
+static void test_req_etag_matches_only_a_well_formed_list(void **state)
+{
+	(void)state;
+	assert_true(req_etag_matches("\"e\"", "\"e\""));
+	assert_true(req_etag_matches(" \"x\" ,\t\"e\" ", "\"e\""));
+	assert_true(req_etag_matches("\"e\", \"x\"", "\"e\""));
+	assert_true(req_etag_matches(",,\"e\",", "\"e\""));   /* empty elements */
+	assert_true(req_etag_matches("*", "\"e\""));
+	assert_true(req_etag_matches(" * ", "\"e\""));
+	assert_false(req_etag_matches("\"e\"\"e\"", "\"e\""));
+	assert_false(req_etag_matches("\"e\" \"e\"", "\"e\""));
+	assert_false(req_etag_matches("\"e\" junk", "\"e\""));
+	assert_false(req_etag_matches("\"e\", junk", "\"e\""));
+	assert_false(req_etag_matches("\"e", "\"e\""));
+	assert_false(req_etag_matches("*, \"e\"", "\"e\""));
+	assert_false(req_etag_matches("**", "\"e\""));
+	assert_false(req_etag_matches("", "\"e\""));
+}
+
 /* Sun, 06 Nov 1994 08:49:37 GMT, RFC 9110's example. */
 #define EXAMPLE 784111777LL
 
@@ -363,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_req_coding_picks_the_clients_preferred_coding),
 		cmocka_unit_test(test_req_accepts_zstd_for_bundles_ignores_gzip),
 		cmocka_unit_test(test_req_etag_matches_each_codings_tag_only),
+		cmocka_unit_test(test_req_etag_matches_only_a_well_formed_list),
 		cmocka_unit_test(test_request_parses_the_three_http_date_forms),
 		cmocka_unit_test(test_request_refuses_what_is_not_an_http_date),
 		cmocka_unit_test(test_request_formats_imf_fixdates_that_parse_back),
