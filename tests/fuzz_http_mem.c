@@ -27,6 +27,7 @@
  * bytes (so that llhttp's callbacks see targets and headers split across
  * reads; each read is its own heap buffer, freed after it), and for one
  * in sixteen a peer that is not loopback (edits then need a token: 403).
+ * A custom mutator sets numbers to their edges (LLVMFuzzerCustomMutator()).
  *
  * Checks on the output: it parses as HTTP/1.1 responses (llhttp in
  * response mode; the input's methods, parsed as the server does, say which
@@ -65,7 +66,11 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
 const char *__asan_default_options(void);
+const char *__ubsan_default_options(void);
 
 #ifndef ANSWER_MS
 #define ANSWER_MS 20 /* FUZZ_ANSWER_MS overrides */
@@ -90,6 +95,11 @@ struct exchange {
 const char *__asan_default_options(void)
 {
 	return "detect_leaks=0";
+}
+
+const char *__ubsan_default_options(void)
+{
+	return "print_stacktrace=1";
 }
 
 _Noreturn static void fail(const char *what, const char *why)
@@ -176,6 +186,67 @@ static uint32_t input_hash(const uint8_t *data, size_t size)
 	while (size--)
 		h = (h ^ *data++) * 16777619u;
 	return h;
+}
+
+/* ---- numeric edges ---------------------------------------------------- */
+
+/* The edges of every number a request carries: 0, -1, the int32, uint32,
+ * int64 and uint64 limits and one past them, 2^53 + 1, 30 digits. */
+static const char *const edges[] = {
+	"0", "-1", "1", "2147483647", "2147483648", "-2147483648", "-2147483649",
+	"4294967295", "4294967296", "9007199254740993", "9223372036854775807",
+	"9223372036854775808", "-9223372036854775808", "18446744073709551615",
+	"18446744073709551616", "123456789012345678901234567890",
+};
+
+/* Where a number is, or a value is empty ("x=" before '&', ' ', '\r', '/',
+ * ',' or the end): the spans an edge may replace. */
+static size_t number_spans(const uint8_t *d, size_t n, size_t *at, size_t *len, size_t max)
+{
+	size_t i = 0, k = 0, j;
+
+	while (i < n && k < max) {
+		if (d[i] >= '0' && d[i] <= '9') {
+			j = i > 0 && d[i - 1] == '-' ? i - 1 : i;
+			while (i < n && d[i] >= '0' && d[i] <= '9')
+				i++;
+			at[k] = j;
+			len[k++] = i - j;
+		} else if (d[i] == '=' && (i + 1 == n || strchr("& \r/,", d[i + 1]))) {
+			at[k] = i + 1;
+			len[k++] = 0;
+			i++;
+		} else {
+			i++;
+		}
+	}
+	return k;
+}
+
+/*
+ * One mutation in four sets a number of the input (a path segment, a
+ * query value, a JSON field, a header) or an empty value to one of
+ * edges[]: the class of bug that a parameter's edge crashes is what this
+ * target is for, and libFuzzer's own mutations reach an exact 20-digit
+ * value only by chance (its ChangeASCIIInteger keeps the width; a
+ * dictionary word must land exactly in the value). The rest are
+ * libFuzzer's, with the dictionary.
+ */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed)
+{
+	size_t at[64], len[64], n, k, e, elen;
+
+	if (seed % 4 != 0 || !(n = number_spans(data, size, at, len, 64)))
+		return LLVMFuzzerMutate(data, size, max_size);
+	k = (seed / 4) % n;
+	e = (seed / 4 / n) % (sizeof(edges) / sizeof(edges[0]));
+	elen = strlen(edges[e]);
+	if (size - len[k] + elen > max_size)
+		return LLVMFuzzerMutate(data, size, max_size);
+	memmove(data + at[k] + elen, data + at[k] + len[k], size - at[k] - len[k]);
+	memcpy(data + at[k], edges[e], elen);
+	return size - len[k] + elen;
 }
 
 /* A fresh directory for the edit log, in memory where there is a tmpfs
