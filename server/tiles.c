@@ -264,17 +264,39 @@ const char *tiles__xcache(const struct tile_req *x, int hit)
 	return lines[x->immutable != 0][hit != 0];
 }
 
+/* s[0..n) for a header, NUL-terminated into out (3 * n + 1 bytes): bytes
+ * outside visible ASCII (controls, space, DEL, from 0x80 up), which a URI
+ * cannot hold and a header line must not, are percent-encoded. */
+static void uri_escape(const char *s, size_t n, char *out)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch > 0x20 && ch < 0x7f) {
+			*out++ = (char)ch;
+		} else {
+			*out++ = '%';
+			*out++ = hex[ch >> 4];
+			*out++ = hex[ch & 15];
+		}
+	}
+	*out = '\0';
+}
+
 /* Answer 302 to x's URL with ?v=version: its path and query as they came,
- * v set. */
+ * v set, percent-encoded where a byte could not stand in a Location. */
 static int redirect(struct tile_req *x, uint64_t version)
 {
 	const struct http_req *r = x->q.http;
-	size_t cap = r->path_len + r->query_len + 32;
-	char num[24], *loc = http_req_alloc(x->q.http, cap), *head, *body;
+	size_t cap = r->path_len + r->query_len + 32, ecap;
+	char num[24], *loc = http_req_alloc(x->q.http, cap), *head, *body, *esc;
 	long n;
 	int hn, bn;
 
-	if (!loc || !(head = http_req_alloc(x->q.http, cap + 320)))
+	if (!loc)
 		return ERR_NOMEM;
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)version);
 	memcpy(loc, r->path, r->path_len);
@@ -283,13 +305,18 @@ static int redirect(struct tile_req *x, uint64_t version)
 			  cap - r->path_len - 1);
 	if (n < 0)
 		return ERR_NOMEM;
+	ecap = 3 * (r->path_len + 1 + (size_t)n) + 1;
+	if (!(esc = http_req_alloc(x->q.http, ecap)) ||
+	    !(head = http_req_alloc(x->q.http, ecap + 320)))
+		return ERR_NOMEM;
+	uri_escape(loc, r->path_len + 1 + (size_t)n, esc);
 	if (!(body = http_req_alloc(x->q.http, 48)))
 		return ERR_NOMEM;
 	bn = snprintf(body, 48, "{\"version\":%s}", num);
-	hn = snprintf(head, cap + 320,
+	hn = snprintf(head, ecap + 320,
 		      "%sContent-Type: application/json\r\nContent-Length: %d\r\n"
 		      "Location: %s\r\nCache-Control: no-cache\r\n" REQ_CORS REQ_EXPOSE,
-		      http_status_line(302), bn, loc);
+		      http_status_line(302), bn, esc);
 	x->q.xcache = NULL;
 	req_send(&x->q, 302, head, (size_t)hn, body, (size_t)bn, NULL, NULL);
 	return 0;

@@ -138,6 +138,14 @@ check "two tags with no comma (\"e\"\"e\") match nothing: 200" eq "$(inm "$etag$
 check "  nor a tag followed by junk" eq "$(inm "$etag junk")" 200
 check "  nor * with more after it" eq "$(inm "*, $etag")" 200
 
+# ---- a Location made of the request's own bytes -----------------------------------
+# ?v= of an older version is a 302 to the current one, the query kept: bytes
+# that cannot stand in a header (a control byte, 0xff, UTF-8) percent-encoded
+check "an old ?v= with odd bytes in the query is 302" eq \
+	"$(raw 'GET /v1/worlds/42/chunks/3/0/0?a=\xff\x0c\xc3\xa9%41&v=1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n')" 302
+check "  its Location is visible ASCII, the bytes percent-encoded" grep -aq \
+	$'^Location: /v1/worlds/42/chunks/3/0/0?a=%FF%0C%C3%A9%41&v=[0-9]*\r$' "$TMP/ans"
+
 # ---- monitors at --max-connections ------------------------------------------------
 # hold N: N more connections, each with a request begun (so that the server
 # has accepted them: it counts a connection once its first bytes come),
