@@ -367,13 +367,15 @@ fuzz:
 # Every fuzz target for FUZZ_TIME seconds each, all at once under nice
 # (FUZZ_NICE), each with its corpus in fuzz-corpus/NAME: outside the build
 # folders, kept by make clean and by git (.gitignore), so each run starts
-# where the last stopped; FUZZ_RUNS=N also stops each after N executions.
+# where the last stopped; FUZZ_RUNS=N also stops each after N executions;
+# FUZZ_JOBS=N runs N processes of each (FUZZ_ONLY=NAME picks targets).
 # Counts go to fuzz-corpus/runs.log.
 FUZZ_TIME ?= 3600
 FUZZ_RUNS ?=
 FUZZ_NICE ?= 19
+FUZZ_JOBS ?= 1
 fuzz-long: fuzz
-	FUZZ_TIME=$(FUZZ_TIME) FUZZ_NICE=$(FUZZ_NICE) FUZZ_RUNS=$(FUZZ_RUNS) \
+	FUZZ_TIME=$(FUZZ_TIME) FUZZ_NICE=$(FUZZ_NICE) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) \
 		scripts/fuzz-long.sh build-fuzz fuzz-corpus
 
 # arm64: cross build into build-arm64, tiles under qemu-user against $(BUILD).

@@ -107,7 +107,7 @@ check "it answers reads" eq "$("${CURL[@]}" -o /dev/null -w '%{http_code}' "$BAS
 check "it answers a tile" eq "$("${CURL[@]}" -o /dev/null -w '%{http_code}' "$BASE/v1/worlds/w/chunks/0/0/0")" 200
 h=$("${CURL[@]}" -o "$TMP/ready" -w '%{http_code}' "$BASE/readyz")
 check "/readyz turns 503 once a write failed" eq "$h" 503
-check "and says why, with reads still ok" grep -q '"reads":"ok","edits":"unavailable","detail":"edit log write failed: i/o error; retrying' "$TMP/ready"
+check "and says why (as stderr does: File too large), with reads still ok" grep -q '"reads":"ok","edits":"unavailable","detail":"edit log write failed: File too large; retrying' "$TMP/ready"
 h=$("${CURL[@]}" -o "$TMP/health" -w '%{http_code}' "$BASE/healthz")
 check "/healthz stays 200: the server is live, and retries by itself" eq "$h" 200
 check "the failure is on stderr" grep -q "store: write .*File too large" "$log"
