@@ -923,7 +923,7 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	struct batch b;
 	size_t k;
 	char *msg;
-	int rc;
+	int rc, fresh;
 
 	if ((rc = authorise(x)) != 0 || (rc = late(x)) != 0)
 		return rc;
@@ -951,11 +951,16 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 		free(x->edits);
 		return rc;
 	}
+	/* a world made here and refused before the call returns is removed:
+	 * nothing else has seen it (world.h) */
+	fresh = !world_map_find(e->worlds, pi, seed);
 	if ((rc = world_map_get(e->worlds, pi, seed, &x->world)) != 0 ||
 	    (rc = world_reserve(x->world, x->edits, x->nedits, &x->first)) != 0) {
 		if (rc == ERR_TOOBIG)
 			x->q.detail = too_big(x);
 		free(x->edits);
+		if (fresh)
+			world_map_remove(e->worlds, pi, seed);
 		return rc == ERR_TOOBIG ? 422 : rc;
 	}
 	for (k = 0; k < x->nedits; k++)
@@ -965,6 +970,8 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	if (rc) {
 		world_cancel(x->world, x->edits, x->nedits, x->first);
 		free(x->edits);
+		if (fresh)
+			world_map_remove(e->worlds, pi, seed);
 		x->q.detail = rc == ERR_BUSY ? "edit log queue full, retry later" :
 			      transient(rc) ? "edit log unavailable, retry later" : refused(e);
 		return 503;
@@ -1108,16 +1115,17 @@ static int h_events(struct req *q)
 	}
 	if (!id && (rc = req_query_u64(q, "last_event_id", &since, &resume, bad)) != 0)
 		return rc;
-	if ((rc = world_map_get(e->worlds, pi, seed, &x->world)) != 0)
-		return rc;
-	if (resume && since < world_base(x->world)) {
+	/* a world without edits is not created: the stream waits for it */
+	x->world = world_map_find(e->worlds, pi, seed);
+	if (resume && x->world && since < world_base(x->world)) {
 		q->detail = "last-event-id: the events up to this world's snapshot are folded"
 			    " into it (see base in GET /v1/worlds/SEED); fetch tiles afresh"
 			    " and subscribe without it";
 		return 410;
 	}
 	/* x lives in the request's arena, which may go with the head */
-	if ((rc = sse_subscribe(e->sse, q->http, &head, x->world, resume, since)) != 0) {
+	rc = sse_subscribe(e->sse, q->http, &head, pi, seed, x->world, resume, since);
+	if (rc != 0) {
 		q->detail = "cannot open the event stream";
 		return ERR_BUSY;
 	}

@@ -7,6 +7,14 @@
  * finishes; once it reaches the end the subscriber is live and publish
  * writes each new batch at once. An event is formatted once per batch for
  * all live subscribers and freed when the last write of it finishes.
+ *
+ * A stream on a world the map does not hold yet (no edit, no reservation)
+ * creates none: its subscriber waits in a small chained hash table keyed
+ * by (preset index, seed), and the world's first published batch adopts
+ * every subscriber waiting for it before sending (sse_publish()). So a
+ * stream costs its own struct and nothing that outlives it, and no world
+ * needs removing when it closes (world.h says why worlds are not removed
+ * while anything may hold one).
  */
 #include "sse.h"
 
@@ -16,6 +24,7 @@
 #include <string.h>
 
 #include <uv.h>
+#include <xxhash.h>
 
 #include "err.h"
 #include "http.h"
@@ -24,21 +33,32 @@
 
 
 
+#define MIN_WAIT_SLOTS 16
+
 struct sub {
-	struct sub *prev, *next;   /* the world's subscribers */
+	struct sub *prev, *next;   /* the world's subscribers, or those of
+				      its wait slot while waiting */
 	struct sub *aprev, *anext; /* all subscribers */
 	struct sse *sse;
-	struct world *w;
+	struct world *w;           /* NULL while waiting */
+	int gen;                   /* the world's preset index and seed */
+	uint64_t seed;
+	uint64_t since;            /* with resume: batches after it first */
 	struct http_stream *stream;
 	size_t cursor;             /* next batch to send */
 	unsigned open : 1;         /* the stream takes writes */
 	unsigned live : 1;         /* cursor is at the end: publish writes */
 	unsigned dropped : 1;      /* being closed */
+	unsigned resume : 1;
 };
 
 struct sse {
 	uv_timer_t timer;          /* keep-alive; frees the sse when closed */
 	struct sub *all;
+	void **wait;               /* subscribers of worlds not yet made
+				      (struct sub *), by wait_slot(); chained
+				      through next */
+	size_t nwait, nwait_slots; /* slots: 0 or a power of two */
 	size_t max_unsent;
 	struct sse_stats st;
 };
@@ -150,6 +170,105 @@ static void pump(struct sub *u)
 	}
 }
 
+/* ---- subscribers waiting for their world --------------------------------------- */
+
+static size_t wait_slot(const struct sse *s, int gen, uint64_t seed)
+{
+	uint64_t k[2] = { (uint64_t)gen, seed };
+
+	return (size_t)XXH3_64bits(k, sizeof(k)) & (s->nwait_slots - 1);
+}
+
+/* Push u on the list *head (a world's, or a wait slot's chain). */
+static void push(void **head, struct sub *u)
+{
+	u->prev = NULL;
+	u->next = *head;
+	if (u->next)
+		u->next->prev = u;
+	*head = u;
+}
+
+static void wait_push(struct sse *s, struct sub *u)
+{
+	push(&s->wait[wait_slot(s, u->gen, u->seed)], u);
+	s->nwait++;
+}
+
+/* Take u off its world's list, or off its wait chain. */
+static void unlink_world(struct sub *u)
+{
+	struct sse *s = u->sse;
+
+	if (u->prev)
+		u->prev->next = u->next;
+	else if (u->w)
+		*world_user(u->w) = u->next;
+	else
+		s->wait[wait_slot(s, u->gen, u->seed)] = u->next;
+	if (u->next)
+		u->next->prev = u->prev;
+	if (!u->w)
+		s->nwait--;
+}
+
+/* Room for one more waiting subscriber: the table grows to keep chains
+ * short (at most one subscriber a slot on average) and keeps its peak
+ * size, 8 bytes a slot, fewer than 2 slots a connection the server allows
+ * at the peak. 0 or ERR_NOMEM. */
+static int wait_room(struct sse *s)
+{
+	size_t n = s->nwait_slots ? s->nwait_slots : MIN_WAIT_SLOTS, k;
+	void **old = s->wait;
+	struct sub *u, *next;
+	size_t nold = s->nwait_slots;
+
+	while (n < s->nwait + 1)
+		n *= 2;
+	if (n == s->nwait_slots)
+		return 0;
+	if (!(s->wait = calloc(n, sizeof(*s->wait)))) {
+		s->wait = old;
+		return ERR_NOMEM;
+	}
+	s->nwait_slots = n;
+	for (k = 0; k < nold; k++)
+		for (u = old[k]; u; u = next) {
+			next = u->next;
+			push(&s->wait[wait_slot(s, u->gen, u->seed)], u);
+		}
+	free(old);
+	return 0;
+}
+
+/* Move the subscribers waiting for w (just given its first batches) to
+ * it, each to replay what it has not seen. One that waited with less
+ * history than w's snapshot holds (w came from a shared snapshot) is
+ * closed: its client resumes and learns of the snapshot (410). */
+static void adopt(struct sse *s, struct world *w)
+{
+	struct sub *u, *next;
+	int gen = world_gen(w);
+
+	if (!s->nwait || gen < 0)
+		return;
+	for (u = s->wait[wait_slot(s, gen, world_seed(w))]; u; u = next) {
+		next = u->next;
+		if (u->gen != gen || u->seed != world_seed(w))
+			continue;
+		unlink_world(u);
+		u->w = w;
+		push(world_user(w), u);
+		u->cursor = world_batch_after(w, u->resume ? u->since : 0);
+		if (world_base(w) > (u->resume ? u->since : 0) && !u->dropped) {
+			u->dropped = 1;
+			http_stream_close(u->stream);
+		}
+	}
+}
+
+/* ---- publishing ----------------------------------------------------------------- */
+
 void sse_publish(struct sse *s, struct world *w)
 {
 	struct sub *u, *next;
@@ -157,6 +276,7 @@ void sse_publish(struct sse *s, struct world *w)
 	size_t last = world_batches(w) - 1;
 
 	s->st.events++;
+	adopt(s, w);
 	for (u = *world_user(w); u; u = next) {
 		next = u->next;
 		if (!u->open || u->dropped)
@@ -198,19 +318,15 @@ static void on_writable(void *arg)
 	struct sub *u = arg;
 
 	u->open = 1;
-	pump(u);
+	if (u->w) /* else the world's first batch pumps it */
+		pump(u);
 }
 
 static void unlink_sub(struct sub *u)
 {
 	struct sse *s = u->sse;
 
-	if (u->prev)
-		u->prev->next = u->next;
-	else
-		*world_user(u->w) = u->next;
-	if (u->next)
-		u->next->prev = u->prev;
+	unlink_world(u);
 	if (u->aprev)
 		u->aprev->anext = u->anext;
 	else
@@ -229,8 +345,8 @@ static void on_closed(void *arg)
 }
 
 int sse_subscribe(struct sse *s, struct http_req *r,
-		  const struct http_response *head, struct world *w,
-		  int resume, uint64_t since)
+		  const struct http_response *head, int gen, uint64_t seed,
+		  struct world *w, int resume, uint64_t since)
 {
 	struct sub *u = calloc(1, sizeof(*u));
 	struct http_stream_cb cb = { on_writable, on_closed, u };
@@ -238,13 +354,18 @@ int sse_subscribe(struct sse *s, struct http_req *r,
 
 	if (!u)
 		return ERR_NOMEM;
-	u->sse = s;
-	u->w = w;
-	u->cursor = resume ? world_batch_after(w, since) : world_batches(w);
-	u->next = *world_user(w);
-	if (u->next)
-		u->next->prev = u;
-	*world_user(w) = u;
+	if (!w && wait_room(s)) {
+		free(u);
+		return ERR_NOMEM;
+	}
+	*u = (struct sub){ .sse = s, .w = w, .gen = gen, .seed = seed, .since = since,
+			   .resume = resume != 0 };
+	if (w) {
+		u->cursor = resume ? world_batch_after(w, since) : world_batches(w);
+		push(world_user(w), u);
+	} else {
+		wait_push(s, u);
+	}
 	u->anext = s->all;
 	if (u->anext)
 		u->anext->aprev = u;
@@ -297,7 +418,10 @@ int sse_create(struct uv_loop_s *loop, uint64_t keepalive_ms,
 
 static void free_sse(uv_handle_t *h)
 {
-	free(h->data);
+	struct sse *s = h->data;
+
+	free(s->wait);
+	free(s);
 }
 
 void sse_destroy(struct sse *s)

@@ -16,6 +16,12 @@
  * connection closed), so a slow reader costs at most that much memory. A
  * comment line ": keep-alive" goes to every subscriber every keepalive_ms.
  *
+ * A stream on a world the map does not hold (no edit yet) creates none: it
+ * waits, keyed by (preset index, seed), and the world's first published
+ * batch takes it on (replaying from there). A stream costs its own record
+ * (about 100 bytes, and a slot of the waiting table), all freed when it
+ * closes, so opening streams on many seeds leaves nothing behind.
+ *
  * The HTTP mechanics are http.c's streams; routes.c parses the request and
  * builds the response head. Loop thread only.
  */
@@ -55,17 +61,20 @@ int sse_create(struct uv_loop_s *loop, uint64_t keepalive_ms,
 void sse_destroy(struct sse *s);
 
 /*
- * Answer r with an event stream of w under head (a response head with
- * Content-Type: text/event-stream and no Content-Length). With resume,
- * the batches after sequence number since come first; without, only new
- * ones. Returns 0, or ERR_IO / ERR_NOMEM when the stream could not open
- * (the caller still answers r).
+ * Answer r with an event stream of the world (preset index gen, seed) under
+ * head (a response head with Content-Type: text/event-stream and no
+ * Content-Length). w is that world, or NULL when the map has none yet (the
+ * stream then waits for it; nothing is created). With resume, the batches
+ * after sequence number since come first; without, only new ones. Returns
+ * 0, or ERR_IO / ERR_NOMEM when the stream could not open (the caller
+ * still answers r).
  */
 int sse_subscribe(struct sse *s, struct http_req *r,
-		  const struct http_response *head, struct world *w,
-		  int resume, uint64_t since);
+		  const struct http_response *head, int gen, uint64_t seed,
+		  struct world *w, int resume, uint64_t since);
 
-/* Send w's latest batch (just applied) to its subscribers. */
+/* Send w's latest batch (just applied) to its subscribers, first taking
+ * on the streams that waited for w (world_gen(), world_seed()). */
 void sse_publish(struct sse *s, struct world *w);
 
 /* End every stream of w (its history is about to be replaced: a node

@@ -70,6 +70,7 @@ struct world {
 	uint32_t *slots;         /* chunk index + 1, 0: empty */
 	size_t nslots;           /* a power of two, or 0 */
 	void *user;
+	int gen;                 /* preset index in its map, -1: none */
 };
 
 /* ---- arrays and the chunk table ------------------------------------------ */
@@ -197,6 +198,7 @@ int world_create(uint64_t fingerprint, uint64_t seed, int chunk_log2,
 	w->seed = seed;
 	w->chunk_log2 = chunk_log2;
 	w->hash = edit_hash_start(fingerprint, seed);
+	w->gen = -1;
 	*out = w;
 	return 0;
 }
@@ -232,6 +234,17 @@ uint64_t world_hash(const struct world *w)
 void **world_user(struct world *w)
 {
 	return &w->user;
+}
+
+int world_gen(const struct world *w)
+{
+	return w->gen;
+}
+
+int world_empty(const struct world *w)
+{
+	return !w->seq && !w->base && w->reserved == 0 && !w->pend_batches && !w->nedits &&
+	       !w->nbatches && !w->nchunks && !w->user;
 }
 
 /* Chunk touches of n edits, checked against the bounds. */
@@ -643,6 +656,7 @@ void world_rebase(struct world *w)
 	w->seed = keep.seed;
 	w->chunk_log2 = keep.chunk_log2;
 	w->user = keep.user;
+	w->gen = keep.gen;
 	w->hash = edit_hash_start(w->fingerprint, w->seed);
 }
 
@@ -710,11 +724,20 @@ void world_map_destroy(struct world_map *m)
 	free(m);
 }
 
+/* The slot where (gen, seed) would sit in a table without collisions. */
+static size_t map_home(const struct world_map *m, int gen, uint64_t seed)
+{
+	uint64_t k[2] = { (uint64_t)gen, seed };
+
+	return (size_t)XXH3_64bits(k, sizeof(k)) & (m->nslots - 1);
+}
+
+/* The slot of (gen, seed): *found says whether it holds it, else it is
+ * the empty slot where it goes. The table must not be empty. */
 static size_t map_slot(const struct world_map *m, int gen, uint64_t seed,
 		       int *found)
 {
-	uint64_t k[2] = { (uint64_t)gen, seed };
-	size_t mask = m->nslots - 1, i = (size_t)XXH3_64bits(k, sizeof(k)) & mask;
+	size_t mask = m->nslots - 1, i = map_home(m, gen, seed);
 
 	for (;; i = (i + 1) & mask) {
 		const struct map_entry *e;
@@ -784,9 +807,54 @@ int world_map_get(struct world_map *m, int gen, uint64_t seed,
 	if ((rc = map_room(m)) != 0 ||
 	    (rc = world_create(preset_fingerprint(p), seed, preset_chunk_log2(p), &w)) != 0)
 		return rc;
+	w->gen = gen;
 	m->v[m->n] = (struct map_entry){ gen, seed, w };
 	m->slots[map_slot(m, gen, seed, &found)] = (uint32_t)++m->n;
 	*out = w;
+	return 0;
+}
+
+/* Empty slot hole of the table: shift back the entries after it in its
+ * cluster that may sit there (their home is not in (hole, slot]), so
+ * every entry stays reachable from its home without tombstones. */
+static void map_close_hole(struct world_map *m, size_t hole)
+{
+	size_t mask = m->nslots - 1, j;
+
+	for (j = (hole + 1) & mask; m->slots[j]; j = (j + 1) & mask) {
+		const struct map_entry *e = &m->v[m->slots[j] - 1];
+		size_t home = map_home(m, e->gen, e->seed);
+
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			m->slots[hole] = m->slots[j];
+			hole = j;
+		}
+	}
+	m->slots[hole] = 0;
+}
+
+int world_map_remove(struct world_map *m, int gen, uint64_t seed)
+{
+	size_t i, idx, last = m->n - 1;
+	int found;
+
+	if (!m->nslots)
+		return ERR_NOTFOUND;
+	i = map_slot(m, gen, seed, &found);
+	if (!found)
+		return ERR_NOTFOUND;
+	idx = m->slots[i] - 1;
+	if (!world_empty(m->v[idx].w))
+		return ERR_BUSY;
+	world_destroy(m->v[idx].w);
+	map_close_hole(m, i);
+	if (idx != last) { /* the last entry fills the dense array's hole */
+		m->v[idx] = m->v[last];
+		i = map_slot(m, m->v[idx].gen, m->v[idx].seed, &found);
+		assert(found && m->slots[i] == last + 1);
+		m->slots[i] = (uint32_t)idx + 1;
+	}
+	m->n--;
 	return 0;
 }
 

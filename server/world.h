@@ -16,6 +16,16 @@
  * world_apply()). Memory for a reserved batch is allocated at reservation,
  * so applying it cannot fail: a durable batch is never lost to ENOMEM.
  *
+ * The map of worlds holds a world from its first reservation, applied
+ * batch or snapshot on; a read never creates one (an event stream on a
+ * world the map lacks waits in sse.c, keyed by preset and seed, and
+ * creates nothing). A world's pointer may be kept across loop turns by
+ * tile and map requests, generations deferred behind a bake (tiles.c),
+ * edit requests in flight and event streams, so a world stays as long as
+ * the map unless it is empty (world_empty()) and was never handed out:
+ * a POST whose reservation or log append fails within the call that
+ * created the world removes it (world_map_remove()).
+ *
  * Pure data: no I/O, no clocks, no globals; loop thread only. The log is
  * journal.h's, the HTTP API edits.c's, event streams sse.c's.
  */
@@ -69,6 +79,16 @@ uint64_t world_hash(const struct world *w);    /* after world_seq() */
 
 /* Room for the caller (sse.c keeps its subscribers here); never read. */
 void **world_user(struct world *w);
+
+/* The preset index of w in its map (world_map_get()), -1 outside one. */
+int world_gen(const struct world *w);
+
+/*
+ * Whether w is as world_create() made it: no edit ever applied, restored
+ * from a snapshot or reserved (seq 0, base 0), no batch, no chunk, and
+ * nothing in world_user(). Capacity it grew does not count.
+ */
+int world_empty(const struct world *w);
 
 /*
  * Check that n edits fit the bounds above. Returns 0, or ERR_TOOBIG with
@@ -200,8 +220,10 @@ int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,
 			const struct world_chunk *st);
 
 /*
- * The worlds of a catalog's generators, by (preset index, seed). Worlds
- * are created on first use and live as long as the map.
+ * The worlds of a catalog's generators, by (preset index, seed): an open-
+ * addressing table (linear probing, at most half full) over a dense array
+ * of entries. Worlds are created by world_map_get() and live as long as
+ * the map unless world_map_remove() takes an empty one away.
  */
 int world_map_create(const struct catalog *cat, struct world_map **out);
 void world_map_destroy(struct world_map *m);
@@ -214,9 +236,21 @@ struct world *world_map_find(const struct world_map *m, int gen,
 int world_map_get(struct world_map *m, int gen, uint64_t seed,
 		  struct world **out);
 
+/*
+ * Remove and destroy the empty world (world_empty()) of (gen, seed). The
+ * caller must know that nothing holds its pointer (the opening comment
+ * says when that is). Deletes from the table by backward shift (no
+ * tombstones); the last entry of the dense array takes the removed one's
+ * world_map_at() index. Returns 0,
+ * ERR_NOTFOUND when the map has no such world, or ERR_BUSY when it is not
+ * empty (nothing removed: edits are never dropped here).
+ */
+int world_map_remove(struct world_map *m, int gen, uint64_t seed);
+
 size_t world_map_count(const struct world_map *m);
 
-/* The i-th world (i < world_map_count()) and its preset index. */
+/* The i-th world (i < world_map_count()) and its preset index; a world
+ * keeps its index until a world_map_remove() (new ones go at the end). */
 struct world *world_map_at(const struct world_map *m, size_t i, int *gen);
 
 /*

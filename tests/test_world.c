@@ -2,8 +2,9 @@
  * test_world.c - the edit state of worlds (server/world.c): the chunk
  * index across corners and signs, versions, chunk hashes and the world
  * hash against a recomputation from the log, reservations, the bounds on
- * chunks, batch records, the map of worlds, replay of logged batches and
- * other writers' batches between this node's reserved ones.
+ * chunks, batch records, the map of worlds and the removal of empty ones,
+ * replay of logged batches and other writers' batches between this node's
+ * reserved ones.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -358,6 +359,137 @@ static void test_world_map_holds_many_worlds(void **state)
 	catalog_destroy(cat);
 }
 
+/* Seed of world k of the removal tests. */
+static uint64_t seed_of(size_t k)
+{
+	return (uint64_t)k * 0x9e3779b97f4a7c15ULL;
+}
+
+/* Every world k < n is in m exactly when !gone[k]; the map's count and
+ * its dense array agree. */
+static void assert_map_holds(const struct world_map *m, int ngen, const unsigned char *gone,
+			     size_t n)
+{
+	size_t k, in = 0;
+
+	for (k = 0; k < n; k++) {
+		struct world *w = world_map_find(m, (int)(k % (size_t)ngen), seed_of(k));
+
+		if (gone[k]) {
+			assert_null(w);
+			continue;
+		}
+		assert_non_null(w);
+		assert_int_equal(world_seed(w), seed_of(k));
+		assert_int_equal(world_gen(w), (int)(k % (size_t)ngen));
+		in++;
+	}
+	assert_int_equal(world_map_count(m), in);
+	for (k = 0; k < world_map_count(m); k++) {
+		int gen;
+		struct world *w = world_map_at(m, k, &gen);
+
+		assert_ptr_equal(world_map_find(m, gen, world_seed(w)), w);
+	}
+}
+
+/* Fill a map with n empty worlds, remove them in one of four orders
+ * (insertion, reverse, a stride prime to n, every other one), checking
+ * the rest as it goes, then put them all back. */
+static void remove_in_order(const struct catalog *cat, size_t n, int order)
+{
+	static unsigned char gone[3000];
+	size_t k, ngen = catalog_count(cat), step = n == 31 ? 7 : 1237;
+	size_t count = order == 3 ? n / 2 : n - 1;
+	struct world_map *m;
+	struct world *w;
+
+	assert_true(n <= sizeof(gone));
+	assert_int_equal(world_map_create(cat, &m), 0);
+	memset(gone, 0, sizeof(gone));
+	for (k = 0; k < n; k++)
+		assert_int_equal(world_map_get(m, (int)(k % ngen), seed_of(k), &w), 0);
+	assert_int_equal(world_map_count(m), n);
+	for (k = 0; k < count; k++) {
+		size_t i = order == 0 ? k : order == 1 ? n - 1 - k :
+			   order == 2 ? (k * step) % n : 2 * k;
+
+		assert_int_equal(world_map_remove(m, (int)(i % ngen), seed_of(i)), 0);
+		gone[i] = 1;
+		assert_int_equal(world_map_remove(m, (int)(i % ngen), seed_of(i)), ERR_NOTFOUND);
+		if (n < 100 || k % 97 == 0)
+			assert_map_holds(m, (int)ngen, gone, n);
+	}
+	assert_map_holds(m, (int)ngen, gone, n);
+	for (k = 0; k < n; k++) { /* each comes back once, empty */
+		assert_int_equal(world_map_get(m, (int)(k % ngen), seed_of(k), &w), 0);
+		assert_int_equal(world_seq(w), 0);
+		gone[k] = 0;
+	}
+	assert_map_holds(m, (int)ngen, gone, n);
+	world_map_destroy(m);
+}
+
+static void test_world_map_removes_empty_worlds_in_any_order(void **state)
+{
+	struct catalog *cat;
+	char err[256];
+	int order;
+
+	(void)state;
+	assert_int_equal(catalog_load(NULL, &cat, err, sizeof(err)), 0);
+	/* 31 worlds fill the smallest table (64 slots) to nearly half: long
+	 * clusters, some wrapping around its end; 3000 grow it to 8192 */
+	for (order = 0; order < 4; order++) {
+		remove_in_order(cat, 31, order);
+		remove_in_order(cat, 3000, order);
+	}
+	catalog_destroy(cat);
+}
+
+static void test_world_map_keeps_worlds_that_are_not_empty(void **state)
+{
+	struct edit e = raise_at(10, 10, 5);
+	struct world_map *m;
+	struct catalog *cat;
+	struct world *w, *v;
+	uint64_t first;
+	char err[256];
+	int x;
+
+	(void)state;
+	assert_int_equal(catalog_load(NULL, &cat, err, sizeof(err)), 0);
+	assert_int_equal(world_map_create(cat, &m), 0);
+	assert_int_equal(world_map_remove(m, 0, 1), ERR_NOTFOUND);
+	/* reserved: busy; cancelled: empty again, removable */
+	assert_int_equal(world_map_get(m, 0, 1, &w), 0);
+	assert_true(world_empty(w));
+	assert_int_equal(world_reserve(w, &e, 1, &first), 0);
+	assert_false(world_empty(w));
+	assert_int_equal(world_map_remove(m, 0, 1), ERR_BUSY);
+	world_cancel(w, &e, 1, first);
+	assert_true(world_empty(w));
+	/* a subscriber (world_user()) keeps it */
+	*world_user(w) = &x;
+	assert_int_equal(world_map_remove(m, 0, 1), ERR_BUSY);
+	*world_user(w) = NULL;
+	/* an applied edit keeps it for good */
+	assert_int_equal(world_map_get(m, 0, 2, &v), 0);
+	assert_int_equal(world_apply(v, 1, &e, 1, NULL), 0);
+	assert_int_equal(world_map_remove(m, 0, 2), ERR_BUSY);
+	/* a world restored from a snapshot too */
+	assert_int_equal(world_map_get(m, 0, 3, &v), 0);
+	assert_int_equal(world_restore(v, 5, 77), 0);
+	assert_int_equal(world_map_remove(m, 0, 3), ERR_BUSY);
+	assert_int_equal(world_map_remove(m, 0, 1), 0);
+	assert_null(world_map_find(m, 0, 1));
+	assert_non_null(world_map_find(m, 0, 2));
+	assert_non_null(world_map_find(m, 0, 3));
+	assert_int_equal(world_map_count(m), 2);
+	world_map_destroy(m);
+	catalog_destroy(cat);
+}
+
 static void test_world_restored_from_a_snapshot_goes_on_as_the_replayed_one(void **state)
 {
 	struct edit e[6] = { raise_at(10, 10, 5), raise_at(300, 10, 40), raise_at(-5, -5, 30),
@@ -473,6 +605,8 @@ int main(void)
 		cmocka_unit_test(test_world_map_replays_logged_batches_in_order),
 		cmocka_unit_test(test_world_map_follows_other_writers_between_its_own_reservations),
 		cmocka_unit_test(test_world_map_holds_many_worlds),
+		cmocka_unit_test(test_world_map_removes_empty_worlds_in_any_order),
+		cmocka_unit_test(test_world_map_keeps_worlds_that_are_not_empty),
 		cmocka_unit_test(test_world_restored_from_a_snapshot_goes_on_as_the_replayed_one),
 	};
 
