@@ -104,6 +104,7 @@ finish() {
 # (the server's own bound, 1200 s scaled, is run.sh's for the whole suite)
 server_start() {
 	local log="$TMP/server.$RANDOM.log"
+	: >"$log" # there before started() reads it, whenever the child opens it
 	timeout --foreground -k 5 "$(scaled 1200)" "$SERVER_BIN" serve --bind 127.0.0.1 --port 0 \
 		--data-dir "$TMP/data" "$@" 2>"$log" &
 	SERVER_PID=$!
