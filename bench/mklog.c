@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	while (seq <= n) {
 		unsigned count = n - seq + 1 < EDIT_BATCH_MAX ? (unsigned)(n - seq + 1) :
 							       EDIT_BATCH_MAX;
-		struct batch b = { "default", 7, seed, seq, count, wire };
+		struct batch b = { .gen = "default", .gen_len = 7, .seed = seed, .first_seq = seq, .count = count, .edits = wire };
 		unsigned k;
 		int rc;
 

@@ -24,7 +24,9 @@
 	XX(BUSY,     -14, "resource busy")                  \
 	XX(AGAIN,    -15, "temporarily unavailable")        \
 	XX(CONFLICT, -16, "conflict")                       \
-	XX(ZLIB,     -17, "zlib error")
+	XX(ZLIB,     -17, "zlib error")                     \
+	XX(UNKNOWN,  -18, "outcome unknown")                \
+	XX(EXISTS,   -19, "already done")
 
 enum {
 	ERR_OK = 0,

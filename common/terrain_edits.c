@@ -332,8 +332,9 @@ int terrain_edits_record(const struct terrain_world *w, uint64_t first_seq, cons
 	free(v);
 	if (rc)
 		return rc;
-	b = (struct batch){ preset_name(w->p), strlen(preset_name(w->p)), w->seed, first_seq,
-			    (uint32_t)n, wire };
+	b = (struct batch){ .gen = preset_name(w->p), .gen_len = strlen(preset_name(w->p)),
+			    .seed = w->seed, .first_seq = first_seq, .count = (uint32_t)n,
+			    .edits = wire };
 	rc = batch_encode(&b, out, cap, len);
 	if (rc == ERR_TOOBIG && msg && msglen)
 		snprintf(msg, msglen, "record: %zu bytes, room for %zu", batch_size(&b), cap);

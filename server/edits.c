@@ -7,6 +7,14 @@
  * callback for every committed batch, at start-up and after each append.
  * A POST reserves its sequence numbers, appends, and answers once its own
  * batch has come back through that path.
+ *
+ * A POST with an Idempotency-Key carries the key into its record; follow()
+ * remembers what each keyed batch did (idem.h), so a retry is answered
+ * with the first outcome. Whether a key is new is decided where the log
+ * is ordered: here, against the remembered keys and the keyed POSTs in
+ * flight, for the file log that only this node appends to; in the append
+ * script itself for a shared log (journal_redis.c), where two nodes may
+ * race with one key and the log keeps only the first.
  */
 #include "edits.h"
 
@@ -30,6 +38,8 @@
 #include "journal.h"
 #include "err.h"
 #include "http.h"
+#include "idem.h"
+#include "le.h"
 #include "metrics.h"
 #include "preset.h"
 #include "request.h"
@@ -74,6 +84,9 @@ struct edits {
 	uint64_t late_said_ms;           /* when a late edit was last logged */
 	edits_change_fn on_change;       /* chunks a batch touched, or NULL */
 	void *change_arg;
+	struct idem *keys;               /* what keyed batches did (idem.h) */
+	struct edit_req **flying;        /* keyed POSTs in the log's hands */
+	size_t nflying, capflying;
 	struct snapshots *snaps;         /* NULL: none */
 	int compact;                     /* compact the log below the snapshot */
 	int started_at;                  /* the log read on from the snapshot's
@@ -94,6 +107,9 @@ struct edit_req {
 	struct edit *edits;              /* a POST's parsed batch, malloc'd */
 	size_t nedits;
 	uint64_t first;                  /* its reserved first seq */
+	int keyed;                       /* it has an Idempotency-Key: */
+	uint8_t key[BATCH_KEY];          /* its hash with the world and sender */
+	uint8_t body[16];                /* XXH3-128 of the canonical edits */
 };
 
 static struct edit_req *edit_req_of(struct req *q)
@@ -105,6 +121,29 @@ static struct edit_req *edit_req_of(struct req *q)
 }
 
 /* ---- the follow path ---------------------------------------------------------- */
+
+/* XXH3-128 of n canonical edits, as 16 bytes. */
+static void body_digest(const uint8_t *edits, size_t n, uint8_t out[16])
+{
+	XXH128_hash_t h = XXH3_128bits(edits, n * BATCH_EDIT);
+
+	le_put64(out, h.low64);
+	le_put64(out + 8, h.high64);
+}
+
+/* A keyed batch was applied to w: remember what it did. */
+static void remember(struct edits *e, const struct batch *b, const struct world *w)
+{
+	struct idem_entry k = { .first_seq = b->first_seq, .hash = world_hash(w),
+				.time_ms = b->time_ms, .count = b->count };
+
+	memcpy(k.key, b->key, BATCH_KEY);
+	body_digest(b->edits, b->count, k.body);
+	if (idem_add(e->keys, &k))
+		fprintf(stderr, "terrain-server: out of memory: an idempotency key of world %llu "
+			"is not remembered (a retry of edit %llu would apply it again)\n",
+			(ull)b->seed, (ull)b->first_seq);
+}
 
 /* Every committed batch, whoever appended it: the one place a world changes. */
 static int follow(void *arg, const struct batch *b, int flags)
@@ -142,6 +181,8 @@ static int follow(void *arg, const struct batch *b, int flags)
 			fprintf(stderr, "terrain-server: %s\n", e->follow_err);
 		return rc;
 	}
+	if (b->key)
+		remember(e, b, w);
 	if (live) {
 		sse_publish(e->sse, w);
 		snapshots_applied(e->snaps, b->count);
@@ -335,6 +376,7 @@ int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t w
 
 void edits_use_snapshots(struct edits *e, struct snapshots *s, int compact)
 {
+	snapshots_keep_keys(s, e->keys);
 	e->snaps = s;
 	e->compact = compact;
 	if (journal_shares_snapshots(e->log)) {
@@ -669,38 +711,219 @@ static const char *refused(const struct edits *e)
 	       "resume once a write succeeds: retry later";
 }
 
-/* The log has the batch and follow() applied it, or it failed: answer.
- * first: where follow() saw it, 0 when it did not. */
-static void edits_logged(void *arg, int status, uint64_t first)
+/* ---- Idempotency-Key ------------------------------------------------------------ */
+
+#define KEY_LEN_MAX 255
+
+/*
+ * The Idempotency-Key value v (draft-ietf-httpapi-idempotency-key-header):
+ * a structured-field string ("..." with \" and \\ escapes) or, as many
+ * clients send it, bare; 1..255 printable ASCII characters (bare: no
+ * space, quote or backslash). Into out (KEY_LEN_MAX bytes): its length,
+ * or -1 when it is malformed.
+ */
+static int key_value(const char *v, char *out)
 {
-	struct edit_req *x = arg;
-	struct world_batch b;
+	int quoted = *v == '"', n = 0;
+
+	for (v += quoted; *v && !(quoted && *v == '"'); v++) {
+		if (quoted && *v == '\\' && (v[1] == '"' || v[1] == '\\'))
+			v++;
+		else if (*v < 0x20 || *v > 0x7e || *v == '\\' ||
+			 (!quoted && (*v == ' ' || *v == '"')))
+			return -1;
+		if (n == KEY_LEN_MAX)
+			return -1;
+		out[n++] = *v;
+	}
+	return n && (!quoted || (v[0] == '"' && !v[1])) ? n : -1;
+}
+
+/* Who sent r, as the keys' scope: one credential today (docs/edits.md). */
+static const char *sender(const struct edits *e)
+{
+	return e->token ? "admin" : "local";
+}
+
+/*
+ * Read the request's Idempotency-Key into x: its hash with the world and
+ * the sender (a key is theirs alone), and the batch's digest. 0 (also
+ * when there is none) or 400.
+ */
+static int read_key(struct edit_req *x, const char *gen, uint64_t seed)
+{
+	const char *v = x->q.http->header[HTTP_H_IDEMPOTENCY_KEY], *who = sender(x->e);
+	uint8_t buf[256 + 8 + 64 + KEY_LEN_MAX], *p = buf;
+	XXH128_hash_t h;
+	int n;
+
+	if (!v)
+		return 0;
+	if ((n = key_value(v, (char *)buf + 300)) < 0) {
+		x->q.detail = "idempotency-key: expected a quoted string of 1..255 printable "
+			      "ASCII characters (draft-ietf-httpapi-idempotency-key-header)";
+		return 400;
+	}
+	memmove(buf + sizeof(buf) - (size_t)n, buf + 300, (size_t)n);
+	memcpy(p, gen, strlen(gen) + 1);
+	p += strlen(gen) + 1;
+	le_put64(p, seed);
+	p += 8;
+	memcpy(p, who, strlen(who) + 1);
+	p += strlen(who) + 1;
+	memmove(p, buf + sizeof(buf) - (size_t)n, (size_t)n);
+	h = XXH3_128bits(buf, (size_t)(p + n - buf));
+	le_put64(x->key, h.low64);
+	le_put64(x->key + 8, h.high64);
+	x->keyed = 1;
+	return 0;
+}
+
+/* The keyed POST in flight here with x's key, or NULL. */
+static struct edit_req *flying(const struct edits *e, const uint8_t key[BATCH_KEY])
+{
+	size_t k;
+
+	for (k = 0; k < e->nflying; k++)
+		if (!memcmp(e->flying[k]->key, key, BATCH_KEY))
+			return e->flying[k];
+	return NULL;
+}
+
+static int fly(struct edits *e, struct edit_req *x)
+{
+	if (e->nflying == e->capflying) {
+		size_t cap = e->capflying ? 2 * e->capflying : 16;
+		struct edit_req **m = realloc(e->flying, cap * sizeof(*m));
+
+		if (!m)
+			return ERR_NOMEM;
+		e->flying = m;
+		e->capflying = cap;
+	}
+	e->flying[e->nflying++] = x;
+	return 0;
+}
+
+static void land(struct edits *e, struct edit_req *x)
+{
+	size_t k;
+
+	for (k = 0; k < e->nflying; k++)
+		if (e->flying[k] == x) {
+			e->flying[k] = e->flying[--e->nflying];
+			return;
+		}
+}
+
+/*
+ * Answer 200 with batch first..first+count-1 of x's world: from the
+ * world's record of it, or, once a snapshot folded it away, with its
+ * chunks found again from x's edits (the same edits: the digests matched)
+ * and hash, the world hash after it. replay marks a retry's answer.
+ */
+static void respond_batch(struct edit_req *x, uint64_t first, uint64_t count, uint64_t hash,
+			  int replay)
+{
+	struct world *w = x->world, *tmp = NULL;
+	const struct preset *p = catalog_at(x->e->cat, (size_t)world_gen(w));
+	struct world_batch b = { 0 };
+	size_t i = first > world_base(w) ? world_batch_after(w, first - 1) : world_batches(w);
 	char *body;
 	size_t len;
 
-	if (status) {
-		if (!transient(status))  /* later reservations fail with the log too */
-			world_cancel_all(x->world);
-		else if (!first)         /* applied as reserved, or never will be */
-			world_release(x->world, x->edits, x->nedits, x->first);
-		free(x->edits);
-		req_respond_error(&x->q, 503, transient(status) ?
-				  "edit log unavailable, retry later" : refused(x->e));
-		return;
+	if (i < world_batches(w))
+		world_batch(w, i, &b);
+	if (b.first_seq != first) {
+		if (world_create(preset_fingerprint(p), world_seed(w), preset_chunk_log2(p), &tmp) ||
+		    world_apply(tmp, 1, x->edits, x->nedits, &b))
+			b.nchunks = 0;
+		b.first_seq = first;
+		b.last_seq = first + count - 1;
+		b.hash = hash;
 	}
-	x->first = first;
-	free(x->edits);
-	metrics_edits_accepted(x->q.env->metrics, x->nedits);
-	world_batch(x->world, world_batch_after(x->world, x->first - 1), &b);
-	body = malloc(sse_batch_json_bound(&b));
-	if (!body) {
+	if (!(body = malloc(sse_batch_json_bound(&b) + 16))) {
+		world_destroy(tmp);
 		req_respond_oom(x->q.env, x->q.http, x->q.label);
 		return;
 	}
-	len = sse_batch_json(&b, world_seq(x->world), body);
-	req_respond_copy(&x->q, 200, "application/json", "Cache-Control: no-store\r\n",
-			 body, len);
+	len = sse_batch_json(&b, world_seq(w), body);
+	world_destroy(tmp);
+	if (replay)
+		len += (size_t)sprintf(body + len - 1, ",\"replay\":true}") - 1;
+	req_respond_copy(&x->q, 200, "application/json", replay ?
+			 "Cache-Control: no-store\r\nIdempotent-Replayed: true\r\n" :
+			 "Cache-Control: no-store\r\n", body, len);
 	free(body);
+}
+
+/* A retry of the keyed batch k: its first answer, or 422 when the key
+ * came with other edits. 0 once answered. */
+static int replay(struct edit_req *x, const struct idem_entry *k)
+{
+	char *msg;
+
+	if (memcmp(k->body, x->body, sizeof(x->body))) {
+		if ((msg = http_req_alloc(x->q.http, 200)))
+			snprintf(msg, 200, "idempotency-key: already used for other edits (edits "
+				 "%llu..%llu of this world); a new batch needs a new key",
+				 (ull)k->first_seq, (ull)(k->first_seq + k->count - 1));
+		x->q.detail = msg ? msg : "idempotency-key: already used for other edits";
+		return 422;
+	}
+	metrics_edits_replayed(x->q.env->metrics);
+	respond_batch(x, k->first_seq, k->count, k->hash, 1);
+	return 0;
+}
+
+/* ---- answers -------------------------------------------------------------------- */
+
+/* The log has the batch and follow() applied it, or it failed: answer.
+ * first: where follow() saw it, 0 when it did not (for ERR_EXISTS: where
+ * the log's first batch of this key went). */
+static void edits_logged(void *arg, int status, uint64_t first)
+{
+	struct edit_req *x = arg;
+	const struct idem_entry *k;
+	int rc;
+
+	if (x->keyed)
+		land(x->e, x);
+	if (status == ERR_EXISTS) { /* a shared log had the key: the first counts */
+		world_release(x->world, x->edits, x->nedits, x->first);
+		if ((k = idem_find(x->e->keys, x->key)) && (rc = replay(x, k)) != 0)
+			req_respond_error(&x->q, rc, x->q.detail);
+		else if (!k)
+			req_respond_error(&x->q, 504, "outcome unknown: the edit log holds "
+					  "this Idempotency-Key, but this node no longer remembers "
+					  "what it did (--idempotency-keys)");
+		free(x->edits);
+		return;
+	}
+	if (status) {
+		if (status != ERR_UNKNOWN && !transient(status))
+			world_cancel_all(x->world); /* later reservations fail with the log too */
+		else if (!first)          /* applied as reserved, or never will be */
+			world_release(x->world, x->edits, x->nedits, x->first);
+		free(x->edits);
+		if (status == ERR_UNKNOWN)
+			req_respond_error(&x->q, 504, x->keyed ?
+					  "outcome unknown: the edit log did not confirm in time; the "
+					  "batch may or may not be applied: retry with the same "
+					  "Idempotency-Key" :
+					  "outcome unknown: the edit log did not confirm in time; the "
+					  "batch may or may not be applied (send an Idempotency-Key "
+					  "so that a retry cannot apply it twice)");
+		else
+			req_respond_error(&x->q, 503, transient(status) ?
+					  "edit log unavailable, not applied: retry later" :
+					  refused(x->e));
+		return;
+	}
+	metrics_edits_accepted(x->q.env->metrics, x->nedits);
+	x->first = first;
+	respond_batch(x, first, x->nedits, world_hash(x->world), 0);
+	free(x->edits);
 }
 
 /* Why world_reserve() found the batch too big, into the arena. */
@@ -914,6 +1137,31 @@ static int outside(struct edit_req *x, const struct preset *p)
 	return 0;
 }
 
+/* Current time, ms since 1970: when the log takes a batch. */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A keyed batch already known (a retry) or in flight: answered or refused
+ * here (its status, or 0 once answered); else 1 to go on. */
+static int known(struct edit_req *x, int pi, uint64_t seed)
+{
+	const struct idem_entry *k = idem_find(x->e->keys, x->key);
+
+	if (k && (x->world = world_map_find(x->e->worlds, pi, seed)) != NULL)
+		return replay(x, k);
+	if (flying(x->e, x->key)) {
+		x->q.detail = "idempotency-key: a request with this key is in flight; retry "
+			      "after it is answered";
+		return 409;
+	}
+	return 1;
+}
+
 /* Reserve, log and (in edits_logged) answer a batch; see routes.h. */
 static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 {
@@ -925,12 +1173,8 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	char *msg;
 	int rc, fresh;
 
-	if ((rc = authorise(x)) != 0 || (rc = late(x)) != 0)
+	if ((rc = authorise(x)) != 0 || (rc = read_key(x, gen, seed)) != 0)
 		return rc;
-	if ((rc = journal_available(e->log)) != 0) {
-		x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, retry later" : refused(e);
-		return 503;
-	}
 	if (!req_type_is(r->header[HTTP_H_CONTENT_TYPE], "application/json")) {
 		x->q.detail = "content-type: must be application/json";
 		return 415;
@@ -943,11 +1187,23 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 		x->q.detail = msg;
 		return rc == ERR_RANGE ? 422 : rc;
 	}
-	if ((rc = rate_limit(x)) != 0) {
-		free(x->edits);
-		return rc;
+	for (k = 0; k < x->nedits; k++)
+		edit_encode(&x->edits[k], e->wire + k * EDIT_WIRE_SIZE);
+	if (x->keyed) {
+		body_digest(e->wire, x->nedits, x->body);
+		if ((rc = known(x, pi, seed)) != 1) {
+			free(x->edits);
+			return rc;
+		}
 	}
-	if ((rc = outside(x, catalog_at(e->cat, (size_t)pi))) != 0) {
+	if ((rc = late(x)) != 0 || (rc = journal_available(e->log)) != 0) {
+		free(x->edits);
+		if (rc < 0)
+			x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, not applied: retry "
+				      "later" : refused(e);
+		return 503;
+	}
+	if ((rc = rate_limit(x)) != 0 || (rc = outside(x, catalog_at(e->cat, (size_t)pi))) != 0) {
 		free(x->edits);
 		return rc;
 	}
@@ -963,17 +1219,20 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 			world_map_remove(e->worlds, pi, seed);
 		return rc == ERR_TOOBIG ? 422 : rc;
 	}
-	for (k = 0; k < x->nedits; k++)
-		edit_encode(&x->edits[k], e->wire + k * EDIT_WIRE_SIZE);
-	b = (struct batch){ gen, strlen(gen), seed, x->first, (uint32_t)x->nedits, e->wire };
-	rc = journal_append(e->log, &b, edits_logged, x);
-	if (rc) {
+	b = (struct batch){ .gen = gen, .gen_len = strlen(gen), .seed = seed,
+			    .first_seq = x->first, .count = (uint32_t)x->nedits, .edits = e->wire,
+			    .time_ms = now_ms(), .key = x->keyed ? x->key : NULL };
+	if ((rc = x->keyed ? fly(e, x) : 0) != 0 ||
+	    (rc = journal_append(e->log, &b, edits_logged, x)) != 0) {
+		if (x->keyed && rc != ERR_NOMEM)
+			land(e, x);
 		world_cancel(x->world, x->edits, x->nedits, x->first);
 		free(x->edits);
 		if (fresh)
 			world_map_remove(e->worlds, pi, seed);
-		x->q.detail = rc == ERR_BUSY ? "edit log queue full, retry later" :
-			      transient(rc) ? "edit log unavailable, retry later" : refused(e);
+		x->q.detail = rc == ERR_BUSY ? "edit log queue full, not applied: retry later" :
+			      transient(rc) ? "edit log unavailable, not applied: retry later" :
+			      rc == ERR_NOMEM ? "out of memory, not applied: retry later" : refused(e);
 		return 503;
 	}
 	return 0;
@@ -1203,13 +1462,19 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
 		rc = ERR_NOMEM;
 	else if (!(e->buckets = calloc(CLIENTS, sizeof(*e->buckets))))
 		rc = ERR_NOMEM;
-	else if ((rc = world_map_create(cat, &e->worlds)) != 0 ||
+	else if ((rc = idem_create(cfg->limits.key_max ? cfg->limits.key_max : 1000000,
+				   (uint64_t)(cfg->limits.key_window_s ? cfg->limits.key_window_s :
+					      86400) * 1000, &e->keys)) != 0 ||
+		 (rc = world_map_create(cat, &e->worlds)) != 0 ||
 		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = presets_body(e)) != 0)
 		;
 	else if ((rc = identity(cat, &id)) == 0)
 		rc = journal_open(cfg->log, &(struct journal_auth){ cfg->log_password,
 								 cfg->log_sentinel_password },
 				  cfg->data_dir, id, loop, follow, e, &e->log, err, errlen);
+	if (rc == 0)
+		journal_key_window(e->log, (uint64_t)(cfg->limits.key_window_s ?
+						      cfg->limits.key_window_s : 86400) * 1000);
 	free(id);
 	if (rc) {
 		edits_destroy(e);
@@ -1273,7 +1538,7 @@ void edits_stats(const struct edits *e, struct metrics_edit_stats *es)
 					   sn.failed, sn.edits, sn.bytes, sn.ms, sn.load_ms,
 					   ls.backend, !ls.down && !ls.failed, ls.followed, head,
 					   head - ls.followed, ls.reconnects, ls.rtt_us, ls.restores,
-					   ls.shared };
+					   ls.shared, idem_count(e->keys), idem_bytes(e->keys) };
 }
 
 void edits_close_log(struct edits *e)
@@ -1296,6 +1561,8 @@ void edits_destroy(struct edits *e)
 	free(e->cors_origins);
 	free(e->allowed_hosts);
 	free(e->buckets);
+	free(e->flying);
+	idem_destroy(e->keys);
 	free(e);
 }
 

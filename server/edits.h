@@ -38,6 +38,11 @@ struct edits_limits {
 				    arrives later than this after the front
 				    received it (X-Request-Start) gets 503 and
 				    is not applied; 0: off */
+	unsigned key_window_s;   /* --idempotency-window (default 86400): how
+				    long a batch's Idempotency-Key is
+				    remembered, by the log's clock */
+	unsigned key_max;        /* --idempotency-keys (default 1000000): the
+				    most keys remembered (idem.h) */
 };
 
 struct edits_config {

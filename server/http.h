@@ -49,6 +49,7 @@ struct http_stream;
 	XX(FORWARDED,       "forwarded")                     \
 	XX(X_FORWARDED_FOR, "x-forwarded-for")               \
 	XX(X_REQUEST_START, "x-request-start")               \
+	XX(IDEMPOTENCY_KEY, "idempotency-key")               \
 	XX(EXPECT,          "expect")                        \
 	XX(USER_AGENT,      "user-agent")                    \
 	XX(REFERER,         "referer")
@@ -83,6 +84,7 @@ enum http_header_id {
 	XX(431, "Request Header Fields Too Large")           \
 	XX(500, "Internal Server Error")                     \
 	XX(503, "Service Unavailable")                       \
+	XX(504, "Gateway Timeout")                           \
 	XX(505, "HTTP Version Not Supported")
 
 /*

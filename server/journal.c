@@ -164,6 +164,19 @@ static void committed(void *arg, int status)
 	free(p);
 }
 
+void journal_existing(void *own, uint64_t first)
+{
+	struct pending *p = own;
+
+	p->first = first;
+}
+
+void journal_key_window(struct journal *l, uint64_t ms)
+{
+	if (l && l->ops->key_window)
+		l->ops->key_window(l->be, ms);
+}
+
 int journal_deliver(struct journal *l, const uint8_t *rec, size_t len, void *own)
 {
 	struct pending *p = own;

@@ -18,11 +18,24 @@
  * sees it with the sequence numbers it was logged under, and done says
  * which. A backend may also refuse it with ERR_CONFLICT.
  *
+ * A batch may carry an idempotency key (common/batch.h). A shared backend
+ * logs a keyed batch only when its log does not hold the key yet, deciding
+ * in the log's own order (two nodes racing with one key: the first
+ * counts); the file backend logs what it is given (its one writer, this
+ * node, decides before appending).
+ *
  * Errors of an append, and what the caller does:
- *   ERR_BUSY, ERR_AGAIN  transient (a full queue, a lost connection, a
- *                        replica that did not confirm): the log goes on;
- *                        answer 503 with Retry-After. The batch may still
- *                        be in the log, and then is followed like any other
+ *   ERR_BUSY, ERR_AGAIN  transient (a full queue, the log out of reach):
+ *                        the batch was not logged and never will be;
+ *                        answer 503 with Retry-After
+ *   ERR_UNKNOWN          sent, and not confirmed in time (no answer, a
+ *                        connection lost mid-command, a replica that did
+ *                        not confirm): the batch may be in the log, and then
+ *                        is followed like any other. A retry with the same
+ *                        key finds out which
+ *   ERR_EXISTS           a shared log already held the batch's key: not
+ *                        logged again; first_seq is where the batch that
+ *                        holds it went, followed before this done
  *   ERR_CONFLICT         the expected sequence is taken: nothing logged
  *   ERR_IO (or other)    the log failed: this append and every one
  *                        pending are not logged; journal_available()
@@ -221,6 +234,9 @@ typedef int (*journal_restore_fn)(void *arg, const uint8_t *buf, size_t len, cha
 				  size_t msglen);
 void journal_on_restore(struct journal *l, journal_restore_fn fn, void *arg);
 
+/* How long a shared log keeps a batch's key (idempotency), ms. */
+void journal_key_window(struct journal *l, uint64_t ms);
+
 /* Close: every accepted append has had its done callback on return.
  * NULL does nothing. */
 void journal_close(struct journal *l);
@@ -259,6 +275,8 @@ struct journal_ops {
 	/* Optional (NULL: cannot): drop the first n records while serving, as
 	 * journal_compact_to() (the file backend: store_compact_live()). */
 	int (*compact_live)(void *be, uint64_t n, journal_compacted_fn done, void *arg);
+	/* Optional (NULL: the backend keeps no keys): journal_key_window(). */
+	void (*key_window)(void *be, uint64_t ms);
 };
 
 /*
@@ -268,6 +286,11 @@ struct journal_ops {
  * ERR_* that failed the log (the backend then stops reading).
  */
 int journal_deliver(struct journal *l, const uint8_t *rec, size_t len, void *own);
+
+/* A shared backend found the key of its append own in the log: first is
+ * where the batch holding it went; the append's done follows, with
+ * ERR_EXISTS, once that batch was delivered. */
+void journal_existing(void *own, uint64_t first);
 
 /* A shared backend behind its trimmed log hands the shared snapshot here
  * (journal_on_restore()): 0 once the worlds are its, else the ERR_* that

@@ -68,7 +68,7 @@ static int file_compact_live(void *be, uint64_t n, journal_compacted_fn done, vo
 
 static const struct journal_ops file_ops = {
 	"file", file_replay, file_append, file_stats, file_close, file_compact, file_base,
-	NULL, NULL, NULL, NULL, file_compact_live,
+	NULL, NULL, NULL, NULL, file_compact_live, NULL,
 };
 
 int journal_file_open(const char *dir, struct uv_loop_s *loop,

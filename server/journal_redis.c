@@ -63,6 +63,24 @@ static void on_tail_role(struct redis_conn *c, redisReply *r, void *arg);
 
 static void on_expiry(uv_timer_t *t);
 
+/* How an append ends that will not be confirmed: not sent, it certainly
+ * is not logged (ERR_AGAIN); sent, it may be (ERR_UNKNOWN). */
+static int lost(const struct rappend *a)
+{
+	return a->group ? ERR_UNKNOWN : ERR_AGAIN;
+}
+
+/* Stream entry ids "MS-SEQ" in order: <0, 0, >0. */
+static int id_cmp(const char *a, const char *b)
+{
+	unsigned long long am = strtoull(a, NULL, 10), bm = strtoull(b, NULL, 10);
+	const char *ad = strchr(a, '-'), *bd = strchr(b, '-');
+	unsigned long long as = ad ? strtoull(ad + 1, NULL, 10) : 0;
+	unsigned long long bs = bd ? strtoull(bd + 1, NULL, 10) : 0;
+
+	return am != bm ? (am < bm ? -1 : 1) : as != bs ? (as < bs ? -1 : 1) : 0;
+}
+
 static void arm_expiry(struct rlog *g)
 {
 	uint64_t now = uv_now(g->loop);
@@ -104,7 +122,7 @@ static void on_expiry(uv_timer_t *t)
 	struct rlog *g = t->data;
 
 	while (g->head && g->head->deadline <= uv_now(g->loop))
-		finish(g->head, ERR_AGAIN);
+		finish(g->head, lost(g->head));
 	arm_expiry(g);
 }
 
@@ -112,7 +130,7 @@ void journal_redis__fail_all(struct rlog *g)
 {
 	journal_redis__fail_unsent(g);
 	while (g->head)
-		finish(g->head, ERR_AGAIN);
+		finish(g->head, lost(g->head));
 }
 
 void journal_redis__fail_unsent(struct rlog *g)
@@ -134,6 +152,7 @@ static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_se
 	struct rlog *g = be;
 	struct rappend *a;
 	struct batch b;
+	size_t k;
 
 	(void)first_seq; /* the script gives the next ones */
 	if (g->stopped)
@@ -152,6 +171,8 @@ static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_se
 	snprintf(a->world, sizeof(a->world), "%.*s:%llu", (int)b.gen_len, b.gen, (ull)b.seed);
 	snprintf(a->origin, sizeof(a->origin), "%s:%llu", g->node, (ull)a->tag);
 	snprintf(a->count, sizeof(a->count), "%u", (unsigned)b.count);
+	for (k = 0; b.key && k < BATCH_KEY; k++)
+		snprintf(a->key + 2 * k, 3, "%02x", b.key[k]);
 	memcpy(a->rec, rec, len);
 	if (g->end)
 		g->end->next = a;
@@ -174,13 +195,60 @@ struct rcall {
 	struct rappend *a[CALL_MAX];
 };
 
+/* Appends whose key the log held end once the tail followed the entry
+ * that holds it: its outcome is then this node's to tell. */
+static void settle_exists(struct rlog *g)
+{
+	struct rappend *a, *next;
+
+	for (a = g->head; a && a != g->unsent; a = next) {
+		next = a->next;
+		if (a->exists && !a->in_cmd && id_cmp(a->held_by, g->last_id) <= 0)
+			finish(a, ERR_EXISTS);
+	}
+}
+
+/* An error reply from a script that certainly did not run. */
+static int not_run(const char *err)
+{
+	static const char *const codes[] = { "NOSCRIPT", "READONLY", "NOAUTH", "NOPERM",
+					      "LOADING", "MASTERDOWN", "BUSY ", "WRONGPASS" };
+	size_t k;
+
+	for (k = 0; k < ARRAY_LEN(codes); k++)
+		if (!strncmp(err, codes[k], strlen(codes[k])))
+			return 1;
+	return 0;
+}
+
+/* Reply pair k of a script call: the batch logged (its first_seq and
+ * entry id), or its key held by an entry ("FIRST ID"). */
+static void script_result(struct rappend *a, const redisReply *first, const redisReply *id,
+			  int wait)
+{
+	unsigned long long f;
+
+	if (is(first, REDIS_REPLY_INTEGER) && first->integer == 0 && is(id, REDIS_REPLY_STRING) &&
+	    sscanf(id->str, "%llu %47s", &f, a->held_by) == 2) {
+		a->exists = 1;
+		journal_existing(a->arg, f);
+		return;
+	}
+	a->logged = 1;
+	/* one replica: reading it back from a replica is the confirmation;
+	 * more: WAIT decides */
+	a->acked = !wait;
+	if (a->acked && a->followed)
+		finish(a, 0);
+}
+
 static void on_script(struct redis_conn *c, redisReply *r, void *arg)
 {
 	struct rcall *call = arg;
 	struct rlog *g = c->owner;
 	int ok = is(r, REDIS_REPLY_ARRAY) && r->elements == 2 * call->n;
+	int fail = is(r, REDIS_REPLY_ERROR) && not_run(r->str) ? ERR_AGAIN : ERR_UNKNOWN;
 	size_t k;
-
 
 	if (is(r, REDIS_REPLY_ERROR)) {
 		fprintf(stderr, "terrain-server: edit log %s: append refused: %s\n", g->name,
@@ -191,20 +259,15 @@ static void on_script(struct redis_conn *c, redisReply *r, void *arg)
 		struct rappend *a = call->a[k];
 
 		a->in_cmd = 0;
-		if (a->orphan) {
+		if (a->orphan)
 			free(a);
-		} else if (!ok) {
-			finish(a, ERR_AGAIN);
-		} else {
-			a->logged = 1;
-			/* one replica: reading it back from a replica is the
-			 * confirmation; more: WAIT decides */
-			a->acked = !call->wait;
-			if (a->acked && a->followed)
-				finish(a, 0);
-		}
+		else if (!ok)
+			finish(a, fail);
+		else
+			script_result(a, r->element[2 * k], r->element[2 * k + 1], call->wait);
 	}
 	free(call);
+	settle_exists(g);
 }
 
 /* WAIT for group grp: enough replicas have every batch of it, or not. */
@@ -213,9 +276,10 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 	struct rlog *g = c->owner;
 	uint64_t grp = (uint64_t)(uintptr_t)arg;
 	int got = is(r, REDIS_REPLY_INTEGER) ? (int)r->integer : -1;
-	/* replicas=all settles for one when the others are slow to answer (a
-	 * paused replica stays listed until the primary times it out) */
-	int ok = got >= g->wait_want || (g->replicas_all && got >= 1);
+	/* replicas=all settles for what the tail confirms (it reads from a
+	 * replica) when the others are slow to answer (a paused replica stays
+	 * listed until the primary times it out): no error without a fault */
+	int ok = got >= g->wait_want || (g->replicas_all && r);
 	struct rappend *a, *next;
 
 	g->waiting = 0;
@@ -229,13 +293,14 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 			continue;
 		a->acked = ok;
 		if (!ok)
-			finish(a, ERR_AGAIN);
+			finish(a, ERR_UNKNOWN); /* on the primary, not confirmed */
 		else if (a->followed)
 			finish(a, 0);
 	}
 	if (r && !ok && !g->closing && !g->wait_said)
-		fprintf(stderr, "terrain-server: edit log %s: no replica confirmed within %u ms; "
-			"edits get 503 until one does\n", g->name, g->timeout_ms / 2);
+		fprintf(stderr, "terrain-server: edit log %s: %d of %d replicas confirmed within "
+			"%u ms; edits get 504 (outcome unknown) until they do\n", g->name, got,
+			g->wait_want, g->timeout_ms / 2);
 	else if (ok && g->wait_said && got >= g->wait_want)
 		fprintf(stderr, "terrain-server: edit log %s: %s confirms again\n", g->name,
 			g->replicas_all ? "every replica" : "a replica");
@@ -252,22 +317,25 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
 static int send_call(struct rlog *g, struct rappend **from, int wait)
 {
 	struct rcall *call = malloc(sizeof(*call));
-	const char **argv = malloc((5 + 4 * CALL_MAX) * sizeof(*argv));
-	size_t *lens = malloc((5 + 4 * CALL_MAX) * sizeof(*lens)), n = 0, k = 5;
+	const char **argv = malloc((6 + 5 * CALL_MAX) * sizeof(*argv));
+	size_t *lens = malloc((6 + 5 * CALL_MAX) * sizeof(*lens)), n = 0, k = 6;
+	char ttl[24];
 	struct rappend *a;
 	int rc = ERR_NOMEM;
 
 	if (call && argv && lens) {
+		snprintf(ttl, sizeof(ttl), "%llu", (ull)g->key_ttl_ms);
 		argv[0] = "EVALSHA", argv[1] = g->sha, argv[2] = "2", argv[3] = KEY_LOG;
-		argv[4] = KEY_HEADS;
-		for (k = 0; k < 5; k++)
+		argv[4] = KEY_HEADS, argv[5] = ttl;
+		for (k = 0; k < 6; k++)
 			lens[k] = strlen(argv[k]);
-		for (a = *from; a && n < CALL_MAX; a = a->next, k += 4) {
+		for (a = *from; a && n < CALL_MAX; a = a->next, k += 5) {
 			call->a[n++] = a;
 			argv[k] = a->world, lens[k] = strlen(a->world);
 			argv[k + 1] = (const char *)a->rec, lens[k + 1] = a->len;
 			argv[k + 2] = a->origin, lens[k + 2] = strlen(a->origin);
 			argv[k + 3] = a->count, lens[k + 3] = strlen(a->count);
+			argv[k + 4] = a->key, lens[k + 4] = strlen(a->key);
 		}
 		call->n = n;
 		call->wait = wait;
@@ -417,6 +485,7 @@ static void deliver_held(struct rlog *g)
 		}
 	}
 	drop_held(g);
+	settle_exists(g);
 }
 
 static void on_xread(struct redis_conn *c, redisReply *r, void *arg);
@@ -631,7 +700,7 @@ static void rl_close(void *be)
 
 	g->closing = 1;
 	while (g->head)
-		finish(g->head, ERR_AGAIN);
+		finish(g->head, lost(g->head));
 	redis_conn_release(&g->cmd);
 	redis_conn_release(&g->tail);
 	redis_conn_release(&g->sent);
@@ -651,6 +720,11 @@ static void rl_close(void *be)
 	free(g->held);
 	free(g->identity);
 	free(g);
+}
+
+static void rl_key_window(void *be, uint64_t ms)
+{
+	((struct rlog *)be)->key_ttl_ms = ms ? ms : 1;
 }
 
 static void rl_position(void *be, char *pos, size_t cap)
@@ -681,7 +755,7 @@ static uint64_t rl_base(void *be)
 static const struct journal_ops redis_ops = {
 	"redis", journal_redis__replay, rl_append, rl_stats, rl_close, NULL, rl_base,
 	journal_redis__snapshot_get, journal_redis__snapshot_put, rl_position, rl_start_at,
-	NULL,
+	NULL, rl_key_window,
 };
 
 int journal_redis_open(const char *spec, const struct journal_auth *auth,
@@ -695,6 +769,7 @@ int journal_redis_open(const char *spec, const struct journal_auth *auth,
 	snprintf(err, errlen, "edit log: out of memory");
 	if (!g)
 		return ERR_NOMEM;
+	g->key_ttl_ms = 86400000; /* journal_key_window() */
 	if ((rc = journal_redis__parse_spec(g, spec, auth, err, errlen)) != 0) {
 		free(g);
 		return rc;

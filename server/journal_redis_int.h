@@ -39,6 +39,7 @@ struct uv_timer_s;
 #define START_WAIT_S 30             /* start-up: wait for Redis this long */
 #define MAX_QUEUED   (16u << 20)    /* bytes of appends not yet done */
 #define CALL_MAX     256            /* appends per script call */
+#define KEY_PFX      "terrain:key:"  /* + world ":" + key: a batch's idempotency key */
 
 struct addr {
 	char host[256];
@@ -58,11 +59,14 @@ struct rappend {
 	struct rlog *g;
 	void (*done)(void *arg, int status);
 	void *arg;
-	uint64_t tag, deadline, group;
+	uint64_t tag, deadline, group;   /* group: 0 until sent */
 	int in_cmd;                      /* its script's reply is due */
 	int logged, acked, followed, orphan;
+	int exists;                      /* the log held its key: */
+	char held_by[48];                /* the entry that holds it */
 	char world[300];                 /* the script's arguments */
 	char origin[40], count[8];
+	char key[2 * 16 + 1];            /* its key in hex; "": none */
 	size_t len;
 	uint8_t rec[];
 };
@@ -91,6 +95,7 @@ struct rlog {
 					    replica the primary lists */
 	int wait_want;                   /* what the WAIT in flight asks */
 	unsigned timeout_ms;
+	uint64_t key_ttl_ms;             /* how long the log keeps a key */
 	char *identity;
 	char node[17];                   /* this process, in origin tags */
 	char sha[48];

@@ -27,20 +27,37 @@
 
 /*
  * Give each batch its world's next sequence numbers and log it with them
- * (field s; readers write it into the record: entry_fields()). KEYS: log,
- * heads; ARGV, four per batch, in order: world, record, origin, edits.
- * Returns first_seq and the entry id of each. (Writing the number into the
- * record here cost Lua 2.3 times as much per batch.)
+ * (field s; readers write it into the record: entry_fields()), unless its
+ * idempotency key is taken: then log nothing and say where the batch that
+ * holds the key went. Redis runs one script at a time, so the log's order
+ * decides which of two batches with one key counts, and the key and the
+ * entry reach the replicas together. KEYS: log, heads; ARGV: the keys'
+ * lifetime in ms, then five per batch, in order: world, record, origin,
+ * edits, key (hex; "" for none). Returns two values per batch: first_seq
+ * and the entry id, or 0 and "FIRST ID" of the batch holding its key.
+ * (Writing the number into the record here cost Lua 2.3 times as much per
+ * batch.)
  */
 static const char script[] =
 	"local heads, out = {}, {}\n"
-	"for i = 1, #ARGV, 4 do\n"
-	"  local w = ARGV[i]\n"
-	"  local head = heads[w] or tonumber(redis.call('HGET', KEYS[2], w)) or 0\n"
-	"  out[#out + 1] = head + 1\n"
-	"  out[#out + 1] = redis.call('XADD', KEYS[1], '*', 'r', ARGV[i + 1], 's', head + 1,\n"
-	"                             'o', ARGV[i + 2])\n"
-	"  heads[w] = head + tonumber(ARGV[i + 3])\n"
+	"for i = 2, #ARGV, 5 do\n"
+	"  local w, k = ARGV[i], ARGV[i + 4]\n"
+	"  local held = k ~= '' and redis.call('GET', '" KEY_PFX "' .. w .. ':' .. k)\n"
+	"  if held then\n"
+	"    out[#out + 1] = 0\n"
+	"    out[#out + 1] = held\n"
+	"  else\n"
+	"    local head = heads[w] or tonumber(redis.call('HGET', KEYS[2], w)) or 0\n"
+	"    local id = redis.call('XADD', KEYS[1], '*', 'r', ARGV[i + 1], 's', head + 1,\n"
+	"                          'o', ARGV[i + 2])\n"
+	"    out[#out + 1] = head + 1\n"
+	"    out[#out + 1] = id\n"
+	"    heads[w] = head + tonumber(ARGV[i + 3])\n"
+	"    if k ~= '' then\n"
+	"      redis.call('SET', '" KEY_PFX "' .. w .. ':' .. k, (head + 1) .. ' ' .. id,\n"
+	"                 'PX', ARGV[1])\n"
+	"    end\n"
+	"  end\n"
 	"end\n"
 	"for w, h in pairs(heads) do redis.call('HSET', KEYS[2], w, h) end\n"
 	"return out\n";

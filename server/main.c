@@ -66,6 +66,8 @@ struct config {
 	unsigned edit_rate;
 	unsigned edit_area;
 	unsigned edit_deadline;
+	unsigned key_window;
+	unsigned key_max;
 	const char *cors_origins;
 	const char *allowed_hosts;
 };
@@ -138,6 +140,13 @@ static const struct option options[] = {
 	    1u << 31, "refuse (503, not applied) an edit that reaches this node more than "
 	    "MS after its front received it (the front's X-Request-Start: t=SECONDS): its "
 	    "client has likely given up; edits without the header are not judged (0: off)"),
+	OPT("idempotency-window", "TERRAIN_IDEMPOTENCY_WINDOW", "SECONDS", "86400", T_UINT,
+	    key_window, 1u << 31, "how long a batch's Idempotency-Key is remembered (by "
+	    "the edit log's clock): a retry with the key within it gets the first answer "
+	    "and applies nothing; a shared log keeps its keys in Redis as long"),
+	OPT("idempotency-keys", "TERRAIN_IDEMPOTENCY_KEYS", "N", "1000000", T_UINT, key_max,
+	    1u << 30, "the most Idempotency-Keys remembered (about 72 bytes each, 144 at "
+	    "most); past it the oldest are forgotten before their window ends"),
 	OPT("cors-origins", "TERRAIN_CORS_ORIGINS", "LIST", "", T_STR, cors_origins, 0,
 	    "web origins (https://game.example,...) whose pages may POST edits, besides "
 	    "the server's own; other pages get 403"),
@@ -435,6 +444,8 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .edit_rate = c->edit_rate,
 				   .edit_area_km2 = c->edit_area,
 				   .edit_deadline_ms = c->edit_deadline,
+				   .key_window_s = c->key_window,
+				   .key_max = c->key_max,
 				   .edit_log = c->edit_log,
 				   .edit_log_password = c->redis_password,
 				   .edit_log_sentinel_password = c->sentinel_password,

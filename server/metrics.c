@@ -54,7 +54,7 @@ struct metrics {
 	uint64_t gen_bucket[NBUCKET + 1]; /* last: +Inf */
 	double gen_sum;
 	uint64_t made, made_capacity;
-	uint64_t edits, batches;
+	uint64_t edits, batches, replayed;
 	uint64_t edit_rejects[NSTATUS];
 };
 
@@ -137,6 +137,11 @@ void metrics_edits_accepted(struct metrics *m, size_t n)
 {
 	m->edits += n;
 	m->batches++;
+}
+
+void metrics_edits_replayed(struct metrics *m)
+{
+	m->replayed++;
 }
 
 void metrics_edit_rejected(struct metrics *m, int status)
@@ -435,6 +440,14 @@ static const struct family_def families[] = {
 	  FIELD(SELF, struct metrics, edits) },
 	{ "terrain_edit_batches_total", "counter", "Edit batches accepted.",
 	  FIELD(SELF, struct metrics, batches) },
+	{ "terrain_edit_replays_total", "counter",
+	  "Edit batches retried with a known Idempotency-Key, answered with the first outcome.",
+	  FIELD(SELF, struct metrics, replayed) },
+	{ "terrain_idempotency_keys", "gauge",
+	  "Idempotency keys this node remembers (--idempotency-window, --idempotency-keys).",
+	  FIELD(EDITS, struct metrics_edit_stats, keys) },
+	{ "terrain_idempotency_keys_bytes", "gauge", "Memory the remembered keys take.",
+	  FIELD(EDITS, struct metrics_edit_stats, keys_bytes) },
 	{ "terrain_edit_rejects_total", "counter", "Edit requests refused, by status.",
 	  CUSTOM(render_rejects) },
 	{ "terrain_wal_commits_total", "counter",

@@ -53,6 +53,8 @@ struct metrics_edit_stats {
 	uint64_t log_rtt_us;      /* last round trip to a shared log */
 	uint64_t log_restores;    /* restores from a shared log's snapshot */
 	uint64_t log_shared;      /* snapshots of this node's a shared log took */
+	uint64_t keys;            /* idempotency keys remembered */
+	uint64_t keys_bytes;      /* their memory */
 };
 
 /* Most route labels a metrics object accepts. */
@@ -87,6 +89,8 @@ void metrics_edits_accepted(struct metrics *m, size_t n);
 
 /* An edit request was refused with status (400, 401, 403, 413, 422, 503...). */
 void metrics_edit_rejected(struct metrics *m, int status);
+/* A keyed batch retried, answered with its first outcome. */
+void metrics_edits_replayed(struct metrics *m);
 
 /* What one render reads besides the counters (gathered by routes.c). */
 struct metrics_sources {

@@ -43,6 +43,7 @@
 	XX(429, "too_many_requests")          \
 	XX(431, "header_fields_too_large")    \
 	XX(503, "unavailable")                \
+	XX(504, "outcome_unknown")            \
 	XX(505, "http_version_not_supported")
 
 static const char oom_body[] =
@@ -261,7 +262,7 @@ void req_respond_error(struct req *q, int status, const char *detail)
 	if (status == 405 && q->route)
 		snprintf(headers, sizeof(headers), "Cache-Control: no-store\r\nAllow: %s\r\n",
 			 req_allow_list(q, q->route->methods));
-	else if (status == 503 || status == 429)
+	else if (status == 503 || status == 429 || status == 504 || status == 409)
 		strcat(headers, "Retry-After: 1\r\n");
 	else if (status == 401)
 		strcat(headers, "WWW-Authenticate: Bearer realm=\"terrain edits\"\r\n");

@@ -469,7 +469,8 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 				    cfg->edit_log_sentinel_password, cfg->data_dir, cfg->edit_token,
 				    cfg->cors_origins, cfg->allowed_hosts,
 				    { cfg->edit_rate, 5 * cfg->edit_rate, cfg->edit_area_km2 * 1e6,
-				      5 * cfg->edit_area_km2 * 1e6, cfg->edit_deadline_ms } };
+				      5 * cfg->edit_area_km2 * 1e6, cfg->edit_deadline_ms,
+				      cfg->key_window_s, cfg->key_max } };
 	/* the modules first: the table and its labels are theirs */
 	if ((rc = edits_create(loop, cat, &rt->env, &ec, &rt->edits, err, errlen)) == 0 &&
 	    (rc = tiles_create(loop, cat, edits_worlds(rt->edits), &rt->env, &tc,

@@ -195,6 +195,8 @@ struct route_config {
 	double edit_rate;          /* --edit-rate, edits/s per client; 0: off */
 	double edit_area_km2;      /* --edit-area, km^2/s per client; 0: off */
 	unsigned edit_deadline_ms; /* --edit-deadline (edits.h); 0: off */
+	unsigned key_window_s;     /* --idempotency-window (edits.h); 0: default */
+	unsigned key_max;          /* --idempotency-keys (edits.h); 0: default */
 	uint64_t snapshot_every;   /* --snapshot-every, edits (snapshots.h); 0: off */
 	int compact_log;           /* --compact-log: drop the log below the snapshot */
 };

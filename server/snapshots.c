@@ -10,12 +10,15 @@
  * leaves every chunk baked.
  *
  * File (little-endian), before the store's trailer:
- *   u32 magic "TSNP", u32 version 2, u64 worlds, u64 chunks, u64 edits,
+ *   u32 magic "TSNP", u32 version 3, u64 worlds, u64 chunks, u64 edits,
  *   64 bytes: where the cut is in the log, a NUL-padded text (a shared
  *   log's entry id; "" when the log has none; version 1 lacks the field)
  *   per world: u8 gen_len, gen, u64 fingerprint, seed, seq, hash, chunks
  *     per chunk: i32 cx, cz, u64 version, hash, edits, u32 len, len bytes
  *       of the zstd frame of its LOD-0 delta
+ *   version 3: u64 keys, then per remembered idempotency key (idem.h),
+ *     oldest first: 16 bytes key, 16 bytes body digest, u64 first_seq,
+ *     hash, time_ms, u32 count
  */
 #include "snapshots.h"
 
@@ -29,6 +32,7 @@
 #include "catalog.h"
 #include "edit.h"
 #include "err.h"
+#include "idem.h"
 #include "le.h"
 #include "preset.h"
 #include "store.h"
@@ -36,8 +40,9 @@
 #include "world.h"
 
 #define SNAP_MAGIC   0x504e5354u /* "TSNP" */
-#define SNAP_VERSION 2
+#define SNAP_VERSION 3
 #define SNAP_HEAD    (32 + SNAPSHOTS_POS)   /* version 1: 32 */
+#define SNAP_KEY     60                     /* bytes of a remembered key */
 #define SLICE        32          /* chunks per worker job */
 
 struct cut_world {
@@ -71,6 +76,8 @@ struct job {
 	uint8_t *shared;         /* the file's bytes for on_written, or NULL */
 	size_t shared_len;
 	char pos[SNAPSHOTS_POS]; /* the log's position at the cut */
+	uint8_t *keys;           /* the remembered keys at the cut, encoded */
+	size_t nkeys;
 	int err;
 };
 
@@ -81,6 +88,7 @@ struct snapshots {
 	struct world_map *worlds;
 	struct bakes *bakes;
 	const struct region_source *rs;
+	struct idem *keys;       /* NULL: none kept */
 	uint64_t every, since;
 	snapshots_written_fn on_written;
 	snapshots_position_fn position;
@@ -124,9 +132,32 @@ static void job_free(struct job *j)
 	}
 	free(j->chunks);
 	free(j->worlds);
+	free(j->keys);
 	free(j->shared);
 	store_snap_abort(j->w);
 	free(j);
+}
+
+/* Record the remembered keys as they are now, encoded. */
+static int cut_keys(struct snapshots *s, struct job *j)
+{
+	size_t i;
+
+	j->nkeys = idem_count(s->keys);
+	if (!(j->keys = malloc(j->nkeys ? j->nkeys * SNAP_KEY : 1)))
+		return ERR_NOMEM;
+	for (i = 0; i < j->nkeys; i++) {
+		const struct idem_entry *e = idem_at(s->keys, i);
+		uint8_t *q = j->keys + i * SNAP_KEY;
+
+		memcpy(q, e->key, 16);
+		memcpy(q + 16, e->body, 16);
+		le_put64(q + 32, e->first_seq);
+		le_put64(q + 40, e->hash);
+		le_put64(q + 48, e->time_ms);
+		le_put32(q + 56, e->count);
+	}
+	return 0;
 }
 
 /* Record the worlds and their chunks as they are now. */
@@ -134,6 +165,8 @@ static int cut(struct snapshots *s, struct job *j)
 {
 	size_t i, k, nw = world_map_count(s->worlds), nc = 0;
 
+	if (cut_keys(s, j))
+		return ERR_NOMEM;
 	for (i = 0; i < nw; i++)
 		nc += world_chunks(world_map_at(s->worlds, i, NULL));
 	if (!(j->worlds = calloc(nw ? nw : 1, sizeof(*j->worlds))) ||
@@ -244,6 +277,15 @@ static void job_work(uv_work_t *w)
 		rc = put_world(j, &j->worlds[j->wnext++]);
 	if (!rc && j->next == j->nchunks) {
 		char msg[300];
+		uint8_t n[8];
+
+		le_put64(n, j->nkeys);
+		if ((rc = put(j, n, 8)) == 0)
+			rc = put(j, j->keys, j->nkeys * SNAP_KEY);
+		if (rc) {
+			j->err = rc;
+			return;
+		}
 
 		rc = store_snap_commit(j->w, &j->bytes);
 		j->w = NULL;
@@ -397,12 +439,41 @@ static const uint8_t *take(struct rd *r, size_t n)
 	return p;
 }
 
-/* The header's length by its version (1 or 2), else 0. */
+/* The header's length by its version (1 to 3), else 0. */
 static size_t head_len(const uint8_t *buf, size_t len)
 {
 	uint32_t v = len >= 32 && le_get32(buf) == SNAP_MAGIC ? le_get32(buf + 4) : 0;
 
-	return v == 1 ? 32 : v == SNAP_VERSION && len >= SNAP_HEAD ? SNAP_HEAD : 0;
+	return v == 1 ? 32 : v >= 2 && v <= SNAP_VERSION && len >= SNAP_HEAD ? SNAP_HEAD : 0;
+}
+
+/* Version 3's remembered keys, after the worlds: checked, and with
+ * restore made the table's (the keys of the cut, and no others). */
+static int pass_keys(struct snapshots *s, struct rd *r, int restore, char *msg, size_t msglen)
+{
+	const uint8_t *h = take(r, 8), *q;
+	uint64_t n = h ? le_get64(h) : 0, i;
+
+	if (!h || n > (uint64_t)(r->end - r->p) / SNAP_KEY ||
+	    !(q = take(r, (size_t)n * SNAP_KEY))) {
+		snprintf(msg, msglen, "cut short in its idempotency keys");
+		return ERR_CORRUPT;
+	}
+	if (!restore || !s->keys)
+		return 0;
+	idem_clear(s->keys);
+	for (i = 0; i < n; i++, q += SNAP_KEY) {
+		struct idem_entry e = { .first_seq = le_get64(q + 32), .hash = le_get64(q + 40),
+					.time_ms = le_get64(q + 48), .count = le_get32(q + 56) };
+
+		memcpy(e.key, q, 16);
+		memcpy(e.body, q + 16, 16);
+		if (idem_add(s->keys, &e)) {
+			snprintf(msg, msglen, "out of memory for its idempotency keys");
+			return ERR_NOMEM;
+		}
+	}
+	return 0;
 }
 
 /* One pass over the file: check it (restore 0), restore it into empty
@@ -413,13 +484,14 @@ static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore
 	struct rd r = { buf, buf + len };
 	const uint8_t *h = take(&r, 32);
 	uint64_t nworlds, i, k;
+	int rc;
 
 	if (!h || le_get32(h) != SNAP_MAGIC) {
 		snprintf(msg, msglen, "not a snapshot (bad magic)");
 		return ERR_CORRUPT;
 	}
 	if (!head_len(buf, len)) {
-		snprintf(msg, msglen, "snapshot format version %u, this server reads 1 and %d",
+		snprintf(msg, msglen, "snapshot format version %u, this server reads 1 to %d",
 			 le_get32(h + 4), SNAP_VERSION);
 		return ERR_VERSION;
 	}
@@ -494,6 +566,8 @@ static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore
 			bakes_set(s->bakes, b, st.version, 0, st.nedits, f);
 		}
 	}
+	if (le_get32(h + 4) >= 3 && (rc = pass_keys(s, &r, restore, msg, msglen)) != 0)
+		return rc;
 	if (r.p != r.end) {
 		snprintf(msg, msglen, "%zu bytes after the last world", (size_t)(r.end - r.p));
 		return ERR_CORRUPT;
@@ -533,6 +607,11 @@ int snapshots_load(struct snapshots *s, struct snapshots_loaded *ld, char *msg, 
 	s->st.bytes = ld->bytes;
 	s->st.load_ms = (uv_hrtime() - t0) / 1000000;
 	return 0;
+}
+
+void snapshots_keep_keys(struct snapshots *s, struct idem *keys)
+{
+	s->keys = keys;
 }
 
 void snapshots_on_written(struct snapshots *s, snapshots_written_fn fn,

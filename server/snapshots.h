@@ -74,6 +74,11 @@ int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct 
  */
 int snapshots_load(struct snapshots *s, struct snapshots_loaded *ld, char *msg, size_t msglen);
 
+/* Keep the remembered idempotency keys (idem.h) in each snapshot, and
+ * make them the snapshot's when one is loaded or restored. */
+struct idem;
+void snapshots_keep_keys(struct snapshots *s, struct idem *keys);
+
 /* n edits were applied live: start a snapshot when enough have been. */
 void snapshots_applied(struct snapshots *s, uint64_t n);
 

@@ -104,7 +104,7 @@ static struct batch one(uint64_t first, uint8_t wire[EDIT_WIRE_SIZE])
 	struct edit e = { EDIT_RAISE, EDIT_SMOOTH, (int64_t)first * 1000, 0, 3000, 250000, 0 };
 
 	edit_encode(&e, wire);
-	return (struct batch){ "default", 7, 42, first, 1, wire };
+	return (struct batch){ .gen = "default", .gen_len = 7, .seed = 42, .first_seq = first, .count = 1, .edits = wire };
 }
 
 static struct journal *open_replayed(struct fixture *fx, struct follower *f)

@@ -1223,7 +1223,7 @@ static void test_store_replays_a_million_records_in_seconds(void **state)
 	struct acks a = { 0 };
 	struct store *s;
 	uint8_t w[EDIT_WIRE_SIZE], buf[BATCH_MAX];
-	struct batch b = { "default", 7, 42, 0, 1, w };
+	struct batch b = { .gen = "default", .gen_len = 7, .seed = 42, .first_seq = 0, .count = 1, .edits = w };
 	struct edit e = { EDIT_RAISE, EDIT_LINEAR, 0, 0, 1000, 1000, 0 };
 	char err[256];
 	double t;

@@ -274,7 +274,7 @@ static size_t payload(const char *gen, uint64_t seed, uint64_t first,
 		      const struct edit *e, size_t n, uint8_t *out)
 {
 	uint8_t wire[4 * EDIT_WIRE_SIZE];
-	struct batch b = { gen, strlen(gen), seed, first, (uint32_t)n, wire };
+	struct batch b = { .gen = gen, .gen_len = strlen(gen), .seed = seed, .first_seq = first, .count = (uint32_t)n, .edits = wire };
 	size_t k, len;
 
 	for (k = 0; k < n; k++)
