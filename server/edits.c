@@ -87,6 +87,7 @@ struct edits {
 	struct idem *keys;               /* what keyed batches did (idem.h) */
 	struct edit_req **flying;        /* keyed POSTs in the log's hands */
 	size_t nflying, capflying;
+	uint64_t appending;              /* POSTs in the log's hands */
 	struct snapshots *snaps;         /* NULL: none */
 	int compact;                     /* compact the log below the snapshot */
 	int started_at;                  /* the log read on from the snapshot's
@@ -887,6 +888,7 @@ static void edits_logged(void *arg, int status, uint64_t first)
 	const struct idem_entry *k;
 	int rc;
 
+	x->e->appending--;
 	if (x->keyed)
 		land(x->e, x);
 	if (status == ERR_EXISTS) { /* a shared log had the key: the first counts */
@@ -1235,6 +1237,7 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 			      rc == ERR_NOMEM ? "out of memory, not applied: retry later" : refused(e);
 		return 503;
 	}
+	e->appending++;
 	return 0;
 }
 
@@ -1538,7 +1541,8 @@ void edits_stats(const struct edits *e, struct metrics_edit_stats *es)
 					   sn.failed, sn.edits, sn.bytes, sn.ms, sn.load_ms,
 					   ls.backend, !ls.down && !ls.failed, ls.followed, head,
 					   head - ls.followed, ls.reconnects, ls.rtt_us, ls.restores,
-					   ls.shared, idem_count(e->keys), idem_bytes(e->keys) };
+					   ls.shared, idem_count(e->keys), idem_bytes(e->keys),
+					   e->appending };
 }
 
 void edits_close_log(struct edits *e)

@@ -55,6 +55,7 @@ struct metrics_edit_stats {
 	uint64_t log_shared;      /* snapshots of this node's a shared log took */
 	uint64_t keys;            /* idempotency keys remembered */
 	uint64_t keys_bytes;      /* their memory */
+	uint64_t appending;       /* edit POSTs waiting for the log */
 };
 
 /* Most route labels a metrics object accepts. */
