@@ -202,6 +202,7 @@ int api_batch_parse(const char *json, size_t len, struct api_batch *b)
 		rc = ERR_NOMEM;
 		goto out;
 	}
+	b->replay = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "replay"));
 	b->nchunks = 0;
 	cJSON_ArrayForEach(c, arr) {
 		int32_t *p = b->chunks + 2 * b->nchunks;

@@ -54,7 +54,8 @@ struct api_chunk_hash {
 /*
  * A batch of edits as the server reports it: the answer of
  * POST /v1/worlds/{seed}/edits and the data of an "edits" event:
- * {"first_seq", "last_seq", ["seq",] "world_hash", "chunks": [[cx, cz]...]}.
+ * {"first_seq", "last_seq", ["seq",] "world_hash", "chunks": [[cx, cz]...]},
+ * and "replay": true when a POST's Idempotency-Key had been answered before.
  */
 struct api_batch {
 	uint64_t first_seq, last_seq;
@@ -62,6 +63,7 @@ struct api_batch {
 	uint64_t world_hash;  /* after last_seq */
 	int32_t *chunks;      /* pairs cx, cz (malloc'd; api_batch_free()) */
 	size_t nchunks;
+	int replay;           /* "replay": true: the stored first answer */
 };
 
 /* 1 when s is a usable seed or generator name in a path: 1..64 characters

@@ -38,6 +38,8 @@ static const struct opt table[] = {
 	{ "--op", K_STR, O(op), 0, 0 },
 	{ "--falloff", K_STR, O(falloff), 0, 0 },
 	{ "--token", K_STR, O(token), 0, 0 },
+	{ "--idempotency-key", K_STR, O(idem_key), 0, 0 },
+	{ "--attempts", K_LONG, O(edit_attempts), 1, 1000 },
 	{ "--x", K_DBL, O(x), -1e15, 1e15 },
 	{ "--z", K_DBL, O(z), -1e15, 1e15 },
 	{ "--radius", K_DBL, O(radius), 1e-3, 1e6 }, /* and radius_min */
@@ -75,7 +77,8 @@ void cli_defaults(struct cli_opts *o)
 				.duration = 5, .revalidate = -1, .lmax = 6,
 				.connections = 4, .pipeline = 8, .players = 10,
 				.worlds = 10, .step_ms = 500, .batch_lod = 2,
-				.timeout_ms = 10000, .seed_base = 1 };
+				.timeout_ms = 10000, .edit_attempts = 8,
+				.seed_base = 1 };
 }
 
 int cli_fail(const char *what, const char *detail)

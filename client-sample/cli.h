@@ -35,6 +35,7 @@ struct cli_opts {
 	const char *op;       /* --op raise|lower|flatten|set (edit) */
 	const char *falloff;  /* --falloff linear|smooth (edit), NULL: unsaid */
 	const char *token;    /* --token (edit), NULL: none */
+	const char *idem_key; /* --idempotency-key (edit), NULL: a fresh one */
 	double x, z;          /* --x --z (0, 0) */
 	double radius;        /* --radius in m (per command) */
 	double radius_min;    /* smallest --radius accepted (1; edit: 0.001) */
@@ -56,6 +57,7 @@ struct cli_opts {
 	long cx0, cz0;        /* --cx0 --cz0: export's first chunk (0, 0) */
 	long cx1, cz1;        /* --cx1 --cz1: its last, inclusive (0, 0) */
 	unsigned attempts;    /* no flag: hclient attempts, 0 its default */
+	long edit_attempts;   /* --attempts: edit's tries of one batch (8) */
 	uint64_t seed_base;   /* --seed-base (1) */
 	int quiet;            /* --quiet: walk totals only; no progress line */
 	int exact;            /* --exact: every ring at the canonical precision */

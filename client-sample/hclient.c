@@ -51,6 +51,8 @@ struct hreq {
 	int zstd;           /* 1 zstd, -1 an unsupported coding */
 	int xcache;
 	long max_age;
+	long retry_after;   /* Retry-After in s, -1 when absent */
+	int replayed;       /* Idempotent-Replayed: true */
 	int has_etag;
 	char etag[96];
 	uint8_t *body;
@@ -170,14 +172,15 @@ static void resp_reset(struct hreq *r)
 	r->status = r->zstd = r->has_etag = 0;
 	r->streaming = r->head_pending = 0;
 	r->xcache = HCLIENT_XCACHE_NONE;
-	r->max_age = -1;
+	r->max_age = r->retry_after = -1;
+	r->replayed = 0;
 }
 
 /* End r with a transport error: its callback, then free it. */
 static void fail_req(struct hclient *c, struct hreq *r, const char *detail)
 {
 	struct hclient_resp resp = {
-		.err = ERR_IO, .detail = detail, .max_age = -1,
+		.err = ERR_IO, .detail = detail, .max_age = -1, .retry_after = -1,
 		.latency_ns = uv_hrtime() - r->t0, .attempts = r->attempts,
 	};
 
@@ -535,6 +538,18 @@ static long parse_max_age(const char *v)
 	return -1;
 }
 
+/* Retry-After as delta-seconds (an HTTP date counts as absent: -1). */
+static long parse_delta(const char *v)
+{
+	char *end;
+	long n;
+
+	if (*v < '0' || *v > '9')
+		return -1;
+	n = strtol(v, &end, 10);
+	return *end || n < 0 ? -1 : n;
+}
+
 static int on_header_value_complete(llhttp_t *p)
 {
 	struct slot *s = p->data;
@@ -553,6 +568,10 @@ static int on_header_value_complete(llhttp_t *p)
 			    HCLIENT_XCACHE_NONE;
 	} else if (strcasecmp(f, "cache-control") == 0) {
 		r->max_age = parse_max_age(v);
+	} else if (strcasecmp(f, "retry-after") == 0) {
+		r->retry_after = parse_delta(v);
+	} else if (strcasecmp(f, "idempotent-replayed") == 0) {
+		r->replayed = strcasecmp(v, "true") == 0;
 	}
 	s->hfield_len = s->hval_len = 0;
 	s->hfield[0] = s->hval[0] = 0;
@@ -643,6 +662,7 @@ static void deliver(struct slot *s)
 	struct hclient_resp resp = {
 		.status = r->status, .etag = r->has_etag ? r->etag : NULL,
 		.xcache = r->xcache, .max_age = r->max_age,
+		.retry_after = r->retry_after, .replayed = r->replayed,
 		.body = r->body, .body_len = r->body_len,
 		.wire_len = s->msg_wire, .attempts = r->attempts + 1,
 	};
@@ -994,7 +1014,7 @@ int hclient_request(struct hclient *c, const struct hclient_req *q,
 	r->once = q->once || q->on_data;
 	r->idle_ms = q->idle_ms;
 	r->t0 = uv_hrtime();
-	r->max_age = -1;
+	r->max_age = r->retry_after = -1;
 	q_push(&c->pending, r);
 	c->st.requests++;
 	dispatch(c);

@@ -65,6 +65,9 @@ struct hclient_resp {
 	const char *etag;     /* ETag header value, or NULL */
 	int xcache;           /* enum hclient_xcache, from X-Cache */
 	long max_age;         /* Cache-Control max-age in s, -1 when absent */
+	long retry_after;     /* Retry-After in s (delta-seconds), -1 when
+				 absent or a date */
+	int replayed;         /* Idempotent-Replayed: true (a stored answer) */
 	int zstd;             /* the body came zstd-coded (now decoded) */
 	uint8_t *body;        /* decoded body; see hclient_resp_detach() */
 	size_t body_len;

@@ -528,11 +528,18 @@ static const struct command commands[] = {
 	{ "edit", editcmd_main,
 	  "--server URL --seed S [--gen G] --op raise|lower|flatten|set\n"
 	  "      --x X --z Z --radius R [--strength V] [--height H]\n"
-	  "      [--falloff linear|smooth] [--token T] [--timeout-ms T]",
+	  "      [--falloff linear|smooth] [--token T] [--timeout-ms T]\n"
+	  "      [--attempts N] [--idempotency-key KEY]",
 	  "post one brush edit (raise, lower: --strength m; flatten:\n"
 	  "      --strength 0..1 and --height m; set: --height m); print\n"
-	  "      first_seq, last_seq, world_hash and the touched chunks. The\n"
-	  "      token may come from TERRAIN_EDIT_TOKEN instead" },
+	  "      first_seq, last_seq, world_hash, the touched chunks and the\n"
+	  "      attempts it took (replay: true for a stored answer). The\n"
+	  "      token may come from TERRAIN_EDIT_TOKEN instead. Applied once:\n"
+	  "      one Idempotency-Key (fresh, or KEY) on every attempt; 503,\n"
+	  "      429, 409, 502, 504, timeouts (T ms each, 10000) and lost\n"
+	  "      connections are retried after Retry-After or a backoff, up\n"
+	  "      to N attempts (8); giving up prints the key when the outcome\n"
+	  "      is unknown (docs/client.md)" },
 	{ "export", export_main,
 	  "--server URL --seed S [--gen G] [--lod L] --cx0 A --cz0 B\n"
 	  "      --cx1 C --cz1 D [--connections N] [--timeout-ms T] [--quiet]\n"

@@ -4,7 +4,9 @@
 // the material layer;
 // docs/tile-format.md), verify it (XXH3-64 checksum, and that the header
 // names what was asked for), and build height arrays and meshes that
-// three.js, Babylon.js or a physics engine take as they are.
+// three.js, Babylon.js or a physics engine take as they are; and post
+// edits that are applied exactly once however often they are retried
+// (postEdits).
 //
 // The server's map viewer imports this very file (served as
 // /assets/terrain.js); a web game can import it from there, or copy it.
@@ -838,6 +840,107 @@ export async function fetchBundle(base, rect, options = {}) {
 	const want = (rect.cx1 - rect.cx0 + 1) * (rect.cz1 - rect.cz0 + 1);
 	if (tiles.size !== want) throw new TileError('ERR_MISMATCH', `the bundle holds ${tiles.size} tiles, the rectangle ${want}`);
 	return tiles;
+}
+
+// ---- edits, applied exactly once (docs/edits.md, issue 35) ----
+
+/** The URL that takes edits: POST {"edits": [...]}. */
+export const editsUrl = (base, { seed, gen }) => `${base}/v1/worlds/${enc(String(seed))}/edits${query(gen)}`;
+
+/** A fresh Idempotency-Key: 128 random bits (crypto.getRandomValues) as 32 lowercase hex digits. */
+export function newEditKey() {
+	return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+// Answers worth another attempt with the same key: 'retry' when the batch
+// certainly was not applied, 'unknown' when it may have been.
+const RETRYABLE = { 503: 'retry', 429: 'retry', 409: 'unknown', 502: 'unknown', 504: 'unknown' };
+const EDIT_BACKOFF_MS = 100, EDIT_BACKOFF_MAX_MS = 2000, RETRY_AFTER_MAX_S = 300;
+
+// Resolve after ms, or reject with signal's reason when it aborts first.
+const pause = (ms, signal) => new Promise((resolve, reject) => {
+	if (signal?.aborted) return reject(signal.reason);
+	const stop = () => { clearTimeout(t); reject(signal.reason); };
+	const t = setTimeout(() => { signal?.removeEventListener('abort', stop); resolve(); }, ms);
+	signal?.addEventListener('abort', stop, { once: true });
+});
+
+// One POST with its own timeout: { res, text } or { error } (no answer, or
+// the body cut short); the caller's signal rejects with its reason.
+async function postOnce(f, url, init, timeoutMs, signal) {
+	const ctrl = new AbortController(), stop = () => ctrl.abort(signal.reason);
+	const timer = setTimeout(() => ctrl.abort(new TileError('ERR_TIMEOUT', `no answer in ${timeoutMs} ms`)), timeoutMs);
+	signal?.addEventListener('abort', stop, { once: true });
+	try {
+		const res = await f(url, { ...init, signal: ctrl.signal });
+		return { res, text: await res.text() };
+	} catch (error) {
+		if (signal?.aborted) throw signal.reason;
+		return { error: ctrl.signal.aborted ? ctrl.signal.reason : error };
+	} finally {
+		clearTimeout(timer);
+		signal?.removeEventListener('abort', stop);
+	}
+}
+
+/**
+ * POST a batch of edits ({op, x, z, radius, ...} objects, docs/edits.md) to
+ * the world { seed, gen } so that it is applied once: every attempt carries
+ * the same Idempotency-Key, and the server answers a retry of an applied
+ * batch with its first answer ("replay": true). Retries, up to attempts,
+ * on 503 and 429 (not applied), on 409 (the key still in flight), and on
+ * 502, 504, a timeout (timeoutMs per attempt) or a lost connection
+ * (outcome unknown); each waits the answer's Retry-After (at most 300 s), else 100 ms
+ * doubling to 2 s, jittered to 50..100 %. Resolves to the answer
+ * ({ first_seq, last_seq, world_hash, chunks }) plus attempts, key and
+ * replay (a boolean). Rejects, on another answer (400, 401, 422: the key
+ * came with another body...) or once attempts are spent, with a TileError
+ * (code HTTP_<status>, or ERR_IO without an answer) carrying status (0
+ * without one), body (the parsed error, or null), attempts, key and
+ * unknown: true when some attempt may have applied the batch - call again
+ * with { key } to apply it once and learn its outcome. signal aborts it
+ * all (rejects with its reason); onRetry({ attempt, attempts, delayMs,
+ * status, unknown }) is called before each wait.
+ *
+ *   const a = await postEdits('', { seed: 42 }, [{ op: 'raise', x: 0, z: 0, radius: 30, strength: 5 }]);
+ *   // a.last_seq, a.world_hash, a.attempts (1 when nothing failed), a.replay
+ */
+export async function postEdits(base, world, edits, {
+	token, key = newEditKey(), attempts = 8, timeoutMs = 10000, fetch: f = globalThis.fetch, signal, onRetry,
+} = {}) {
+	const headers = { 'Content-Type': 'application/json', 'Idempotency-Key': `"${key}"` };
+	if (token) headers.Authorization = `Bearer ${token}`;
+	const init = { method: 'POST', headers, body: JSON.stringify({ edits }), cache: 'no-store' };
+	let unknown = false;
+	for (let n = 1; ; n++) {
+		signal?.throwIfAborted();
+		const { res, text, error } = await postOnce(f, editsUrl(base, world), init, timeoutMs, signal);
+		let body = null;
+		try { body = JSON.parse(text); } catch { /* no answer, or not JSON */ }
+		if (res?.ok && body)
+			return { ...body, attempts: n, key, replay: body.replay === true || res.headers.get('Idempotent-Replayed') === 'true' };
+		// nothing was sent when the connection was refused (Node.js says so; browsers do not)
+		const verdict = error ? (error.cause?.code === 'ECONNREFUSED' ? 'retry' : 'unknown') :
+			res.ok ? 'unknown' : RETRYABLE[res.status] ?? 'stop';
+		unknown ||= verdict === 'unknown';
+		const last = error ? `no answer (${error.message}${error.cause?.message ? `: ${error.cause.message}` : ''})` :
+			res.ok ? `HTTP ${res.status}: not the answer JSON expected` :
+			`HTTP ${res.status}${body?.error ? `: ${body.error}: ${body.detail}` : ''}`;
+		if (verdict === 'stop' || n >= attempts) {
+			const why = verdict === 'stop' ? `${last}${n > 1 ? ` (attempt ${n})` : ''}` :
+				`gave up after ${n} attempt${n > 1 ? 's' : ''}; the last: ${last}`;
+			const outcome = unknown ? `; the outcome is unknown: the edits may or may not have been applied; post them again with key ${key} to apply them once and learn the outcome` :
+				verdict === 'stop' ? '' : '; the edits were not applied';
+			throw Object.assign(new TileError(res ? `HTTP_${res.status}` : 'ERR_IO', `POST edits: ${why}${outcome}`),
+				{ status: res?.status ?? 0, body, attempts: n, key, unknown });
+		}
+		const after = res && /^\d+$/.test(res.headers.get('Retry-After') ?? '') ?
+			Math.min(Number(res.headers.get('Retry-After')), RETRY_AFTER_MAX_S) * 1000 : -1;
+		const d = Math.min(EDIT_BACKOFF_MS * 2 ** (n - 1), EDIT_BACKOFF_MAX_MS);
+		const delayMs = after >= 0 ? after : Math.round(d / 2 + Math.random() * d / 2);
+		onRetry?.({ attempt: n + 1, attempts, delayMs, status: res?.status ?? 0, unknown: verdict === 'unknown' });
+		await pause(delayMs, signal);
+	}
 }
 
 // ---- height arrays and meshes ----

@@ -8,7 +8,7 @@
 // also for tiles without the layer) - requested nearest-first with a
 // bounded number in flight, drawn as each arrives, and cancelled when they
 // leave the view.
-import { decodeTile, xxh3Hex, MATERIALS, tileUrl as apiTileUrl } from './terrain.js';
+import { decodeTile, xxh3Hex, MATERIALS, tileUrl as apiTileUrl, postEdits } from './terrain.js';
 import { shadeTile } from './shade.js';
 
 // ---- tuning ----------------------------------------------------------------
@@ -636,36 +636,34 @@ async function applyBrush(x, z) {
 		}
 		edit.height = h;
 	}
-	const headers = { 'Content-Type': 'application/json' };
 	const token = $('token').value.trim();
-	if (token) headers.Authorization = `Bearer ${token}`;
 	const status = $('edit-status');
+	const doing = `${op} at ${edit.x}, ${edit.z}`;
 	status.className = 'muted';
-	status.textContent = `${op} at ${edit.x}, ${edit.z}…`;
+	status.textContent = `${doing}…`;
 	pulses.push({ x: edit.x, z: edit.z, r: edit.radius, t0: performance.now() });
 	drawOverlay();
 	const world = worldKey();
 	try {
-		const res = await fetch(`/v1/worlds/${enc(st.seed)}/edits?gen=${enc(st.gen)}`, {
-			method: 'POST', headers, body: JSON.stringify({ edits: [edit] }), cache: 'no-store',
+		// one Idempotency-Key for this click, kept across its retries, so
+		// that the server applies it once (postEdits, terrain.js)
+		const body = await postEdits('', { seed: st.seed, gen: st.gen }, [edit], {
+			token: token || undefined,
+			onRetry: ({ attempt }) => { status.textContent = `${doing}: retrying (${attempt - 1})…`; },
 		});
-		const text = await res.text();
-		let body = null;
-		try { body = JSON.parse(text); } catch { /* not JSON */ }
-		if (!res.ok) {
-			const why = res.status === 404 && (!body || body.detail === 'no such route') ? 'this server has no edit endpoint yet' :
-				res.status === 401 ? 'a valid token is needed (401)' :
-				res.status === 403 ? 'edits are allowed from loopback or with a token (403)' :
-				body ? `${body.error}: ${body.detail}` : `HTTP ${res.status}`;
-			throw new Error(why);
-		}
 		st.edits++;
 		st.lastEdit = body;
 		if (world === worldKey()) applyChange(body, 'edit');
-		status.textContent = `Edit ${body.first_seq ?? body.seq}${body.last_seq && body.last_seq !== body.first_seq ? `–${body.last_seq}` : ''} applied: ${(body.chunks || []).length} chunk(s) changed.`;
+		status.textContent = `Edit ${body.first_seq ?? body.seq}${body.last_seq && body.last_seq !== body.first_seq ? `–${body.last_seq}` : ''} applied: ${(body.chunks || []).length} chunk(s) changed${body.attempts > 1 ? ` (after ${body.attempts} attempts)` : ''}.`;
 	} catch (e) {
+		const b = e.body, last = e.status ? `HTTP ${e.status}${b?.error ? `: ${b.error}: ${b.detail}` : ''}` : e.message;
+		const why = e.status === 404 && (!b || b.detail === 'no such route') ? 'this server has no edit endpoint yet' :
+			e.status === 401 ? 'a valid token is needed (401)' :
+			e.status === 403 ? 'edits are allowed from loopback or with a token (403)' :
+			e.attempts > 1 ? `no success in ${e.attempts} attempts, the last ${last}` : last;
 		status.className = 'error';
-		status.textContent = `Edit failed: ${e.message}`;
+		status.textContent = e.unknown ? `Edit failed: ${why}. It may have been applied: the map shows it if it was.` :
+			`Edit failed: ${why}.${e.attempts > 1 || e.status === 503 ? ' It was not applied.' : ''}`;
 	}
 }
 

@@ -94,10 +94,13 @@ try {
 	const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
 	page.setDefaultTimeout(STEP * SCALE);   // Playwright's own: 30 s
 	const errors = [];
+	let scripted = false;   // the edit retry checks' answers are in play
 	page.on('pageerror', (e) => errors.push(e.message));
 	page.on('console', (m) => {
 		// the events endpoint answers 404 until it exists: that is expected
-		if (m.type() === 'error' && !(env.EVENTS !== '1' && /404/.test(m.text()))) errors.push(m.text());
+		// and the scripted 503 and 504 answers of the retry checks are too
+		if (m.type() === 'error' && !(env.EVENTS !== '1' && /404/.test(m.text())) &&
+			!(scripted && /status of 50[34]/.test(m.text()))) errors.push(m.text());
 	});
 	let tileEncoding = null, acceptEncoding = null;
 	page.on('response', async (r) => {
@@ -398,6 +401,55 @@ try {
 		check(setOk && hq && Math.abs(hq.h - 250) < 0.3, 'a "set" edit with the height field levels the ground to 250 m',
 			`${JSON.stringify(second)} height ${JSON.stringify(hq)}`);
 		await page.mouse.move(qt.x + 160, qt.y + 40);
+
+		// ---- the brush retries with one Idempotency-Key (issue 35) ----
+		// POSTs of edits are intercepted by one handler (no unroute between
+		// modes). Mode 'retry': a 503 and an outcome_unknown 504
+		// (Retry-After: 0), the 504 held until the page says it is
+		// retrying, then the real server. Mode 'unknown': 504 every time.
+		const keys = [], unknown504 = { status: 504, headers: { 'Retry-After': '0' }, contentType: 'application/json',
+			body: '{"error":"outcome_unknown","detail":"scripted"}' };
+		const statusHas = (text) => page.waitForFunction((t) => document.getElementById('edit-status').textContent.includes(t),
+			text, { timeout: STEP * SCALE }).then(() => true).catch(() => false);
+		let sawRetrying = null, mode = 'retry';
+		scripted = true;   // stays set: the console errors of these answers may come late
+		await page.route('**/v1/worlds/*/edits*', async (route) => {
+			const n = keys.push(route.request().headers()['idempotency-key']);
+			if (mode === 'unknown') return route.fulfill(unknown504);
+			if (n === 1) return route.fulfill({ ...unknown504, status: 503, body: '{"error":"unavailable","detail":"scripted"}' });
+			if (n === 2) {
+				sawRetrying = await statusHas('retrying (1)');
+				return route.fulfill(unknown504);
+			}
+			return route.continue();
+		});
+		const seq2 = Number(second?.last_seq ?? second?.seq ?? 0);
+		const R = { x: 300, z: 100 };
+		const rt = await page.evaluate((p) => window.terrainViewer.clientPoint(p.x, p.z), R);
+		await page.mouse.click(rt.x, rt.y);
+		const third = await page.waitForFunction((seq) => {
+			const e = window.terrainViewer.lastEdit;
+			return e && (e.last_seq ?? e.seq) > seq && e;
+		}, seq2, { timeout: STEP * SCALE }).then((h) => h.jsonValue()).catch(() => null);
+		const said = await page.textContent('#edit-status');
+		check(third && third.attempts === 3 && keys.length === 3, 'a brush edit after a 503 and a 504 is applied in 3 attempts',
+			`${JSON.stringify(third)} / ${keys.length} requests / status: ${said}`);
+		check(keys.length === 3 && new Set(keys).size === 1 && /^"[0-9a-f]{32}"$/.test(keys[0]),
+			'all attempts of the brush edit carry one well-formed Idempotency-Key', JSON.stringify(keys));
+		check(sawRetrying === true, 'the status said "retrying (1)…" during the retries');
+		check(/after 3 attempts/.test(said), 'the status says how many attempts it took', said);
+		// every attempt unknown: the page gives up at 8 and says it may have been applied
+		const first = keys[0];
+		keys.length = 0;
+		mode = 'unknown';
+		await page.mouse.click(rt.x + 20, rt.y);
+		const gaveUp = await statusHas('may have been applied');
+		const text = await page.textContent('#edit-status');
+		console.log(`  status after giving up: ${text}`);
+		check(gaveUp && /8 attempts/.test(text) && keys.length === 8, 'after 8 unknown outcomes the status says the edit may have been applied',
+			`${keys.length} requests / status: ${text}`);
+		check(new Set(keys).size === 1 && keys[0] !== first, 'the next brush edit has a key of its own, kept across its retries', JSON.stringify(keys));
+		await page.unroute('**/v1/worlds/*/edits*');
 	} else {
 		console.log('  (edits not tested: this server has no POST /v1/worlds/{seed}/edits yet)');
 	}
