@@ -55,6 +55,8 @@
 #define EDITS_PAGE 1000   /* GET edits: default and largest limit */
 #define HASHES_SIDE 64    /* GET hashes: largest rectangle side, chunks */
 #define CLIENTS 4096      /* rate buckets kept; the oldest go first */
+/* What a page may read of an edit's answer (CORS) */
+#define EXPOSE "Access-Control-Expose-Headers: Retry-After, Idempotent-Replayed\r\n"
 
 /* One client's budgets (token buckets, refilled by time). */
 struct bucket {
@@ -853,8 +855,8 @@ static void respond_batch(struct edit_req *x, uint64_t first, uint64_t count, ui
 	if (replay)
 		len += (size_t)sprintf(body + len - 1, ",\"replay\":true}") - 1;
 	req_respond_copy(&x->q, 200, "application/json", replay ?
-			 "Cache-Control: no-store\r\nIdempotent-Replayed: true\r\n" :
-			 "Cache-Control: no-store\r\n", body, len);
+			 "Cache-Control: no-store\r\nIdempotent-Replayed: true\r\n" EXPOSE :
+			 "Cache-Control: no-store\r\n" EXPOSE, body, len);
 	free(body);
 }
 

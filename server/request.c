@@ -263,7 +263,7 @@ void req_respond_error(struct req *q, int status, const char *detail)
 		snprintf(headers, sizeof(headers), "Cache-Control: no-store\r\nAllow: %s\r\n",
 			 req_allow_list(q, q->route->methods));
 	else if (status == 503 || status == 429 || status == 504 || status == 409)
-		strcat(headers, "Retry-After: 1\r\n");
+		strcat(headers, "Retry-After: 1\r\nAccess-Control-Expose-Headers: Retry-After\r\n");
 	else if (status == 401)
 		strcat(headers, "WWW-Authenticate: Bearer realm=\"terrain edits\"\r\n");
 	if (q->count_rejects)

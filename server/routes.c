@@ -38,7 +38,7 @@
 
 #define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
 #define ALLOWED_HEADERS "If-None-Match, If-Modified-Since, Content-Type, Authorization, " \
-	"Last-Event-ID"
+	"Last-Event-ID, Idempotency-Key"
 #define MAX_ROUTES (METRICS_MAX_ROUTES - 2)
 #define OPENAPI_FILE "openapi.json"
 

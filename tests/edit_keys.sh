@@ -42,6 +42,8 @@ check "the same key and edits again: 200" eq "$(post 7 '"k-1"' "$A")" 200
 check "... the first answer" answer_is "$TMP/first"
 check "... marked as a replay" eq "$(ans replay)" true
 check "... and by Idempotent-Replayed" has "$TMP/hdr" '^Idempotent-Replayed: true'
+check "... which a page may read, as Retry-After" \
+	has "$TMP/hdr" 'Access-Control-Expose-Headers: .*Retry-After, Idempotent-Replayed'
 check "... nothing applied twice (edit_seq 1)" eq "$(seq_of 7)" 1
 check "the same key, other edits: 422" eq "$(post 7 '"k-1"' "$B")" 422
 check "... saying so" has "$TMP/ans" 'already used for other edits \(edits 1\.\.1'
@@ -62,6 +64,9 @@ for bad in '""' '"open' "\"${long}y\"" '"a\b"' 'two words' '"tab	in"' 'quo"te'; 
 	check "malformed key [$bad]: 400" eq "$(post 7 "$bad" "$A")" 400
 done
 check "... saying what a key is" has "$TMP/ans" 'idempotency-key: expected a quoted string'
+check "a page may send the header (CORS preflight)" has <(curl -s -D - -o /dev/null -X OPTIONS \
+	-H 'Origin: http://game.example' -H 'Access-Control-Request-Method: POST' \
+	"$BASE/v1/worlds/7/edits") 'Access-Control-Allow-Headers: .*Idempotency-Key'
 n=$(seq_of 7)
 check "metrics count the replays" has <(curl -s "$BASE/metrics") '^terrain_edit_replays_total 3$'
 check "metrics count the keys remembered" has <(curl -s "$BASE/metrics") '^terrain_idempotency_keys 6$'

@@ -1,0 +1,152 @@
+#!/bin/bash
+# edit_keys_cluster.sh - Idempotency-Key with the shared log in Redis (a
+# primary with appendfsync always and one replica, real redis-server
+# processes on 127.0.0.1) and two nodes: a retry on the other node gets the
+# first answer; two nodes racing with one key apply it once (the append
+# script decides in the log's order); a batch logged but not confirmed
+# (the replica stopped) is answered 504, outcome unknown, and the retry
+# with its key finds it applied, once; a node killed (kill -9) after its
+# append and before its answer, the retry on the other node gets the
+# first outcome; a second request with a key in flight is 409; without a
+# fault nothing is refused (503 only when the log certainly did not take
+# the batch). Every process is killed by pid.
+. "$(dirname "$0")/lib.sh"
+
+for b in redis-server redis-cli python3; do
+	command -v "$b" >/dev/null || { echo "skip: $b missing (scripts/deps.sh test)"; exit 0; }
+done
+export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
+unset TERRAIN_EDIT_TOKEN
+
+declare -A RPID RPORT
+BG=()
+trap 'kill_ours CONT "${RPID[@]}"; kill_ours KILL "${RPID[@]}" "${BG[@]}"; cleanup' EXIT
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+rcli() { redis-cli -p "$1" "${@:2}" 2>/dev/null; }
+pong() { [ "$(rcli "$1" PING)" = PONG ]; }
+redis_up() { # NAME [ARGS...]
+	local name=$1
+	shift
+	RPORT[$name]=$(free_port)
+	mkdir -p "$TMP/$name"
+	redis-server --port "${RPORT[$name]}" --bind 127.0.0.1 --dir "$TMP/$name" \
+		--appendonly yes --appendfsync always --save "" --repl-diskless-sync-delay 0 \
+		--replica-serve-stale-data no --logfile "$TMP/$name.log" "$@" &
+	RPID[$name]=$!
+	wait_until 20 pong "${RPORT[$name]}" || { echo "redis $name did not start"; exit 1; }
+}
+online_replica() { rcli "${RPORT[r1]}" INFO replication | grep -q 'state=online'; }
+ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz")" = 200 ]; }
+declare -A NPORT NPID NLOG
+node_up() { # NAME [SPEC OPTIONS]
+	server_start --data-dir "$TMP/$1" --edit-log "redis://127.0.0.1:${RPORT[r1]}${2:-}"
+	NPORT[$1]=$PORT NLOG[$1]=$SERVER_LOG
+	NPID[$1]=$(pgrep -P "$SERVER_PID") # the server, not timeout(1)
+	wait_until 40 ready "$PORT" || { echo "node $1 not ready"; cat "$SERVER_LOG"; exit 1; }
+}
+BODY='{"edits":[{"op":"raise","x":50,"z":60,"radius":30,"strength":1}]}'
+# post NODE KEY [SEED] [OUT]: the status; the answer in OUT ($TMP/ans)
+post() {
+	curl -s -o "${4:-$TMP/ans}" -w '%{http_code}' --max-time 60 -H 'Content-Type: application/json' \
+		${2:+-H "Idempotency-Key: \"$2\""} -d "$BODY" \
+		"http://127.0.0.1:${NPORT[$1]}/v1/worlds/${3:-5}/edits"
+}
+field() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2]); print(json.dumps(v) if isinstance(v,(list,bool)) else v)' "${3:-$TMP/ans}" "$1"; }
+seq_of() { # NODE [SEED]
+	curl -s "http://127.0.0.1:${NPORT[$1]}/v1/worlds/${2:-5}" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["edit_seq"])'
+}
+xlen() { rcli "${RPORT[r1]}" XLEN terrain:log; }
+metric() { curl -s "http://127.0.0.1:${NPORT[$1]}/metrics" | sed -n "s/^$2 //p"; }
+
+redis_up r1
+redis_up r2 --replicaof 127.0.0.1 "${RPORT[r1]}"
+wait_until 20 online_replica || { echo "replica did not sync"; exit 1; }
+node_up a
+node_up b
+
+# ---- a retry on the other node -----------------------------------------------
+check "a keyed edit on node a" eq "$(post a k1)" 200
+cp "$TMP/ans" "$TMP/k1"
+check "... its retry on node b: 200" eq "$(post b k1)" 200
+check "... the first answer" eq "$(field first_seq)/$(field world_hash)/$(field chunks)" \
+	"$(field first_seq "$TMP/k1")/$(field world_hash "$TMP/k1")/$(field chunks "$TMP/k1")"
+check "... a replay" eq "$(field replay)" true
+check "... one batch in the log" eq "$(xlen)" 1
+check "... the same key with other edits on b: 422" eq "$(BODY='{"edits":[{"op":"raise","x":1,"z":1,"radius":9,"strength":1}]}' post b k1)" 422
+
+# ---- two nodes racing with one key ----------------------------------------------
+racers=()
+for i in $(seq 1 40); do
+	post a "race$i" 6 "$TMP/ra.$i" >"$TMP/sa.$i" &
+	racers+=($!)
+	post b "race$i" 6 "$TMP/rb.$i" >"$TMP/sb.$i" &
+	racers+=($!)
+done
+wait "${racers[@]}"
+same=0 ok=0
+for i in $(seq 1 40); do
+	[ "$(cat "$TMP/sa.$i")$(cat "$TMP/sb.$i")" = 200200 ] && ok=$((ok + 1))
+	[ "$(field first_seq "$TMP/ra.$i")" = "$(field first_seq "$TMP/rb.$i")" ] && same=$((same + 1))
+done
+check "40 keys sent to both nodes at once: 80 answers 200" eq "$ok" 40
+check "... each key's two answers name one batch" eq "$same" 40
+check "... 40 batches in the world, not 80" eq "$(seq_of a 6)/$(seq_of b 6)" 40/40
+check "... and in the log" eq "$(xlen)" 41
+
+# ---- logged, not confirmed: 504, and the retry finds it ---------------------------
+kill -STOP "${RPID[r2]}"
+n0=$(xlen)
+check "the replica stopped: a keyed edit gets 504 (outcome unknown)" eq "$(post a u1)" 504
+check "... saying so" eq "$(field error)" outcome_unknown
+check "... it is in the log" eq "$(xlen)" $((n0 + 1))
+check "... edits while the tail is down get 503 (not applied)" eq "$(post a u2)" 503
+check "... and are not in the log" eq "$(xlen)" $((n0 + 1))
+kill -CONT "${RPID[r2]}"
+wait_until 40 ready "${NPORT[a]}"
+wait_until 40 ready "${NPORT[b]}"
+s0=$(seq_of b)
+check "the replica back: the retry of the 504 on node b is 200" eq "$(post b u1)" 200
+check "... a replay of the logged batch" eq "$(field replay)/$(field first_seq)" "true/$s0"
+check "... applied once" eq "$(seq_of b)/$(seq_of a)" "$s0/$s0"
+check "the 503's retry is applied now" eq "$(post b u2)/$(field replay)" 200/None
+
+# ---- a node killed between its append and its answer ------------------------------
+kill -STOP "${RPID[r2]}"
+n0=$(xlen)
+post a dead1 >"$TMP/dead.status" &
+BG+=($!)
+appended() { [ "$(xlen)" = $((n0 + 1)) ]; }
+check "node a appended (the replica stopped: no answer yet)" wait_until 30 appended
+kill -9 "${NPID[a]}"
+kill -CONT "${RPID[r2]}"
+wait_until 40 ready "${NPORT[b]}"
+s0=$(seq_of b)
+check "node a killed (kill -9): the retry on node b is 200" eq "$(post b dead1)" 200
+check "... the first outcome: the batch a appended" eq "$(field replay)/$(field first_seq)" "true/$s0"
+check "... once in the log" eq "$(xlen)" $((n0 + 1))
+
+# ---- a key in flight: 409 -----------------------------------------------------------
+node_up c "?timeout=20000"
+s0=$(seq_of c)
+kill -STOP "${RPID[r1]}"
+post c fly1 >"$TMP/fly.status" &
+flying_pid=$!
+BG+=($flying_pid)
+in_flight() { [ "$(metric c terrain_edit_appends_in_flight)" = 1 ]; }
+check "the primary stopped: an edit waits in node c" wait_until 30 in_flight
+check "... the same key meanwhile: 409" eq "$(post c fly1)" 409
+check "... with Retry-After" eq "$(curl -s -D - -o /dev/null -H 'Content-Type: application/json' \
+	-H 'Idempotency-Key: "fly1"' -d "$BODY" "http://127.0.0.1:${NPORT[c]}/v1/worlds/5/edits" |
+	tr -d '\r' | sed -n 's/^Retry-After: //p')" 1
+kill -CONT "${RPID[r1]}"
+wait "$flying_pid"
+check "the primary back: the first answer came ($(cat "$TMP/fly.status"))" \
+	has "$TMP/fly.status" '^(200|504)$'
+wait_until 40 ready "${NPORT[c]}"
+check "... the retry is 200" eq "$(post c fly1)" 200
+check "... fly1 is applied once" eq "$(seq_of c)" $((s0 + 1))
+check "no node logged a batch it could not follow" not grep -q 'could not be applied' "${NLOG[@]}"
+finish
