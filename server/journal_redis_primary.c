@@ -223,7 +223,7 @@ static int parse_options(struct rlog *g, const char *q)
 	long v;
 	int rc;
 
-	if (option(q, "timeout", 60000, 1000, &v) || v < 10)
+	if (option(q, "timeout", 60000, 3000, &v) || v < 10)
 		return ERR_INVAL;
 	g->timeout_ms = (unsigned)v;
 	g->replicas_all = has_value(q, "replicas", "all");
