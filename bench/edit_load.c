@@ -8,8 +8,10 @@
  * are loaded alike: each connection posts a batch of EDITS_PER_BATCH raise
  * brushes and waits for the answer before sending the next, so every edit
  * counted was acknowledged (in the fsync'd log). BATCHES batches in all.
- * Brushes fall in a SPAN_M square centred on the origin (100000).
- * Prints "edits N ok N seconds S".
+ * Brushes fall in a SPAN_M square centred on the origin (100000). With
+ * EDIT_LOAD_KEYS=1 in the environment each batch carries an
+ * Idempotency-Key of its own (docs/edits.md). Prints "edits N ok N
+ * seconds S".
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -37,6 +39,8 @@ static int per_batch;
 static int span = 100000;   /* brushes in a SPAN x SPAN metre square */
 static const char *world;
 static long ok_batches, ok_edits;
+static int keyed;            /* EDIT_LOAD_KEYS=1 */
+static unsigned long long keys;
 
 static void die(const char *what)
 {
@@ -63,8 +67,11 @@ static void send_batch(struct conn *c)
 	}
 	len += (size_t)sprintf(body + len, "]}");
 	n = (size_t)sprintf(req, "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-			    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-			    world, len);
+			    "Content-Type: application/json\r\nContent-Length: %zu\r\n", world, len);
+	if (keyed)
+		n += (size_t)sprintf(req + n, "Idempotency-Key: \"%d-%llu-%llu\"\r\n",
+				     (int)getpid(), c->rng, ++keys);
+	n += (size_t)sprintf(req + n, "\r\n");
 	memcpy(req + n, body, len);
 	if (send(c->fd, req, n + len, 0) != (ssize_t)(n + len))
 		die("send");
@@ -131,6 +138,7 @@ int main(int argc, char **argv)
 	batches = atol(argv[3]);
 	per_batch = atoi(argv[4]);
 	world = argv[5];
+	keyed = getenv("EDIT_LOAD_KEYS") && !strcmp(getenv("EDIT_LOAD_KEYS"), "1");
 	if (clients < 1 || clients > MAX_CLIENTS || per_batch < 1 || per_batch > 256)
 		return 2;
 	if ((ep = epoll_create1(0)) < 0)
