@@ -107,7 +107,7 @@ xadd() { # redis-benchmark's XADD/s at 16 clients
 }
 
 say "section 10: 16 clients through 3 nodes, ${secs} s a round, beside xadd_wait and redis-benchmark XADD, $rounds rounds"
-ours=() red=() redw=() per_group=() nowait=() pair_w=() pair_x=()
+ours=() red=() redw=() per_group=() nowait=() pair_w=() pair_x=() keyed=() pair_k=()
 cpu_p=0 cpu_r=0 cpu_n=0 n_ours=0 cpu_pw=0 cpu_rw=0 n_w=0
 for round in $(seq 1 "$rounds"); do
 	c0=$(commits) p0=$(ticks "$ppid") r0=$(ticks "$rpid") n0=$(ticks "${npids[@]}")
@@ -127,6 +127,12 @@ for round in $(seq 1 "$rounds"); do
 	# each round's ratios: the load of this shared machine changes by the second
 	pair_w+=("$(awk -v a="${ours[-1]}" -v b="${redw[-1]}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')")
 	pair_x+=("$(awk -v a="${ours[-1]}" -v b="${red[-1]}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')")
+	# the same nodes, each POST with an Idempotency-Key (checked and recorded
+	# by the append script), right after: the round's pair
+	if [ "$round" -le 5 ]; then
+		keyed+=("$("$out/cluster_load" -k -t "$secs" "$list" 16 "keyed$round" | awk '{ printf "%.0f", $4 / $12 }')")
+		pair_k+=("$(awk -v a="${keyed[-1]}" -v b="${ours[-1]}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')")
+	fi
 	# the same nodes without a replica's confirmation: no WAIT, the tail on the primary
 	if [ "$round" -le 3 ]; then
 		nodes_down
@@ -161,6 +167,7 @@ pick() { echo "$1" | awk -v w="$2" '$1 == w { printf "%s / %s ms (max %s)", $3, 
 	echo "| ratio, median of the rounds' (each round: ours, then the anchors) | **${ratio}x** (rounds: ${pair_x[*]}) |"
 	echo "| anchor: Redis's own confirmed appends, XADD then WAIT 1 per op (bench/xadd_wait.c), 16 clients | **$(median "${redw[@]}")** (rounds: ${redw[*]}) |"
 	echo "| ratio to that, median of the rounds' (target >= 1.0) | **${ratio_w}x** (rounds: ${pair_w[*]}; range $(range "${pair_w[@]}")) |"
+	echo "| the same, each POST with an Idempotency-Key, 5 rounds (target: at most 5% slower) | $(median "${keyed[@]}") (rounds: ${keyed[*]}); **$(median "${pair_k[@]}")x** of without keys, median of the rounds' (${pair_k[*]}) |"
 	echo "| the same nodes with \`?replicas=0\` (no WAIT, the tail reads the primary; the replica still attached) | $(median "${nowait[@]}") (rounds: ${nowait[*]}; $(div "$(median "${nowait[@]}")" "$(median "${red[@]}")")x of XADD) |"
 	echo "| CPU per acknowledged edit (user + system): primary / replica / the 3 nodes together | $(us_per $cpu_p $n_ours) / $(us_per $cpu_r $n_ours) / $(us_per $cpu_n $n_ours) us |"
 	echo "| CPU per XADD + WAIT 1 of the anchor: primary / replica | $(us_per $cpu_pw $n_w) / $(us_per $cpu_rw $n_w) us |"

@@ -2,7 +2,7 @@
  * cluster_load.c - edit load against several nodes of one world, for
  * tests/cluster.sh and bench/cluster.sh.
  *
- *   cluster_load [-p] [-h] [-l] [-n BATCHES] [-t SECONDS] [-w MS] [-r METRES] [-a ACKS] PORTS CLIENTS WORLD
+ *   cluster_load [-p] [-h] [-l] [-k] [-n BATCHES] [-t SECONDS] [-w MS] [-r METRES] [-a ACKS] PORTS CLIENTS WORLD
  *
  * CLIENTS clients (one epoll thread, as bench/edit_load.c) each post one
  * one-edit batch at a time to 127.0.0.1 at a node of PORTS (comma-
@@ -16,7 +16,8 @@
  * "first_seq x_mm z_mm radius_mm", what the log must hold at first_seq,
  * and with -h the world hash after the batch as a fifth column.
  * Prints "sent N ok N unavailable N other N errors N seconds S" and, with
- * -l, the latency percentiles of the acknowledged batches.
+ * -l, the latency percentiles of the acknowledged batches. -k: each batch
+ * carries an Idempotency-Key of its own (docs/edits.md).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -56,6 +57,7 @@ static volatile sig_atomic_t stop;
 static long sent, ok, unavailable, other, errors;
 static FILE *acks;
 static int hashes;      /* -h: acks carry the world hash after the batch */
+static int keyed;       /* -k: an Idempotency-Key per batch */
 static double *lat;
 static size_t nlat, caplat;
 
@@ -127,7 +129,8 @@ static int connect_to(int ep, struct client *c, int idx, int node)
 
 static void send_batch(int ep, struct client *c, int idx)
 {
-	char body[256], req[512];
+	static unsigned long long keys;
+	char body[256], req[640], key[96] = "";
 	unsigned long long x = next(c);
 	int node = pin ? idx % nports : (int)(x % (unsigned)nports), n, len;
 
@@ -142,9 +145,12 @@ static void send_batch(int ep, struct client *c, int idx)
 	len = snprintf(body, sizeof(body), "{\"edits\":[{\"op\":\"raise\",\"x\":%.1f,\"z\":%lld,"
 		       "\"radius\":%lld,\"strength\":0.25}]}", (double)c->x_mm / 1000,
 		       c->z_mm / 1000, c->r_mm / 1000);
+	if (keyed)
+		snprintf(key, sizeof(key), "Idempotency-Key: \"%d-%llu-%llu\"\r\n", (int)getpid(),
+			 x, ++keys);
 	n = snprintf(req, sizeof(req), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-		     "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		     world, len, body);
+		     "Content-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s",
+		     world, len, key, body);
 	if (send(c->fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
 		drop(ep, c, node);
 		failed(c);
@@ -234,8 +240,10 @@ int main(int argc, char **argv)
 	int clients, ep, opt, busy, show_lat = 0;
 	char *p;
 
-	while ((opt = getopt(argc, argv, "phln:t:w:a:r:")) != -1) {
-		if (opt == 'h')
+	while ((opt = getopt(argc, argv, "phlkn:t:w:a:r:")) != -1) {
+		if (opt == 'k')
+			keyed = 1;
+		else if (opt == 'h')
 			hashes = 1;
 		else if (opt == 'r')
 			range_m = atol(optarg) > 0 ? atol(optarg) : 1;
@@ -255,7 +263,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (argc - optind != 3) {
-		fprintf(stderr, "usage: cluster_load [-p] [-h] [-l] [-n BATCHES] [-t SECONDS] [-w MS] "
+		fprintf(stderr, "usage: cluster_load [-p] [-h] [-l] [-k] [-n BATCHES] [-t SECONDS] [-w MS] "
 			"[-r METRES] [-a ACKS] PORTS CLIENTS WORLD\n");
 		return 2;
 	}

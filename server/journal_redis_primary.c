@@ -31,32 +31,31 @@
  * idempotency key is taken: then log nothing and say where the batch that
  * holds the key went. Redis runs one script at a time, so the log's order
  * decides which of two batches with one key counts, and the key and the
- * entry reach the replicas together. KEYS: log, heads; ARGV: the keys'
- * lifetime in ms, then five per batch, in order: world, record, origin,
- * edits, key (hex; "" for none). Returns two values per batch: first_seq
- * and the entry id, or 0 and "FIRST ID" of the batch holding its key.
+ * entry reach the replicas together. One SET NX GET both records a new
+ * key (its value: the batch's first_seq) and finds a taken one. KEYS: log,
+ * heads; ARGV: the keys' lifetime in ms, then five per batch, in order:
+ * world, record, origin, edits, key (hex; "" for none). Returns two values
+ * per batch: first_seq and the entry id, or 0 and "FIRST ID": the first_seq
+ * of the batch holding its key and the log's last entry, which follows it.
  * (Writing the number into the record here cost Lua 2.3 times as much per
- * batch.)
+ * batch; a GET and a SET per key cost 0.83 of the edits/s without keys.)
  */
 static const char script[] =
 	"local heads, out = {}, {}\n"
 	"for i = 2, #ARGV, 5 do\n"
 	"  local w, k = ARGV[i], ARGV[i + 4]\n"
-	"  local held = k ~= '' and redis.call('GET', '" KEY_PFX "' .. w .. ':' .. k)\n"
+	"  local head = heads[w] or tonumber(redis.call('HGET', KEYS[2], w)) or 0\n"
+	"  local held = k ~= '' and redis.call('SET', '" KEY_PFX "' .. w .. ':' .. k, head + 1,\n"
+	"                                      'NX', 'GET', 'PX', ARGV[1])\n"
 	"  if held then\n"
 	"    out[#out + 1] = 0\n"
-	"    out[#out + 1] = held\n"
+	"    out[#out + 1] = held .. ' ' ..\n"
+	"                    redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1][1]\n"
 	"  else\n"
-	"    local head = heads[w] or tonumber(redis.call('HGET', KEYS[2], w)) or 0\n"
-	"    local id = redis.call('XADD', KEYS[1], '*', 'r', ARGV[i + 1], 's', head + 1,\n"
-	"                          'o', ARGV[i + 2])\n"
 	"    out[#out + 1] = head + 1\n"
-	"    out[#out + 1] = id\n"
+	"    out[#out + 1] = redis.call('XADD', KEYS[1], '*', 'r', ARGV[i + 1], 's', head + 1,\n"
+	"                               'o', ARGV[i + 2])\n"
 	"    heads[w] = head + tonumber(ARGV[i + 3])\n"
-	"    if k ~= '' then\n"
-	"      redis.call('SET', '" KEY_PFX "' .. w .. ':' .. k, (head + 1) .. ' ' .. id,\n"
-	"                 'PX', ARGV[1])\n"
-	"    end\n"
 	"  end\n"
 	"end\n"
 	"for w, h in pairs(heads) do redis.call('HSET', KEYS[2], w, h) end\n"
