@@ -97,8 +97,8 @@ ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{ print $14 + $15 }' "/
 hz=$(getconf CLK_TCK)
 us_per() { awk -v t="$1" -v n="$2" -v hz="$hz" 'BEGIN { printf "%.0f", n ? t * 1e6 / hz / n : 0 }'; }
 
-# the stream entry of a one-edit batch of "default": r (71 bytes), o (node:counter)
-entry_r=$(head -c 71 /dev/zero | tr '\0' r)
+# the stream entry of a one-edit batch of "default": r (80 bytes), o (node:counter)
+entry_r=$(head -c 80 /dev/zero | tr '\0' r)
 entry_o="0123456789abcdef:123456"
 xadd() { # redis-benchmark's XADD/s at 16 clients
 	redis-benchmark -h 127.0.0.1 -p "$rp" -c 16 -n "$1" -q XADD bench:anchor '*' r "$entry_r" o "$entry_o" |
@@ -163,7 +163,7 @@ pick() { echo "$1" | awk -v w="$2" '$1 == w { printf "%s / %s ms (max %s)", $3, 
 	echo "| what | figure |"
 	echo "| --- | --- |"
 	echo "| acknowledged edits/s, 16 clients through 3 nodes, 1 edit per POST (primary fsync + read back from the replica) | **$(median "${ours[@]}")** (rounds: ${ours[*]}; edits per script call: ${per_group[*]}) |"
-	echo "| anchor: redis-benchmark XADD of the same entry (r 71 B, o 23 B), 16 clients, same primary, appendfsync always, replica attached | **$(median "${red[@]}")** (rounds: ${red[*]}) |"
+	echo "| anchor: redis-benchmark XADD of the same entry (r 80 B, o 23 B), 16 clients, same primary, appendfsync always, replica attached | **$(median "${red[@]}")** (rounds: ${red[*]}) |"
 	echo "| ratio, median of the rounds' (each round: ours, then the anchors) | **${ratio}x** (rounds: ${pair_x[*]}) |"
 	echo "| anchor: Redis's own confirmed appends, XADD then WAIT 1 per op (bench/xadd_wait.c), 16 clients | **$(median "${redw[@]}")** (rounds: ${redw[*]}) |"
 	echo "| ratio to that, median of the rounds' (target >= 1.0) | **${ratio_w}x** (rounds: ${pair_w[*]}; range $(range "${pair_w[@]}")) |"

@@ -101,8 +101,9 @@ server_start --data-dir "$TMP/bad"
 for i in 1 2 3; do post w "{\"edits\":[$ok]}" "${JSON[@]}" >/dev/null; done
 check "three edits" eq "$(seq_of w)" 3
 check "server stops with 0" server_stop
-# file header 32 bytes; each record: 16-byte header + 71-byte payload
-rec2=$((32 + 87))
+# file header 32 bytes; each record: 16-byte header + 80-byte payload
+# (batch version 2: 71 bytes of version 1 + time and flags)
+rec2=$((32 + 96))
 printf 'X' | dd of="$TMP/bad/edits.log" bs=1 seek=$((rec2 + 40)) conv=notrunc status=none
 "$SERVER_BIN" serve --port 0 --data-dir "$TMP/bad" 2>"$TMP/err" &
 pid=$!
