@@ -9,7 +9,9 @@
 # followed, restores from the shared snapshot while serving reads, and
 # ends on the nodes' world hash, with byte-identical tiles; its event
 # streams end; a node joining afterwards on an empty data directory starts
-# from the shared snapshot plus the trimmed log. About 40 s.
+# from the shared snapshot plus the trimmed log. An edit with an
+# Idempotency-Key made before all that is still answered as a replay on c
+# and on the late joiner, its batch trimmed away long since. About 40 s.
 . "$(dirname "$0")/lib.sh"
 
 for b in redis-server redis-cli python3 cc; do
@@ -99,6 +101,16 @@ curl -sN --max-time 120 "http://127.0.0.1:${NPORT[c]}/v1/worlds/trim/events" >"$
 SSE=$!
 BG+=($SSE)
 
+# a keyed edit first: its batch is trimmed away below
+keyed() { # NODE: POST the keyed edit there; the answer's "first_seq world_hash replay"
+	curl -s -H 'Content-Type: application/json' -H 'Idempotency-Key: "early-1"' \
+		-d '{"edits":[{"op":"lower","x":-300,"z":40,"radius":25,"strength":2}]}' \
+		"http://127.0.0.1:${NPORT[$1]}/v1/worlds/trim/edits" |
+		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a.get("first_seq"), a.get("world_hash"), a.get("replay", False))'
+}
+early=$(keyed a)
+echo "  the keyed edit: $early"
+
 # sustained edits through a and b; c stopped after the first cycles
 "$LOAD" -t 3600 -r 1000 "${NPORT[a]},${NPORT[b]}" 8 trim >"$TMP/load.log" &
 LP=$!
@@ -167,4 +179,9 @@ check "an edit on c reaches a and b" wait_for 10 converged a b c
 node_up d
 check "a late joiner takes the shared snapshot" has "${NLOG[d]}" 'took the shared snapshot'
 check "... and converges" wait_for 20 converged a b c d
+check "the keyed edit (the first) was trimmed away: the log holds fewer batches than edits" \
+	test "$(rcli XLEN terrain:log)" -lt "$(head_seq)"
+check "its retry on c, restored from the shared snapshot, is a replay of it" \
+	eq "$(keyed c)" "${early% *} True"
+check "... and on the late joiner" eq "$(keyed d)" "${early% *} True"
 finish
