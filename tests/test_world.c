@@ -334,6 +334,44 @@ static void test_world_map_replays_logged_batches_in_order(void **state)
 	catalog_destroy(cat);
 }
 
+/* Records of batch version 1 (logs before issue 35) and version 2 (a time
+ * and an idempotency key) replay to the same world and world hash. */
+static void test_world_map_replays_both_record_versions_alike(void **state)
+{
+	struct edit e[2] = { raise_at(10, 10, 5), raise_at(-10, 300, 5) };
+	static uint8_t v1[BATCH_MAX], v2[BATCH_MAX];
+	uint8_t wire[2 * EDIT_WIRE_SIZE], key[BATCH_KEY] = { 1, 2, 3 };
+	struct batch b = { .gen = "default", .gen_len = 7, .seed = 9, .first_seq = 1, .count = 2,
+			   .edits = wire };
+	struct world_map *m1, *m2;
+	struct catalog *cat;
+	char err[256];
+	size_t n1, n2;
+	int gen;
+
+	(void)state;
+	assert_int_equal(catalog_load(NULL, &cat, err, sizeof(err)), 0);
+	assert_int_equal(world_map_create(cat, &m1), 0);
+	assert_int_equal(world_map_create(cat, &m2), 0);
+	edit_encode(&e[0], wire);
+	edit_encode(&e[1], wire + EDIT_WIRE_SIZE);
+	assert_int_equal(batch_encode(&b, v1, BATCH_MAX, &n1), 0);
+	b.time_ms = 1796000000000ull;
+	b.key = key;
+	assert_int_equal(batch_encode(&b, v2, BATCH_MAX, &n2), 0);
+	assert_int_equal(v1[0], 1);
+	assert_int_equal(v2[0], 2);
+	assert_int_equal(world_map_replay(m1, v1, n1, err, sizeof(err)), 0);
+	assert_int_equal(world_map_replay(m2, v2, n2, err, sizeof(err)), 0);
+	gen = catalog_find(cat, "default", 7);
+	assert_int_equal(world_seq(world_map_find(m1, gen, 9)), 2);
+	assert_int_equal(world_hash(world_map_find(m1, gen, 9)),
+			 world_hash(world_map_find(m2, gen, 9)));
+	world_map_destroy(m1);
+	world_map_destroy(m2);
+	catalog_destroy(cat);
+}
+
 static void test_world_map_holds_many_worlds(void **state)
 {
 	struct world_map *m;
@@ -603,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_world_bounds_the_chunks_of_an_edit_and_a_batch),
 		cmocka_unit_test(test_world_finds_the_batches_after_a_seq),
 		cmocka_unit_test(test_world_map_replays_logged_batches_in_order),
+		cmocka_unit_test(test_world_map_replays_both_record_versions_alike),
 		cmocka_unit_test(test_world_map_follows_other_writers_between_its_own_reservations),
 		cmocka_unit_test(test_world_map_holds_many_worlds),
 		cmocka_unit_test(test_world_map_removes_empty_worlds_in_any_order),
