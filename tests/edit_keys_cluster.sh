@@ -7,9 +7,10 @@
 # (the replica stopped) is answered 504, outcome unknown, and the retry
 # with its key finds it applied, once; a node killed (kill -9) after its
 # append and before its answer, the retry on the other node gets the
-# first outcome; a second request with a key in flight is 409; without a
-# fault nothing is refused (503 only when the log certainly did not take
-# the batch). Every process is killed by pid.
+# first outcome; a second request with a key in flight is 409; and under
+# writers without keys while a second replica is stopped again and again
+# (?replicas=all), no edit answered 503 is in the log: 503 means not
+# applied. Every process is killed by pid.
 . "$(dirname "$0")/lib.sh"
 
 for b in redis-server redis-cli python3; do
@@ -148,5 +149,58 @@ check "the primary back: the first answer came ($(cat "$TMP/fly.status"))" \
 wait_until 40 ready "${NPORT[c]}"
 check "... the retry is 200" eq "$(post c fly1)" 200
 check "... fly1 is applied once" eq "$(seq_of c)" $((s0 + 1))
+
+# ---- 503 tells the truth: writers without keys, a replica stopped again and again --
+redis_up r3 --replicaof 127.0.0.1 "${RPORT[r1]}"
+two_online() { [ "$(rcli "${RPORT[r1]}" INFO replication | grep -c 'state=online')" = 2 ]; }
+wait_until 20 two_online || echo "  (r3 did not come online)"
+node_up d "?replicas=all"
+node_up e "?replicas=all"
+writer() { # I: unique brushes until $TMP/stop, "status x z" each
+	local b=0 x code
+	while [ ! -e "$TMP/stop" ]; do
+		b=$((b + 1)) x=$(($1 * 100000 + b))
+		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 -H 'Content-Type: application/json' \
+			-d "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":7,\"radius\":3,\"strength\":0.5}]}" \
+			"http://127.0.0.1:${NPORT[$([ $(($1 % 2)) = 0 ] && echo d || echo e)]}/v1/worlds/truth/edits")
+		echo "$code $x" >>"$TMP/w.$1"
+	done
+}
+rm -f "$TMP/stop"
+writers=()
+for i in $(seq 1 8); do writer "$i" & writers+=($!); done
+BG+=("${writers[@]}")
+some() { [ "$(cat "$TMP"/w.* 2>/dev/null | wc -l)" -ge "$1" ]; }
+for round in 1 2 3; do
+	wait_until 30 some $((round * 40))
+	kill -STOP "${RPID[r3]}"
+	sleep 1.5 # the fault: r3 stopped for 1.5 s (not a wait for a condition)
+	kill -CONT "${RPID[r3]}"
+done
+wait_until 30 some 200
+touch "$TMP/stop"
+wait "${writers[@]}"
+wait_until 40 ready "${NPORT[d]}"
+logged() { # the x of every edit of world truth in d's log
+	local since=0
+	while :; do
+		curl -s "http://127.0.0.1:${NPORT[d]}/v1/worlds/truth/edits?since=$since&limit=1000" >"$TMP/page"
+		python3 -c 'import json,sys; [print(int(e["x"])) for e in json.load(open(sys.argv[1]))["edits"]]' "$TMP/page"
+		since=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("next") or "")' "$TMP/page")
+		[ -n "$since" ] || break
+	done
+}
+settled() { [ "$(seq_of d truth)" = "$(seq_of e truth)" ]; }
+wait_until 40 settled
+logged | sort -u >"$TMP/logged"
+cat "$TMP"/w.* >"$TMP/answers"
+awk '$1 == 503 { print $2 }' "$TMP/answers" | sort -u >"$TMP/refused"
+awk '$1 == 200 { print $2 }' "$TMP/answers" | sort -u >"$TMP/acked"
+summary=$(awk '{ n[$1]++ } END { for (c in n) printf "%s%s x%d", s, c, n[c]; s = ", " }' "$TMP/answers")
+echo "  answers: $summary; in the log: $(wc -l <"$TMP/logged")"
+check "writers through a replica stopped three times: answers $summary" test -s "$TMP/acked"
+check "... no edit answered 503 is in the log ($(wc -l <"$TMP/refused") answered 503)" \
+	eq "$(comm -12 "$TMP/refused" "$TMP/logged" | wc -l)" 0
+check "... every edit answered 200 is" eq "$(comm -23 "$TMP/acked" "$TMP/logged" | wc -l)" 0
 check "no node logged a batch it could not follow" not grep -q 'could not be applied' "${NLOG[@]}"
 finish
