@@ -57,9 +57,9 @@ truncate -s -3 "$TMP/torn/edits.log"
 server_start --data-dir "$TMP/torn"
 check "a torn last record starts with seq 4" eq "$(seq_of w)" 4
 check "the torn bytes are saved beside the log" \
-	cmp -s "$TMP/torn/edits.log.torn-$last" <(tail -c +$((last + 1)) "$TMP/whole.log" | head -c 84)
+	cmp -s "$TMP/torn/edits.log.torn-$last" <(tail -c +$((last + 1)) "$TMP/whole.log" | head -c $((REC - 3)))
 check "the server says so, naming the file" \
-	grep -q "warning: .*dropped torn tail record at offset $last (84 bytes.*kept aside in $TMP/torn/edits.log.torn-$last" \
+	grep -q "warning: .*dropped torn tail record at offset $last ($((REC - 3)) bytes.*kept aside in $TMP/torn/edits.log.torn-$last" \
 	"$SERVER_LOG"
 check "and says what is known: not a complete record, acknowledged only if the disk lost a write" \
 	grep -q "the tail is not a complete record, so it was kept aside in .*; it was acknowledged only if the disk lost a write it had completed" \
