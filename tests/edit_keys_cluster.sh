@@ -103,7 +103,9 @@ n0=$(xlen)
 check "the replica stopped: a keyed edit gets 504 (outcome unknown)" eq "$(post a u1)" 504
 check "... saying so" eq "$(field error)" outcome_unknown
 check "... it is in the log" eq "$(xlen)" $((n0 + 1))
-check "... edits while the tail is down get 503 (not applied)" eq "$(post a u2)" 503
+not_ready() { ! ready "$1"; }
+check "... node a notices that it cannot read the replica (/readyz 503)" wait_until 40 not_ready "${NPORT[a]}"
+check "... edits meanwhile get 503 (not applied)" eq "$(post a u2)" 503
 check "... and are not in the log" eq "$(xlen)" $((n0 + 1))
 kill -CONT "${RPID[r2]}"
 wait_until 40 ready "${NPORT[a]}"
