@@ -4,21 +4,37 @@
 # packages (scripts/docker-base.sh) and the images (scripts/docker-images.sh),
 # starts three terrain nodes, nginx, three Redis data nodes and three
 # Sentinels with Debian's docker.io and docker-compose (v1), then:
-#   - edits: WRITERS clients post BATCHES batches each through nginx, at once;
+#   - edits under a read load: WRITERS clients post BATCHES batches each
+#     through nginx, at once, each batch with its own Idempotency-Key
+#     (retried with it until 200), while READERS connections fetch random
+#     tiles through nginx (wrk when installed, else curl loops): every batch
+#     must get 200 at its first attempt (issue 35: no error answer without a
+#     fault; the check says how many did not), and the read load's numbers
+#     are printed;
 #   - the swarm load test (terrain-client swarm) through nginx;
 #   - convergence: every node reports the same edit_seq (every acknowledged
-#     edit) and world_hash, and the same bytes for an edited tile;
+#     edit, once) and world_hash, and the same bytes for an edited tile;
 #   - nginx: tiles spread over the nodes, a ?v= tile is served from its cache;
 #   - faults, each under a load of LOADERS clients editing through nginx:
 #     kill -9 of the primary's redis-server twice in a row (the restart
 #     policy brings it back in between), docker kill + docker start of the
 #     primary, docker pause of the primary, docker pause of a node, docker
 #     network disconnect of a node (its reads and liveness stay, readiness
-#     says edits are down) and back. After each: edits answer 200 again
-#     within BOUND s (Sentinel's down-after plus CT_SLACK), not one
-#     acknowledged edit is missing from the log (each one's first_seq and
-#     coordinates), every node has one world hash, and Redis is one primary
-#     with two connected replicas again;
+#     says edits are down) and back. Each intended edit (coordinates no
+#     other uses) has its own Idempotency-Key and is retried with it on
+#     every answer but 200 (503, 504, 409, nginx's 502 or 504, no answer
+#     within 5 s), with a short backoff, until 200; 400 and 422 would be
+#     bugs (counted, not retried); a loader told to stop finishes the edit it
+#     holds, for at most HOLD s (unresolved ones fail the check). After
+#     each: edits answer 200 again within BOUND s (Sentinel's down-after
+#     plus CT_SLACK), not one acknowledged edit is missing from the log
+#     (each one's first_seq and coordinates), every intended edit is in the
+#     log exactly once (0 missing, 0 duplicated; the check gives the
+#     answers by status and the retries), every node has one world hash,
+#     and Redis is one primary with two connected replicas again; and over
+#     all rounds, every intended edit exactly once and nothing else;
+#   - a fresh node replaying the log from Redis holds every intended edit
+#     exactly once and the nodes' log edit for edit;
 # and tears everything down (volumes too). Outside `make test`: it needs a
 # Docker engine. Exit status: 0 all passed, 1 a check failed, 77 no Docker
 # engine answers (said in one line; nothing was built). CT_KEEP=1 leaves the
@@ -44,6 +60,8 @@ command -v docker-compose >/dev/null || { say "docker-compose missing after scri
 WRITERS=${CT_WRITERS:-4}
 BATCHES=${CT_BATCHES:-25}
 LOADERS=${CT_LOADERS:-4}
+READERS=${CT_READERS:-16} # connections of the read load beside the writers
+HOLD=${CT_HOLD:-60}       # s a stopped loader may still retry the edit it holds
 DOWN_MS=${CT_DOWN_MS:-2000}
 SLACK=${CT_SLACK:-8}
 BOUND=$((DOWN_MS / 1000 + SLACK))
@@ -55,6 +73,7 @@ TERRAIN_REDIS_PASSWORD=$(secret) TERRAIN_REDIS_ADMIN_PASSWORD=$(secret) TERRAIN_
 export TERRAIN_PUBLISH=127.0.0.1: # a free port, read back below
 export SWARM_PLAYERS=${CT_PLAYERS:-50} SWARM_SECONDS=${CT_SECONDS:-10}
 project=terrainct$$
+run=$project.$(date +%s) # Idempotency-Keys unique to this run
 dc() { docker-compose -p "$project" -f docker/compose.cluster.yaml "$@"; }
 tmp=$(mktemp -d /tmp/terrain-ct.XXXXXX)
 failed=0 passed=0
@@ -69,11 +88,11 @@ check() {
 		failed=$((failed + 1))
 	fi
 }
-loader_pids=()
+loader_pids=() reader_pids=()
 teardown() {
 	local p
-	touch "$tmp/stop"
-	for p in "${loader_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	touch "$tmp/stop" "$tmp/reads.stop"
+	for p in "${loader_pids[@]}" "${reader_pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	if [ "${CT_KEEP:-0}" = 1 ]; then
 		say "CT_KEEP=1: left up; docker-compose -p $project -f docker/compose.cluster.yaml down -v"
 	else
@@ -133,28 +152,132 @@ port=$(dc port nginx 8080 | sed 's/.*://')
 F=http://127.0.0.1:$port
 say "healthy; nginx on $F ($((SECONDS - t0)) s)"
 
-post() { # WORLD BODY -> the answer's body, then its status on the last line
+post() { # WORLD BODY [KEY] -> the answer's body, then its status on the last line
+	local key=()
+	[ -z "${3:-}" ] || key=(-H "Idempotency-Key: \"$3\"")
 	curl -sS --max-time "${CURL_MAX:-30}" -w '\n%{http_code}\n' -X POST \
 		-H "Authorization: Bearer $TERRAIN_EDIT_TOKEN" -H 'Content-Type: application/json' \
-		-d "$2" "$F/v1/worlds/$1/edits" 2>/dev/null || printf '\n000\n'
+		"${key[@]}" -d "$2" "$F/v1/worlds/$1/edits" 2>/dev/null || printf '\n000\n'
 }
+# WORLD BODY KEY CODES LIMIT: post BODY with Idempotency-Key KEY until it
+# gets 200, retrying the same key on every other answer (503, 504, 409,
+# nginx's 502/504, 000 for none) after a short backoff; 400 and 422 end it
+# (a bug: the key is good and the body the same). Gives up LIMIT s after
+# the first attempt, or HOLD s after $tmp/stop appears. Appends each
+# answer's status to the file CODES ("200 replay" for a replayed one);
+# prints the last answer (body, status), then the attempts on a line.
+keyed_post() {
+	local n=0 end=$((SECONDS + $5)) held='' out code
+	while :; do
+		n=$((n + 1))
+		out=$(post "$1" "$2" "$3")
+		code=${out##*$'\n'}
+		case $code,$out in
+		200,*'"replay":true'*) echo "200 replay" ;;
+		*) echo "$code" ;;
+		esac >>"$4"
+		case $code in 200 | 400 | 422) break ;; esac
+		if [ -e "$tmp/stop" ] && [ -z "$held" ]; then
+			held=1
+			[ $((SECONDS + HOLD)) -ge "$end" ] || end=$((SECONDS + HOLD))
+		fi
+		[ "$SECONDS" -lt "$end" ] || break
+		sleep "0.$((n < 5 ? n * 2 : 9))"
+	done
+	printf '%s\n%s\n' "$out" "$n"
+}
+# status counts of files: "503 x4, 504 x1"
+statuses() { cat "$@" 2>/dev/null | sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s%s x%s", s, substr($0, 2), c; s = ", " }'; }
 
-# ---- edits through nginx, WRITERS at once ----------------------------------------
+# ---- edits through nginx, WRITERS at once, under a read load ----------------------
+# READERS connections fetch tiles of world 42 at random (LOD 0 to 2, cx and
+# cz in [-512, 512)) through nginx: unversioned, so each one goes to its node
+# and most are generated there. wrk (Debian's package) when installed, else
+# one curl loop per 4 connections.
+reads=
+read_load_start() {
+	local r
+	rm -f "$tmp/reads.stop"
+	if command -v wrk >/dev/null; then
+		cat >"$tmp/tiles.lua" <<-'EOF'
+			math.randomseed(os.time())
+			request = function()
+				return wrk.format("GET", "/v1/worlds/42/chunks/" .. math.random(0, 2) .. "/" ..
+					math.random(-512, 511) .. "/" .. math.random(-512, 511))
+			end
+		EOF
+		reads=wrk
+		wrk -t2 -c"$READERS" -d3600s --timeout 10s -s "$tmp/tiles.lua" "$F/" >"$tmp/wrk.out" 2>&1 &
+		reader_pids=($!)
+		return
+	fi
+	reads="curl loops"
+	reader_pids=()
+	for r in $(seq $(((READERS + 3) / 4))); do
+		while [ ! -e "$tmp/reads.stop" ]; do
+			curl -s -o /dev/null --max-time 10 -w '%{http_code}\n' \
+				"$F/v1/worlds/42/chunks/$((RANDOM % 3))/$((RANDOM % 1024 - 512))/$((RANDOM % 1024 - 512))" ||
+				true
+		done >"$tmp/reads.$r" &
+		reader_pids+=($!)
+	done
+}
+# stops the read load (wrk on SIGINT prints its summary); prints what it
+# did, its first word the requests (not in $(...): it waits for its children)
+read_load_stop() {
+	local s n
+	touch "$tmp/reads.stop"
+	if [ "$reads" = wrk ]; then
+		kill -INT "${reader_pids[0]}" 2>/dev/null || true
+		wait "${reader_pids[0]}" || true
+		reader_pids=()
+		sed 's/^/  wrk: /' "$tmp/wrk.out" >&2
+		n=$(sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$tmp/wrk.out")
+		s=$(sed -n 's/^ *[0-9]* requests in \([0-9.]*[a-z]*\),.*/\1/p' "$tmp/wrk.out")
+		echo "${n:-0} tile reads in ${s:-?} ($(sed -n 's/^Requests\/sec: *//p' "$tmp/wrk.out")/s," \
+			"latency avg/max $(awk '$1 == "Latency" { print $2 "/" $4 }' "$tmp/wrk.out"));" \
+			"non-2xx/3xx: $(sed -n 's/^ *Non-2xx or 3xx responses: //p' "$tmp/wrk.out" | grep . || echo 0);" \
+			"socket errors: $(sed -n 's/^ *Socket errors: //p' "$tmp/wrk.out" | grep . || echo none)"
+		return
+	fi
+	wait "${reader_pids[@]}" || true
+	reader_pids=()
+	n=$(cat "$tmp"/reads.[0-9]* 2>/dev/null | wc -l)
+	echo "$n tile reads ($(statuses "$tmp"/reads.[0-9]*))"
+}
 writer() {
-	local w=$1 b x z
+	local w=$1 b x z res
 	for b in $(seq "$BATCHES"); do
 		x=$(((w * 97 + b * 31) % 2048 - 1024))
 		z=$(((w * 53 + b * 71) % 2048 - 1024))
-		post 42 "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":30,\"strength\":1},
+		res=$(keyed_post 42 "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":30,\"strength\":1},
 			     {\"op\":\"lower\",\"x\":$z,\"z\":$x,\"radius\":20,\"strength\":0.5}]}" \
-			>"$tmp/ack.$w.$b"
+			"$run.w$w.$b" "$tmp/answers.$w.$b" 60)
+		printf '%s\n' "${res%$'\n'*}" >"$tmp/ack.$w.$b"
 		tail -n 1 "$tmp/ack.$w.$b" >>"$tmp/codes.$w"
+		head -n 1 "$tmp/answers.$w.$b" >>"$tmp/firsts"
+		echo "${res##*$'\n'}" >>"$tmp/tries"
 	done
 }
-for w in $(seq "$WRITERS"); do writer "$w" & done
-wait
+say "edits: $WRITERS writers x $BATCHES batches through nginx, under a read load of $READERS connections"
+read_load_start
+writer_pids=()
+for w in $(seq "$WRITERS"); do
+	writer "$w" &
+	writer_pids+=($!)
+done
+wait "${writer_pids[@]}"
+load_avg=$(cut -d ' ' -f 1 /proc/loadavg)
+read_load_stop >"$tmp/read_stats"
+read_stats=$(cat "$tmp/read_stats")
 acked=$(cat "$tmp"/codes.* | grep -c '^200$' || true)
-check "every edit batch acknowledged ($acked of $((WRITERS * BATCHES)))" test "$acked" = $((WRITERS * BATCHES))
+check "every edit batch acknowledged ($acked of $((WRITERS * BATCHES)), in $(awk '{ n += $1 } END { print n }' "$tmp/tries") attempts; answers: $(statuses "$tmp"/answers.*))" \
+	test "$acked" = $((WRITERS * BATCHES))
+first_ok=$(grep -c '^200$' "$tmp/firsts" || true)
+check "no error answer without a fault: $((WRITERS * BATCHES - first_ok)) of $((WRITERS * BATCHES)) batches did not get 200 at their first attempt (first answers: $(statuses "$tmp/firsts")) beside the read load" \
+	test "$first_ok" = $((WRITERS * BATCHES))
+check "the read load ran beside them ($reads, $READERS connections: $read_stats; load average $load_avg)" \
+	test "${read_stats%% *}" -gt 0
 want_seq=$((acked * 2))
 
 # ---- the swarm --------------------------------------------------------------------------
@@ -219,22 +342,26 @@ check "a ?v= tile comes from nginx's cache" test "$(xcs "$F/v1/worlds/42/chunks/
 
 # ---- faults ------------------------------------------------------------------------------
 # Loaders edit world LW through nginx until $tmp/stop, one edit a batch at
-# coordinates no other batch uses; each acknowledged one is kept as
-# "first_seq x z", each refusal's status counted.
+# coordinates no other batch uses, each with its own Idempotency-Key, retried
+# with it until 200 (keyed_post; at most HOLD s once told to stop). Files of
+# round R, loader L: R.intended.L ("x z" of every edit meant), R.codes.L
+# (every answer's status), R.tries.L ("x z attempts last-status"); acked.L
+# ("first_seq x z" of each acknowledged one, all rounds).
 LW=7
 loader() {
-	local l=$1 b=0 x z out code seq
+	local l=$1 r=$round b=0 x z res out code seq
 	while [ ! -e "$tmp/stop" ]; do
 		b=$((b + 1))
 		x=$((l * 100000 + b)) z=$((-b))
-		out=$(CURL_MAX=5 post $LW "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":4,\"strength\":0.25}]}")
+		echo "$x $z" >>"$tmp/$r.intended.$l"
+		res=$(CURL_MAX=5 keyed_post $LW "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":4,\"strength\":0.25}]}" \
+			"$run.$l.$b" "$tmp/$r.codes.$l" 600)
+		out=${res%$'\n'*}
 		code=${out##*$'\n'}
+		echo "$x $z ${res##*$'\n'} $code" >>"$tmp/$r.tries.$l"
 		if [ "$code" = 200 ]; then
 			seq=$(printf '%s' "$out" | sed -n 's/.*"first_seq":\([0-9]*\).*/\1/p')
 			echo "$seq $x $z" >>"$tmp/acked.$l"
-		else
-			echo "$code" >>"$tmp/refused.$l"
-			sleep 0.1
 		fi
 	done
 }
@@ -325,18 +452,31 @@ fault_start() { # NAME: a fault round under load
 	load_start
 	sleep 2
 }
+# exactly-once counts of the edits "x z" in file $1 against the log "seq x z"
+# in file $2: "in-the-log-once duplicated missing"
+once() {
+	awk 'NR == FNR { n[$2 " " $3]++; next }
+	     { c = n[$1 " " $2]; if (c == 1) one++; else if (c > 1) dup++; else miss++ }
+	     END { print one + 0, dup + 0, miss + 0 }' "$2" "$1"
+}
+# the edits "x z" of file $1 not exactly once in the log "seq x z" of file $2,
+# as "x z times", at most 5 of them
+not_once() {
+	awk 'NR == FNR { n[$2 " " $3]++; next } n[$1 " " $2] != 1 { print $1, $2, n[$1 " " $2] + 0 }' \
+		"$2" "$1" | head -n 5
+}
 # After the fault: stop the load, then check the log and the nodes.
 fault_end() {
-	local a lost n ref
+	local a lost i e d m n bad
 	sleep 2
 	load_stop
-	# An edit with no answer is in the log, or never will be, within the
-	# nodes' --edit-deadline (5 s) + Redis timeout (1 s) of nginx's stamp;
+	# An attempt with no answer is in the log, or never will be, within the
+	# nodes' --edit-deadline (5 s) + Redis timeout (3 s) of nginx's stamp;
 	# the loaders gave up on theirs after 5 s (docs/cluster.md, Late edits).
-	sleep 2
+	# With its key a late one is a replay: wait that out, then count.
+	sleep 4
 	cat "$tmp"/acked.* 2>/dev/null | sort -u >"$tmp/acked"
 	a=$(wc -l <"$tmp/acked")
-	ref=$(cat "$tmp"/refused.* 2>/dev/null | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }')
 	for _ in $(seq 60); do converged $LW "$a" && break; sleep 0.5; done
 	check "$fault: one world hash on every node (edit_seq $(field edit_seq <"$tmp/info.terrain1"))" \
 		converged $LW "$a"
@@ -344,8 +484,19 @@ fault_end() {
 	comm -23 "$tmp/acked" "$tmp/logged" >"$tmp/lost"
 	lost=$(wc -l <"$tmp/lost")
 	[ "$lost" = 0 ] || { say "acknowledged (first_seq x z) but not so in the log:"; head -n 5 "$tmp/lost" >&2; }
-	check "$fault: 0 of $a acknowledged edits lost (first_seq and coordinates in the log; refused: ${ref:-none})" \
+	check "$fault: 0 of $a acknowledged edits lost (first_seq and coordinates in the log)" \
 		test "$lost" = 0 -a "$a" -gt 0
+	# this round's intended edits, each in the log exactly once
+	cat "$tmp/$round".intended.* 2>/dev/null | sort -u >"$tmp/intended"
+	cat "$tmp/$round".tries.* 2>/dev/null >"$tmp/tries"
+	i=$(wc -l <"$tmp/intended")
+	read -r e d m < <(once "$tmp/intended" "$tmp/logged")
+	n=$(awk '$4 != 200' "$tmp/tries" | wc -l)
+	bad=$(awk '$4 == 400 || $4 == 422' "$tmp/tries" | wc -l)
+	[ "$n" = 0 ] || { say "edits unresolved (x z attempts last-status):"; awk '$4 != 200' "$tmp/tries" | head -n 5 >&2; }
+	[ "$d$m" = 00 ] || { say "intended edits not once in the log (x z times):"; not_once "$tmp/intended" "$tmp/logged" >&2; }
+	check "$fault: exactly once: $i intended edits, $e in the log once, $d duplicated, $m missing, $n unresolved ($bad 400/422); answers: $(statuses "$tmp/$round".codes.*); $(awk '{ r += $3 - 1; if ($3 > m) m = $3 } END { printf "%d retries, at most %d attempts for one edit", r, m }' "$tmp/tries")" \
+		test "$e" = "$i" -a "$d" = 0 -a "$m" = 0 -a "$n" = 0 -a "$i" -gt 0
 	check "$fault: Redis is one primary with two online replicas again" wait_for 60 topology_ok
 	check "$fault: every node takes edits again (/readyz 200)" wait_for 30 all_ready
 	total_acked=$a
@@ -451,6 +602,18 @@ check "$fault: terrain3 ready for edits again within $BOUND s" \
 fault_end
 
 say "faults: $total_acked edits acknowledged in world $LW over $round rounds"
+# every round's intended edits, each in the log exactly once, and nothing else
+cat "$tmp"/[0-9]*.intended.* 2>/dev/null | sort -u >"$tmp/intended"
+cat "$tmp"/[0-9]*.tries.* 2>/dev/null >"$tmp/tries"
+i=$(wc -l <"$tmp/intended")
+read -r e d m < <(once "$tmp/intended" "$tmp/logged")
+[ "$d$m" = 00 ] || { say "intended edits not once in the log (x z times):"; not_once "$tmp/intended" "$tmp/logged" >&2; }
+# "seq x z" of the log that no loader meant
+strangers() { awk 'NR == FNR { meant[$1 " " $2] = 1; next } !meant[$2 " " $3]' "$1" "$2"; }
+u=$(strangers "$tmp/intended" "$tmp/logged" | wc -l)
+lseq=$(field edit_seq <"$tmp/info.terrain1")
+check "faults, all $round rounds: exactly once: $i intended edits, $e in the log once, $d duplicated, $m missing, $u not intended; edit_seq $lseq; answers: $(statuses "$tmp"/[0-9]*.codes.*); $(awk '{ r += $3 - 1 } END { printf "%d retries", r }' "$tmp/tries")" \
+	test "$e" = "$i" -a "$d" = 0 -a "$m" = 0 -a "$u" = 0 -a "$lseq" = "$i" -a "$i" -gt 0
 
 # ---- what the log in Redis holds: a fresh node replays it ---------------------------
 fresh=$(dc run -d --no-deps -e TERRAIN_DATA_DIR=/tmp/fresh -e TERRAIN_NODE_NAME=fresh terrain1 | tail -n 1)
@@ -461,6 +624,11 @@ comm -23 "$tmp/acked" "$tmp/fresh" >"$tmp/lost"
 [ -s "$tmp/lost" ] && { say "acknowledged but not in the replayed log:"; head -n 5 "$tmp/lost" >&2; }
 check "a fresh node replaying the log from Redis has every acknowledged edit ($total_acked; it holds $(wc -l <"$tmp/fresh"))" \
 	test ! -s "$tmp/lost" -a -s "$tmp/fresh"
+read -r e d m < <(once "$tmp/intended" "$tmp/fresh")
+u=$(strangers "$tmp/intended" "$tmp/fresh" | wc -l)
+[ "$d$m" = 00 ] || { say "intended edits not once in the replayed log (x z times):"; not_once "$tmp/intended" "$tmp/fresh" >&2; }
+check "... and every intended edit exactly once ($i intended, $e once, $d duplicated, $m missing, $u not intended)" \
+	test "$e" = "$i" -a "$d" = 0 -a "$m" = 0 -a "$u" = 0 -a "$i" -gt 0
 check "... and the nodes' log, edit for edit" cmp -s "$tmp/fresh" "$tmp/logged"
 docker rm -f "$fresh" >/dev/null 2>&1 || true
 say "done in $((SECONDS - t0)) s"
