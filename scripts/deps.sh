@@ -37,7 +37,7 @@ WASM_PKGS="clang lld wasi-libc libclang-rt-14-dev-wasm32 dpkg-dev"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
 ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64 libhiredis-dev:arm64"
 FRESH_PKGS="debootstrap git"
-CONTAINER_PKGS="docker-compose debootstrap"
+CONTAINER_PKGS="docker-compose debootstrap wrk"
 
 case "${1:-build}" in
 	build) want="$BUILD_PKGS" ;;
