@@ -91,7 +91,7 @@ declare -A NPORT NPID
 node_up() {
 	local i=$1
 	shift
-	server_start --data-dir "$TMP/node$i" --edit-log "$SPEC" "$@"
+	server_start --data-dir "$TMP/node$i" --edit-log "$SPEC?timeout=1000" "$@"
 	NPORT[$i]=$PORT
 	NPID[$i]=$(pgrep -P "$SERVER_PID") # the server, not timeout(1)
 	wait_for 10 healthy "$PORT" || { echo "node $i not healthy"; cat "$SERVER_LOG"; exit 1; }
@@ -212,7 +212,7 @@ check "a node with another generator is refused ($?)" has "$TMP/other.log" \
 
 # a node that wants two replicas to confirm (WAIT 2) gets one here: the
 # batch is on the primary, not confirmed: 504, outcome unknown
-server_start --data-dir "$TMP/node4" --edit-log "$SPEC?replicas=2"
+server_start --data-dir "$TMP/node4" --edit-log "$SPEC?replicas=2&timeout=1000"
 wait_for 10 healthy "$PORT"
 check "?replicas=2 with one replica: edits get 504 (WAIT 2 short)" eq "$(post "$PORT" two 3)" 504
 server_stop >/dev/null
@@ -369,7 +369,9 @@ kill -STOP "${RPID[$rep]}"
 sleep 0.2
 codes=""
 for i in 1 2 3; do codes="$codes $(post "${NPORT[$i]}" stop 3)"; done
-check "replica stopped: edits get 503 within the timeout (1 s; curl waits 3)" eq "$codes" " 503 503 503"
+# 504 (sent, not confirmed: the batch may be in the log) or 503 (not sent)
+refused() { [[ $1 =~ ^(\ 50[34]){3}$ ]]; }
+check "replica stopped: edits get 503 or 504 within the timeout (1 s; curl waits 3):$codes" refused "$codes"
 "$LOAD" -t 2 -a "$TMP/acks.stop" "$(ports)" 4 stop >"$TMP/load.stop"
 check "... and none is acknowledged" has "$TMP/load.stop" ' ok 0 '
 check "... while reads work" eq "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${NPORT[1]}/v1/worlds/conv/chunks/0/7/7")" 200
@@ -379,7 +381,7 @@ check "replica back: edits are acknowledged again" wait_for 15 edit_ok
 # ---------------------------------------------------------------- all of Redis stopped
 for n in r1 r2 s1 s2 s3; do kill -STOP "${RPID[$n]}"; done
 sleep 0.2
-check "Redis stopped: edits get 503 within the timeout" eq "$(post "${NPORT[2]}" probe 3)" 503
+check "Redis stopped: edits get 503 or 504 within the timeout" has <(post "${NPORT[2]}" probe 3) '^50[34]$'
 check "... with Retry-After" has <(curl -s -i --max-time 3 -H 'Content-Type: application/json' \
 	-d '{"edits":[{"op":"raise","x":1,"z":2,"radius":3,"strength":0.5}]}' \
 	"http://127.0.0.1:${NPORT[2]}/v1/worlds/probe/edits") '^Retry-After: [0-9]'
