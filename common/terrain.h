@@ -225,8 +225,10 @@ TERRAIN_API void terrain_edits_destroy(struct terrain_edits *e);
 
 /*
  * Apply one batch record of the edit log (the canonical record every log
- * backend stores, docs/edit-log.md: u8 version 1, u8 gen_len, gen, u64
- * seed, u64 first_seq, u32 count, count canonical edits). Its generator
+ * backend stores, docs/edit-log.md: u8 version 1 or 2, u8 gen_len, gen,
+ * u64 seed, u64 first_seq, u32 count, count canonical edits, and in
+ * version 2 the log's time and an optional idempotency key, which do not
+ * change the world). Its generator
  * name and seed must be the world's and first_seq the log's next sequence
  * number. All or nothing: returns 0, TERRAIN_ERR_VERSION or
  * TERRAIN_ERR_CORRUPT (a bad record or edit), TERRAIN_ERR_CONFLICT
