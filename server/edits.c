@@ -756,25 +756,26 @@ static const char *sender(const struct edits *e)
 static int read_key(struct edit_req *x, const char *gen, uint64_t seed)
 {
 	const char *v = x->q.http->header[HTTP_H_IDEMPOTENCY_KEY], *who = sender(x->e);
-	uint8_t buf[256 + 8 + 64 + KEY_LEN_MAX], *p = buf;
+	uint8_t buf[256 + 8 + 8 + KEY_LEN_MAX], *p = buf;
+	char key[KEY_LEN_MAX];
 	XXH128_hash_t h;
 	int n;
 
 	if (!v)
 		return 0;
-	if ((n = key_value(v, (char *)buf + 300)) < 0) {
+	if ((n = key_value(v, key)) < 0) {
 		x->q.detail = "idempotency-key: expected a quoted string of 1..255 printable "
 			      "ASCII characters (draft-ietf-httpapi-idempotency-key-header)";
 		return 400;
 	}
-	memmove(buf + sizeof(buf) - (size_t)n, buf + 300, (size_t)n);
+	/* gen NUL seed sender NUL key: the layout docs/edit-log.md gives */
 	memcpy(p, gen, strlen(gen) + 1);
 	p += strlen(gen) + 1;
 	le_put64(p, seed);
 	p += 8;
 	memcpy(p, who, strlen(who) + 1);
 	p += strlen(who) + 1;
-	memmove(p, buf + sizeof(buf) - (size_t)n, (size_t)n);
+	memcpy(p, key, (size_t)n);
 	h = XXH3_128bits(buf, (size_t)(p + n - buf));
 	le_put64(x->key, h.low64);
 	le_put64(x->key + 8, h.high64);
