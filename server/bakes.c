@@ -100,6 +100,7 @@ static void free_all(struct bakes *b)
 	for (i = 0; i < b->nslots; i++)
 		if (b->slots[i].r) {
 			bakes_blob_unref(b->slots[i].r->frame);
+			bakes_blob_unref(b->slots[i].r->base);
 			bakes_delta_unref(b->slots[i].r->hot);
 			free(b->slots[i].r);
 		}
@@ -301,6 +302,13 @@ void bakes_set(struct bakes *b, struct bake_rec *r, uint64_t version, uint64_t p
 	r->pos = pos;
 	r->folded = folded;
 	b->baked++;
+}
+
+void bakes_set_base(struct bake_rec *r, struct bake_blob *frame, size_t folded)
+{
+	bakes_blob_unref(r->base);
+	r->base = bakes_blob_ref(frame);
+	r->base_folded = folded;
 }
 
 static int bakes_push(struct bakes *b, int gen, uint64_t seed, int32_t cx, int32_t cz)
@@ -709,6 +717,31 @@ void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunk
 	for (k = 0; k < n; k++)
 		maybe_queue(b, gen, seed, chunks[2 * k], chunks[2 * k + 1]);
 	start_next(b);
+}
+
+void bakes_reset(struct bakes *b, int gen, uint64_t seed, const int32_t *chunks, size_t n,
+		 uint64_t seq)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		struct bake_rec *r = bakes_get(b, gen, seed, chunks[2 * k], chunks[2 * k + 1], 0);
+
+		if (!r)
+			continue;
+		hot_drop(b, r);
+		b->bytes -= r->len;
+		bakes_blob_unref(r->frame);
+		r->frame = r->base ? bakes_blob_ref(r->base) : NULL;
+		r->blob = r->frame ? r->frame->data : NULL;
+		r->len = r->frame ? r->frame->len : 0;
+		b->bytes += r->len;
+		r->version = seq - 1; /* a running job's result (older) is not taken */
+		r->pos = 0;
+		r->folded = r->base_folded;
+		r->failed = 0;
+	}
+	bakes_changed(b, gen, seed, chunks, n);
 }
 
 static void job_done(uv_work_t *w, int status)

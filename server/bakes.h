@@ -68,6 +68,9 @@ struct bake_rec {
 	size_t len;
 	int queued;         /* waiting in the queue or being baked */
 	int failed;         /* a delta overflowed int32: stays unbaked */
+	struct bake_blob *base; /* the delta at the world's snapshot, which a
+				   revert goes back to (a reference), or NULL */
+	size_t base_folded; /* edits folded into base */
 	/* private to bakes.c */
 	struct bake_delta *hot;  /* the frame decoded, NULL: not kept */
 	struct bake_rec *newer, *older; /* the hot list, most recent first */
@@ -103,6 +106,18 @@ void bakes_destroy(struct bakes *b);
  * start baking if idle. Out of memory only delays bakes.
  */
 void bakes_changed(struct bakes *b, int gen, uint64_t seed, const int32_t *chunks, size_t n);
+
+/*
+ * A revert (sequence number seq) changed which edits of these chunks
+ * count: each bake goes back to its base (the snapshot's delta, or none)
+ * with every edit after it pending, and a bake job already running for
+ * it is not taken (its version is below seq). Then as bakes_changed().
+ */
+void bakes_reset(struct bakes *b, int gen, uint64_t seed, const int32_t *chunks, size_t n,
+		 uint64_t seq);
+
+/* Keep frame as r's base (snapshots.c, on restore). */
+void bakes_set_base(struct bake_rec *r, struct bake_blob *frame, size_t folded);
 
 /* The record of chunk (cx, cz) of world (gen, seed); with create, a new
  * empty one when there is none (NULL only when out of memory). */

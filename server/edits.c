@@ -35,6 +35,7 @@
 #include "batch.h"
 #include "catalog.h"
 #include "edit.h"
+#include "edits_read.h"
 #include "journal.h"
 #include "err.h"
 #include "http.h"
@@ -52,7 +53,6 @@
 #include "world.h"
 
 #define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
-#define EDITS_PAGE 1000   /* GET edits: default and largest limit */
 #define HASHES_SIDE 64    /* GET hashes: largest rectangle side, chunks */
 #define CLIENTS 4096      /* rate buckets kept; the oldest go first */
 /* What a page may read of an edit's answer (CORS) */
@@ -84,6 +84,7 @@ struct edits {
 	struct edits_limits lim;
 	struct bucket *buckets;          /* CLIENTS, open addressing on addr */
 	uint64_t late_said_ms;           /* when a late edit was last logged */
+	uint64_t time_hw;                /* the latest time a record was stamped with */
 	edits_change_fn on_change;       /* chunks a batch touched, or NULL */
 	void *change_arg;
 	struct idem *keys;               /* what keyed batches did (idem.h) */
@@ -186,6 +187,8 @@ static int follow(void *arg, const struct batch *b, int flags)
 	}
 	if (b->key)
 		remember(e, b, w);
+	if (b->time_ms > e->time_hw)
+		e->time_hw = b->time_ms;
 	if (live) {
 		sse_publish(e->sse, w);
 		snapshots_applied(e->snaps, b->count);
@@ -195,7 +198,7 @@ static int follow(void *arg, const struct batch *b, int flags)
 
 		world_batch(w, world_batches(w) - 1, &wb);
 		e->on_change(e->change_arg, catalog_find(e->cat, b->gen, b->gen_len),
-			     b->seed, wb.chunks, wb.nchunks);
+			     b->seed, wb.chunks, wb.nchunks, b->revert ? b->first_seq : 0);
 	}
 	return 0;
 }
@@ -1153,6 +1156,17 @@ static uint64_t now_ms(void)
 
 /* A keyed batch already known (a retry) or in flight: answered or refused
  * here (its status, or 0 once answered); else 1 to go on. */
+/* The time a record is stamped with: this node's clock, never going back
+ * (a shared log stamps its own: journal_redis_primary.c). */
+static uint64_t log_time(struct edits *e)
+{
+	uint64_t t = now_ms();
+
+	if (t > e->time_hw)
+		e->time_hw = t;
+	return e->time_hw;
+}
+
 static int known(struct edit_req *x, int pi, uint64_t seed)
 {
 	const struct idem_entry *k = idem_find(x->e->keys, x->key);
@@ -1226,7 +1240,8 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	}
 	b = (struct batch){ .gen = gen, .gen_len = strlen(gen), .seed = seed,
 			    .first_seq = x->first, .count = (uint32_t)x->nedits, .edits = e->wire,
-			    .time_ms = now_ms(), .key = x->keyed ? x->key : NULL };
+			    .time_ms = log_time(e), .key = x->keyed ? x->key : NULL,
+			    .author = sender(e), .author_len = strlen(sender(e)) };
 	if ((rc = x->keyed ? fly(e, x) : 0) != 0 ||
 	    (rc = journal_append(e->log, &b, edits_logged, x)) != 0) {
 		if (x->keyed && rc != ERR_NOMEM)
@@ -1244,49 +1259,12 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	return 0;
 }
 
-/* GET edits?since=SEQ&limit=N: the log after SEQ, at most N edits. */
+/* GET edits: the log in order, or looked up (edits_read.h). */
 static int get_edits(struct edit_req *x, int pi, uint64_t seed)
 {
-	const struct world *w = world_map_find(x->e->worlds, pi, seed);
-	uint64_t since = 0, limit = EDITS_PAGE, seq, hash, s;
-	char hex[17];
-	cJSON *o, *arr;
-	int rc;
+	uint64_t hash, seq = world_state(x->e, pi, seed, &hash);
 
-	if ((rc = req_query_u64(&x->q, "since", &since, NULL,
-				"since: not a decimal sequence number")) ||
-	    (rc = req_query_u64(&x->q, "limit", &limit, NULL, "limit: not a decimal count")))
-		return rc;
-	if (limit == 0) {
-		x->q.detail = "limit: must be at least 1";
-		return ERR_INVAL;
-	}
-	if (limit > EDITS_PAGE)
-		limit = EDITS_PAGE;
-	if (w && since < world_base(w)) {
-		x->q.detail = "since: the edits up to this world's snapshot are folded into"
-			      " it (see base in GET /v1/worlds/SEED); fetch tiles afresh and"
-			      " read on from there";
-		return 410;
-	}
-	seq = world_state(x->e, pi, seed, &hash);
-	req_hex64(hex, hash);
-	o = cJSON_CreateObject();
-	req_json_u64(o, "since", since);
-	req_json_u64(o, "seq", seq);
-	cJSON_AddStringToObject(o, "world_hash", hex);
-	arr = cJSON_AddArrayToObject(o, "edits");
-	/* Counted from since up, never past seq: since may be 2^64 - 1, and
-	 * since + 1 must not wrap to 0 (that read edit 0 of a NULL world). */
-	for (s = since; arr && s < seq && s - since < limit; s++)
-		if (edit_to_json(world_edit(w, s + 1), s + 1, arr)) {
-			cJSON_Delete(o);
-			return ERR_NOMEM;
-		}
-	if (s < seq)
-		req_json_u64(o, "next", s);
-	req_respond_json(&x->q, 200, o, "Cache-Control: no-store\r\n");
-	return 0;
+	return edits_read(&x->q, world_map_find(x->e->worlds, pi, seed), seq, hash);
 }
 
 static int h_edits(struct req *q)

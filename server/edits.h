@@ -89,9 +89,11 @@ struct world_map *edits_world_map(struct edits *e);
 size_t edits_routes(const struct route **out);
 
 /* Called after every batch is applied (replay and live) with the chunks
- * it touched (n (cx, cz) pairs), the world's generator index and seed. */
+ * it touched (n (cx, cz) pairs), the world's generator index and seed;
+ * revert is the sequence number of a revert or undo that changed which
+ * edits of those chunks count (bakes_reset()), else 0. */
 typedef void (*edits_change_fn)(void *arg, int gen, uint64_t seed, const int32_t *chunks,
-				size_t n);
+				size_t n, uint64_t revert);
 
 /* Set the one change callback (NULL: none). */
 void edits_on_change(struct edits *e, edits_change_fn fn, void *arg);

@@ -22,6 +22,7 @@
 #include <uv.h>
 #include <xxhash.h>
 
+#include "batch.h"
 #include "err.h"
 #include "journal_redis_int.h"
 
@@ -337,7 +338,9 @@ bad:
  * carries its first sequence number apart from the record (s: the script
  * need not rebuild the record to write it in); it is written into the
  * record here, in the reply's own bytes, so that the record is the
- * canonical one. An entry without s holds it in its record.
+ * canonical one. An entry without s holds it in its record. So is the
+ * time of a version-3 record: the entry id's milliseconds, Redis's clock
+ * when the script ran, the same on every node and never going back.
  */
 int journal_redis__entry_fields(redisReply *e, const char **id, const redisReply **rec,
 				const redisReply **tag)
@@ -374,6 +377,15 @@ int journal_redis__entry_fields(redisReply *e, const char **id, const redisReply
 			return ERR_CORRUPT;
 		for (k = 0; k < 8; k++)
 			r->str[off + k] = (char)(uint8_t)(first >> (8 * k));
+	}
+	if (r->len >= 2 && r->str[0] == 3) { /* a version-3 record: the log's time */
+		uint64_t ms = strtoull(*id, NULL, 10);
+		size_t off = BATCH_V3_TIME_OFF((uint8_t)r->str[1]);
+
+		if (off + 8 > r->len)
+			return ERR_CORRUPT;
+		for (k = 0; k < 8; k++)
+			r->str[off + k] = (char)(uint8_t)(ms >> (8 * k));
 	}
 	*rec = r;
 	return 0;

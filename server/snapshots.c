@@ -564,6 +564,7 @@ static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore
 				return ERR_CORRUPT;
 			}
 			bakes_set(s->bakes, b, st.version, 0, st.nedits, f);
+			bakes_set_base(b, f, st.nedits);
 		}
 	}
 	if (le_get32(h + 4) >= 3 && (rc = pass_keys(s, &r, restore, msg, msglen)) != 0)

@@ -29,6 +29,7 @@
 #include "err.h"
 #include "http.h"
 #include "util.h"
+#include "revert.h"
 #include "world.h"
 
 
@@ -74,7 +75,7 @@ static const char keepalive[] = ": keep-alive\n\n";
 
 size_t sse_batch_json_bound(const struct world_batch *b)
 {
-	return 160 + 26 * b->nchunks;
+	return 260 + b->author_len + 26 * b->nchunks;
 }
 
 size_t sse_batch_json(const struct world_batch *b, uint64_t seq, char *out)
@@ -85,6 +86,14 @@ size_t sse_batch_json(const struct world_batch *b, uint64_t seq, char *out)
 			    (ull)b->first_seq, (ull)b->last_seq);
 	if (seq)
 		n += (size_t)sprintf(out + n, "\"seq\":%llu,", (ull)seq);
+	if (b->author_len) /* [A-Za-z0-9_.@-]: nothing to escape */
+		n += (size_t)sprintf(out + n, "\"author\":\"%.*s\",\"time\":%llu,",
+				     (int)b->author_len, b->author, (ull)b->time_ms);
+	if (b->revert && b->revert->op == REVERT_UNDO)
+		n += (size_t)sprintf(out + n, "\"undo\":%llu,", (ull)b->revert->undo);
+	else if (b->revert)
+		n += (size_t)sprintf(out + n, "\"revert\":true,\"count\":%llu,",
+				     (ull)b->reverted);
 	n += (size_t)sprintf(out + n, "\"world_hash\":\"%016llx\",\"chunks\":[",
 			     (ull)b->hash);
 	for (i = 0; i < b->nchunks; i++)

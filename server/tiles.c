@@ -1043,11 +1043,15 @@ void tiles_stop(struct tiles *t)
 	bakes_stop(t->bakes);
 }
 
-void tiles_changed(void *arg, int gen, uint64_t seed, const int32_t *chunks, size_t n)
+void tiles_changed(void *arg, int gen, uint64_t seed, const int32_t *chunks, size_t n,
+		   uint64_t revert)
 {
 	struct tiles *t = arg;
 
-	bakes_changed(t->bakes, gen, seed, chunks, n);
+	if (revert)
+		bakes_reset(t->bakes, gen, seed, chunks, n, revert);
+	else
+		bakes_changed(t->bakes, gen, seed, chunks, n);
 }
 
 void tiles_stats(const struct tiles *t, struct cache_stats *cs, struct regions_stats *rs,

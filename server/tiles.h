@@ -53,7 +53,8 @@ size_t tiles_routes(const struct route **out);
 /* A batch of world (gen, seed) changed these chunks (n (cx, cz) pairs):
  * bake the ones whose unbaked edits piled up (bakes.h). arg is the
  * struct tiles; the signature is edits_on_change()'s. */
-void tiles_changed(void *arg, int gen, uint64_t seed, const int32_t *chunks, size_t n);
+void tiles_changed(void *arg, int gen, uint64_t seed, const int32_t *chunks, size_t n,
+		   uint64_t revert);
 
 /* The server drains: start no more background work (bakes). */
 void tiles_stop(struct tiles *t);

@@ -24,59 +24,15 @@
 #include "err.h"
 #include "preset.h"
 #include "batch.h"
+#include "revert.h"
 #include "util.h"
 
-#define NONE UINT32_MAX
-#define MIN_SLOTS 64
-
-
-/* One touch: edit index (seq - 1) in the log, next touch of the chunk. */
-struct node {
-	uint32_t edit;
-	uint32_t next;
-};
-
-struct chunk {
-	int32_t cx, cz;
-	uint32_t head, tail;     /* its first and last node, NONE: none */
-	uint32_t nedits;         /* edits touching it, those folded included */
-	uint32_t folded;         /* of those, folded into a snapshot: no nodes */
-	uint64_t version, hash;
-};
-
-struct applied {
-	uint64_t first, last, hash;
-	size_t off, n;           /* its pairs in bchunks: [off, off + n) */
-};
-
-struct world {
-	uint64_t fingerprint, seed;
-	int chunk_log2;
-	uint64_t seq, hash;      /* last applied, and the hash after it */
-	uint64_t base;           /* edits folded into a snapshot: edit seq is
-				    at index seq - base - 1 */
-	uint64_t reserved;       /* last reserved sequence number */
-	size_t pend_edits, pend_touches, pend_batches; /* reserved, unapplied */
-	struct edit *edits;
-	size_t nedits, cap_edits;
-	struct applied *batches;
-	size_t nbatches, cap_batches;
-	int32_t *bchunks;        /* (cx, cz) pairs */
-	size_t npairs, cap_bchunks;
-	struct chunk *chunks;
-	size_t nchunks, cap_chunks;
-	struct node *nodes;
-	size_t nnodes, cap_nodes;
-	uint32_t *slots;         /* chunk index + 1, 0: empty */
-	size_t nslots;           /* a power of two, or 0 */
-	void *user;
-	int gen;                 /* preset index in its map, -1: none */
-};
+#include "world_int.h"
 
 /* ---- arrays and the chunk table ------------------------------------------ */
 
 /* Grow the array *pv (element size, capacity *cap) to hold need elements. */
-static int grow(void *pv, size_t *cap, size_t need, size_t size)
+int world__grow(void *pv, size_t *cap, size_t need, size_t size)
 {
 	size_t c = *cap ? *cap : 16;
 	void *p;
@@ -137,6 +93,11 @@ static const struct chunk *chunk_get(const struct world *w, int32_t cx,
 	return found ? &w->chunks[w->slots[i] - 1] : NULL;
 }
 
+struct chunk *world__chunk(struct world *w, int32_t cx, int32_t cz)
+{
+	return (struct chunk *)chunk_get(w, cx, cz);
+}
+
 /* Rebuild the table with n slots. */
 static int rehash(struct world *w, size_t n)
 {
@@ -171,13 +132,14 @@ static int room(struct world *w, size_t edits, size_t touches, size_t batches)
 		return ERR_NOMEM; /* indexes are 32-bit */
 	while (slots < 2 * nc)
 		slots *= 2;
-	if (grow(&w->edits, &w->cap_edits, ne, sizeof(*w->edits)) ||
-	    grow(&w->nodes, &w->cap_nodes, w->nnodes + nt, sizeof(*w->nodes)) ||
-	    grow(&w->bchunks, &w->cap_bchunks, 2 * (w->npairs + nt),
+	if (world__grow(&w->edits, &w->cap_edits, ne, sizeof(*w->edits)) ||
+	    world__grow(&w->out, &w->cap_out, ne, sizeof(*w->out)) ||
+	    world__grow(&w->nodes, &w->cap_nodes, w->nnodes + nt, sizeof(*w->nodes)) ||
+	    world__grow(&w->bchunks, &w->cap_bchunks, 2 * (w->npairs + nt),
 		 sizeof(*w->bchunks)) ||
-	    grow(&w->batches, &w->cap_batches,
+	    world__grow(&w->batches, &w->cap_batches,
 		 w->nbatches + w->pend_batches + batches, sizeof(*w->batches)) ||
-	    grow(&w->chunks, &w->cap_chunks, nc, sizeof(*w->chunks)))
+	    world__grow(&w->chunks, &w->cap_chunks, nc, sizeof(*w->chunks)))
 		return ERR_NOMEM;
 	return slots != w->nslots ? rehash(w, slots) : 0;
 }
@@ -208,11 +170,13 @@ void world_destroy(struct world *w)
 	if (!w)
 		return;
 	free(w->edits);
+	free(w->out);
 	free(w->batches);
 	free(w->bchunks);
 	free(w->chunks);
 	free(w->nodes);
 	free(w->slots);
+	world__free_reverts(w);
 	free(w);
 }
 
@@ -253,7 +217,7 @@ static int count_touches(const struct world *w, const struct edit *e, size_t n,
 {
 	size_t k, c, t = 0;
 
-	for (k = 0; k < n; k++) {
+	for (k = 0; e && k < n; k++) { /* e NULL: a revert, no touches of its own */
 		edit_chunks(&e[k], w->chunk_log2, NULL, NULL, 0, &c);
 		if (c > WORLD_MAX_EDIT_CHUNKS) {
 			*bad = k;
@@ -341,7 +305,7 @@ static void touch(struct world *w, struct applied *b, int32_t cx, int32_t cz,
 
 	if (!found) {
 		w->slots[i] = (uint32_t)++w->nchunks;
-		w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, 0, 0, 0, 0 };
+		w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, 0, 0, 0, 0, 0 };
 	}
 	c = &w->chunks[w->slots[i] - 1];
 	if (c->version < b->first) { /* first touch in this batch */
@@ -361,16 +325,22 @@ static void touch(struct world *w, struct applied *b, int32_t cx, int32_t cz,
 	c->hash = edit_hash_next(c->hash, seq, &w->edits[idx]);
 }
 
-/* world_apply(); reserved: the batch has a reservation's room. */
+/*
+ * world_apply(); reserved: the batch has a reservation's room. m (may be
+ * NULL) is the record when it says more than its edits: a version-3
+ * record's time and author, chained with batch_hash(), or a revert (e
+ * NULL, n 1, r its filter).
+ */
 static int apply(struct world *w, uint64_t first, const struct edit *e, size_t n,
-		 int reserved, struct world_batch *out)
+		 int reserved, struct world_batch *out, const struct batch *m,
+		 const struct revert *r)
 {
 	int32_t xs[WORLD_MAX_EDIT_CHUNKS], zs[WORLD_MAX_EDIT_CHUNKS];
 	size_t total, bad, k, j, nc;
 	struct applied *b;
 	int rc;
 
-	if (!n || first != w->seq + 1)
+	if (!n || first != w->seq + 1 || (!e && !r))
 		return ERR_INVAL;
 	if ((rc = count_touches(w, e, n, &total, &bad)) != 0)
 		return rc;
@@ -382,16 +352,30 @@ static int apply(struct world *w, uint64_t first, const struct edit *e, size_t n
 		return rc;
 	}
 	b = &w->batches[w->nbatches];
-	*b = (struct applied){ first, first + n - 1, 0, w->npairs, 0 };
-	for (k = 0; k < n; k++) {
+	*b = (struct applied){ first, first + n - 1, 0, w->npairs, 0, 0, 0, 0 };
+	if (m && m->author_len) {
+		b->time_ms = m->time_ms;
+		b->author = world__author(w, m->author, m->author_len);
+	}
+	if (r) {
+		w->edits[w->nedits] = (struct edit){ 0 };
+		w->out[w->nedits++] = NONE; /* a revert's slot: never an edit */
+		if ((rc = world__revert(w, b, r, first)) != 0)
+			return rc;
+	}
+	for (k = 0; e && k < n; k++) {
 		uint32_t idx = (uint32_t)w->nedits++;
 
 		w->edits[idx] = e[k];
-		w->hash = edit_hash_next(w->hash, first + k, &e[k]);
+		w->out[idx] = 0;
+		if (!(m && m->author_len))
+			w->hash = edit_hash_next(w->hash, first + k, &e[k]);
 		edit_chunks(&e[k], w->chunk_log2, xs, zs, WORLD_MAX_EDIT_CHUNKS, &nc);
 		for (j = 0; j < nc; j++)
 			touch(w, b, xs[j], zs[j], idx, first + k);
 	}
+	if (m && m->author_len)
+		w->hash = batch_hash(w->hash, m);
 	b->hash = w->hash;
 	w->nbatches++;
 	w->seq = b->last;
@@ -405,12 +389,44 @@ static int apply(struct world *w, uint64_t first, const struct edit *e, size_t n
 int world_apply(struct world *w, uint64_t first, const struct edit *e,
 		size_t n, struct world_batch *out)
 {
-	return apply(w, first, e, n, first + n - 1 <= w->reserved, out);
+	return apply(w, first, e, n, first + n - 1 <= w->reserved, out, NULL, NULL);
 }
 
 const struct edit *world_edit(const struct world *w, uint64_t seq)
 {
-	return seq > w->base && seq <= w->seq ? &w->edits[seq - w->base - 1] : NULL;
+	return seq > w->base && seq <= w->seq && w->out[seq - w->base - 1] != NONE ?
+	       &w->edits[seq - w->base - 1] : NULL;
+}
+
+int world_edit_out(const struct world *w, uint64_t seq)
+{
+	return world_edit(w, seq) && w->out[seq - w->base - 1];
+}
+
+int world_reserve_revert(struct world *w, uint64_t *first)
+{
+	int rc;
+
+	if (!first)
+		return ERR_INVAL;
+	if ((rc = room(w, 1, 0, 1)) != 0)
+		return rc;
+	w->pend_edits++;
+	w->pend_batches++;
+	*first = ++w->reserved;
+	return 0;
+}
+
+size_t world_batch_of(const struct world *w, uint64_t seq)
+{
+	size_t i = seq ? world_batch_after(w, seq - 1) : w->nbatches;
+
+	return i < w->nbatches && w->batches[i].first <= seq ? i : w->nbatches;
+}
+
+uint64_t world_floor(const struct world *w)
+{
+	return w->base + 1;
 }
 
 void world_chunk(const struct world *w, int32_t cx, int32_t cz,
@@ -438,7 +454,8 @@ int world_chunk_edits(const struct world *w, int32_t cx, int32_t cz,
 	if (!v)
 		return ERR_NOMEM;
 	for (nd = c->head; nd != NONE; nd = w->nodes[nd].next)
-		v[k++] = w->edits[w->nodes[nd].edit];
+		if (!w->out[w->nodes[nd].edit])
+			v[k++] = w->edits[w->nodes[nd].edit];
 	assert(k == c->nedits - c->folded);
 	*out = v;
 	*n = k;
@@ -459,14 +476,15 @@ int world_chunk_edits_from(const struct world *w, int32_t cx, int32_t cz, uint64
 		return 0;
 	first = *pos ? w->nodes[*pos - 1].next : c->head;
 	for (nd = first; nd != NONE; nd = w->nodes[nd].next)
-		cnt++;
+		cnt += !w->out[w->nodes[nd].edit];
+	*pos = (uint64_t)c->tail + 1;
 	if (!cnt)
 		return 0;
 	if (!(v = malloc(cnt * sizeof(*v))))
 		return ERR_NOMEM;
 	for (nd = first; nd != NONE; nd = w->nodes[nd].next)
-		v[k++] = w->edits[w->nodes[nd].edit];
-	*pos = (uint64_t)c->tail + 1;
+		if (!w->out[w->nodes[nd].edit])
+			v[k++] = w->edits[w->nodes[nd].edit];
 	*out = v;
 	*n = k;
 	return 0;
@@ -518,7 +536,9 @@ int world_around_edits(const struct world *w, int32_t cx, int32_t cz,
 	}
 	for (i = 0; i < nc; i++)
 		for (nd = c[i]->head; nd != NONE; nd = w->nodes[nd].next)
-			idx[k++] = w->nodes[nd].edit;
+			if (!w->out[w->nodes[nd].edit])
+				idx[k++] = w->nodes[nd].edit;
+	total = k;
 	qsort(idx, total, sizeof(*idx), cmp_u32);
 	for (k = 0; k < total; k++)
 		if (k == 0 || idx[k] != idx[k - 1])
@@ -591,9 +611,14 @@ void world_batch(const struct world *w, size_t i, struct world_batch *out)
 {
 	const struct applied *b = &w->batches[i];
 
+	const struct wauthor *a = b->author ? &w->authors[b->author - 1] : NULL;
+	const struct wrevert *r = b->revert ? &w->reverts[b->revert - 1] : NULL;
+
 	assert(i < w->nbatches);
 	*out = (struct world_batch){ b->first, b->last, b->hash,
-				     w->bchunks + 2 * b->off, b->n };
+				     w->bchunks + 2 * b->off, b->n, b->time_ms,
+				     a ? a->name : "", a ? a->len : 0, r ? &r->r : NULL,
+				     r ? r->count : 0, r ? r->undone : 0 };
 }
 
 size_t world_batch_after(const struct world *w, uint64_t seq)
@@ -646,11 +671,13 @@ void world_rebase(struct world *w)
 	struct world keep = *w;
 
 	free(w->edits);
+	free(w->out);
 	free(w->batches);
 	free(w->bchunks);
 	free(w->chunks);
 	free(w->nodes);
 	free(w->slots);
+	world__free_reverts(w);
 	memset(w, 0, sizeof(*w));
 	w->fingerprint = keep.fingerprint;
 	w->seed = keep.seed;
@@ -677,7 +704,7 @@ int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,
 	w->slots[i] = (uint32_t)++w->nchunks;
 	w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, (uint32_t)st->nedits,
 						    (uint32_t)st->nedits, st->version,
-						    st->hash };
+						    st->hash, st->hash };
 	return 0;
 }
 
@@ -771,7 +798,7 @@ static int map_room(struct world_map *m)
 	size_t n = m->nslots ? m->nslots : MIN_SLOTS, k;
 	uint32_t *slots;
 
-	if (m->n + 1 >= NONE / 2 || grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v)))
+	if (m->n + 1 >= NONE / 2 || world__grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v)))
 		return ERR_NOMEM;
 	while (n < 2 * (m->n + 1))
 		n *= 2;
@@ -875,6 +902,7 @@ int world_map_follow(struct world_map *m, const struct batch *b, int reserved,
 		     struct world **out, char *err, size_t errlen)
 {
 	struct edit e[EDIT_BATCH_MAX];
+	struct revert r;
 	struct world *w;
 	size_t k;
 	int gen, rc;
@@ -883,7 +911,12 @@ int world_map_follow(struct world_map *m, const struct batch *b, int reserved,
 		snprintf(err, errlen, "malformed edit batch");
 		return ERR_CORRUPT;
 	}
-	for (k = 0; k < b->count; k++)
+	if (b->revert && revert_decode(b->revert, REVERT_WIRE, &r)) {
+		snprintf(err, errlen, "world %.*s/%llu: revert %llu malformed", (int)b->gen_len,
+			 b->gen, (ull)b->seed, (ull)b->first_seq);
+		return ERR_CORRUPT;
+	}
+	for (k = 0; !b->revert && k < b->count; k++)
 		if (edit_decode(b->edits + k * EDIT_WIRE_SIZE, EDIT_WIRE_SIZE, &e[k])) {
 			snprintf(err, errlen, "world %.*s/%llu: edit %llu out of range",
 				 (int)b->gen_len, b->gen, (ull)b->seed, (ull)(b->first_seq + k));
@@ -903,7 +936,8 @@ int world_map_follow(struct world_map *m, const struct batch *b, int reserved,
 			 (int)b->gen_len, b->gen, (ull)b->seed, (ull)b->first_seq, (ull)w->seq);
 		return ERR_CORRUPT;
 	}
-	rc = apply(w, b->first_seq, e, b->count, reserved && w->pend_batches, NULL);
+	rc = apply(w, b->first_seq, b->revert ? NULL : e, b->count, reserved && w->pend_batches,
+		   NULL, b, b->revert ? &r : NULL);
 	if (rc)
 		snprintf(err, errlen, "world %.*s/%llu: batch at seq %llu: %s",
 			 (int)b->gen_len, b->gen, (ull)b->seed, (ull)b->first_seq,

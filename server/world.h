@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 struct batch;
+struct revert;
 struct edit;
 struct catalog;
 struct world;
@@ -53,8 +54,15 @@ struct world_batch {
 	uint64_t first_seq, last_seq;
 	uint64_t hash;            /* world hash after the batch */
 	const int32_t *chunks;    /* nchunks (cx, cz) pairs, distinct, in the
-				     order the batch first touched them */
+				     order the batch first touched them (a
+				     revert: the chunks whose edits it changed) */
 	size_t nchunks;
+	uint64_t time_ms;         /* when the log took it; 0: not said (old record) */
+	const char *author;       /* who sent it, author_len bytes (not NUL-ended) */
+	size_t author_len;        /* 0: not said (a record before version 3) */
+	const struct revert *revert; /* a revert or an undo (revert.h); NULL: edits */
+	uint64_t reverted;        /* a revert: the edits its filter matched */
+	int undone;               /* a revert an undo has cancelled since */
 };
 
 /* The edit state of one chunk; all 0 for a chunk no edit touches. */
@@ -134,8 +142,36 @@ void world_release(struct world *w, const struct edit *e, size_t n, uint64_t fir
 int world_apply(struct world *w, uint64_t first, const struct edit *e,
 		size_t n, struct world_batch *out);
 
-/* The edit with sequence number seq (1..world_seq()), else NULL. */
+/* The edit with sequence number seq (1..world_seq()), else NULL (also for
+ * a revert's sequence number). */
 const struct edit *world_edit(const struct world *w, uint64_t seq);
+
+/* Whether edit seq (world_edit()) is taken out by a revert: it no longer
+ * counts in any chunk. */
+int world_edit_out(const struct world *w, uint64_t seq);
+
+/*
+ * Reverts (revert.h): reserve one sequence number for a revert or undo,
+ * as world_reserve() does for edits; it ends with world_map_follow() of
+ * its record or world_cancel()/world_release() with e NULL and n 1.
+ */
+int world_reserve_revert(struct world *w, uint64_t *first);
+
+/* The batch index of sequence number seq (world_batches() when none:
+ * before the base or after the last). */
+size_t world_batch_of(const struct world *w, uint64_t seq);
+
+/*
+ * The edits whose brush covers the point (x_mm, z_mm) (distance below the
+ * radius), reverted ones included, with sequence numbers below before:
+ * the newest cap of them, newest first, into seqs. Returns how many. Only
+ * edits after the snapshot (world_base()) are kept one by one.
+ */
+size_t world_point_edits(const struct world *w, int64_t x_mm, int64_t z_mm, uint64_t before,
+			 uint64_t *seqs, size_t cap);
+
+/* The oldest sequence number a revert of w may reach: 1 + world_base(). */
+uint64_t world_floor(const struct world *w);
 
 /* The edit state of chunk (cx, cz). */
 void world_chunk(const struct world *w, int32_t cx, int32_t cz,

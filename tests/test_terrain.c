@@ -533,7 +533,7 @@ static void test_edit_records_are_checked_whole(void **state)
 	memcpy(bad, r, len);
 	bad[len - 42] = 9; /* op 9 */
 	assert_int_equal(terrain_edits_apply_record(ed, bad, len), TERRAIN_ERR_CORRUPT);
-	bad[0] = 3; /* a record version it does not know (1 and 2 it reads) */
+	bad[0] = 4; /* a record version it does not know (1, 2 and 3 it reads) */
 	assert_int_equal(terrain_edits_apply_record(ed, bad, len), TERRAIN_ERR_VERSION);
 	assert_int_equal(terrain_edits_seq(ed), 0);
 	assert_int_equal(terrain_edits_world_hash(ed), h0);
