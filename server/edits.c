@@ -43,6 +43,7 @@
 #include "le.h"
 #include "metrics.h"
 #include "preset.h"
+#include "revert.h"
 #include "request.h"
 #include "routes.h"
 #include "snapshots.h"
@@ -126,10 +127,11 @@ static struct edit_req *edit_req_of(struct req *q)
 
 /* ---- the follow path ---------------------------------------------------------- */
 
-/* XXH3-128 of n canonical edits, as 16 bytes. */
-static void body_digest(const uint8_t *edits, size_t n, uint8_t out[16])
+/* XXH3-128 of a batch's body (len bytes: its canonical edits, or a
+ * revert's), as 16 bytes. */
+static void body_digest(const uint8_t *body, size_t len, uint8_t out[16])
 {
-	XXH128_hash_t h = XXH3_128bits(edits, n * BATCH_EDIT);
+	XXH128_hash_t h = XXH3_128bits(body, len);
 
 	le_put64(out, h.low64);
 	le_put64(out + 8, h.high64);
@@ -142,7 +144,10 @@ static void remember(struct edits *e, const struct batch *b, const struct world 
 				.time_ms = b->time_ms, .count = b->count };
 
 	memcpy(k.key, b->key, BATCH_KEY);
-	body_digest(b->edits, b->count, k.body);
+	if (b->revert)
+		body_digest(b->revert, REVERT_WIRE, k.body);
+	else
+		body_digest(b->edits, b->count * BATCH_EDIT, k.body);
 	if (idem_add(e->keys, &k))
 		fprintf(stderr, "terrain-server: out of memory: an idempotency key of world %llu "
 			"is not remembered (a retry of edit %llu would apply it again)\n",
@@ -701,6 +706,14 @@ static uint64_t cors_methods(struct req *q, uint64_t methods)
 	return origin_allowed(x->e, q->http) ? methods : methods & ~REQ_M(HTTP_POST);
 }
 
+/* Reverts are for moderators and admins: today the edit token's holder
+ * (admin) and, without a token, loopback clients (local). */
+static int may_revert(struct edit_req *x)
+{
+	(void)x;
+	return 0;
+}
+
 /* Whether an append error passes (journal.h): 503, retry later. */
 static int transient(int rc)
 {
@@ -1209,7 +1222,7 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	for (k = 0; k < x->nedits; k++)
 		edit_encode(&x->edits[k], e->wire + k * EDIT_WIRE_SIZE);
 	if (x->keyed) {
-		body_digest(e->wire, x->nedits, x->body);
+		body_digest(e->wire, x->nedits * BATCH_EDIT, x->body);
 		if ((rc = known(x, pi, seed)) != 1) {
 			free(x->edits);
 			return rc;
@@ -1257,6 +1270,165 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	}
 	e->appending++;
 	return 0;
+}
+
+/* ---- reverts -------------------------------------------------------------------- */
+
+/*
+ * The oldest sequence number a revert of w may reach now: after the
+ * world's snapshot (the edits before it are only folded) and within
+ * --history by the log's clock. The batches' times never go back, so the
+ * first batch inside the window is found by bisection.
+ */
+static uint64_t revert_floor(const struct edits *e, const struct world *w)
+{
+	uint64_t now = e->time_hw > now_ms() ? e->time_hw : now_ms();
+	uint64_t from = now > e->lim.history_s * 1000ull ? now - e->lim.history_s * 1000ull : 0;
+	size_t lo = 0, hi = world_batches(w);
+	struct world_batch b;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		world_batch(w, mid, &b);
+		if (b.time_ms < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == world_batches(w))
+		return world_seq(w) + 1;
+	world_batch(w, lo, &b);
+	return b.first_seq > world_floor(w) ? b.first_seq : world_floor(w);
+}
+
+/* Check r against w before it is logged: 0, or an HTTP status with detail. */
+static int revert_check(struct edit_req *x, const struct world *w, struct revert *r)
+{
+	char *msg = http_req_alloc(x->q.http, 320);
+	struct world_batch b;
+	size_t i;
+
+	if (!msg)
+		return ERR_NOMEM;
+	x->q.detail = msg;
+	if (!w || !world_seq(w)) {
+		snprintf(msg, 320, "nothing to revert: this world has no edits");
+		return 422;
+	}
+	r->floor = revert_floor(x->e, w);
+	if (r->floor > world_seq(w)) {
+		snprintf(msg, 320, "nothing to revert: no edit of this world is within --history "
+			 "(%u s) after its snapshot", x->e->lim.history_s);
+		return 422;
+	}
+	world_batch(w, world_batch_of(w, r->floor), &b);
+	if (r->op == REVERT_REVERT) {
+		if (((r->has & REVERT_HAS_SEQ_TO) && r->seq_to < r->floor) ||
+		    ((r->has & REVERT_HAS_UNTIL) && (uint64_t)r->until_ms < b.time_ms)) {
+			snprintf(msg, 320, "beyond history: the oldest edit a revert reaches is %llu, "
+				 "taken at %llu ms (--history %u s, and nothing before the "
+				 "world's snapshot)", (ull)r->floor, (ull)b.time_ms,
+				 x->e->lim.history_s);
+			return 422;
+		}
+		return 0;
+	}
+	i = world_batch_of(w, r->undo);
+	if (i < world_batches(w))
+		world_batch(w, i, &b);
+	if (i == world_batches(w) || !b.revert || b.revert->op != REVERT_REVERT) {
+		snprintf(msg, 320, "undo: %llu is not a revert of this world that lies after its "
+			 "snapshot", (ull)r->undo);
+		return 422;
+	}
+	if (b.undone) {
+		snprintf(msg, 320, "undo: revert %llu is undone already", (ull)r->undo);
+		return 409;
+	}
+	if (b.revert->floor < r->floor) {
+		snprintf(msg, 320, "beyond history: revert %llu reaches edit %llu, and the oldest "
+			 "edit an undo may bring back now is %llu (--history %u s)", (ull)r->undo,
+			 (ull)b.revert->floor, (ull)r->floor, x->e->lim.history_s);
+		return 422;
+	}
+	x->q.detail = NULL;
+	return 0;
+}
+
+/* POST reverts: a revert or an undo (revert.h), one record of the log;
+ * answered as a batch of edits is (edits_logged()). */
+static int post_reverts(struct edit_req *x, int pi, uint64_t seed)
+{
+	struct edits *e = x->e;
+	struct http_req *r = x->q.http;
+	const char *gen = preset_name(catalog_at(e->cat, (size_t)pi)), *who;
+	uint8_t wire[REVERT_WIRE];
+	struct revert rv;
+	struct batch b;
+	char *msg;
+	int rc;
+
+	if ((rc = authorise(x)) != 0 || (rc = may_revert(x)) != 0 ||
+	    (rc = read_key(x, gen, seed)) != 0)
+		return rc;
+	if (!req_type_is(r->header[HTTP_H_CONTENT_TYPE], "application/json")) {
+		x->q.detail = "content-type: must be application/json";
+		return 415;
+	}
+	if (!(msg = http_req_alloc(r, 256)))
+		return ERR_NOMEM;
+	if ((rc = revert_parse(r->body ? r->body : "", r->body_len, &rv, msg, 256)) != 0) {
+		x->q.detail = msg;
+		return rc == ERR_RANGE ? 422 : rc;
+	}
+	x->world = world_map_find(e->worlds, pi, seed);
+	if ((rc = revert_check(x, x->world, &rv)) != 0)
+		return rc;
+	revert_encode(&rv, wire);
+	if (x->keyed) {
+		body_digest(wire, sizeof(wire), x->body);
+		if ((rc = known(x, pi, seed)) != 1)
+			return rc;
+	}
+	if ((rc = late(x)) != 0 || (rc = journal_available(e->log)) != 0) {
+		if (rc < 0)
+			x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, not applied: retry "
+				      "later" : refused(e);
+		return 503;
+	}
+	if ((rc = world_reserve_revert(x->world, &x->first)) != 0)
+		return rc;
+	x->edits = NULL;
+	x->nedits = 1;
+	who = sender(e);
+	b = (struct batch){ .gen = gen, .gen_len = strlen(gen), .seed = seed,
+			    .first_seq = x->first, .count = 1, .revert = wire,
+			    .time_ms = log_time(e), .key = x->keyed ? x->key : NULL,
+			    .author = who, .author_len = strlen(who) };
+	if ((rc = x->keyed ? fly(e, x) : 0) != 0 ||
+	    (rc = journal_append(e->log, &b, edits_logged, x)) != 0) {
+		if (x->keyed && rc != ERR_NOMEM)
+			land(e, x);
+		world_cancel(x->world, NULL, 1, x->first);
+		x->q.detail = rc == ERR_BUSY ? "edit log queue full, not applied: retry later" :
+			      transient(rc) ? "edit log unavailable, not applied: retry later" :
+			      rc == ERR_NOMEM ? "out of memory, not applied: retry later" : refused(e);
+		return 503;
+	}
+	e->appending++;
+	return 0;
+}
+
+static int h_reverts(struct req *q)
+{
+	struct edit_req *x = edit_req_of(q);
+	uint64_t seed;
+	int rc, pi;
+
+	if ((rc = req_world(q, x->e->cat, &seed, &pi)) != 0)
+		return rc;
+	return post_reverts(x, pi, seed);
 }
 
 /* GET edits: the log in order, or looked up (edits_read.h). */
@@ -1384,6 +1556,8 @@ static const struct route routes[] = {
 	  REQ_COUNT_REJECTS, sizeof(struct edit_req), h_edits, cors_methods },
 	{ "hashes", { "v1", "worlds", NULL, "hashes" }, 4, READ, 0, sizeof(struct edit_req),
 	  h_hashes, NULL },
+	{ "reverts", { "v1", "worlds", NULL, "reverts" }, 4, REQ_M(HTTP_POST), REQ_COUNT_REJECTS,
+	  sizeof(struct edit_req), h_reverts, cors_methods },
 	{ "events", { "v1", "worlds", NULL, "events" }, 4, REQ_M(HTTP_GET), 0,
 	  sizeof(struct edit_req), h_events, NULL },
 	{ "presets", { "v1", "presets" }, 2, READ, 0, sizeof(struct edit_req), h_presets, NULL },

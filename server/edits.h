@@ -43,6 +43,8 @@ struct edits_limits {
 				    remembered, by the log's clock */
 	unsigned key_max;        /* --idempotency-keys (default 1000000): the
 				    most keys remembered (idem.h) */
+	unsigned history_s;      /* --history (default 604800): how far back,
+				    by the log's clock, a revert reaches */
 };
 
 struct edits_config {

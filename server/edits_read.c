@@ -149,15 +149,14 @@ static int add_entry(cJSON *arr, const struct world *w, const struct world_batch
 }
 
 /* In log order after l->since; *next is where a next page starts (0: none). */
-static int scan(const struct world *w, const struct lookup *l, uint64_t seq, cJSON *arr,
-		uint64_t *next)
+static int scan(const struct world *w, const struct lookup *l, cJSON *arr, uint64_t *next)
 {
 	size_t i = world_batch_after(w, l->since), nb = world_batches(w);
 	uint64_t taken = 0, looked = 0, s = l->since;
 	struct world_batch b;
 	int rc;
 
-	for (; i < nb && s < seq; i++) {
+	for (; i < nb; i++) {
 		world_batch(w, i, &b);
 		for (s = b.first_seq > l->since + 1 ? b.first_seq : l->since + 1; s <= b.last_seq; s++) {
 			if (taken == l->limit || looked == SCAN_MAX) {
@@ -217,7 +216,7 @@ int edits_read(struct req *q, const struct world *w, uint64_t seq, uint64_t hash
 	cJSON_AddStringToObject(o, "world_hash", hex);
 	arr = cJSON_AddArrayToObject(o, "edits");
 	rc = !arr ? ERR_NOMEM : !w ? 0 : l.point ? by_point(w, &l, arr, &next) :
-	     scan(w, &l, seq, arr, &next);
+	     scan(w, &l, arr, &next);
 	if (rc) {
 		cJSON_Delete(o);
 		return rc;

@@ -68,6 +68,7 @@ struct config {
 	unsigned edit_deadline;
 	unsigned key_window;
 	unsigned key_max;
+	unsigned history;
 	const char *cors_origins;
 	const char *allowed_hosts;
 };
@@ -144,6 +145,9 @@ static const struct option options[] = {
 	    key_window, 1u << 31, "how long a batch's Idempotency-Key is remembered (by "
 	    "the edit log's clock): a retry with the key within it gets the first answer "
 	    "and applies nothing; a shared log keeps its keys in Redis as long"),
+	OPT("history", "TERRAIN_HISTORY", "SECONDS", "604800", T_UINT, history, 1u << 31,
+	    "how far back a revert reaches, by the edit log's clock (POST .../reverts; "
+	    "older edits are kept only folded into the snapshot)"),
 	OPT("idempotency-keys", "TERRAIN_IDEMPOTENCY_KEYS", "N", "1000000", T_UINT, key_max,
 	    1u << 30, "the most Idempotency-Keys remembered (about 72 bytes each, 144 at "
 	    "most); past it the oldest are forgotten before their window ends"),
@@ -446,6 +450,7 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .edit_deadline_ms = c->edit_deadline,
 				   .key_window_s = c->key_window,
 				   .key_max = c->key_max,
+				   .history_s = c->history,
 				   .edit_log = c->edit_log,
 				   .edit_log_password = c->redis_password,
 				   .edit_log_sentinel_password = c->sentinel_password,

@@ -470,7 +470,7 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 				    cfg->cors_origins, cfg->allowed_hosts,
 				    { cfg->edit_rate, 5 * cfg->edit_rate, cfg->edit_area_km2 * 1e6,
 				      5 * cfg->edit_area_km2 * 1e6, cfg->edit_deadline_ms,
-				      cfg->key_window_s, cfg->key_max } };
+				      cfg->key_window_s, cfg->key_max, cfg->history_s } };
 	/* the modules first: the table and its labels are theirs */
 	if ((rc = edits_create(loop, cat, &rt->env, &ec, &rt->edits, err, errlen)) == 0 &&
 	    (rc = tiles_create(loop, cat, edits_worlds(rt->edits), &rt->env, &tc,

@@ -197,6 +197,7 @@ struct route_config {
 	unsigned edit_deadline_ms; /* --edit-deadline (edits.h); 0: off */
 	unsigned key_window_s;     /* --idempotency-window (edits.h); 0: default */
 	unsigned key_max;          /* --idempotency-keys (edits.h); 0: default */
+	unsigned history_s;        /* --history (edits.h) */
 	uint64_t snapshot_every;   /* --snapshot-every, edits (snapshots.h); 0: off */
 	int compact_log;           /* --compact-log: drop the log below the snapshot */
 };

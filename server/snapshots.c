@@ -549,7 +549,7 @@ static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore
 			cz = (int32_t)le_get32(ch + 4);
 			st = (struct world_chunk){ le_get64(ch + 8), le_get64(ch + 16),
 						   (size_t)le_get64(ch + 24) };
-			if (!st.version || st.version > seq || !st.nedits || st.nedits > seq) {
+			if (!st.version || st.version > seq || st.nedits > seq) {
 				snprintf(msg, msglen, "world %llu chunk (%d, %d): bad state",
 					 (ull)seed, cx, cz);
 				return ERR_CORRUPT;

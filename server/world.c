@@ -693,7 +693,7 @@ int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,
 	size_t i;
 	int found;
 
-	if (w->nedits || !st->nedits || st->nedits >= NONE || st->version > w->seq ||
+	if (w->nedits || st->nedits >= NONE || st->version > w->seq ||
 	    st->version == 0)
 		return ERR_INVAL;
 	if (room(w, 0, 1, 0))
