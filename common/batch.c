@@ -166,18 +166,32 @@ int batch_decode(const uint8_t *p, size_t len, struct batch *b)
 	return 0;
 }
 
-uint64_t batch_hash(uint64_t prev, const struct batch *b)
+uint64_t batch_link(uint64_t prev, uint64_t seq, uint64_t time_ms, const char *author,
+		    size_t author_len, int revert, const uint8_t *body)
 {
-	uint8_t buf[26 + REVERT_AUTHOR_MAX + EDIT_BATCH_MAX * EDIT_WIRE_SIZE];
-	size_t n, body = body_size(b);
+	uint8_t buf[26 + REVERT_AUTHOR_MAX + REVERT_WIRE];
+	size_t n, len = revert ? REVERT_WIRE : BATCH_EDIT;
 
 	le_put64(buf, (int64_t)prev);
-	le_put64(buf + 8, (int64_t)b->first_seq);
-	le_put64(buf + 16, (int64_t)b->time_ms);
-	buf[24] = (uint8_t)b->author_len;
-	memcpy(buf + 25, b->author, b->author_len);
-	n = 25 + b->author_len;
-	buf[n++] = b->revert ? 1 : 0;
-	memcpy(buf + n, b->revert ? b->revert : b->edits, body);
-	return XXH3_64bits(buf, n + body);
+	le_put64(buf + 8, (int64_t)seq);
+	le_put64(buf + 16, (int64_t)time_ms);
+	buf[24] = (uint8_t)author_len;
+	memcpy(buf + 25, author, author_len);
+	n = 25 + author_len;
+	buf[n++] = revert ? 1 : 0;
+	memcpy(buf + n, body, len);
+	return XXH3_64bits(buf, n + len);
+}
+
+uint64_t batch_hash(uint64_t prev, const struct batch *b)
+{
+	uint32_t k;
+
+	if (b->revert)
+		return batch_link(prev, b->first_seq, b->time_ms, b->author, b->author_len, 1,
+				  b->revert);
+	for (k = 0; k < b->count; k++)
+		prev = batch_link(prev, b->first_seq + k, b->time_ms, b->author, b->author_len, 0,
+				  b->edits + (size_t)k * BATCH_EDIT);
+	return prev;
 }

@@ -68,11 +68,16 @@ int batch_encode(const struct batch *b, uint8_t *out, size_t cap, size_t *len);
 int batch_decode(const uint8_t *p, size_t len, struct batch *b);
 
 /*
- * The world hash after a version-3 record: XXH3-64 of (u64 prev, u64
- * first_seq, u64 time_ms, u8 author_len, author, u8 kind (0: edits, 1:
- * revert), the body's canonical bytes), little-endian. Versions 1 and 2
- * chain edit_hash_next() over their edits instead (edit.h).
+ * The world hash after a version-3 record: one link per entry, as for
+ * versions 1 and 2, but over who and when too, so that a client reading
+ * the log as JSON (seq, time, author, the edit) can chain it entry by
+ * entry: XXH3-64 of (u64 prev, u64 seq, u64 time_ms, u8 author_len,
+ * author, u8 kind (0: an edit, 1: a revert), the entry's canonical bytes:
+ * EDIT_WIRE_SIZE of an edit, REVERT_WIRE of a revert), little-endian.
+ * Versions 1 and 2 chain edit_hash_next() (edit.h).
  */
+uint64_t batch_link(uint64_t prev, uint64_t seq, uint64_t time_ms, const char *author,
+		    size_t author_len, int revert, const uint8_t *body);
 uint64_t batch_hash(uint64_t prev, const struct batch *b);
 
 /* Offset of time_ms in a version-3 record (gen_len from byte 1), so that

@@ -250,7 +250,7 @@ int revert_to_json(const struct revert *r, void *obj)
 	char author[REVERT_AUTHOR_MAX + 1];
 
 	if (r->op == REVERT_UNDO)
-		return add_u64(o, "undo", r->undo);
+		return add_u64(o, "undo", r->undo) || add_u64(o, "floor", r->floor) ? ERR_NOMEM : 0;
 	if (!(f = cJSON_AddObjectToObject(o, "revert")))
 		return ERR_NOMEM;
 	if (r->has & REVERT_HAS_AUTHOR) {
