@@ -87,7 +87,7 @@ extern "C" {
  * preset's fingerprint (terrain_world_info).
  */
 #define TERRAIN_VERSION_MAJOR 1
-#define TERRAIN_VERSION_MINOR 0
+#define TERRAIN_VERSION_MINOR 1
 #define TERRAIN_VERSION_PATCH 0
 #define TERRAIN_VERSION                                                        \
 	((TERRAIN_VERSION_MAJOR << 16) | (TERRAIN_VERSION_MINOR << 8) | TERRAIN_VERSION_PATCH)
@@ -225,16 +225,22 @@ TERRAIN_API void terrain_edits_destroy(struct terrain_edits *e);
 
 /*
  * Apply one batch record of the edit log (the canonical record every log
- * backend stores, docs/edit-log.md: u8 version 1 or 2, u8 gen_len, gen,
- * u64 seed, u64 first_seq, u32 count, count canonical edits, and in
- * version 2 the log's time and an optional idempotency key, which do not
- * change the world). Its generator
+ * backend stores, docs/edit-log.md: u8 version 1, 2 or 3, u8 gen_len,
+ * gen, u64 seed, u64 first_seq, u32 count, then in version 3 the log's
+ * time, flags and the author, then count canonical edits, and in version 2
+ * the log's time and an optional idempotency key, which do not change the
+ * world). A version-3 record may be a revert or an undo (docs/edits.md,
+ * "Reverts"): from it on, the earlier edits its filter matches no longer
+ * count (an undo makes a revert's count again), exactly as the server
+ * decides, so chunk versions and hashes, the world hash and every height
+ * stay the server's. Its generator
  * name and seed must be the world's and first_seq the log's next sequence
  * number. All or nothing: returns 0, TERRAIN_ERR_VERSION or
- * TERRAIN_ERR_CORRUPT (a bad record or edit), TERRAIN_ERR_CONFLICT
+ * TERRAIN_ERR_CORRUPT (a bad record, edit or revert), TERRAIN_ERR_CONFLICT
  * (another world, or out of sequence), TERRAIN_ERR_RANGE (an edit beyond
  * the world's chunk grid, or touching more than 4096 chunks, as the
- * server refuses), TERRAIN_ERR_NOMEM.
+ * server refuses), TERRAIN_ERR_NOMEM. The log keeps every edit for the
+ * reverts to come: about 100 bytes an edit.
  */
 TERRAIN_API int terrain_edits_apply_record(struct terrain_edits *e, const uint8_t *rec,
 					   size_t len);
@@ -259,6 +265,32 @@ TERRAIN_API int terrain_edits_record(const struct terrain_world *w, uint64_t fir
 				     const char *json, size_t json_len, uint8_t *out,
 				     size_t cap, size_t *len, char *msg, size_t msglen);
 
+/*
+ * Make the canonical record of a revert or an undo (since 1.1) given as
+ * the JSON of POST /v1/worlds/{seed}/reverts (a filter {"author": ...,
+ * "since_time": MS, "until_time": MS, "area": [x0, z0, x1, z1],
+ * "seq_from": N, "seq_to": N}, any of them, or {"undo": SEQ}; len bytes),
+ * for world w, at sequence number seq, sent by author (1..64 of
+ * [A-Za-z0-9_.@-], NUL-terminated) at the log's time_ms, reaching back
+ * to edit floor (0: 1), into out (cap bytes; 514 is always enough); *len
+ * gets its size. GET .../edits lists a revert as {"seq", "revert":
+ * {filter, "floor"}, "author", "time"}: the filter without "floor" and
+ * those values give the server's record byte for byte, so the world hash
+ * after it is the server's too. On failure returns TERRAIN_ERR_PARSE,
+ * _RANGE, _INVAL or _TOOBIG and writes a message naming the field into
+ * msg (when not NULL).
+ *
+ *	const char *f = "{\"author\": \"mallory\"}";
+ *	terrain_edits_revert_record(w, 9, f, strlen(f), "mod", t, 1,
+ *				    rec, sizeof(rec), &n, msg, sizeof(msg));
+ *	terrain_edits_apply_record(e, rec, n);
+ */
+TERRAIN_API int terrain_edits_revert_record(const struct terrain_world *w, uint64_t seq,
+					    const char *json, size_t json_len,
+					    const char *author, uint64_t time_ms, uint64_t floor,
+					    uint8_t *out, size_t cap, size_t *len, char *msg,
+					    size_t msglen);
+
 /* The last applied sequence number (0: none) and the world hash after it
  * (what GET /v1/worlds/{seed} shows as edit_seq and world_hash). */
 TERRAIN_API uint64_t terrain_edits_seq(const struct terrain_edits *e);
@@ -266,7 +298,9 @@ TERRAIN_API uint64_t terrain_edits_world_hash(const struct terrain_edits *e);
 
 /*
  * Chunk (cx, cz)'s edit version (the sequence number of the last edit
- * touching it) and chunk hash (the chain from 0 over its edits), what
+ * touching it, or of the last revert or undo that changed which of its
+ * edits count) and chunk hash (the chain from 0 over its edits that
+ * count, each with its own sequence number), what
  * GET /v1/worlds/{seed}/hashes lists; both 0 for a chunk no edit touches.
  * Returns 0 or TERRAIN_ERR_INVAL.
  */

@@ -10,24 +10,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "bake.h"
 #include "batch.h"
 #include "edit.h"
 #include "err.h"
 #include "preset.h"
+#include "revert.h"
 #include "terrain.h"
 #include "terrain_int.h"
 
 #define MAX_EDIT_CHUNKS  4096   /* the server refuses edits touching more */
 #define MAX_BATCH_CHUNKS 16384  /* and batches touching more (repeats count) */
+#define NONE UINT32_MAX         /* out[] of a revert's own sequence number */
 
 struct chunk {
 	int32_t cx, cz;
-	uint64_t version;          /* last touching sequence number */
-	uint64_t hash;             /* chain from 0 over its edits */
-	struct edit *e;            /* the edits touching it, in order */
-	size_t n, cap;
+	uint64_t version;          /* last touching sequence number, or the
+				      last revert that changed its edits */
+	uint64_t hash;             /* chain from 0 over its edits that count */
+	struct edit *e;            /* the n edits touching it that count, in order */
+	size_t n;
+	uint32_t *t;               /* every edit touching it (seq - 1), in order */
+	size_t nt, cap;            /* cap: room in both e and t */
 	size_t pending;            /* touches of the batch being applied */
+};
+
+struct lbatch {                    /* an applied batch, or a revert */
+	uint64_t first, last;
+	uint64_t time_ms;          /* version 3: the log's time; else 0 */
+	uint32_t author;           /* index + 1 into au[]; 0: none */
+	uint32_t revert;           /* index + 1 into rv[]; 0: edits */
+};
+
+struct lrevert {
+	struct revert r;
+	uint64_t seq;
+	int undone;
+};
+
+struct lauthor {
+	uint8_t len;
+	char name[REVERT_AUTHOR_MAX];
 };
 
 struct terrain_edits {
@@ -39,7 +64,40 @@ struct terrain_edits {
 	uint32_t *slots;           /* open addressing: index + 1, 0 empty */
 	size_t nslots;             /* a power of two, or 0 */
 	int32_t *xz;               /* edit_chunks() output: MAX_EDIT_CHUNKS pairs */
+	struct edit *all;          /* edit seq is all[seq - 1] (zero: a revert) */
+	uint32_t *out;             /* reverts taking edit seq out; NONE: a revert */
+	size_t nall, allcap, outcap;
+	struct lbatch *b;          /* every batch and revert, in order */
+	size_t nb, bcap;
+	struct lrevert *rv;
+	size_t nrv, rvcap;
+	struct lauthor *au;        /* distinct authors, interned */
+	size_t nau, aucap;
+	uint32_t *aslots;          /* open addressing: index + 1, 0 empty */
+	size_t naslots;
+	size_t *dirty;             /* chunks a revert changes: room for nc */
+	size_t dcap;
 };
+
+/* Room for need elements of size bytes in the array at pv (cap of them). */
+static int room(void *pv, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (c > SIZE_MAX / size)
+		return ERR_NOMEM;
+	memcpy(&p, pv, sizeof(p));
+	if (!(p = realloc(p, c * size)))
+		return ERR_NOMEM;
+	memcpy(pv, &p, sizeof(p));
+	*cap = c;
+	return 0;
+}
 
 /* ---- chunk map ------------------------------------------------------------- */
 
@@ -119,7 +177,7 @@ static struct chunk *find_or_add(struct terrain_edits *e, int32_t cx, int32_t cz
 		return &e->c[e->slots[i] - 1];
 	if (grow(e))
 		return NULL;
-	e->c[e->nc] = (struct chunk){ cx, cz, 0, 0, NULL, 0, 0, 0 };
+	e->c[e->nc] = (struct chunk){ cx, cz, 0, 0, NULL, 0, NULL, 0, 0, 0 };
 	e->slots[slot_of(e, cx, cz)] = (uint32_t)(e->nc + 1);
 	return &e->c[e->nc++];
 }
@@ -150,12 +208,67 @@ void terrain_edits_destroy(struct terrain_edits *e)
 
 	if (!e)
 		return;
-	for (i = 0; i < e->nc; i++)
+	for (i = 0; i < e->nc; i++) {
 		free(e->c[i].e);
+		free(e->c[i].t);
+	}
 	free(e->c);
 	free(e->slots);
 	free(e->xz);
+	free(e->all);
+	free(e->out);
+	free(e->b);
+	free(e->rv);
+	free(e->au);
+	free(e->aslots);
+	free(e->dirty);
 	free(e);
+}
+
+/* ---- authors --------------------------------------------------------------- */
+
+static size_t author_slot(const struct terrain_edits *e, const char *name, size_t len)
+{
+	size_t mask = e->naslots - 1, i = (size_t)XXH3_64bits(name, len) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		const struct lauthor *a;
+
+		if (!e->aslots[i])
+			return i;
+		a = &e->au[e->aslots[i] - 1];
+		if (a->len == len && !memcmp(a->name, name, len))
+			return i;
+	}
+}
+
+/* The index + 1 of author name (len 1..64 bytes), added when new; 0 when
+ * out of memory. Names are interned: a batch keeps 4 bytes, not 65. */
+static uint32_t author_id(struct terrain_edits *e, const char *name, size_t len)
+{
+	size_t i, k;
+
+	if (2 * (e->nau + 1) > e->naslots) {
+		size_t n = e->naslots ? 2 * e->naslots : 16;
+		uint32_t *s = calloc(n, sizeof(*s));
+
+		if (!s)
+			return 0;
+		free(e->aslots);
+		e->aslots = s;
+		e->naslots = n;
+		for (k = 0; k < e->nau; k++)
+			s[author_slot(e, e->au[k].name, e->au[k].len)] = (uint32_t)k + 1;
+	}
+	i = author_slot(e, name, len);
+	if (e->aslots[i])
+		return e->aslots[i];
+	if (room(&e->au, &e->aucap, e->nau + 1, sizeof(*e->au)))
+		return 0;
+	e->au[e->nau].len = (uint8_t)len;
+	memcpy(e->au[e->nau].name, name, len);
+	e->aslots[i] = (uint32_t)++e->nau;
+	return e->aslots[i];
 }
 
 /* ---- apply ----------------------------------------------------------------- */
@@ -167,6 +280,37 @@ static int chunks_of(struct terrain_edits *e, const struct edit *v, size_t *n)
 	if (edit_chunks(v, e->chunk_log2, e->xz, e->xz + MAX_EDIT_CHUNKS, MAX_EDIT_CHUNKS, n) ||
 	    *n == 0)
 		return ERR_RANGE;
+	return 0;
+}
+
+/* Room for n more touches of chunk c, in both of its arrays. */
+static int chunk_room(struct chunk *c, size_t n)
+{
+	size_t cap = c->cap ? c->cap : 2;
+	struct edit *g;
+	uint32_t *t;
+
+	if (c->nt + n <= c->cap)
+		return 0;
+	while (cap < c->nt + n)
+		cap *= 2;
+	if (!(g = realloc(c->e, cap * sizeof(*g))))
+		return ERR_NOMEM;
+	c->e = g;
+	if (!(t = realloc(c->t, cap * sizeof(*t))))
+		return ERR_NOMEM;
+	c->t = t;
+	c->cap = cap;
+	return 0;
+}
+
+/* Room for one more batch (or revert) of n log entries. */
+static int log_room(struct terrain_edits *e, size_t n)
+{
+	if (room(&e->all, &e->allcap, e->nall + n, sizeof(*e->all)) ||
+	    room(&e->out, &e->outcap, e->nall + n, sizeof(*e->out)) ||
+	    room(&e->b, &e->bcap, e->nb + 1, sizeof(*e->b)))
+		return ERR_NOMEM;
 	return 0;
 }
 
@@ -185,47 +329,48 @@ static int reserve(struct terrain_edits *e, const struct edit *v, size_t n)
 		for (j = 0; !rc && j < nc; j++) {
 			struct chunk *c = find_or_add(e, e->xz[j], e->xz[MAX_EDIT_CHUNKS + j]);
 
-			if (!c) {
+			if (!c)
 				rc = ERR_NOMEM;
-			} else if (c->n + ++c->pending > c->cap) {
-				size_t cap = c->cap ? 2 * c->cap : 4;
-				struct edit *g = realloc(c->e, cap * sizeof(*g));
-
-				if (g) {
-					c->e = g;
-					c->cap = cap;
-				} else {
-					rc = ERR_NOMEM;
-				}
-			}
+			else
+				rc = chunk_room(c, ++c->pending);
 		}
 	}
-	if (rc)
-		for (k = 0; k < e->nc; k++)
-			e->c[k].pending = 0;
+	for (k = 0; k < e->nc; k++)
+		e->c[k].pending = 0;
 	return rc;
 }
 
-/* Apply n checked edits as first, first + 1, ... (room reserved). */
-static void commit(struct terrain_edits *e, uint64_t first, const struct edit *v, size_t n)
+/*
+ * Apply n checked edits as first, first + 1, ... (room reserved), of a
+ * batch by author (0: none) at time_ms. The world hash chains each edit,
+ * or, for a version-3 record m (NULL: none), the batch.
+ */
+static void commit(struct terrain_edits *e, uint64_t first, const struct edit *v, size_t n,
+		   uint32_t author, const struct batch *m)
 {
 	size_t k, j, nc;
 
+	e->b[e->nb++] = (struct lbatch){ first, first + n - 1, m ? m->time_ms : 0, author, 0 };
 	for (k = 0; k < n; k++) {
 		uint64_t seq = first + k;
 
-		e->hash = edit_hash_next(e->hash, seq, &v[k]);
+		e->all[e->nall] = v[k];
+		e->out[e->nall++] = 0;
+		if (!m)
+			e->hash = edit_hash_next(e->hash, seq, &v[k]);
 		chunks_of(e, &v[k], &nc);
 		for (j = 0; j < nc; j++) {
 			struct chunk *c = (struct chunk *)find(e, e->xz[j],
 							       e->xz[MAX_EDIT_CHUNKS + j]);
 
+			c->t[c->nt++] = (uint32_t)(seq - 1);
 			c->e[c->n++] = v[k];
-			c->pending--;
 			c->version = seq;
 			c->hash = edit_hash_next(c->hash, seq, &v[k]);
 		}
 	}
+	if (m)
+		e->hash = batch_hash(e->hash, m);
 	e->seq = first + n - 1;
 }
 
@@ -244,27 +389,163 @@ static int decode_all(const uint8_t *bytes, size_t count, struct edit **v)
 	return 0;
 }
 
-int terrain_edits_apply(struct terrain_edits *e, uint64_t first_seq, const uint8_t *edits,
-			size_t count)
+/* Edits of a record (m NULL: raw edits, versions 1 and 2 alike). */
+static int apply_edits(struct terrain_edits *e, uint64_t first_seq, const uint8_t *edits,
+		       size_t count, const struct batch *m)
 {
+	uint32_t author = 0;
 	struct edit *v;
 	int rc;
 
+	if ((rc = decode_all(edits, count, &v)) != 0)
+		return rc;
+	if ((rc = log_room(e, count)) == 0 && m &&
+	    !(author = author_id(e, m->author, m->author_len)))
+		rc = ERR_NOMEM;
+	if (!rc && (rc = reserve(e, v, count)) == 0)
+		commit(e, first_seq, v, count, author, m);
+	free(v);
+	return rc;
+}
+
+int terrain_edits_apply(struct terrain_edits *e, uint64_t first_seq, const uint8_t *edits,
+			size_t count)
+{
 	if (!e || !edits || count == 0 || count > TERRAIN_BATCH_MAX)
 		return TERRAIN_ERR_INVAL;
 	if (first_seq != e->seq + 1)
 		return TERRAIN_ERR_CONFLICT;
-	if ((rc = decode_all(edits, count, &v)) != 0)
-		return rc;
-	if ((rc = reserve(e, v, count)) == 0)
-		commit(e, first_seq, v, count);
-	free(v);
-	return rc;
+	return apply_edits(e, first_seq, edits, count, NULL);
+}
+
+/* ---- reverts --------------------------------------------------------------- */
+
+/* The first batch whose last sequence number is seq or later (nb: none). */
+static size_t batch_of(const struct terrain_edits *e, uint64_t seq)
+{
+	size_t lo = 0, hi = e->nb;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->b[mid].last < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Edit v starts or stops counting in revert seq: its chunks are dirty. */
+static void mark(struct terrain_edits *e, const struct edit *v, uint64_t seq, size_t *nd)
+{
+	size_t j, nc;
+
+	chunks_of(e, v, &nc);
+	for (j = 0; j < nc; j++) {
+		struct chunk *c = (struct chunk *)find(e, e->xz[j], e->xz[MAX_EDIT_CHUNKS + j]);
+
+		if (c->version >= seq)
+			continue; /* already this revert's */
+		c->version = seq;
+		e->dirty[(*nd)++] = (size_t)(c - e->c);
+	}
+}
+
+/*
+ * Count (delta 1) or uncount (-1) the edits filter f, at sequence number
+ * self, takes out: from its floor to itself, as server/world_revert.c
+ * does. Chunks whose edits change get version seq, into e->dirty.
+ */
+static void walk(struct terrain_edits *e, const struct revert *f, uint64_t self, int delta,
+		 uint64_t seq, size_t *nd)
+{
+	uint64_t lo = f->floor ? f->floor : 1, s;
+	size_t i;
+
+	for (i = batch_of(e, lo); i < e->nb && e->b[i].first < self; i++) {
+		const struct lbatch *a = &e->b[i];
+		const struct lauthor *au = a->author ? &e->au[a->author - 1] : NULL;
+
+		if (a->revert)
+			continue;
+		for (s = a->first > lo ? a->first : lo; s <= a->last && s < self; s++) {
+			uint32_t *o = &e->out[s - 1];
+			int was = *o != 0;
+
+			if (!revert_matches(f, self, s, &e->all[s - 1], au ? au->name : "",
+					    au ? au->len : 0, a->time_ms))
+				continue;
+			*o = (uint32_t)((int64_t)*o + delta);
+			if (was != (*o != 0))
+				mark(e, &e->all[s - 1], seq, nd);
+		}
+	}
+}
+
+/* A chunk's edits that count, hash and count again from its touches. */
+static void recount(struct terrain_edits *e, struct chunk *c)
+{
+	uint64_t h = 0;
+	size_t k, n = 0;
+
+	for (k = 0; k < c->nt; k++) {
+		uint32_t idx = c->t[k];
+
+		if (e->out[idx])
+			continue;
+		c->e[n++] = e->all[idx];
+		h = edit_hash_next(h, (uint64_t)idx + 1, &e->all[idx]);
+	}
+	c->n = n;
+	c->hash = h;
+}
+
+/* The revert an undo of seq cancels: a revert not undone yet, or NULL. */
+static struct lrevert *undo_target(struct terrain_edits *e, uint64_t seq)
+{
+	size_t i = batch_of(e, seq);
+	struct lrevert *t;
+
+	if (i == e->nb || !e->b[i].revert)
+		return NULL;
+	t = &e->rv[e->b[i].revert - 1];
+	return t->r.op == REVERT_REVERT && !t->undone ? t : NULL;
+}
+
+/* Revert record b (filter r) at b->first_seq: all or nothing. */
+static int apply_revert(struct terrain_edits *e, const struct batch *b, const struct revert *r)
+{
+	uint64_t seq = b->first_seq;
+	struct lrevert *target = NULL;
+	size_t nd = 0, i;
+	uint32_t author;
+
+	if (log_room(e, 1) || room(&e->rv, &e->rvcap, e->nrv + 1, sizeof(*e->rv)) ||
+	    room(&e->dirty, &e->dcap, e->nc, sizeof(*e->dirty)) ||
+	    !(author = author_id(e, b->author, b->author_len)))
+		return ERR_NOMEM;
+	if (r->op == REVERT_UNDO && (target = undo_target(e, r->undo)) != NULL) {
+		walk(e, &target->r, target->seq, -1, seq, &nd);
+		target->undone = 1;
+	} else if (r->op == REVERT_REVERT) {
+		walk(e, r, seq, 1, seq, &nd);
+	} /* else an undo of nothing revertable: it changes no edit */
+	for (i = 0; i < nd; i++)
+		recount(e, &e->c[e->dirty[i]]);
+	e->all[e->nall] = (struct edit){ 0 };
+	e->out[e->nall++] = NONE;
+	e->rv[e->nrv++] = (struct lrevert){ *r, seq, 0 };
+	e->b[e->nb++] = (struct lbatch){ seq, seq, b->time_ms, author, (uint32_t)e->nrv };
+	e->hash = batch_hash(e->hash, b);
+	e->seq = seq;
+	return 0;
 }
 
 int terrain_edits_apply_record(struct terrain_edits *e, const uint8_t *rec, size_t len)
 {
 	const char *name;
+	struct revert r;
 	struct batch b;
 	int rc;
 
@@ -274,10 +555,16 @@ int terrain_edits_apply_record(struct terrain_edits *e, const uint8_t *rec, size
 		return rc;
 	if (b.count == 0 || b.count > TERRAIN_BATCH_MAX)
 		return TERRAIN_ERR_CORRUPT;
+	if (b.revert && revert_decode(b.revert, REVERT_WIRE, &r))
+		return TERRAIN_ERR_CORRUPT;
 	name = preset_name(e->w->p);
 	if (b.gen_len != strlen(name) || memcmp(b.gen, name, b.gen_len) || b.seed != e->w->seed)
 		return TERRAIN_ERR_CONFLICT;
-	return terrain_edits_apply(e, b.first_seq, b.edits, b.count);
+	if (b.first_seq != e->seq + 1)
+		return TERRAIN_ERR_CONFLICT;
+	if (b.revert)
+		return apply_revert(e, &b, &r);
+	return apply_edits(e, b.first_seq, b.edits, b.count, b.author_len ? &b : NULL);
 }
 
 /* ---- records --------------------------------------------------------------- */
@@ -335,6 +622,39 @@ int terrain_edits_record(const struct terrain_world *w, uint64_t first_seq, cons
 	b = (struct batch){ .gen = preset_name(w->p), .gen_len = strlen(preset_name(w->p)),
 			    .seed = w->seed, .first_seq = first_seq, .count = (uint32_t)n,
 			    .edits = wire };
+	rc = batch_encode(&b, out, cap, len);
+	if (rc == ERR_TOOBIG && msg && msglen)
+		snprintf(msg, msglen, "record: %zu bytes, room for %zu", batch_size(&b), cap);
+	return rc;
+}
+
+int terrain_edits_revert_record(const struct terrain_world *w, uint64_t seq, const char *json,
+				size_t json_len, const char *author, uint64_t time_ms,
+				uint64_t floor, uint8_t *out, size_t cap, size_t *len, char *msg,
+				size_t msglen)
+{
+	uint8_t wire[REVERT_WIRE];
+	struct revert r;
+	struct batch b;
+	size_t alen = author ? strlen(author) : 0;
+	int rc;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!w || !json || !out || !len || seq == 0)
+		return TERRAIN_ERR_INVAL;
+	if (!revert_author_ok(author, alen)) {
+		if (msg && msglen)
+			snprintf(msg, msglen, "author: must be 1..64 of A-Z a-z 0-9 _ . @ -");
+		return TERRAIN_ERR_INVAL;
+	}
+	if ((rc = revert_parse(json, json_len, &r, msg, msglen)) != 0)
+		return rc;
+	r.floor = floor ? floor : 1;
+	revert_encode(&r, wire);
+	b = (struct batch){ .gen = preset_name(w->p), .gen_len = strlen(preset_name(w->p)),
+			    .seed = w->seed, .first_seq = seq, .count = 1, .time_ms = time_ms,
+			    .author = author, .author_len = alen, .revert = wire };
 	rc = batch_encode(&b, out, cap, len);
 	if (rc == ERR_TOOBIG && msg && msglen)
 		snprintf(msg, msglen, "record: %zu bytes, room for %zu", batch_size(&b), cap);

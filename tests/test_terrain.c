@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../server/catalog.h"
 #include "../server/tilegen.h"
 #include "../server/world.h"
+#include "batch.h"
 #include "edit.h"
 #include "err.h"
 #include "pipeline.h"
@@ -585,6 +587,225 @@ static void test_edited_blocks_and_points_match_edited_tiles(void **state)
 	terrain_world_destroy(w);
 }
 
+/* ---- reverts ---- */
+
+/* A version-3 record of the edits of a JSON batch, by author at time_ms. */
+static size_t record3(const struct terrain_world *w, uint64_t first, const char *json,
+		      const char *author, uint64_t time_ms, uint8_t *out)
+{
+	uint8_t v1[11029];
+	size_t n = record(w, first, json, v1), head = 2 + v1[1] + 20, len;
+	struct batch b;
+
+	assert_int_equal(batch_decode(v1, n, &b), 0);
+	b.time_ms = time_ms;
+	b.author = author;
+	b.author_len = strlen(author);
+	assert_int_equal(batch_encode(&b, out, 11029, &len), 0);
+	assert_int_equal(out[0], 3);
+	(void)head;
+	return len;
+}
+
+static size_t revert_rec(const struct terrain_world *w, uint64_t seq, const char *json,
+			 uint8_t *out)
+{
+	char msg[256];
+	size_t len;
+
+	assert_int_equal(terrain_edits_revert_record(w, seq, json, strlen(json), "mod",
+						     5000 + seq, 1, out, 514, &len, msg,
+						     sizeof(msg)), 0);
+	assert_int_equal(out[0], 3);
+	return len;
+}
+
+#define RV_SIDE 9 /* chunks -4..4 each way */
+
+struct snap {
+	uint64_t version[RV_SIDE * RV_SIDE], hash[RV_SIDE * RV_SIDE];
+	int32_t h[2][257 * 257]; /* tiles (0, 0) and (1, 1) at LOD 0 */
+};
+
+/* The library's and the server's chunks are equal; their state into *s. */
+static void same_as_server(const struct terrain_world *w, const struct terrain_edits *ed,
+			   struct world *sw, struct snap *s)
+{
+	struct terrain_tile_request rq = request(0, 0, 0);
+	int32_t cx, cz;
+	int k;
+
+	assert_int_equal(terrain_edits_seq(ed), world_seq(sw));
+	assert_int_equal(terrain_edits_world_hash(ed), world_hash(sw));
+	for (cz = -4; cz <= 4; cz++)
+		for (cx = -4; cx <= 4; cx++) {
+			size_t i = (size_t)(cz + 4) * RV_SIDE + (size_t)(cx + 4);
+			struct world_chunk ch;
+
+			world_chunk(sw, cx, cz, &ch);
+			assert_int_equal(terrain_edits_chunk(ed, cx, cz, &s->version[i], &s->hash[i]), 0);
+			assert_int_equal(s->version[i], ch.version);
+			assert_int_equal(s->hash[i], ch.hash);
+		}
+	for (k = 0; k < 2; k++) {
+		rq.cx = rq.cz = k;
+		assert_int_equal(terrain_generate(w, ed, NULL, &rq, s->h[k], 257 * 257, NULL, 0,
+						  NULL), 0);
+	}
+}
+
+static const char *alice1 =
+	"{\"edits\": [{\"op\": \"raise\", \"x\": 100, \"z\": 100, \"radius\": 50, \"strength\": 3},"
+	" {\"op\": \"flatten\", \"x\": 256, \"z\": 256, \"radius\": 40, \"strength\": 0.5,"
+	"  \"height\": 50}]}";
+static const char *mallory =
+	"{\"edits\": [{\"op\": \"lower\", \"x\": 120, \"z\": 90, \"radius\": 60, \"strength\": 4},"
+	" {\"op\": \"set\", \"x\": 250, \"z\": 260, \"radius\": 30, \"height\": -12.25}]}";
+static const char *alice2 =
+	"{\"edits\": [{\"op\": \"raise\", \"x\": 300, \"z\": 50, \"radius\": 20, \"strength\": 1}]}";
+
+/* after's chunks against chains worked out here: alice's edits 1, 2 (ra)
+ * and 5 (rb, both records by "alice") count, mallory's 3 and 4 no longer;
+ * a chunk whose hash changed has the revert's version 6, the others keep
+ * theirs. */
+static void check_chains(const struct terrain_world *w, const uint8_t *ra, const uint8_t *rb,
+			 const struct snap *before, const struct snap *after)
+{
+	struct terrain_world_info wi = { .size = sizeof(wi) };
+	const uint8_t *wire[3] = { ra + 2 + ra[1] + 30 + 5, ra + 2 + ra[1] + 30 + 5 + 42,
+				   rb + 2 + rb[1] + 30 + 5 };
+	const uint64_t seqs[3] = { 1, 2, 5 };
+	int32_t xs[64], zs[64], cx, cz;
+	int changed = 0;
+
+	assert_int_equal(terrain_world_info(w, &wi), 0);
+	for (cz = -4; cz <= 4; cz++)
+		for (cx = -4; cx <= 4; cx++) {
+			size_t i = (size_t)(cz + 4) * RV_SIDE + (size_t)(cx + 4), k, j, nc;
+			uint64_t h = 0;
+
+			for (k = 0; k < 3; k++) {
+				struct edit v;
+
+				assert_int_equal(edit_decode(wire[k], 42, &v), 0);
+				edit_chunks(&v, wi.chunk_log2, xs, zs, 64, &nc);
+				for (j = 0; j < nc; j++)
+					if (xs[j] == cx && zs[j] == cz)
+						assert_int_equal(terrain_hash_next(h, seqs[k], wire[k],
+										   &h), 0);
+			}
+			assert_int_equal(after->hash[i], h);
+			if (before->hash[i] != after->hash[i]) {
+				assert_int_equal(after->version[i], 6);
+				changed++;
+			} else {
+				assert_int_equal(after->version[i], before->version[i]);
+			}
+		}
+	assert_true(changed > 0);
+}
+
+static void test_a_revert_and_its_undo_give_the_servers_hashes_and_heights(void **state)
+{
+	struct terrain_world *w = open_world("default", 42);
+	struct terrain_edits *ed, *clean;
+	struct world_map *m;
+	struct catalog *cat;
+	struct world *sw;
+	static struct snap before, after, undone, without, later;
+	uint8_t rec[11029], ra[11029], rb[11029];
+	char err[256];
+	size_t len, na, nb, i;
+	int gen;
+
+	(void)state;
+	assert_int_equal(catalog_load(NULL, &cat, err, sizeof(err)), 0);
+	assert_int_equal(world_map_create(cat, &m), 0);
+	gen = catalog_find(cat, "default", 7);
+	assert_int_equal(world_map_get(m, gen, 42, &sw), 0);
+	assert_int_equal(terrain_edits_create(w, &ed), 0);
+#define BOTH(r, n)                                                                        \
+	do {                                                                              \
+		assert_int_equal(terrain_edits_apply_record(ed, r, n), 0);                \
+		assert_int_equal(world_map_replay(m, r, n, err, sizeof(err)), 0);         \
+	} while (0)
+	na = record3(w, 1, alice1, "alice", 1000, ra);
+	BOTH(ra, na);
+	len = record3(w, 3, mallory, "mallory", 2000, rec);
+	BOTH(rec, len);
+	nb = record3(w, 5, alice2, "alice", 3000, rb);
+	BOTH(rb, nb);
+	same_as_server(w, ed, sw, &before);
+	/* a damaged revert changes nothing */
+	len = revert_rec(w, 6, "{\"author\": \"mallory\"}", rec);
+	rec[len - 1] = 1; /* a reserved byte */
+	assert_int_equal(terrain_edits_apply_record(ed, rec, len), TERRAIN_ERR_CORRUPT);
+	assert_int_equal(terrain_edits_seq(ed), 5);
+	/* mallory's edits out: heights are those of alice's alone */
+	len = revert_rec(w, 6, "{\"author\": \"mallory\"}", rec);
+	BOTH(rec, len);
+	same_as_server(w, ed, sw, &after);
+	assert_int_equal(terrain_edits_seq(ed), 6);
+	assert_int_equal(terrain_edits_create(w, &clean), 0);
+	assert_int_equal(terrain_edits_apply_record(clean, ra, na), 0);
+	assert_int_equal(terrain_edits_apply(clean, 3, rb + nb - 42, 1), 0);
+	memset(&without, 0, sizeof(without));
+	for (i = 0; i < 2; i++) {
+		struct terrain_tile_request rq = request(0, (int32_t)i, (int32_t)i);
+
+		assert_int_equal(terrain_generate(w, clean, NULL, &rq, without.h[i], 257 * 257,
+						  NULL, 0, NULL), 0);
+		assert_memory_equal(after.h[i], without.h[i], sizeof(without.h[i]));
+		assert_memory_not_equal(after.h[i], before.h[i], sizeof(before.h[i]));
+	}
+	/* each chunk's hash: the chain over alice's edits touching it, with their
+	 * own seqs; version 6 where mallory's edits were, else as before */
+	check_chains(w, ra, rb, &before, &after);
+	/* the undo: the hashes and heights before the revert, version 7 */
+	len = revert_rec(w, 7, "{\"undo\": 6}", rec);
+	BOTH(rec, len);
+	same_as_server(w, ed, sw, &undone);
+	assert_memory_equal(undone.hash, before.hash, sizeof(before.hash));
+	assert_memory_equal(undone.h, before.h, sizeof(before.h));
+	assert_int_equal(undone.version[4 * RV_SIDE + 4], 7);
+	/* undoing it again, or undoing an edit, changes no chunk */
+	len = revert_rec(w, 8, "{\"undo\": 6}", rec);
+	BOTH(rec, len);
+	len = revert_rec(w, 9, "{\"undo\": 3}", rec);
+	BOTH(rec, len);
+	same_as_server(w, ed, sw, &later);
+	assert_memory_equal(later.version, undone.version, sizeof(undone.version));
+	assert_memory_equal(later.hash, undone.hash, sizeof(undone.hash));
+	/* filters by area, time and seq, an edit after them, and two reverts
+	 * over one edit: out while either counts */
+	len = revert_rec(w, 10, "{\"area\": [0, 0, 200, 200], \"until_time\": 2500}", rec);
+	BOTH(rec, len);
+	len = revert_rec(w, 11, "{\"seq_from\": 3, \"seq_to\": 4}", rec);
+	BOTH(rec, len);
+	len = record3(w, 12, alice2, "alice", 6000, rec);
+	BOTH(rec, len);
+	len = revert_rec(w, 13, "{\"undo\": 10}", rec);
+	BOTH(rec, len);
+	len = revert_rec(w, 14, "{\"since_time\": 2000, \"author\": \"alice\"}", rec);
+	BOTH(rec, len);
+	same_as_server(w, ed, sw, &later);
+	/* what the server would refuse */
+	assert_int_equal(terrain_edits_revert_record(w, 15, "{}", 2, "mod", 1, 1, rec, 514, &len,
+						     err, sizeof(err)), TERRAIN_ERR_PARSE);
+	assert_non_null(strstr(err, "at least one"));
+	assert_int_equal(terrain_edits_revert_record(w, 15, "{\"undo\": 1}", 11, "a b", 1, 1, rec,
+						     514, &len, err, sizeof(err)), TERRAIN_ERR_INVAL);
+	assert_non_null(strstr(err, "author"));
+	assert_int_equal(terrain_edits_revert_record(w, 15, "{\"undo\": 1}", 11, "mod", 1, 1, rec,
+						     100, &len, err, sizeof(err)), TERRAIN_ERR_TOOBIG);
+	terrain_edits_destroy(clean);
+	terrain_edits_destroy(ed);
+	world_map_destroy(m);
+	catalog_destroy(cat);
+	terrain_world_destroy(w);
+#undef BOTH
+}
+
 /* ---- threads ---- */
 
 struct job {
@@ -646,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_edits_give_the_servers_hashes_and_tiles),
 		cmocka_unit_test(test_edit_records_are_checked_whole),
 		cmocka_unit_test(test_edited_blocks_and_points_match_edited_tiles),
+		cmocka_unit_test(test_a_revert_and_its_undo_give_the_servers_hashes_and_heights),
 		cmocka_unit_test(test_one_world_shared_by_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,9 @@ namespace Terrain
 		[DllImport(Lib)] public static extern int terrain_edits_apply_record(IntPtr e, byte[] rec, UIntPtr len);
 		[DllImport(Lib)] public static extern int terrain_edits_record(IntPtr w, ulong first, byte[] json,
 			UIntPtr jsonLen, byte[] output, UIntPtr cap, out UIntPtr len, byte[] msg, UIntPtr msglen);
+		[DllImport(Lib)] public static extern int terrain_edits_revert_record(IntPtr w, ulong seq, byte[] json,
+			UIntPtr jsonLen, byte[] author, ulong timeMs, ulong floor, byte[] output, UIntPtr cap,
+			out UIntPtr len, byte[] msg, UIntPtr msglen);
 		[DllImport(Lib)] public static extern ulong terrain_edits_seq(IntPtr e);
 		[DllImport(Lib)] public static extern ulong terrain_edits_world_hash(IntPtr e);
 		[DllImport(Lib)] public static extern int terrain_edits_chunk(IntPtr e, int cx, int cz,
@@ -360,6 +363,20 @@ namespace Terrain
 			UIntPtr len;
 			Lib.Check(Native.terrain_edits_record(world.H, firstSeq != 0 ? firstSeq : Seq + 1, b, Lib.N(b.Length),
 							      rec, Lib.N(rec.Length), out len, msg, Lib.N(msg.Length)),
+				  Lib.Msg(msg));
+			Array.Resize(ref rec, (int)len);
+			return rec;
+		}
+
+		/// <summary>The canonical record of a revert or undo given as POST .../reverts JSON
+		/// (a filter, or {"undo": SEQ}), sent by author at the log's timeMs, reaching back
+		/// to edit floor, at the next sequence number.</summary>
+		public byte[] RevertRecord(string json, string author, ulong timeMs, ulong floor = 1)
+		{
+			byte[] b = Lib.Utf8(json), a = Lib.Cstr(author), rec = new byte[514], msg = new byte[256];
+			UIntPtr len;
+			Lib.Check(Native.terrain_edits_revert_record(world.H, Seq + 1, b, Lib.N(b.Length), a, timeMs, floor,
+								     rec, Lib.N(rec.Length), out len, msg, Lib.N(msg.Length)),
 				  Lib.Msg(msg));
 			Array.Resize(ref rec, (int)len);
 			return rec;

@@ -111,6 +111,30 @@ static class TestTerrain
 		Check("an unknown preset is TERRAIN_ERR_NOTFOUND", nf == -10 && Terrain.Lib.Presets().Contains("default"));
 	}
 
+	static void RevertAndUndo()
+	{
+		using (var w = new Terrain.World("default", 42))
+		using (var e = new Terrain.Edits(w)) {
+			ulong v, h, h1;
+			Terrain.Tile before = w.Tile(0, 0, 0);
+			e.ApplyJson("{\"edits\": [{\"op\": \"raise\", \"x\": 256, \"z\": 256, \"radius\": 10, \"strength\": 3}]}");
+			Terrain.Tile edited = w.Tile(0, 0, 0, null, false, e);
+			e.Chunk(0, 0, out v, out h1);
+			e.ApplyRecord(e.RevertRecord("{\"seq_from\": 1}", "mod", 1000));
+			e.Chunk(0, 0, out v, out h);
+			Check("a revert of the edit: chunk (0, 0) at version 2, hash 0, the unedited heights",
+			      v == 2 && h == 0 && w.Tile(0, 0, 0, null, false, e).Heights.SequenceEqual(before.Heights));
+			e.ApplyRecord(e.RevertRecord("{\"undo\": 2}", "mod", 2000));
+			e.Chunk(0, 0, out v, out h);
+			Check("its undo: version 3, the edited hash and heights again",
+			      v == 3 && h == h1 && w.Tile(0, 0, 0, null, false, e).Heights.SequenceEqual(edited.Heights));
+			string msg = "";
+			try { e.RevertRecord("{\"nobody\": 1}", "mod", 3000); }
+			catch (Terrain.TerrainException x) { msg = x.Message; }
+			Check("a bad filter names its field: " + msg, msg.Contains("nobody"));
+		}
+	}
+
 	static void Server(string baseUrl)
 	{
 		string batch = "{\"edits\": [{\"op\": \"flatten\", \"x\": 512, \"z\": -3, \"radius\": 60, " +
@@ -146,6 +170,7 @@ static class TestTerrain
 		GoldenTiles(args[0]);
 		Formats();
 		EditsAndErrors();
+		RevertAndUndo();
 		if (args.Length > 1)
 			Server(args[1]);
 		Console.WriteLine("{0} passed, {1} failed", passed, failed);

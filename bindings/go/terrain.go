@@ -427,6 +427,25 @@ func (e *Edits) Record(json string) ([]byte, error) {
 	return rec[:n], nil
 }
 
+// RevertRecord is the canonical record of a revert or undo given as POST
+// .../reverts JSON (a filter, or {"undo": SEQ}), sent by author at the log's
+// timeMs, reaching back to edit floor, at the log's next sequence number.
+func (e *Edits) RevertRecord(json, author string, timeMs, floor uint64) ([]byte, error) {
+	j := []byte(json)
+	rec := make([]byte, 514)
+	var n C.size_t
+	var msg [256]C.char
+	ca := C.CString(author)
+	defer C.free(unsafe.Pointer(ca))
+	rc := C.terrain_edits_revert_record(e.w.w, C.uint64_t(e.Seq()+1), cbytes(j), C.size_t(len(j)),
+		ca, C.uint64_t(timeMs), C.uint64_t(floor), (*C.uint8_t)(unsafe.Pointer(&rec[0])),
+		C.size_t(len(rec)), &n, &msg[0], C.size_t(len(msg)))
+	if err := check(rc, C.GoString(&msg[0])); err != nil {
+		return nil, err
+	}
+	return rec[:n], nil
+}
+
 // ApplyRecord applies one batch record of the edit log.
 func (e *Edits) ApplyRecord(rec []byte) error {
 	return check(C.terrain_edits_apply_record(e.e, (*C.uint8_t)(unsafe.Pointer(cbytes(rec))),

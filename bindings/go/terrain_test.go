@@ -139,6 +139,57 @@ func TestEditsAndErrors(t *testing.T) {
 	}
 }
 
+func sameInts(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestARevertTakesEditsOutAndAnUndoPutsThemBack(t *testing.T) {
+	w := open(t, "default", 42)
+	e, err := NewEdits(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	before, _ := w.Tile(Request{}, nil)
+	if err := e.ApplyJSON(`{"edits": [{"op": "raise", "x": 256, "z": 256, "radius": 10, "strength": 3}]}`); err != nil {
+		t.Fatal(err)
+	}
+	edited, _ := w.Tile(Request{}, e)
+	_, h1 := e.Chunk(0, 0)
+	apply := func(json string, timeMs uint64) {
+		rec, err := e.RevertRecord(json, "mod", timeMs, 1)
+		if err == nil {
+			err = e.ApplyRecord(rec)
+		}
+		if err != nil {
+			t.Fatal(json, err)
+		}
+	}
+	apply(`{"seq_from": 1}`, 1000)
+	reverted, _ := w.Tile(Request{}, e)
+	if v, h := e.Chunk(0, 0); v != 2 || h != 0 || !sameInts(reverted.Heights, before.Heights) {
+		t.Errorf("after the revert: chunk (0, 0) %d %x, heights unedited %v", v, h,
+			sameInts(reverted.Heights, before.Heights))
+	}
+	apply(`{"undo": 2}`, 2000)
+	undone, _ := w.Tile(Request{}, e)
+	if v, h := e.Chunk(0, 0); v != 3 || h != h1 || !sameInts(undone.Heights, edited.Heights) {
+		t.Errorf("after the undo: chunk (0, 0) %d %x (want 3 %x)", v, h, h1)
+	}
+	if _, err := e.RevertRecord(`{"nobody": 1}`, "mod", 3000, 1); err == nil ||
+		!strings.Contains(err.Error(), "nobody") {
+		t.Errorf("an unknown field: %v", err)
+	}
+}
+
 func TestOneWorldSharedByGoroutines(t *testing.T) {
 	w := open(t, "canyons", 99)
 	want := make([]uint64, 8)

@@ -83,6 +83,8 @@ _sigs = {
     "terrain_edits_apply": (c_int, [c_ptr, c_u64, c_char_p, c_size]),
     "terrain_edits_record": (c_int, [c_ptr, c_u64, c_char_p, c_size, c_char_p, c_size, P(c_size),
                                      c_char_p, c_size]),
+    "terrain_edits_revert_record": (c_int, [c_ptr, c_u64, c_char_p, c_size, c_char_p, c_u64, c_u64,
+                                            c_char_p, c_size, P(c_size), c_char_p, c_size]),
     "terrain_edits_seq": (c_u64, [c_ptr]),
     "terrain_edits_world_hash": (c_u64, [c_ptr]),
     "terrain_edits_chunk": (c_int, [c_ptr, c_i32, c_i32, P(c_u64), P(c_u64)]),
@@ -310,6 +312,18 @@ class Edits:
         seq = self.seq + 1 if first_seq is None else first_seq
         _check(_lib.terrain_edits_record(self.world._h, seq, b, len(b), out, 11029,
                                          ctypes.byref(n), msg, 256), msg.value.decode())
+        return out.raw[:n.value]
+
+    def revert_record(self, json, author, time_ms, floor=1, seq=None):
+        """The canonical record of a revert or undo given as POST .../reverts
+        JSON (a filter, or {"undo": SEQ}), sent by author at the log's
+        time_ms, reaching back to edit floor, at seq (default: the next)."""
+        b = json.encode() if isinstance(json, str) else bytes(json)
+        out, n, msg = ctypes.create_string_buffer(514), c_size(), ctypes.create_string_buffer(256)
+        seq = self.seq + 1 if seq is None else seq
+        _check(_lib.terrain_edits_revert_record(self.world._h, seq, b, len(b), author.encode(),
+                                                time_ms, floor, out, 514, ctypes.byref(n),
+                                                msg, 256), msg.value.decode())
         return out.raw[:n.value]
 
     def apply_record(self, record):

@@ -106,6 +106,24 @@ class Edits(unittest.TestCase):
             e.record('{"edits": [{"op": "raise", "x": 0, "z": 0, "radius": 0, "strength": 1}]}')
         self.assertIn("radius", str(err.exception))
 
+    def test_a_revert_takes_edits_out_and_an_undo_puts_them_back(self):
+        w = terrain.World("default", 42)
+        e = terrain.Edits(w)
+        before = w.tile(0, 0, 0)
+        e.apply_json('{"edits": [{"op": "raise", "x": 256, "z": 256, "radius": 10, "strength": 3}]}')
+        edited, chunk = list(w.tile(0, 0, 0, edits=e).heights), e.chunk(0, 0)
+        self.assertNotEqual(edited, list(before.heights))
+        e.apply_record(e.revert_record('{"seq_from": 1}', "mod", 1000))
+        self.assertEqual(e.seq, 2)
+        self.assertEqual(e.chunk(0, 0), (2, 0))     # no edit counts: chain from 0 is 0
+        self.assertEqual(list(w.tile(0, 0, 0, edits=e).heights), list(before.heights))
+        e.apply_record(e.revert_record('{"undo": 2}', "mod", 2000))
+        self.assertEqual(e.chunk(0, 0), (3, chunk[1]))
+        self.assertEqual(list(w.tile(0, 0, 0, edits=e).heights), edited)
+        with self.assertRaises(terrain.Error) as err:
+            e.revert_record('{"nobody": 1}', "mod", 3000)
+        self.assertIn("nobody", str(err.exception))
+
     def test_unknown_preset(self):
         with self.assertRaises(terrain.Error) as e:
             terrain.World("no-such-preset")

@@ -1347,6 +1347,35 @@ class EditLog {
 		if (rc) throw c.error(rc, `edits from seq ${firstSeq}`);
 		return this;
 	}
+	/**
+	 * Apply a revert or an undo (docs/edits.md, "Reverts"): r is the JSON of
+	 * POST .../reverts (a filter { author, since_time, until_time, area,
+	 * seq_from, seq_to } or { undo: SEQ }, text or object), sent by author
+	 * at the log's time (ms), reaching back to edit floor, at seq (the
+	 * log's next); or r is an entry of GET .../edits ({ seq, revert:
+	 * { ...filter, floor }, author, time } or { seq, undo, author, time }),
+	 * which says all of those. From then on the edits the filter matches
+	 * no longer count (an undo makes its revert's count again), in the
+	 * chunk hashes and tiles as on the server. All or nothing.
+	 *
+	 *   for (const e of page.edits) 'revert' in e || 'undo' in e ? log.revert(e) : ...
+	 */
+	revert(r, { author, time = 0, floor = 1, seq = this.seq + 1 } = {}) {
+		if (r && typeof r === 'object' && 'seq' in r) {
+			const { floor: f = 1, ...filter } = r.revert ?? {};
+			return this.revert(r.revert ? filter : { undo: r.undo }, { author: r.author, time: r.time ?? 0, floor: f, seq: r.seq });
+		}
+		const c = this.c, x = c.x, te = new TextEncoder();
+		const b = te.encode(typeof r === 'string' ? r : JSON.stringify(r));
+		const jp = c.put('json', b), ap = c.put('author', te.encode(`${author ?? ''}\0`));
+		const op = c.buf('record', 514), lp = c.buf('len', 4), msg = c.buf('msg', 256);
+		let rc = x.terrain_edits_revert_record(this.world.ptr, BigInt(seq), jp, b.byteLength, ap, BigInt(time), BigInt(floor),
+			op, 514, lp, msg, 256);
+		if (rc) throw c.error(rc, 'revert', c.cstr(msg));
+		rc = x.terrain_edits_apply_record(this.ptr, op, c.dv.getUint32(lp, true));
+		if (rc) throw c.error(rc, `revert at seq ${seq}`);
+		return this;
+	}
 	/** The last applied sequence number (0: none). */
 	get seq() { return Number(BigInt.asUintN(64, this.c.x.terrain_edits_seq(this.ptr))); }
 	/** The world hash after it, 16 hex digits (GET /v1/worlds/{seed}'s world_hash). */

@@ -112,6 +112,23 @@ test('precisions and edits: requantised like the server, edits through an EditLo
 	w.close();
 });
 
+test('a revert takes edits out of an EditLog and its undo puts them back, from POST bodies and GET edits entries', () => {
+	const w = T.openWorld({ seed: 42 }), log = w.edits(), un = w.tile({ lod: 0, cx: 3, cz: 4 });
+	log.apply({ edits: [{ op: 'raise', x: 800, z: 1050, radius: 30, strength: 4 }] });
+	const ed = w.tile({ lod: 0, cx: 3, cz: 4 }, { edits: log }), h1 = log.chunk(3, 4).hash;
+	log.revert({ seq_from: 1 }, { author: 'mod', time: 1000 });
+	assert.deepEqual(log.chunk(3, 4), { version: 2, hash: '0000000000000000' });
+	assert.deepEqual(w.tile({ lod: 0, cx: 3, cz: 4 }, { edits: log }).quanta, un.quanta, 'the unedited heights');
+	log.revert({ seq: 3, undo: 2, author: 'mod', time: 2000 }); // as GET .../edits lists it
+	assert.deepEqual(log.chunk(3, 4), { version: 3, hash: h1 });
+	assert.deepEqual(w.tile({ lod: 0, cx: 3, cz: 4 }, { edits: log }).quanta, ed.quanta, 'the edited heights again');
+	log.revert({ seq: 4, revert: { area: [700, 1000, 900, 1100], floor: 1 }, count: 1, author: 'mod', time: 3000 });
+	assert.deepEqual(log.chunk(3, 4), { version: 4, hash: '0000000000000000' });
+	assert.throws(() => log.revert({ nobody: 1 }, { author: 'mod' }), (e) => e.code === 'ERR_PARSE' && /nobody/.test(e.message));
+	assert.throws(() => log.revert({ undo: 2 }, { author: 'a b' }), (e) => e.code === 'ERR_INVAL');
+	w.close();
+});
+
 test('bad tiles: the wasm decoder refuses them with the JavaScript decoder\'s codes', () => {
 	const good = T.generateTile({ seed: 42, lod: 0, cx: 1, cz: 1 }).bytes;
 	const mut = (f) => { const b = good.slice(); f(b, new DataView(b.buffer)); return b; };
