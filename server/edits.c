@@ -24,14 +24,12 @@
 #include <strings.h>
 #include <time.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <cjson/cJSON.h>
 #include <llhttp.h>
 #include <uv.h>
 #include <xxhash.h>
 
+#include "access.h"
 #include "batch.h"
 #include "catalog.h"
 #include "edit.h"
@@ -54,17 +52,8 @@
 #define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
 #define EDITS_PAGE 1000   /* GET edits: default and largest limit */
 #define HASHES_SIDE 64    /* GET hashes: largest rectangle side, chunks */
-#define CLIENTS 4096      /* rate buckets kept; the oldest go first */
 /* What a page may read of an edit's answer (CORS) */
 #define EXPOSE "Access-Control-Expose-Headers: Retry-After, Idempotent-Replayed\r\n"
-
-/* One client's budgets (token buckets, refilled by time). */
-struct bucket {
-	uint8_t addr[16];                /* peer address, IPv4-mapped */
-	uint64_t at_ms;                  /* last refill */
-	double edits, area;              /* budget left: edits, square metres */
-	int used;
-};
 
 struct edits {
 	const struct catalog *cat;
@@ -72,9 +61,7 @@ struct edits {
 	struct world_map *worlds;
 	struct sse *sse;
 	struct journal *log;
-	char *token;                     /* NULL: loopback clients only */
-	char *cors_origins;              /* comma-separated, or NULL */
-	char *allowed_hosts;             /* comma-separated, or NULL */
+	struct access *access;           /* who may write, how much (access.h) */
 	char *presets_json;
 	size_t presets_len;
 	char presets_etag[20];           /* strong, XXH3-64 of the body */
@@ -82,8 +69,6 @@ struct edits {
 	char presets_head[160];          /* their header lines */
 	struct uv_loop_s *loop;
 	struct edits_limits lim;
-	struct bucket *buckets;          /* CLIENTS, open addressing on addr */
-	uint64_t late_said_ms;           /* when a late edit was last logged */
 	edits_change_fn on_change;       /* chunks a batch touched, or NULL */
 	void *change_arg;
 	struct idem *keys;               /* what keyed batches did (idem.h) */
@@ -107,6 +92,7 @@ struct edit_req {
 	struct req q;
 	struct edits *e;
 	struct world *world;
+	struct access_who who;           /* who sent it (access_identify()) */
 	struct edit *edits;              /* a POST's parsed batch, malloc'd */
 	size_t nedits;
 	uint64_t first;                  /* its reserved first seq */
@@ -562,142 +548,6 @@ static int presets_body(struct edits *e)
 
 /* ---- edits ---------------------------------------------------------------------- */
 
-/* Whether the n bytes at s are an entry of the comma-separated list (any
- * case, spaces around entries ignored). */
-static int listed(const char *list, const char *s, size_t n)
-{
-	while (list && *list) {
-		const char *end = strchr(list, ','), *a = list, *b;
-
-		if (!end)
-			end = list + strlen(list);
-		while (a < end && *a == ' ')
-			a++;
-		for (b = end; b > a && b[-1] == ' '; b--)
-			;
-		if ((size_t)(b - a) == n && !strncasecmp(a, s, n))
-			return 1;
-		list = *end ? end + 1 : end;
-	}
-	return 0;
-}
-
-/* Whether a Host header names this machine's loopback: localhost (or a
- * name under .localhost), 127.0.0.0/8 or [::1], with any port. */
-static int host_is_loopback(const char *host)
-{
-	char h[256];
-	size_t n = strlen(host);
-	const char *colon;
-	struct in_addr a4;
-
-	if (n >= sizeof(h))
-		return 0;
-	if (host[0] == '[') {
-		const char *close = strchr(host, ']');
-
-		return close && (size_t)(close - host) == 4 && !strncmp(host, "[::1]", 5) &&
-		       (close[1] == '\0' || close[1] == ':');
-	}
-	colon = strchr(host, ':');
-	n = colon ? (size_t)(colon - host) : n;
-	memcpy(h, host, n);
-	h[n] = '\0';
-	if (n && h[n - 1] == '.')
-		h[--n] = '\0';
-	if (!strcasecmp(h, "localhost") ||
-	    (n > 10 && !strcasecmp(h + n - 10, ".localhost")))
-		return 1;
-	return inet_pton(AF_INET, h, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
-}
-
-/* The host part of a Host value (for listing), into the arena. */
-static int host_listed(const struct edits *e, const char *host)
-{
-	const char *colon = host[0] == '[' ? strstr(host, "]:") : strchr(host, ':');
-	size_t n = colon ? (size_t)(colon - host) + (host[0] == '[') : strlen(host);
-
-	return listed(e->allowed_hosts, host, strlen(host)) ||
-	       listed(e->allowed_hosts, host, n);
-}
-
-/* Whether a browser page at the request's Origin may edit: no Origin (not
- * a browser's cross-site request), the server's own origin (the viewer),
- * or one of --cors-origins. */
-static int origin_allowed(const struct edits *e, const struct http_req *r)
-{
-	const char *origin = r->header[HTTP_H_ORIGIN], *host = r->header[HTTP_H_HOST];
-
-	if (!origin)
-		return 1;
-	if (host && !strncasecmp(origin, "http://", 7) && !strcasecmp(origin + 7, host))
-		return 1;
-	return listed(e->cors_origins, origin, strlen(origin));
-}
-
-/* Arena copy of a formatted detail. */
-static const char *detail(struct edit_req *x, const char *fmt, const char *arg)
-{
-	char *msg = http_req_alloc(x->q.http, 320);
-
-	if (!msg)
-		return "edits refused";
-	snprintf(msg, 320, fmt, arg);
-	return msg;
-}
-
-/*
- * Who may edit (docs/edits.md): a browser page only from an allowed
- * origin; then the bearer token when one is set; else only loopback
- * clients that name a loopback host (or an --allowed-hosts one: DNS
- * rebinding) and come straight, not through a proxy.
- */
-static int authorise(struct edit_req *x)
-{
-	struct http_req *r = x->q.http;
-	const char *host = r->header[HTTP_H_HOST];
-	struct sockaddr_storage ss;
-
-	if (!origin_allowed(x->e, r)) {
-		x->q.detail = detail(x, "origin: %.200s may not edit; edits from a web page "
-				     "need the server's own origin or one of --cors-origins",
-				     r->header[HTTP_H_ORIGIN]);
-		return 403;
-	}
-	if (x->e->token) {
-		if (http_bearer_matches(r->header[HTTP_H_AUTHORIZATION], x->e->token))
-			return 0;
-		x->q.detail = r->header[HTTP_H_AUTHORIZATION] ?
-			      "authorization: wrong bearer token" :
-			      "authorization: bearer token required";
-		return 401;
-	}
-	if (r->proxy) {
-		x->q.detail = detail(x, "%s: edits through a proxy need --edit-token: "
-				     "behind a proxy every client looks local", r->proxy);
-		return 403;
-	}
-	if (host && !host_is_loopback(host) && !host_listed(x->e, host)) {
-		x->q.detail = detail(x, "host: %.200s is not a loopback name; without "
-				     "--edit-token edits need a loopback Host or one of "
-				     "--allowed-hosts", host);
-		return 403;
-	}
-	if (http_req_peer(r, &ss) == 0 && http_peer_is_loopback((const struct sockaddr *)&ss))
-		return 0;
-	x->q.detail = "edits are open to loopback clients only (no edit token is set)";
-	return 403;
-}
-
-/* The methods a preflight allows the request's origin: no POST for an
- * origin that may not edit. */
-static uint64_t cors_methods(struct req *q, uint64_t methods)
-{
-	struct edit_req *x = edit_req_of(q);
-
-	return origin_allowed(x->e, q->http) ? methods : methods & ~REQ_M(HTTP_POST);
-}
-
 /* Whether an append error passes (journal.h): 503, retry later. */
 static int transient(int rc)
 {
@@ -742,10 +592,11 @@ static int key_value(const char *v, char *out)
 	return n && (!quoted || (v[0] == '"' && !v[1])) ? n : -1;
 }
 
-/* Who sent r, as the keys' scope: one credential today (docs/edits.md). */
-static const char *sender(const struct edits *e)
+/* Who sent x, as the keys' scope: its author (docs/edits.md): a
+ * player's sub, "admin" (the edit token) or "local". */
+static const char *sender(const struct edit_req *x)
 {
-	return e->token ? "admin" : "local";
+	return x->who.sub;
 }
 
 /*
@@ -755,7 +606,7 @@ static const char *sender(const struct edits *e)
  */
 static int read_key(struct edit_req *x, const char *gen, uint64_t seed)
 {
-	const char *v = x->q.http->header[HTTP_H_IDEMPOTENCY_KEY], *who = sender(x->e);
+	const char *v = x->q.http->header[HTTP_H_IDEMPOTENCY_KEY], *who = sender(x);
 	uint8_t buf[256 + 8 + 8 + KEY_LEN_MAX], *p = buf;
 	char key[KEY_LEN_MAX];
 	XXH128_hash_t h;
@@ -949,178 +800,6 @@ static const char *too_big(struct edit_req *x)
 	return msg;
 }
 
-/* The peer's address as 16 bytes (IPv4 mapped into IPv6). */
-static void peer_key(const struct http_req *r, uint8_t key[16])
-{
-	struct sockaddr_storage ss;
-
-	memset(key, 0, 16);
-	if (http_req_peer(r, &ss) != 0)
-		return;
-	if (ss.ss_family == AF_INET) {
-		key[10] = key[11] = 0xff;
-		memcpy(key + 12, &((const struct sockaddr_in *)&ss)->sin_addr, 4);
-	} else if (ss.ss_family == AF_INET6) {
-		memcpy(key, &((const struct sockaddr_in6 *)&ss)->sin6_addr, 16);
-	}
-}
-
-/* The bucket of key, refilled to now; a full table gives up its stalest. */
-static struct bucket *bucket_of(struct edits *e, const uint8_t key[16], uint64_t now)
-{
-	size_t i = (size_t)XXH3_64bits(key, 16) % CLIENTS, k, stale = i;
-	struct bucket *b;
-	double dt;
-
-	for (k = 0; k < 16; k++) { /* a short probe: this is a cache of budgets */
-		b = &e->buckets[(i + k) % CLIENTS];
-		if (b->used && !memcmp(b->addr, key, 16))
-			break;
-		if (!b->used || b->at_ms < e->buckets[stale].at_ms)
-			stale = (i + k) % CLIENTS;
-		b = NULL;
-	}
-	if (!b) {
-		b = &e->buckets[stale];
-		*b = (struct bucket){ .at_ms = now, .edits = e->lim.edit_burst,
-				      .area = e->lim.area_burst_m2, .used = 1 };
-		memcpy(b->addr, key, 16);
-	}
-	dt = (double)(now - b->at_ms) / 1000.0;
-	b->at_ms = now;
-	b->edits += dt * e->lim.edits_per_s;
-	if (b->edits > e->lim.edit_burst)
-		b->edits = e->lim.edit_burst;
-	b->area += dt * e->lim.area_m2_per_s;
-	if (b->area > e->lim.area_burst_m2)
-		b->area = e->lim.area_burst_m2;
-	return b;
-}
-
-/* Ground area the batch's brushes cover, square metres (pi r^2 each). */
-static double batch_area(const struct edit *v, size_t n)
-{
-	double a = 0;
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		a += 3.14159265358979 * ((double)v[k].radius_mm / 1000.0) *
-		     ((double)v[k].radius_mm / 1000.0);
-	return a;
-}
-
-/*
- * Each client (peer address) may post edits_per_s edits and area_m2_per_s
- * square metres of brushes a second, in bursts of up to the burst sizes;
- * past them 429 with Retry-After. A batch larger than a burst can never
- * pass: 422. Limits of 0 are off.
- */
-static int rate_limit(struct edit_req *x)
-{
-	struct edits *e = x->e;
-	const struct edits_limits *l = &e->lim;
-	double area = batch_area(x->edits, x->nedits);
-	uint8_t key[16];
-	struct bucket *b;
-
-	if (l->edits_per_s <= 0 && l->area_m2_per_s <= 0)
-		return 0;
-	if ((l->edits_per_s > 0 && (double)x->nedits > l->edit_burst) ||
-	    (l->area_m2_per_s > 0 && area > l->area_burst_m2)) {
-		x->q.detail = "edits: the batch is larger than one client may send at once "
-			      "(--edit-rate, --edit-area)";
-		return 422;
-	}
-	peer_key(x->q.http, key);
-	b = bucket_of(e, key, uv_now(e->loop));
-	if ((l->edits_per_s > 0 && b->edits < (double)x->nedits) ||
-	    (l->area_m2_per_s > 0 && b->area < area)) {
-		x->q.detail = "edits: too many edits from this client, retry later "
-			      "(--edit-rate, --edit-area)";
-		return 429;
-	}
-	if (l->edits_per_s > 0)
-		b->edits -= (double)x->nedits;
-	if (l->area_m2_per_s > 0)
-		b->area -= area;
-	return 0;
-}
-
-/*
- * When the front received the request, in ms since the epoch, from its
- * X-Request-Start: "t=" and seconds with a fraction (nginx's $msec), or an
- * integer of seconds, milliseconds or microseconds told apart by size (as
- * Heroku's router and New Relic read it). 0: none, or not that form.
- */
-static uint64_t request_start_ms(const char *v)
-{
-	uint64_t n = 0, frac = 0, scale = 1;
-	int digits = 0;
-
-	if (!v)
-		return 0;
-	if (v[0] == 't' && v[1] == '=')
-		v += 2;
-	for (; *v >= '0' && *v <= '9' && digits < 17; v++, digits++)
-		n = n * 10 + (uint64_t)(*v - '0');
-	if (!digits)
-		return 0;
-	if (*v == '.') {
-		for (v++; *v >= '0' && *v <= '9'; v++) {
-			if (scale < 1000) { /* milliseconds are enough */
-				frac = frac * 10 + (uint64_t)(*v - '0');
-				scale *= 10;
-			}
-		}
-		return *v || n >= 100000000000u ? 0 : n * 1000 + frac * 1000 / scale;
-	}
-	if (*v)
-		return 0;
-	return n >= 100000000000000u ? n / 1000 :   /* microseconds */
-	       n >= 100000000000u ? n : n * 1000;  /* milliseconds, seconds */
-}
-
-/*
- * 503 for an edit that reached this node more than --edit-deadline after
- * its front received it (X-Request-Start). Such a request waited out a
- * partition or a paused node in a socket's buffers; its client has likely
- * given up, and applying it now would change the world long after it was
- * asked, unknown to the one who asked. Refused, an edit sent through a
- * front is settled within the deadline plus the log's timeout: in the log
- * by then or never. A stamp ahead of this node's clock counts as no wait
- * (the clocks of the front and the nodes must agree to well within the
- * deadline: NTP). A request without a stamp is not judged: its upload
- * time alone says nothing of a wait.
- */
-static int late(struct edit_req *x)
-{
-	struct edits *e = x->e;
-	uint64_t start = request_start_ms(x->q.http->header[HTTP_H_X_REQUEST_START]);
-	uint64_t now_ms, waited, mono = uv_now(e->loop);
-	struct timespec ts;
-	char *msg;
-
-	if (!e->lim.deadline_ms || !start || clock_gettime(CLOCK_REALTIME, &ts) != 0)
-		return 0;
-	now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-	if (now_ms <= start || (waited = now_ms - start) <= e->lim.deadline_ms)
-		return 0;
-	if (!e->late_said_ms || mono - e->late_said_ms >= 60000) {
-		e->late_said_ms = mono;
-		fprintf(stderr, "terrain-server: refused an edit that arrived %.1f s after its "
-			"front received it (--edit-deadline %.1f s; the next ones this minute "
-			"are not logged)\n", (double)waited / 1000.0,
-			(double)e->lim.deadline_ms / 1000.0);
-	}
-	msg = http_req_alloc(x->q.http, 160);
-	if (msg)
-		snprintf(msg, 160, "edit arrived %.1f s after the front received it "
-			 "(--edit-deadline %.1f s): not applied, retry",
-			 (double)waited / 1000.0, (double)e->lim.deadline_ms / 1000.0);
-	x->q.detail = msg ? msg : "edit arrived after --edit-deadline: not applied, retry";
-	return 503;
-}
-
 /* 400 for an edit that touches no chunk of the world (beyond the int32
  * chunk grid of this generator's chunk size). */
 static int outside(struct edit_req *x, const struct preset *p)
@@ -1173,12 +852,14 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	struct edits *e = x->e;
 	struct http_req *r = x->q.http;
 	const char *gen = preset_name(catalog_at(e->cat, (size_t)pi));
+	struct access_ask ask;
 	struct batch b;
 	size_t k;
 	char *msg;
 	int rc, fresh;
 
-	if ((rc = authorise(x)) != 0 || (rc = read_key(x, gen, seed)) != 0)
+	if ((rc = access_identify(e->access, &x->q, &x->who)) != 0 ||
+	    (rc = read_key(x, gen, seed)) != 0)
 		return rc;
 	if (!req_type_is(r->header[HTTP_H_CONTENT_TYPE], "application/json")) {
 		x->q.detail = "content-type: must be application/json";
@@ -1201,14 +882,15 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 			return rc;
 		}
 	}
-	if ((rc = late(x)) != 0 || (rc = journal_available(e->log)) != 0) {
+	if ((rc = journal_available(e->log)) != 0) {
 		free(x->edits);
-		if (rc < 0)
-			x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, not applied: retry "
-				      "later" : refused(e);
+		x->q.detail = rc == ERR_AGAIN ? "edit log unreachable, not applied: retry later" :
+			      refused(e);
 		return 503;
 	}
-	if ((rc = rate_limit(x)) != 0 || (rc = outside(x, catalog_at(e->cat, (size_t)pi))) != 0) {
+	ask = (struct access_ask){ seed, ACCESS_PLAYER, x->edits, x->nedits };
+	if ((rc = access_admit(e->access, &x->q, &x->who, &ask)) != 0 ||
+	    (rc = outside(x, catalog_at(e->cat, (size_t)pi))) != 0) {
 		free(x->edits);
 		return rc;
 	}
@@ -1400,6 +1082,12 @@ static int h_events(struct req *q)
 
 /* ---- the module ------------------------------------------------------------------ */
 
+/* The methods a preflight allows the request's origin (access.h). */
+static uint64_t cors_methods(struct req *q, uint64_t methods)
+{
+	return access_cors_methods(edit_req_of(q)->e->access, q, methods);
+}
+
 static const struct route routes[] = {
 	{ "world", { "v1", "worlds", NULL }, 3, READ, 0, sizeof(struct edit_req), h_world, NULL },
 	{ "edits", { "v1", "worlds", NULL, "edits" }, 4, READ | REQ_M(HTTP_POST),
@@ -1460,14 +1148,13 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
 	e->loop = loop;
 	e->lim = cfg->limits;
 	snprintf(err, errlen, "out of memory");
-	if ((cfg->token && cfg->token[0] && !(e->token = strdup(cfg->token))) ||
-	    (cfg->cors_origins && cfg->cors_origins[0] &&
-	     !(e->cors_origins = strdup(cfg->cors_origins))) ||
-	    (cfg->allowed_hosts && cfg->allowed_hosts[0] &&
-	     !(e->allowed_hosts = strdup(cfg->allowed_hosts))))
-		rc = ERR_NOMEM;
-	else if (!(e->buckets = calloc(CLIENTS, sizeof(*e->buckets))))
-		rc = ERR_NOMEM;
+	if ((rc = access_create(loop, &(struct access_config){
+			cfg->token, cfg->cors_origins, cfg->allowed_hosts, cfg->token_secret,
+			cfg->token_secret_len, cfg->token_public_key, cfg->token_public_key_len,
+			{ cfg->limits.edits_per_s, cfg->limits.edit_burst,
+			  cfg->limits.area_m2_per_s, cfg->limits.area_burst_m2,
+			  cfg->limits.deadline_ms } }, &e->access, err, errlen)) != 0)
+		;
 	else if ((rc = idem_create(cfg->limits.key_max ? cfg->limits.key_max : 1000000,
 				   (uint64_t)(cfg->limits.key_window_s ? cfg->limits.key_window_s :
 					      86400) * 1000, &e->keys)) != 0 ||
@@ -1564,10 +1251,7 @@ void edits_destroy(struct edits *e)
 	sse_destroy(e->sse);
 	world_map_destroy(e->worlds);
 	cJSON_free(e->presets_json);
-	free(e->token);
-	free(e->cors_origins);
-	free(e->allowed_hosts);
-	free(e->buckets);
+	access_destroy(e->access);
 	free(e->flying);
 	idem_destroy(e->keys);
 	free(e);
