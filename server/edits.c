@@ -17,11 +17,11 @@
  * race with one key and the log keeps only the first.
  */
 #include "edits.h"
+#include "edits_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include <cjson/cJSON.h>
@@ -45,69 +45,13 @@
 #include "snapshots.h"
 #include "selfcheck.h"
 #include "sse.h"
-#include "tile.h"
 #include "util.h"
 #include "world.h"
 
 #define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
 #define EDITS_PAGE 1000   /* GET edits: default and largest limit */
-#define HASHES_SIDE 64    /* GET hashes: largest rectangle side, chunks */
 /* What a page may read of an edit's answer (CORS) */
 #define EXPOSE "Access-Control-Expose-Headers: Retry-After, Idempotent-Replayed\r\n"
-
-struct edits {
-	const struct catalog *cat;
-	struct req_env *env;
-	struct world_map *worlds;
-	struct sse *sse;
-	struct journal *log;
-	struct access *access;           /* who may write, how much (access.h) */
-	char *presets_json;
-	size_t presets_len;
-	char presets_etag[20];           /* strong, XXH3-64 of the body */
-	long long presets_mtime;         /* Last-Modified */
-	char presets_head[160];          /* their header lines */
-	struct uv_loop_s *loop;
-	struct edits_limits lim;
-	edits_change_fn on_change;       /* chunks a batch touched, or NULL */
-	void *change_arg;
-	struct idem *keys;               /* what keyed batches did (idem.h) */
-	struct edit_req **flying;        /* keyed POSTs in the log's hands */
-	size_t nflying, capflying;
-	uint64_t appending;              /* POSTs in the log's hands */
-	struct snapshots *snaps;         /* NULL: none */
-	int compact;                     /* compact the log below the snapshot */
-	int started_at;                  /* the log read on from the snapshot's
-					    position (journal_start_at()) */
-	uint64_t covered;                /* replay: batches the snapshot holds */
-	uint64_t confirmed;              /* of those, ending at a world's base */
-	uint64_t skipped;                /* replay: batches of absent generators */
-	char skip_note[256];
-	char follow_err[256];
-	uint8_t wire[EDIT_BATCH_MAX * EDIT_WIRE_SIZE];
-};
-
-/* The state of a request of this module (struct req first). */
-struct edit_req {
-	struct req q;
-	struct edits *e;
-	struct world *world;
-	struct access_who who;           /* who sent it (access_identify()) */
-	struct edit *edits;              /* a POST's parsed batch, malloc'd */
-	size_t nedits;
-	uint64_t first;                  /* its reserved first seq */
-	int keyed;                       /* it has an Idempotency-Key: */
-	uint8_t key[BATCH_KEY];          /* its hash with the world and sender */
-	uint8_t body[16];                /* XXH3-128 of the canonical edits */
-};
-
-static struct edit_req *edit_req_of(struct req *q)
-{
-	struct edit_req *x = container_of(q, struct edit_req, q);
-
-	x->e = q->module;
-	return x;
-}
 
 /* ---- the follow path ---------------------------------------------------------- */
 
@@ -183,366 +127,6 @@ static int follow(void *arg, const struct batch *b, int flags)
 		e->on_change(e->change_arg, catalog_find(e->cat, b->gen, b->gen_len),
 			     b->seed, wb.chunks, wb.nchunks);
 	}
-	return 0;
-}
-
-/* Compaction keeps what the snapshot does not hold. */
-static int not_covered(void *arg, const struct batch *b)
-{
-	struct edits *e = arg;
-	int gen = catalog_find(e->cat, b->gen, b->gen_len);
-	const struct world *w = gen >= 0 ? world_map_find(e->worlds, gen, b->seed) : NULL;
-
-	return !w || b->first_seq + b->count - 1 > world_base(w);
-}
-
-/* A shared log's snapshot replaces the local one when it holds more. */
-static void take_shared(struct edits *e)
-{
-	uint8_t *buf;
-	size_t len;
-	char err[300];
-	int rc = journal_snapshot_get(e->log, &buf, &len, err, sizeof(err));
-
-	if (rc == ERR_NOTFOUND)
-		return;
-	if (rc) {
-		fprintf(stderr, "terrain-server: warning: the shared snapshot cannot be read"
-			" (%s); starting from the local one, if any\n", err);
-		return;
-	}
-	rc = snapshots_offer(e->snaps, buf, len);
-	free(buf);
-	if (rc < 0)
-		fprintf(stderr, "terrain-server: warning: the shared snapshot was not taken"
-			" (%s)\n", err_str(rc));
-	else if (rc)
-		fprintf(stderr, "terrain-server: took the shared snapshot (%zu bytes)\n", len);
-}
-
-/* Each snapshot written here is offered to a shared log. */
-static void share(void *arg, uint8_t *buf, size_t len, uint64_t edits, const char *pos)
-{
-	struct edits *e = arg;
-
-	journal_snapshot_put(e->log, buf, len, edits, pos);
-}
-
-static void compacted(void *arg, int status, uint64_t dropped, const char *why)
-{
-	(void)arg;
-	if (status)
-		fprintf(stderr, "terrain-server: edit log: not compacted below the snapshot (%s);"
-			" the next snapshot tries again\n", why);
-	else
-		fprintf(stderr, "terrain-server: edit log: compacted below the snapshot: %llu"
-			" batches dropped\n", (ull)dropped);
-}
-
-/* --compact-log 1 with the file log: each snapshot written (and fsync'd)
- * lets the log drop what it holds, while serving. Not when the log holds
- * batches this server skipped (generators it lacks): they are in no
- * snapshot. */
-static void compact_below(void *arg, uint8_t *buf, size_t len, uint64_t edits, const char *pos)
-{
-	struct edits *e = arg;
-	int rc;
-
-	(void)len;
-	(void)edits;
-	free(buf);
-	if (e->skipped)
-		return;
-	rc = journal_compact_to(e->log, pos, compacted, e);
-	if (rc && rc != ERR_INVAL)
-		fprintf(stderr, "terrain-server: edit log: not compacted below the snapshot (%s)\n",
-			err_str(rc));
-}
-
-/* Where the log is, for a snapshot cut now. */
-static void position(void *arg, char *pos, size_t cap)
-{
-	struct edits *e = arg;
-
-	journal_position(e->log, pos, cap);
-}
-
-/* A node behind a trimmed shared log: every world becomes the shared
- * snapshot's; event streams end (their clients resume from it and get 410
- * for what lies before it). */
-static int restore(void *arg, const uint8_t *buf, size_t len, char *msg, size_t msglen)
-{
-	struct edits *e = arg;
-	struct snapshots_loaded ld;
-	uint64_t t0 = uv_hrtime();
-	size_t i;
-	int rc;
-
-	for (i = 0; i < world_map_count(e->worlds); i++)
-		sse_drop_world(e->sse, world_map_at(e->worlds, i, NULL));
-	if ((rc = snapshots_restore(e->snaps, buf, len, &ld, msg, msglen)) != 0)
-		return rc;
-	fprintf(stderr, "terrain-server: restored %llu edits of %llu worlds, %llu chunks from the"
-		" shared snapshot in %.2f s\n", (ull)ld.edits, (ull)ld.worlds, (ull)ld.chunks,
-		(double)(uv_hrtime() - t0) / 1e9);
-	return 0;
-}
-
-/* Restore the snapshot, if any: 0, or why the server cannot start. */
-static int load_snapshot(struct edits *e, struct snapshots_loaded *ld, char *msg,
-			 size_t msglen, char *warn, size_t warnlen)
-{
-	char why[300];
-	int rc;
-
-	if (!e->snaps)
-		return 0;
-	if (journal_shares_snapshots(e->log))
-		take_shared(e);
-	rc = snapshots_load(e->snaps, ld, why, sizeof(why));
-	if (rc == 0 && ld->found)
-		e->started_at = journal_start_at(e->log, ld->pos);
-	if (rc == 0 && !ld->found && journal_base(e->log)) {
-		snprintf(msg, msglen, "edit log: %llu batches were compacted away below a"
-			 " snapshot, and there is no DIR/snapshot: restore it from a backup",
-			 (ull)journal_base(e->log));
-		return ERR_NOTFOUND;
-	}
-	if (rc == 0 || (!ld->touched && journal_base(e->log) == 0)) {
-		if (rc)
-			snprintf(warn, warnlen, "warning: snapshot not used (%s); replaying the"
-				 " whole log", why);
-		return 0;
-	}
-	snprintf(msg, msglen, "snapshot: %s; the log is compacted below it, so this server"
-		 " cannot start without it: start the build that wrote it, or restore"
-		 " DIR/snapshot from a backup", why);
-	return rc;
-}
-
-int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t warnlen)
-{
-	struct journal_replay_stats st;
-	struct snapshots_loaded ld = { 0 };
-	uint64_t n = 0, dropped = 0;
-	size_t i;
-	int rc, len;
-
-	warn[0] = '\0';
-	if ((rc = load_snapshot(e, &ld, msg, msglen, warn, warnlen)) != 0)
-		return rc;
-	rc = journal_replay(e->log, &st);
-	if (rc) {
-		snprintf(msg, msglen, "%s", e->follow_err[0] ? e->follow_err : st.message);
-		return rc;
-	}
-	if (st.warning)
-		snprintf(warn, warnlen, "%s", st.message);
-	if (ld.found && journal_base(e->log) == 0 && !e->started_at && e->confirmed < ld.worlds) {
-		snprintf(msg, msglen, "edit log: the snapshot holds edits that the log does not"
-			 " (was the log cut by repair-log?): move DIR/snapshot aside to replay"
-			 " the log alone");
-		return ERR_CORRUPT;
-	}
-	if (e->compact && ld.found && e->covered &&
-	    (rc = journal_compact(e->log, not_covered, e, &dropped, msg, msglen)) != 0)
-		return rc;
-	for (i = 0; i < world_map_count(e->worlds); i++)
-		n += world_seq(world_map_at(e->worlds, i, NULL));
-	len = snprintf(msg, msglen, "replayed %llu edits in %llu batches of %zu worlds",
-		       (ull)n, (ull)(st.records - st.skipped), world_map_count(e->worlds));
-	if (ld.found && len >= 0 && (size_t)len < msglen)
-		len += snprintf(msg + len, msglen - (size_t)len, " (%llu edits from a snapshot"
-				" of %llu chunks, %llu batches of the log skipped%s)",
-				(ull)ld.edits, (ull)ld.chunks, (ull)e->covered,
-				dropped ? " and compacted away" : "");
-	if (st.skipped && len >= 0 && (size_t)len < msglen)
-		snprintf(msg + len, msglen - (size_t)len,
-			 "; skipped %llu batches (kept in the log): %s", (ull)st.skipped,
-			 e->skip_note);
-	return 0;
-}
-
-void edits_use_snapshots(struct edits *e, struct snapshots *s, int compact)
-{
-	snapshots_keep_keys(s, e->keys);
-	e->snaps = s;
-	e->compact = compact;
-	if (journal_shares_snapshots(e->log)) {
-		snapshots_on_written(s, share, position, 1, e);
-		journal_on_restore(e->log, restore, e);
-	} else if (compact) {
-		snapshots_on_written(s, compact_below, position, 0, e);
-	}
-}
-
-/* ---- world info and presets --------------------------------------------------- */
-
-/* The sequence number and hash of world (pi, seed), edited or not. */
-static uint64_t world_state(const struct edits *e, int pi, uint64_t seed, uint64_t *hash)
-{
-	const struct world *w = world_map_find(e->worlds, pi, seed);
-
-	*hash = w ? world_hash(w) :
-		edit_hash_start(preset_fingerprint(catalog_at(e->cat, (size_t)pi)), seed);
-	return w ? world_seq(w) : 0;
-}
-
-/* name with everything but unreserved characters percent-encoded. */
-static void url_encode(char *out, size_t cap, const char *name)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = 0;
-
-	for (; *name && n + 4 < cap; name++) {
-		unsigned char c = (unsigned char)*name;
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || strchr("-._~", c)) {
-			out[n++] = (char)c;
-		} else {
-			out[n++] = '%';
-			out[n++] = hex[c >> 4];
-			out[n++] = hex[c & 15];
-		}
-	}
-	out[n] = '\0';
-}
-
-/* The fields a world and a preset listing share. */
-static void add_preset_fields(cJSON *o, const struct preset *p)
-{
-	cJSON *h;
-	char fp[17];
-
-	req_hex64(fp, preset_fingerprint(p));
-	cJSON_AddStringToObject(o, "fingerprint", fp);
-	cJSON_AddNumberToObject(o, "algorithm_version", PRESET_ALGO_VERSION);
-	cJSON_AddNumberToObject(o, "chunk_size", 1 << preset_chunk_log2(p));
-	cJSON_AddNumberToObject(o, "min_lod", 0);
-	cJSON_AddNumberToObject(o, "max_lod", preset_max_lod(p));
-	cJSON_AddNumberToObject(o, "quantum_um", preset_quantum_um(p));
-	h = cJSON_AddObjectToObject(o, "height");
-	if (h) {
-		cJSON_AddNumberToObject(h, "min", preset_min_height(p));
-		cJSON_AddNumberToObject(h, "max", preset_max_height(p));
-	}
-	cJSON_AddNumberToObject(o, "sea_level", preset_sea_level(p));
-}
-
-/* World info's "links": where a client given the world's URL finds the
- * rest, relative to this server as "tiles" are: the TileJSON document of
- * each map style (maps.c) and the OpenAPI description. gen is URL-encoded. */
-static void add_links(cJSON *o, const char *seed, const char *gen)
-{
-	static const char *const styles[] = { "terrarium", "shaded" };
-	cJSON *l = cJSON_AddObjectToObject(o, "links"), *maps;
-	char url[400];
-	size_t i;
-
-	if (!l || !(maps = cJSON_AddObjectToObject(l, "maps")))
-		return;
-	for (i = 0; i < ARRAY_LEN(styles); i++) {
-		snprintf(url, sizeof(url), "/v1/worlds/%s/maps/%s?gen=%s", seed, styles[i], gen);
-		cJSON_AddStringToObject(maps, styles[i], url);
-	}
-	cJSON_AddStringToObject(l, "openapi", "/v1/openapi.json");
-}
-
-static int h_world(struct req *q)
-{
-	struct edit_req *x = edit_req_of(q);
-	const struct preset *p;
-	const struct world *w;
-	char seed_s[24], hash[17], gen[256], url[400];
-	cJSON *o, *tiles;
-	uint64_t seed, seq, h;
-	int rc, pi;
-
-	if ((rc = req_world(q, x->e->cat, &seed, &pi)) != 0)
-		return rc;
-	p = catalog_at(x->e->cat, (size_t)pi);
-	snprintf(seed_s, sizeof(seed_s), "%llu", (ull)seed);
-	seq = world_state(x->e, pi, seed, &h);
-	req_hex64(hash, h);
-	url_encode(gen, sizeof(gen), preset_name(p));
-	snprintf(url, sizeof(url), "/v1/worlds/%s/chunks/{lod}/{cx}/{cz}?gen=%s",
-		 seed_s, gen);
-	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "seed", seed_s);
-	cJSON_AddStringToObject(o, "generator", preset_name(p));
-	cJSON_AddStringToObject(o, "description", preset_description(p) ? preset_description(p) : "");
-	add_preset_fields(o, p);
-	cJSON_AddNumberToObject(o, "tile_format_version", TILE_VERSION);
-	cJSON_AddStringToObject(o, "content_type", ROUTE_TILE_TYPE);
-	tiles = cJSON_AddArrayToObject(o, "tiles");
-	if (tiles)
-		cJSON_AddItemToArray(tiles, cJSON_CreateString(url));
-	req_json_u64(o, "edit_seq", seq);
-	cJSON_AddStringToObject(o, "world_hash", hash);
-	w = world_map_find(x->e->worlds, pi, seed);
-	req_json_u64(o, "base", w ? world_base(w) : 0);
-	/* the golden tiles this binary checked at start: a client that
-	 * generates tiles itself compares its own (local mode) */
-	req_hex64(hash, selfcheck_digest());
-	cJSON_AddStringToObject(o, "selfcheck", hash);
-	add_links(o, seed_s, gen);
-	req_respond_json(q, 200, o, "Cache-Control: no-cache\r\n");
-	return 0;
-}
-
-/* GET presets: the body built once, with its ETag and Last-Modified (the
- * newest preset source's mtime, catalog.h) for 304s. */
-static int h_presets(struct req *q)
-{
-	struct edit_req *x = edit_req_of(q);
-	struct edits *e = x->e;
-
-	if (req_not_modified(q, e->presets_etag, e->presets_mtime))
-		req_respond_copy(q, 304, NULL, e->presets_head, NULL, 0);
-	else
-		req_respond_copy(q, 200, "application/json", e->presets_head,
-				 e->presets_json, e->presets_len);
-	return 0;
-}
-
-/* The /v1/presets body, built once. */
-static int presets_body(struct edits *e)
-{
-	cJSON *o = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(o, "presets");
-	char date[30];
-	size_t i;
-
-	if (!o || !list) {
-		cJSON_Delete(o);
-		return ERR_NOMEM;
-	}
-	for (i = 0; i < catalog_count(e->cat); i++) {
-		const struct preset *p = catalog_at(e->cat, i);
-		cJSON *it = cJSON_CreateObject();
-		const char *d = preset_description(p);
-
-		if (!it)
-			break;
-		cJSON_AddItemToArray(list, it);
-		cJSON_AddStringToObject(it, "name", preset_name(p));
-		cJSON_AddStringToObject(it, "description", d ? d : "");
-		add_preset_fields(it, p);
-		cJSON_AddItemToObject(it, "params", cJSON_Parse(preset_canonical(p)));
-	}
-	e->presets_json = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!e->presets_json)
-		return ERR_NOMEM;
-	e->presets_len = strlen(e->presets_json);
-	snprintf(e->presets_etag, sizeof(e->presets_etag), "\"%016llx\"",
-		 (ull)XXH3_64bits(e->presets_json, e->presets_len));
-	e->presets_mtime = catalog_mtime(e->cat) < (long long)time(NULL) ?
-			   catalog_mtime(e->cat) : (long long)time(NULL);
-	req_http_date(date, e->presets_mtime);
-	snprintf(e->presets_head, sizeof(e->presets_head),
-		 "Cache-Control: no-cache\r\nETag: %s\r\nLast-Modified: %s\r\n",
-		 e->presets_etag, date);
 	return 0;
 }
 
@@ -951,7 +535,7 @@ static int get_edits(struct edit_req *x, int pi, uint64_t seed)
 			      " read on from there";
 		return 410;
 	}
-	seq = world_state(x->e, pi, seed, &hash);
+	seq = edits__world_state(x->e, pi, seed, &hash);
 	req_hex64(hex, hash);
 	o = cJSON_CreateObject();
 	req_json_u64(o, "since", since);
@@ -984,102 +568,6 @@ static int h_edits(struct req *q)
 	return get_edits(x, pi, seed);
 }
 
-/* GET hashes?cx0=&cz0=&cx1=&cz1=: edit versions and hashes of a rectangle. */
-static int h_hashes(struct req *q)
-{
-	static const char bad[] = "cx0, cz0, cx1, cz1: required, decimal int32";
-	struct edit_req *x = edit_req_of(q);
-	int32_t cx0, cz0, cx1, cz1;
-	const struct world *w;
-	uint64_t seed, seq, hash;
-	int64_t cx, cz;
-	char hex[17];
-	cJSON *o, *arr;
-	int rc, pi;
-
-	if ((rc = req_world(q, x->e->cat, &seed, &pi)) != 0 ||
-	    (rc = req_query_i32(q, "cx0", &cx0, bad)) || (rc = req_query_i32(q, "cz0", &cz0, bad)) ||
-	    (rc = req_query_i32(q, "cx1", &cx1, bad)) || (rc = req_query_i32(q, "cz1", &cz1, bad)))
-		return rc;
-	if (cx1 < cx0 || cz1 < cz0 || (int64_t)cx1 - cx0 >= HASHES_SIDE ||
-	    (int64_t)cz1 - cz0 >= HASHES_SIDE) {
-		q->detail = "rectangle: need cx0 <= cx1, cz0 <= cz1, at most 64 x 64 chunks";
-		return ERR_INVAL;
-	}
-	w = world_map_find(x->e->worlds, pi, seed);
-	seq = world_state(x->e, pi, seed, &hash);
-	req_hex64(hex, hash);
-	o = cJSON_CreateObject();
-	req_json_u64(o, "seq", seq);
-	cJSON_AddStringToObject(o, "world_hash", hex);
-	arr = cJSON_AddArrayToObject(o, "chunks");
-	for (cz = cz0; w && arr && cz <= cz1; cz++)
-		for (cx = cx0; cx <= cx1; cx++) {
-			struct world_chunk ch;
-			cJSON *c;
-
-			world_chunk(w, (int32_t)cx, (int32_t)cz, &ch);
-			if (!ch.version)
-				continue;
-			if (!(c = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, c)) {
-				cJSON_Delete(c);
-				cJSON_Delete(o);
-				return ERR_NOMEM;
-			}
-			req_hex64(hex, ch.hash);
-			cJSON_AddNumberToObject(c, "cx", (double)cx);
-			cJSON_AddNumberToObject(c, "cz", (double)cz);
-			req_json_u64(c, "version", ch.version);
-			cJSON_AddStringToObject(c, "hash", hex);
-		}
-	req_respond_json(q, 200, o, "Cache-Control: no-store\r\n");
-	return 0;
-}
-
-static const char sse_head[] =
-	"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-	"Cache-Control: no-store\r\nX-Accel-Buffering: no\r\n" REQ_CORS;
-
-/* GET events: a stream of the world's batches (sse.h). */
-static int h_events(struct req *q)
-{
-	struct edit_req *x = edit_req_of(q);
-	struct http_response head = { 200, { sse_head, sizeof(sse_head) - 1 },
-				      { NULL, 0 }, NULL, NULL, NULL };
-	const char *id = q->http->header[HTTP_H_LAST_EVENT_ID];
-	const char *bad = "last-event-id: not a decimal sequence number";
-	struct edits *e = x->e;
-	unsigned label = q->label;
-	struct metrics *m = q->env->metrics;
-	uint64_t seed, since = 0;
-	int rc, pi, resume = id != NULL;
-
-	if ((rc = req_world(q, e->cat, &seed, &pi)) != 0)
-		return rc;
-	if (id && req_parse_u64(id, strlen(id), &since)) {
-		q->detail = bad;
-		return ERR_INVAL;
-	}
-	if (!id && (rc = req_query_u64(q, "last_event_id", &since, &resume, bad)) != 0)
-		return rc;
-	/* a world without edits is not created: the stream waits for it */
-	x->world = world_map_find(e->worlds, pi, seed);
-	if (resume && x->world && since < world_base(x->world)) {
-		q->detail = "last-event-id: the events up to this world's snapshot are folded"
-			    " into it (see base in GET /v1/worlds/SEED); fetch tiles afresh"
-			    " and subscribe without it";
-		return 410;
-	}
-	/* x lives in the request's arena, which may go with the head */
-	rc = sse_subscribe(e->sse, q->http, &head, pi, seed, x->world, resume, since);
-	if (rc != 0) {
-		q->detail = "cannot open the event stream";
-		return ERR_BUSY;
-	}
-	metrics_request(m, label, 200);
-	return 0;
-}
-
 /* ---- the module ------------------------------------------------------------------ */
 
 /* The methods a preflight allows the request's origin (access.h). */
@@ -1089,14 +577,14 @@ static uint64_t cors_methods(struct req *q, uint64_t methods)
 }
 
 static const struct route routes[] = {
-	{ "world", { "v1", "worlds", NULL }, 3, READ, 0, sizeof(struct edit_req), h_world, NULL },
+	{ "world", { "v1", "worlds", NULL }, 3, READ, 0, sizeof(struct edit_req), edits__h_world, NULL },
 	{ "edits", { "v1", "worlds", NULL, "edits" }, 4, READ | REQ_M(HTTP_POST),
 	  REQ_COUNT_REJECTS, sizeof(struct edit_req), h_edits, cors_methods },
 	{ "hashes", { "v1", "worlds", NULL, "hashes" }, 4, READ, 0, sizeof(struct edit_req),
-	  h_hashes, NULL },
+	  edits__h_hashes, NULL },
 	{ "events", { "v1", "worlds", NULL, "events" }, 4, REQ_M(HTTP_GET), 0,
-	  sizeof(struct edit_req), h_events, NULL },
-	{ "presets", { "v1", "presets" }, 2, READ, 0, sizeof(struct edit_req), h_presets, NULL },
+	  sizeof(struct edit_req), edits__h_events, NULL },
+	{ "presets", { "v1", "presets" }, 2, READ, 0, sizeof(struct edit_req), edits__h_presets, NULL },
 };
 
 size_t edits_routes(const struct route **out)
@@ -1159,7 +647,7 @@ int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_e
 				   (uint64_t)(cfg->limits.key_window_s ? cfg->limits.key_window_s :
 					      86400) * 1000, &e->keys)) != 0 ||
 		 (rc = world_map_create(cat, &e->worlds)) != 0 ||
-		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = presets_body(e)) != 0)
+		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = edits__presets_body(e)) != 0)
 		;
 	else if ((rc = identity(cat, &id)) == 0)
 		rc = journal_open(cfg->log, &(struct journal_auth){ cfg->log_password,
