@@ -372,6 +372,25 @@ static int read_password(const char *env, const char *file, const char *flag, ch
 	return 0;
 }
 
+/* Whether the token keys read can verify tokens (token.h): a bad
+ * argument (status 2) when not, as a bad option value is. */
+static int check_token_keys(const struct config *c)
+{
+	struct token_keys *k = NULL;
+	char err[600];
+
+	if (!c->token_secret && !c->token_public_key)
+		return 0;
+	if (token_keys_create((const uint8_t *)c->token_secret, c->token_secret_len,
+			      c->token_public_key, c->token_public_key_len, &k, err,
+			      sizeof(err)) != 0) {
+		fprintf(stderr, "terrain-server: %s\n", err);
+		return -1;
+	}
+	token_keys_destroy(k);
+	return 0;
+}
+
 /* The players' token keys (--token-secret-file: the first line, as
  * --redis-password-file; --token-public-key-file: the PEM file). 0, or -1
  * after printing why. */
@@ -392,7 +411,7 @@ static int read_token_keys(struct config *c)
 			c->token_public_key_file, strerror(errno));
 		return -1;
 	}
-	return 0;
+	return check_token_keys(c);
 }
 
 /* Raise the descriptor limit to its hard maximum and keep max_connections
