@@ -22,7 +22,7 @@ BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2
 SAN     ?=
-PKGS    := libuv libzstd zlib libcjson libpng libtiff-4 cmocka hiredis
+PKGS    := libuv libzstd zlib libcjson libpng libtiff-4 cmocka hiredis libjwt libcrypto
 HOSTCC  ?= cc
 # Where Debian's node-llhttp puts llhttp's C; overridable (tests/first_run.sh).
 LLHTTP_INC ?= /usr/share/include/llhttp
@@ -80,7 +80,7 @@ endif
 # PKG_DEBS: pkg-config name:Debian package.
 PKG_DEBS := libuv:libuv1-dev libzstd:libzstd-dev zlib:zlib1g-dev libcjson:libcjson-dev \
 	libpng:libpng-dev libtiff-4:libtiff-dev cmocka:libcmocka-dev hiredis:libhiredis-dev \
-	libxxhash:libxxhash-dev
+	libxxhash:libxxhash-dev libjwt:libjwt-dev libcrypto:libssl-dev
 INSTALLS_FIRST := help clean deps run test bench fuzz fuzz-long noopt asan fresh-check \
 	container-test test-arm64 test-builds test-build-gcc test-build-clang test-build-asan
 ifneq ($(filter-out $(INSTALLS_FIRST),$(or $(MAKECMDGOALS),all)),)
@@ -106,7 +106,7 @@ CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g \
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \
 	$(SANFLAGS) $(WORLD_LAST)
 LDFLAGS_ALL := -Wl,--as-needed $(SANFLAGS) $(LDFLAGS)
-LIBS    := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lz -lcjson -lpng16 -ltiff -lcmocka -lhiredis) -lgeotiff -lxxhash -lpthread -lm
+LIBS    := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lz -lcjson -lpng16 -ltiff -lcmocka -lhiredis -ljwt -lcrypto) -lgeotiff -lxxhash -lpthread -lm
 
 ifneq ($(V),1)
 Q  := @

@@ -8,7 +8,8 @@
 #                                  (for promtool: tests/metrics.sh), mono-mcs, mono-runtime
 #                                  and golang-go (the C# and Go bindings' tests),
 #                                  godot3-server (tests/godot_export.sh), python3-jsonschema
-#                                  (the TileJSON schema: tests/tilejson_schema.sh)
+#                                  (the TileJSON schema: tests/tilejson_schema.sh), python3-jwt
+#                                  and openssl (players' tokens: tests/edit_tokens.sh)
 #   bench        make bench:       test + the anchors' packages
 #   wasm         make wasm:        build + clang, lld (wasm-ld), wasi-libc, compiler-rt for
 #                                  wasm32, dpkg-dev (dpkg-source unpacks Debian's cJSON
@@ -31,8 +32,8 @@
 # -o DPkg::Lock::Timeout for the same wait. For tests/newcomer.sh: DEPS_LOCKS
 # (the lock files watched), APT_GET and DPKG_QUERY (the commands run).
 set -eu
-BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev libhiredis-dev zstd"
-TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus nodejs redis-server redis-tools mono-mcs mono-runtime golang-go godot3-server python3-jsonschema"
+BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev libhiredis-dev libjwt-dev libssl-dev zstd"
+TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus nodejs redis-server redis-tools mono-mcs mono-runtime golang-go godot3-server python3-jsonschema python3-jwt openssl"
 WASM_PKGS="clang lld wasi-libc libclang-rt-14-dev-wasm32 dpkg-dev"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
 ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64 libhiredis-dev:arm64"

@@ -59,6 +59,10 @@ struct edits_config {
 				      server's own, comma-separated (copied) */
 	const char *allowed_hosts; /* Host names besides loopback ones that
 				      tokenless edits may name (copied) */
+	const uint8_t *token_secret;   /* players' tokens: HS256 key (copied), */
+	size_t token_secret_len;
+	const char *token_public_key;  /* and/or PEM public key (copied); NULL */
+	size_t token_public_key_len;   /* both: none (access.h) */
 	struct edits_limits limits;
 };
 

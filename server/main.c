@@ -6,6 +6,8 @@
  *   terrain-server generate --seed S ...    write one unedited tile body
  *   terrain-server repair-log --data-dir DIR --truncate-at OFFSET
  *                                           cut a corrupt edit log (store.h)
+ *   terrain-server token --secret-file F --sub NAME ...
+ *                                           mint a player's token (token.h)
  *   terrain-server routes                   the HTTP route table (routes.h)
  *   terrain-server version                  version, commit, compiler (buildinfo.h)
  *
@@ -34,6 +36,7 @@
 #include "selfcheck.h"
 #include "store.h"
 #include "tilegen.h"
+#include "token.h"
 
 /* descriptors kept for the listener, logs, libuv and the monitors'
  * connections past --max-connections */
@@ -60,6 +63,12 @@ struct config {
 	const char *access_log;
 	unsigned max_age;
 	const char *edit_token;
+	const char *token_secret_file;
+	const char *token_public_key_file;
+	char *token_secret;              /* the files' contents */
+	size_t token_secret_len;
+	char *token_public_key;
+	size_t token_public_key_len;
 	unsigned bake_after;
 	unsigned snapshot_every;
 	unsigned compact_log;
@@ -119,7 +128,14 @@ static const struct option options[] = {
 	    sentinel_password_file, 0, "the Sentinels' password for sentinel://, the "
 	    "file's first line (or environment TERRAIN_SENTINEL_PASSWORD)"),
 	OPT("edit-token", "TERRAIN_EDIT_TOKEN", "TOKEN", "", T_STR, edit_token, 0,
-	    "edits need Authorization: Bearer TOKEN; unset: loopback clients only"),
+	    "edits need Authorization: Bearer TOKEN (author admin); unset: loopback "
+	    "clients only, or players' tokens"),
+	OPT("token-secret-file", "TERRAIN_TOKEN_SECRET_FILE", "FILE", "", T_STR,
+	    token_secret_file, 0, "players' tokens (JWT, HS256): the key, the file's first "
+	    "line as bytes (32 or more; docs/edits.md)"),
+	OPT("token-public-key-file", "TERRAIN_TOKEN_PUBLIC_KEY_FILE", "FILE", "", T_STR,
+	    token_public_key_file, 0, "players' tokens signed ES256/384/512 or RS256/384/512: "
+	    "the PEM public key (nodes then cannot mint)"),
 	OPT("bake-after", "TERRAIN_BAKE_AFTER", "N", "8", T_UINT, bake_after, 1 << 20,
 	    "fold a chunk's edits into a stored height delta once N of them are not; "
 	    "a cold tile then costs about the same whatever the chunk's history (0: never)"),
@@ -132,10 +148,10 @@ static const struct option options[] = {
 	    "each snapshot while serving (the history before it is then only in the "
 	    "snapshot: docs/edit-log.md)"),
 	OPT("edit-rate", "TERRAIN_EDIT_RATE", "N", "1000", T_UINT, edit_rate, 1 << 30,
-	    "edits a second one client (address) may post, in bursts of 5 s; past it "
-	    "429 with Retry-After (0: no limit)"),
+	    "edits a second one author (a token's sub, admin; tokenless: an address) may "
+	    "post, in bursts of 5 s; past it 429 with Retry-After (0: no limit)"),
 	OPT("edit-area", "TERRAIN_EDIT_AREA", "KM2", "200", T_UINT, edit_area, 1 << 30,
-	    "square kilometres of brushes a second one client may post, in bursts of "
+	    "square kilometres of brushes a second one author may post, in bursts of "
 	    "5 s (a 4096 m brush is 53 km2); past it 429 (0: no limit)"),
 	OPT("edit-deadline", "TERRAIN_EDIT_DEADLINE", "MS", "5000", T_UINT, edit_deadline,
 	    1u << 31, "refuse (503, not applied) an edit that reaches this node more than "
@@ -182,6 +198,9 @@ static void usage(FILE *f)
 		" [--gen NAME] [--layers LIST]\n"
 		"                               [--presets DIR] [-o FILE]\n"
 		"       terrain-server repair-log --data-dir DIR --truncate-at OFFSET\n"
+		"       terrain-server token (--secret-file F | --private-key-file F) --sub NAME\n"
+		"                            [--world S]... [--area x0,z0,x1,z1]... [--role R]\n"
+		"                            [--ttl SECONDS] [--rate N]\n"
 		"       terrain-server routes | version\n\n"
 		"serve options (flag, environment variable, default):\n");
 	for (i = 0; i < NOPTIONS; i++) {
@@ -201,7 +220,9 @@ static void usage(FILE *f)
 		"\"height\" (\"height,material\" adds the material layer: format version 2).\n\n"
 		"repair-log cuts DIR/edits.log at OFFSET (the end of the last good record,\n"
 		"as the refusal to start reported), saving the bytes cut beside it; see\n"
-		"docs/edits.md. Never while a server runs on DIR.\n");
+		"docs/edits.md. Never while a server runs on DIR.\n\n"
+		"token prints a player's token (JWT) signed with the secret (HS256) or the\n"
+		"private key (ES256, RS256): see docs/edits.md, \"Players and tokens\".\n");
 }
 
 static int set_option(struct config *c, const struct option *o, const char *v,
@@ -355,6 +376,48 @@ static int read_password(const char *env, const char *file, const char *flag, ch
 	return 0;
 }
 
+/* Whether the token keys read can verify tokens (token.h): a bad
+ * argument (status 2) when not, as a bad option value is. */
+static int check_token_keys(const struct config *c)
+{
+	struct token_keys *k = NULL;
+	char err[600];
+
+	if (!c->token_secret && !c->token_public_key)
+		return 0;
+	if (token_keys_create((const uint8_t *)c->token_secret, c->token_secret_len,
+			      c->token_public_key, c->token_public_key_len, &k, err,
+			      sizeof(err)) != 0) {
+		fprintf(stderr, "terrain-server: %s\n", err);
+		return -1;
+	}
+	token_keys_destroy(k);
+	return 0;
+}
+
+/* The players' token keys (--token-secret-file: the first line, as
+ * --redis-password-file; --token-public-key-file: the PEM file). 0, or -1
+ * after printing why. */
+static int read_token_keys(struct config *c)
+{
+	char err[600];
+
+	if (c->token_secret_file && c->token_secret_file[0] &&
+	    token_read_secret("token-secret-file", c->token_secret_file, &c->token_secret,
+			      &c->token_secret_len, err, sizeof(err)) != 0) {
+		fprintf(stderr, "terrain-server: %s\n", err);
+		return -1;
+	}
+	if (c->token_public_key_file && c->token_public_key_file[0] &&
+	    store_read_file(c->token_public_key_file, 65536, &c->token_public_key,
+			    &c->token_public_key_len) != 0) {
+		fprintf(stderr, "terrain-server: --token-public-key-file %s: %s\n",
+			c->token_public_key_file, strerror(errno));
+		return -1;
+	}
+	return check_token_keys(c);
+}
+
 /* Raise the descriptor limit to its hard maximum and keep max_connections
  * within it. */
 static void fit_descriptors(struct config *c)
@@ -424,7 +487,7 @@ static int bind_is_loopback(const char *addr)
  * that may be more than this machine's own users. */
 static void warn_open_edits(const struct config *c)
 {
-	if (c->edit_token && c->edit_token[0])
+	if ((c->edit_token && c->edit_token[0]) || c->token_secret || c->token_public_key)
 		return;
 	if (!bind_is_loopback(c->bind))
 		fprintf(stderr, "terrain-server: warning: listening on %s with no --edit-token: "
@@ -456,6 +519,10 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 				   .edit_log_sentinel_password = c->sentinel_password,
 				   .data_dir = c->data_dir,
 				   .edit_token = c->edit_token,
+				   .token_secret = (const uint8_t *)c->token_secret,
+				   .token_secret_len = c->token_secret_len,
+				   .token_public_key = c->token_public_key,
+				   .token_public_key_len = c->token_public_key_len,
 				   .cors_origins = c->cors_origins,
 				   .allowed_hosts = c->allowed_hosts };
 	struct http_server *hs = NULL;
@@ -553,12 +620,17 @@ static int serve(int argc, char **argv)
 	if (read_password("TERRAIN_REDIS_PASSWORD", c.redis_password_file, "redis-password-file",
 			  &c.redis_password) == 0 &&
 	    read_password("TERRAIN_SENTINEL_PASSWORD", c.sentinel_password_file,
-			  "sentinel-password-file", &c.sentinel_password) == 0)
+			  "sentinel-password-file", &c.sentinel_password) == 0 &&
+	    read_token_keys(&c) == 0)
 		rv = serve_configured(&c);
 	else
 		rv = 2;
 	free(c.redis_password);
 	free(c.sentinel_password);
+	if (c.token_secret)
+		memset(c.token_secret, 0, c.token_secret_len);
+	free(c.token_secret);
+	free(c.token_public_key);
 	return rv;
 }
 
@@ -746,6 +818,8 @@ int main(int argc, char **argv)
 		return generate(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "repair-log"))
 		return repair_log(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "token"))
+		return token_cmd(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "serve"))
 		return serve(argc - 2, argv + 2);
 	if (argc > 1 && argv[1][0] != '-') {

@@ -467,7 +467,9 @@ int route_create(struct uv_loop_s *loop, const struct catalog *cat,
 				    cfg->max_generations, cfg->bake_after };
 	ec = (struct edits_config){ cfg->edit_log, cfg->edit_log_password,
 				    cfg->edit_log_sentinel_password, cfg->data_dir, cfg->edit_token,
-				    cfg->cors_origins, cfg->allowed_hosts,
+				    cfg->cors_origins, cfg->allowed_hosts, cfg->token_secret,
+				    cfg->token_secret_len, cfg->token_public_key,
+				    cfg->token_public_key_len,
 				    { cfg->edit_rate, 5 * cfg->edit_rate, cfg->edit_area_km2 * 1e6,
 				      5 * cfg->edit_area_km2 * 1e6, cfg->edit_deadline_ms,
 				      cfg->key_window_s, cfg->key_max, cfg->history_s } };

@@ -192,6 +192,10 @@ struct route_config {
 				    loopback clients only (copied) */
 	const char *cors_origins;  /* --cors-origins (edits.h) */
 	const char *allowed_hosts; /* --allowed-hosts (edits.h) */
+	const uint8_t *token_secret;   /* --token-secret-file's key, or NULL */
+	size_t token_secret_len;
+	const char *token_public_key;  /* --token-public-key-file's PEM, or NULL */
+	size_t token_public_key_len;
 	double edit_rate;          /* --edit-rate, edits/s per client; 0: off */
 	double edit_area_km2;      /* --edit-area, km^2/s per client; 0: off */
 	unsigned edit_deadline_ms; /* --edit-deadline (edits.h); 0: off */

@@ -149,4 +149,24 @@ check "... gives the tiles of the snapshot's world (its deltas, without them)" \
 check "a revert below the snapshot is beyond history: 422" eq "$(post reverts '{"seq_to":9}')" 422
 check "... naming the oldest edit it reaches" has "$TMP/ans" 'oldest edit a revert reaches is 11'
 server_stop
+
+# players and moderators: who edited what, and a revert by author
+printf 'a-secret-of-32-bytes-or-more-0123456789\n' >"$TMP/secret"
+mint() { "$SERVER_BIN" token --secret-file "$TMP/secret" "$@"; }
+ALICE=$(mint --sub alice) BOB=$(mint --sub bob) MOD=$(mint --sub mia --role moderator)
+as() { local t=$1; shift; curl -s -o "$TMP/ans" -w '%{http_code}' -H "Authorization: Bearer $t" \
+	-H 'Content-Type: application/json' "$@"; }
+server_start --data-dir "$TMP/players" --token-secret-file "$TMP/secret"
+check "alice and bob edit" eq "$(as "$ALICE" -d "{\"edits\":[$E1]}" "$BASE/v1/worlds/5/edits")$(as \
+	"$BOB" -d "{\"edits\":[$E2,$E3]}" "$BASE/v1/worlds/5/edits")" 200200
+check "... the log names them" eq "$(log | field '[e["author"] for e in d["edits"]]')" \
+	'["alice", "bob", "bob"]'
+check "a player may not revert: 403" eq "$(as "$ALICE" -d '{"author":"bob"}' "$BASE/v1/worlds/5/reverts")" 403
+check "a moderator reverts bob's edits" \
+	eq "$(as "$MOD" -d '{"author":"bob"}' "$BASE/v1/worlds/5/reverts")/$(ans count)" 200/2
+check "... the revert is mia's" eq "$(log '?since=3' | field 'd["edits"][0]["author"]')" '"mia"'
+check "... bob's edits are out, alice's stay" \
+	eq "$(log '?author=bob' | field '[e.get("reverted", False) for e in d["edits"]]')/$(log \
+	'?author=alice' | field '[e.get("reverted", False) for e in d["edits"]]')" '[true, true]/[false]'
+server_stop
 finish
