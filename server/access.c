@@ -203,6 +203,7 @@ static double now_s(void)
 static int bearer(struct ctx *c)
 {
 	const char *h = c->q->http->header[HTTP_H_AUTHORIZATION], *v;
+	struct token_claims *t;
 	char why[200];
 	size_t n;
 
@@ -222,11 +223,14 @@ static int bearer(struct ctx *c)
 		c->q->detail = "authorization: wrong bearer token";
 		return 401;
 	}
-	if (token_verify(c->a->keys, v, n, now_s(), &c->out->token, why, sizeof(why))) {
+	if (!(t = http_req_alloc(c->q->http, sizeof(*t))))
+		return ERR_NOMEM;
+	if (token_verify(c->a->keys, v, n, now_s(), t, why, sizeof(why))) {
 		c->q->detail = detail(c->q, "authorization: %s", why);
 		return 401;
 	}
-	name(c->out, c->out->token.sub, (enum access_role)c->out->token.role, ACCESS_VIA_JWT);
+	name(c->out, t->sub, (enum access_role)t->role, ACCESS_VIA_JWT);
+	c->out->token = t;
 	return 0;
 }
 
@@ -280,10 +284,10 @@ static int check_role(struct ctx *c)
 
 static int check_world(struct ctx *c)
 {
-	const struct token_claims *t = &c->who->token;
+	const struct token_claims *t = c->who->token;
 	size_t i;
 
-	if (c->who->via != ACCESS_VIA_JWT || t->all_worlds)
+	if (!t || t->all_worlds)
 		return 0;
 	for (i = 0; i < t->nworlds; i++)
 		if (t->worlds[i] == c->ask->seed)
@@ -302,10 +306,10 @@ static int inside(const struct edit *e, const int64_t r[4])
 
 static int check_area(struct ctx *c)
 {
-	const struct token_claims *t = &c->who->token;
+	const struct token_claims *t = c->who->token;
 	size_t k, i;
 
-	if (c->who->via != ACCESS_VIA_JWT || !t->nareas)
+	if (!t || !t->nareas)
 		return 0;
 	for (k = 0; k < c->ask->nedits; k++) {
 		const struct edit *e = &c->ask->edits[k];
@@ -474,7 +478,7 @@ static double batch_area(const struct edit *v, size_t n)
 static void edit_budget(const struct access *a, const struct access_who *who, double *rate,
 			double *burst)
 {
-	double r = a->lim.edits_per_s, t = who->token.rate;
+	double r = a->lim.edits_per_s, t = who->token ? who->token->rate : 0;
 	double secs = r > 0 ? a->lim.edit_burst / r : 5;
 
 	*rate = r;

@@ -22,7 +22,8 @@
  *                       for "local".
  *
  * access_check() runs both. Every check answers with an HTTP status and
- * q->detail (from the request's arena, or static). Loop thread only.
+ * q->detail (from the request's arena, or static), or ERR_NOMEM. Loop
+ * thread only.
  */
 #ifndef ACCESS_H
 #define ACCESS_H
@@ -54,8 +55,9 @@ struct access_who {
 					    (tokenless loopback) */
 	enum access_role role;
 	enum access_via via;
-	struct token_claims token;       /* via JWT: its claims (worlds,
-					    area, rate); else zero */
+	const struct token_claims *token; /* via JWT: its claims (worlds,
+					     area, rate), in the request's
+					     arena; else NULL */
 };
 
 /* What the request asks to do (access_admit()). */

@@ -330,6 +330,7 @@ static int replay(struct edit_req *x, const struct idem_entry *k)
 static void edits_logged(void *arg, int status, uint64_t first)
 {
 	struct edit_req *x = arg;
+	struct edit *v = x->edits; /* x may go with its answer: freed after it */
 	const struct idem_entry *k;
 	int rc;
 
@@ -344,7 +345,7 @@ static void edits_logged(void *arg, int status, uint64_t first)
 			req_respond_error(&x->q, 504, "outcome unknown: the edit log holds "
 					  "this Idempotency-Key, but this node no longer remembers "
 					  "what it did (--idempotency-keys)");
-		free(x->edits);
+		free(v);
 		return;
 	}
 	if (status) {
@@ -370,7 +371,7 @@ static void edits_logged(void *arg, int status, uint64_t first)
 	metrics_edits_accepted(x->q.env->metrics, x->nedits);
 	x->first = first;
 	respond_batch(x, first, x->nedits, world_hash(x->world), 0);
-	free(x->edits);
+	free(v);
 }
 
 /* Why world_reserve() found the batch too big, into the arena. */
@@ -478,9 +479,11 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 	for (k = 0; k < x->nedits; k++)
 		edit_encode(&x->edits[k], e->wire + k * EDIT_WIRE_SIZE);
 	if (x->keyed) {
+		struct edit *v = x->edits; /* x goes with a replay's answer */
+
 		body_digest(e->wire, x->nedits * BATCH_EDIT, x->body);
 		if ((rc = known(x, pi, seed)) != 1) {
-			free(x->edits);
+			free(v);
 			return rc;
 		}
 	}
