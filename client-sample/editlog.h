@@ -8,9 +8,18 @@
  * it), which is what the header of a served tile must carry.
  *
  * The log grows from pages of GET /v1/worlds/{seed}/edits?since=n: each
- * edit object, less its "seq", goes through edit_parse_batch(), the
- * parser the server used, so the integers (and the hash) are the server's
- * by construction. Pure code: the caller fetches the pages.
+ * edit object, less its "seq", "author", "time" and "reverted", goes
+ * through edit_parse_batch(), the parser the server used, so the integers
+ * (and the hash) are the server's by construction. An entry with an author
+ * (a version-3 record) chains the world hash with batch_link() (batch.h)
+ * over its seq, time, author and canonical bytes, one without with
+ * edit_hash_next(). Revert and undo entries ({"revert": {filter, "floor"}}
+ * or {"undo": S, "floor": F}) are rebuilt with revert_parse() and
+ * revert_encode() for the hash, and applied as the server does
+ * (server/world_revert.c): the chunks of the edits that start or stop
+ * counting get the revert's seq as their version. Caveat: the JSON shows
+ * no time for a version-2 record, so a time filter sees 0 for those.
+ * Pure code: the caller fetches the pages.
  */
 #ifndef EDITLOG_H
 #define EDITLOG_H
@@ -19,6 +28,20 @@
 #include <stdint.h>
 
 struct edit;
+struct revert;
+
+/* Besides the edit: who and when (version-3 records), and reverts. */
+struct editlog_entry {
+	uint8_t kind;         /* 0: an edit, 1: a revert or an undo */
+	uint8_t author_len;   /* 0: an old record (versions 1, 2): no author */
+	uint8_t undone;       /* a revert that an undo cancelled */
+	char author[64];
+	uint64_t time_ms;     /* the log's time (0 when not said) */
+	uint32_t out;         /* an edit: the reverts that take it out */
+	struct revert *r;     /* kind 1: the revert or undo, floor set */
+	uint64_t *chg;        /* kind 1: the edits that started or stopped */
+	size_t nchg;          /*   counting with it (their chunks changed) */
+};
 
 struct editlog_map {      /* (cx, cz) -> value, open addressing */
 	uint64_t *keys;
@@ -29,7 +52,8 @@ struct editlog_map {      /* (cx, cz) -> value, open addressing */
 struct editlog {
 	uint64_t h0;          /* world hash before any edit */
 	int chunk_log2;       /* chunk side 2^chunk_log2 m */
-	struct edit *e;       /* e[k] is edit k + 1 */
+	struct edit *e;       /* e[k] is edit k + 1 (zero for a revert) */
+	struct editlog_entry *x; /* x[k]: author, time, kind of entry k + 1 */
 	uint64_t *h;          /* h[k]: world hash after edit k + 1 */
 	size_t n, cap;
 	struct editlog_map version;
@@ -58,7 +82,7 @@ uint64_t editlog_hash(const struct editlog *l, uint64_t seq);
 uint64_t editlog_version(const struct editlog *l, int32_t cx, int32_t cz);
 
 /*
- * Append n edits as l->n + 1, ... Returns 0, ERR_TOOBIG when an edit
+ * Append n edits (old records: no author) as l->n + 1, ... Returns 0, ERR_TOOBIG when an edit
  * touches more than 4096 chunks (the server refuses those), ERR_NOMEM.
  * Nothing is appended on failure.
  */

@@ -51,11 +51,13 @@
 #include <string.h>
 
 #include "api.h"
+#include "batch.h"
 #include "cli.h"
 #include "editlog.h"
 #include "err.h"
 #include "evstream.h"
 #include "hclient.h"
+#include "revert.h"
 #include "edit.h"
 #include "seed.h"
 #include "terrain.h"
@@ -77,8 +79,8 @@ struct tilecheck {
 	uint64_t edit_seq;    /* from the tile's header */
 };
 
-struct batch {
-	struct batch *next;
+struct pending {
+	struct pending *next;
 	struct api_batch b;
 	struct tilecheck *t;  /* one per chunk of b */
 	size_t waiting;       /* tiles not yet answered */
@@ -100,7 +102,7 @@ struct follow {
 	uv_signal_t sigint, sigterm;
 	int handles;          /* the four above are initialised */
 	/* batches: received, then checked one at a time */
-	struct batch *head, *tail, *cur;
+	struct pending *head, *tail, *cur;
 	int stopping;         /* --duration reached */
 	int done, rc;
 	/* totals */
@@ -161,22 +163,48 @@ static void resp_error(const struct hclient_resp *r, char *out, size_t cap)
 
 /* ---- the log ---- */
 
-/* Local mode: apply the log's edits that the local log lacks (canonical
- * records, a page of batch at a time); its world hash must be the log's. */
+/* Local mode: apply the log's entries that the local log lacks, as the
+ * canonical records the server keeps: old entries (no author) as
+ * version-1 records, a run of edits by one author at one time as a
+ * version-3 record, a revert or undo as its own version-3 record (so the
+ * reverts match by author and time as on the server); its world hash must
+ * be the log's. */
 static int local_catch_up(struct follow *f)
 {
-	uint8_t rec[TERRAIN_BATCH_MAX * TERRAIN_EDIT_SIZE];
+	static uint8_t wire[TERRAIN_BATCH_MAX * TERRAIN_EDIT_SIZE], rec[BATCH_MAX];
+	const char *gen = terrain_world_name(f->world);
 	uint64_t at = terrain_edits_seq(f->edits_here);
 	int rc;
 
 	while (at < f->log.n) {
-		size_t n = f->log.n - at < TERRAIN_BATCH_MAX ? f->log.n - at : TERRAIN_BATCH_MAX;
+		const struct editlog_entry *x = &f->log.x[at];
+		uint8_t rw[REVERT_WIRE];
+		struct batch b = { gen, strlen(gen), f->seed, at + 1, 1, NULL, x->time_ms,
+				   NULL, x->author, x->author_len, NULL };
+		size_t n = 1, len;
 
-		for (size_t k = 0; k < n; k++)
-			edit_encode(&f->log.e[at + k], rec + k * TERRAIN_EDIT_SIZE);
-		if ((rc = terrain_edits_apply(f->edits_here, at + 1, rec, n)) != 0) {
-			fatal(f, "applying edits %" PRIu64 "..%" PRIu64 " here: %s", at + 1,
-			      at + n, terrain_strerror(rc));
+		if (x->kind == 1) {
+			revert_encode(x->r, rw);
+			b.revert = rw;
+		} else {
+			/* a run of edits of one kind: no author, or one author at one time */
+			while (at + n < f->log.n && n < TERRAIN_BATCH_MAX &&
+			       f->log.x[at + n].kind == 0 &&
+			       f->log.x[at + n].author_len == x->author_len &&
+			       f->log.x[at + n].time_ms == x->time_ms &&
+			       !memcmp(f->log.x[at + n].author, x->author, x->author_len))
+				n++;
+			for (size_t k = 0; k < n; k++)
+				edit_encode(&f->log.e[at + k], wire + k * TERRAIN_EDIT_SIZE);
+			b.count = (uint32_t)n;
+			b.edits = wire;
+		}
+		rc = batch_encode(&b, rec, sizeof(rec), &len);
+		if (!rc)
+			rc = terrain_edits_apply_record(f->edits_here, rec, len);
+		if (rc) {
+			fatal(f, "applying %s %" PRIu64 "..%" PRIu64 " here: %s",
+			      x->kind ? "the revert" : "edits", at + 1, at + n, terrain_strerror(rc));
 			return -1;
 		}
 		at += n;
@@ -250,7 +278,7 @@ static void sync_log(struct follow *f, void (*then)(struct follow *f))
 
 /* ---- checking a batch ---- */
 
-static void batch_free(struct batch *b)
+static void batch_free(struct pending *b)
 {
 	if (!b)
 		return;
@@ -316,7 +344,7 @@ out:
 
 static void batch_ok(struct follow *f)
 {
-	struct batch *c = f->cur;
+	struct pending *c = f->cur;
 
 	if (f->world)
 		printf("seq %" PRIu64 "..%" PRIu64 " world_hash %016" PRIx64
@@ -341,7 +369,7 @@ static void batch_ok(struct follow *f)
 /* Every tile answered and the log covers them: compare the versions. */
 static void verify_tiles(struct follow *f)
 {
-	struct batch *c = f->cur;
+	struct pending *c = f->cur;
 
 	for (size_t k = 0; k < c->b.nchunks; k++) {
 		const struct tilecheck *t = &c->t[k];
@@ -363,7 +391,7 @@ static void on_tile(void *arg, struct hclient_resp *r)
 	struct tilecheck *tc = arg;
 	struct follow *f = tc->f;
 	const struct api_world *wi = &f->s.wi;
-	struct batch *c = f->cur;
+	struct pending *c = f->cur;
 	char msg[400];
 	struct tile t;
 	uint64_t newest = 0;
@@ -409,7 +437,7 @@ static void local_check(struct follow *f);
 
 static void fetch_tiles(struct follow *f)
 {
-	struct batch *c = f->cur;
+	struct pending *c = f->cur;
 	char target[256];
 
 	if (!c->b.nchunks) {
@@ -485,7 +513,7 @@ static void on_hashes(void *arg, struct hclient_resp *r)
 {
 	struct hashq *q = arg;
 	struct follow *f = q->f;
-	struct batch *c = f->cur;
+	struct pending *c = f->cur;
 	struct api_chunk_hash *v = NULL;
 	size_t n = 0;
 	uint64_t seq;
@@ -533,7 +561,7 @@ static void on_hashes(void *arg, struct hclient_resp *r)
 /* GET /hashes of the batch's chunks' bounding rectangle, in pieces. */
 static void local_check(struct follow *f)
 {
-	struct batch *c = f->cur;
+	struct pending *c = f->cur;
 	int64_t x0 = INT32_MAX, z0 = INT32_MAX, x1 = INT32_MIN, z1 = INT32_MIN;
 	char target[256];
 
@@ -613,7 +641,7 @@ static int on_event(void *arg, const char *type, const char *id,
 		    const char *data, size_t len)
 {
 	struct follow *f = arg;
-	struct batch *b;
+	struct pending *b;
 	char *end;
 	unsigned long long idv;
 
@@ -822,7 +850,7 @@ int follow_main(int argc, char **argv)
 {
 	struct follow f = { 0 };
 	struct cli_opts o;
-	struct batch *b;
+	struct pending *b;
 	int rc;
 
 	cli_defaults(&o);

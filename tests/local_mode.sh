@@ -5,7 +5,8 @@
 # precision, edited chunks and their neighbours among them), most tiles
 # made here and the edited ones fetched; `walk --local` without errors,
 # few requests; `follow --local` applying the log here and comparing every
-# touched chunk's version and hash with GET /hashes; and the refusals,
+# touched chunk's version and hash with GET /hashes, through edits, a
+# revert, its undo and a revert by author; and the refusals,
 # through a lying proxy
 # (tests/local_proxy.py): another generator fingerprint, another
 # golden-tile digest, none, a tile whose edit_seq is not the version
@@ -67,13 +68,26 @@ post 77 '{"edits":[{"op":"raise","x":10,"z":10,"radius":300,"strength":2}]}'
 post 77 '{"edits":[{"op":"set","x":-512,"z":-512,"radius":5,"height":40},{"op":"lower","x":5000,"z":5000,"radius":9,"strength":1}]}'
 post 77 '{"edits":[{"op":"flatten","x":128,"z":128,"radius":700,"strength":0.5,"height":3}]}'
 wait_until 300 following '^seq [0-9]*\.\.7 '
+# reverts (issue 36): as a loopback client; follow applies them here too
+revert() {
+	curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -d "$1" "$BASE/v1/worlds/77/reverts"
+}
+check "a revert of edits 5 on (seq 8)" revert '{"seq_from":5}'
+wait_until 300 following '^seq 8\.\.8 '
+check "an undo of it (seq 9)" revert '{"undo":8}'
+wait_until 300 following '^seq 9\.\.9 '
+check "a revert of the loopback author's edits (seq 10)" revert '{"author":"local"}'
+wait_until 300 following '^seq 10\.\.10 '
 kill -TERM "$FOLLOW" 2>/dev/null
 wait "$FOLLOW"
 rc=$?
 cat "$TMP/follow.out"
 check "follow --local exits 0 on SIGTERM once it has checked them" eq "$rc" 0
 check "  each batch: its chunks made here, their hashes equal GET /hashes'" \
-	eq "$(grep -c 'ok, [0-9]* chunks made here, hashes equal' "$TMP/follow.out")" 3
+	eq "$(grep -c 'ok, [0-9]* chunks made here, hashes equal' "$TMP/follow.out")" 6
+check "  the revert, the undo and the author's revert followed, hashes equal" \
+	eq "$(grep -c '^seq \(8\.\.8\|9\.\.9\|10\.\.10\) .* ok, [1-9][0-9]* chunks made here, hashes equal' \
+		"$TMP/follow.out")" 3
 check "  the last batch's 25 or so chunks" has "$TMP/follow.out" 'seq 7\.\.7 .* ok, [1-9][0-9] chunks made here'
 
 # ---- refusals ------------------------------------------------------------------------
