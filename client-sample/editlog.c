@@ -204,11 +204,11 @@ static void add_edit(struct editlog *l, const struct edit *e,
  * start or stop counting go to d->chg and their chunks get version seq.
  */
 static int walk(struct editlog *l, const struct revert *f, uint64_t self,
-		int delta, uint64_t seq, struct editlog_entry *d)
+		uint64_t lo, int delta, uint64_t seq, struct editlog_entry *d)
 {
 	size_t cap = 0;
 
-	for (uint64_t s = f->floor ? f->floor : 1; s < self && s <= l->n; s++) {
+	for (uint64_t s = lo ? lo : 1; s < self && s <= l->n; s++) {
 		struct editlog_entry *x = &l->x[s - 1];
 		size_t nc;
 		int was;
@@ -238,10 +238,31 @@ static int walk(struct editlog *l, const struct revert *f, uint64_t self,
 	return 0;
 }
 
+/* The first sequence number the log took at or after time_ms - span_ms
+ * (span 0: 1): where a revert reaches (common/revert.h), by bisection
+ * over the entries' times, which never go back. */
+static uint64_t reach(const struct editlog *l, uint64_t time_ms, uint64_t span_ms)
+{
+	size_t lo = 0, hi = l->n;
+
+	if (!span_ms || time_ms < span_ms)
+		return 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->x[mid].time_ms < time_ms - span_ms)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint64_t)lo + 1;
+}
+
 /* Revert or undo x (x->r set, taken over) as l->n + 1; room reserved. */
 static int add_revert(struct editlog *l, struct editlog_entry *x)
 {
 	uint64_t seq = l->n + 1, prev = editlog_hash(l, l->n);
+	uint64_t lo = reach(l, x->time_ms, x->r->history_ms);
 	uint8_t wire[REVERT_WIRE];
 	struct editlog_entry *d = &l->x[l->n];
 	int rc = 0;
@@ -256,6 +277,8 @@ static int add_revert(struct editlog *l, struct editlog_entry *x)
 	l->h[l->n] = batch_link(prev, seq, x->time_ms, x->author, x->author_len,
 				1, wire);
 	l->n++;
+	if (lo < x->r->floor)
+		lo = x->r->floor;
 	if (x->r->op == REVERT_UNDO) {
 		uint64_t t = x->r->undo;
 		struct editlog_entry *tx = t >= 1 && t < seq ? &l->x[t - 1] : NULL;
@@ -263,11 +286,12 @@ static int add_revert(struct editlog *l, struct editlog_entry *x)
 		/* a revert not undone yet; else it changes no edit */
 		if (tx && tx->kind == 1 && tx->r->op == REVERT_REVERT &&
 		    !tx->undone) {
-			rc = walk(l, tx->r, t, -1, seq, d);
+			rc = walk(l, tx->r, t, lo > tx->r->floor ? lo : tx->r->floor, -1,
+				  seq, d);
 			tx->undone = 1;
 		}
 	} else {
-		rc = walk(l, x->r, seq, 1, seq, d);
+		rc = walk(l, x->r, seq, lo, 1, seq, d);
 	}
 	return rc;
 }
@@ -524,8 +548,13 @@ static int parse_entry(cJSON *it, size_t k, struct editlog_entry *x,
 		if (get_seq(it, "floor", &x->r->floor) || !x->r->floor)
 			return fail(err, errlen, ERR_PARSE, "edits[%zu].floor: "
 				    "missing or not a sequence number", k);
+		if (cJSON_GetObjectItemCaseSensitive(it, "history_ms") &&
+		    get_seq(it, "history_ms", &x->r->history_ms))
+			return fail(err, errlen, ERR_PARSE, "edits[%zu].history_ms: "
+				    "not a whole number", k);
 		cJSON_DeleteItemFromObjectCaseSensitive(it, "undo");
 		cJSON_DeleteItemFromObjectCaseSensitive(it, "floor");
+		cJSON_DeleteItemFromObjectCaseSensitive(it, "history_ms");
 	}
 	if (it->child)
 		return fail(err, errlen, ERR_PARSE, "edits[%zu].%.60s: unknown "

@@ -103,6 +103,14 @@ static int member(const cJSON *it, struct revert *r, const char **why)
 			return -1;
 		*(from ? &r->seq_from : &r->seq_to) = u;
 		r->has |= from ? REVERT_HAS_SEQ_FROM : REVERT_HAS_SEQ_TO;
+	} else if (!strcmp(k, "floor") || !strcmp(k, "history_ms")) {
+		int fl = k[0] == 'f';
+
+		*why = fl ? "floor: must be a sequence number (1 or more)" :
+			    "history_ms: must be a whole number of milliseconds";
+		if (whole(it, 1, &u) || (fl && !u))
+			return -1;
+		*(fl ? &r->floor : &r->history_ms) = u;
 	} else if (!strcmp(k, "undo")) {
 		*why = "undo: must be the sequence number of a revert";
 		if (whole(it, 0, &u) || !u)
@@ -183,7 +191,8 @@ void revert_encode(const struct revert *r, uint8_t out[REVERT_WIRE])
 	le_put64(out + 123, (int64_t)r->seq_to);
 	le_put64(out + 131, (int64_t)r->undo);
 	le_put64(out + 139, (int64_t)r->floor);
-	/* bytes 147..162: room for later fields, zero */
+	le_put64(out + 147, (int64_t)r->history_ms);
+	/* bytes 155..162: room for a later field, zero */
 }
 
 int revert_decode(const uint8_t *in, size_t len, struct revert *r)
@@ -209,7 +218,8 @@ int revert_decode(const uint8_t *in, size_t len, struct revert *r)
 	r->seq_to = (uint64_t)le_get64(in + 123);
 	r->undo = (uint64_t)le_get64(in + 131);
 	r->floor = (uint64_t)le_get64(in + 139);
-	for (k = 147; k < REVERT_WIRE; k++)
+	r->history_ms = (uint64_t)le_get64(in + 147);
+	for (k = 155; k < REVERT_WIRE; k++)
 		if (in[k])
 			return ERR_CORRUPT;
 	if (r->op > REVERT_UNDO || (r->has & ~REVERT_HAS_ALL) || !r->floor ||
@@ -250,7 +260,8 @@ int revert_to_json(const struct revert *r, void *obj)
 	char author[REVERT_AUTHOR_MAX + 1];
 
 	if (r->op == REVERT_UNDO)
-		return add_u64(o, "undo", r->undo) || add_u64(o, "floor", r->floor) ? ERR_NOMEM : 0;
+		return add_u64(o, "undo", r->undo) || add_u64(o, "floor", r->floor) ||
+		       (r->history_ms && add_u64(o, "history_ms", r->history_ms)) ? ERR_NOMEM : 0;
 	if (!(f = cJSON_AddObjectToObject(o, "revert")))
 		return ERR_NOMEM;
 	if (r->has & REVERT_HAS_AUTHOR) {
@@ -274,5 +285,7 @@ int revert_to_json(const struct revert *r, void *obj)
 		add_u64(f, "seq_from", r->seq_from);
 	if (r->has & REVERT_HAS_SEQ_TO)
 		add_u64(f, "seq_to", r->seq_to);
+	if (r->history_ms && add_u64(f, "history_ms", r->history_ms))
+		return ERR_NOMEM;
 	return add_u64(f, "floor", r->floor);
 }

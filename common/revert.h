@@ -19,7 +19,14 @@
  * Canonical bytes (REVERT_WIRE, little-endian): u8 op, u8 has, u8
  * author_len, author (64 bytes, zero-padded), i64 since_ms, i64 until_ms,
  * i64 x0_mm, z0_mm, x1_mm, z1_mm, u64 seq_from, u64 seq_to, u64 undo,
- * u64 floor. Fields a filter lacks are 0. Pure code.
+ * u64 floor, u64 history_ms, 8 zero bytes. Fields a filter lacks are 0.
+ *
+ * Where a revert or an undo reaches, on every party alike: from the
+ * largest of its floor, the first edit the log took within history_ms
+ * before the entry itself (by the log's times: revert_reach()), and the
+ * first edit after the party's snapshot. A snapshot keeps the edits of
+ * the last --history one by one (snapshots.h), so the three agree on every
+ * node whose snapshot was cut with the same --history. Pure code.
  */
 #ifndef REVERT_H
 #define REVERT_H
@@ -55,13 +62,18 @@ struct revert {
 	uint64_t seq_from, seq_to;
 	uint64_t undo;               /* REVERT_UNDO: the revert it cancels */
 	uint64_t floor;              /* the oldest edit it may reach (>= 1) */
+	uint64_t history_ms;         /* and only edits the log took within this
+					before it (0: no such bound) */
 };
 
 /*
  * Parse a POST body: a filter {"author": "...", "since_time": MS,
  * "until_time": MS, "area": [x0, z0, x1, z1], "seq_from": N, "seq_to": N}
  * (any combination, at least one), or {"undo": SEQ}. Strict JSON as
- * edit_parse_batch(); floor is left 0 for the caller. Returns 0, or
+ * edit_parse_batch(). "floor" and "history_ms", which the log's JSON shows
+ * and the node that takes a revert sets, are read too (a client rebuilding
+ * a record from the log needs them; the server refuses them in a POST);
+ * else they are 0. Returns 0, or
  * ERR_PARSE / ERR_RANGE with err naming the field.
  */
 int revert_parse(const char *json, size_t len, struct revert *r, char *err, size_t errlen);

@@ -272,11 +272,13 @@ TERRAIN_API int terrain_edits_record(const struct terrain_world *w, uint64_t fir
  * "seq_from": N, "seq_to": N}, any of them, or {"undo": SEQ}; len bytes),
  * for world w, at sequence number seq, sent by author (1..64 of
  * [A-Za-z0-9_.@-], NUL-terminated) at the log's time_ms, reaching back
- * to edit floor (0: 1), into out (cap bytes; 514 is always enough); *len
- * gets its size. GET .../edits lists a revert as {"seq", "revert":
- * {filter, "floor"}, "author", "time"}: the filter without "floor" and
- * those values give the server's record byte for byte, so the world hash
- * after it is the server's too. On failure returns TERRAIN_ERR_PARSE,
+ * to edit floor (0: the JSON's "floor", else 1), into out (cap bytes; 514
+ * is always enough); *len gets its size. GET .../edits lists a revert as
+ * {"seq", "revert": {filter, "floor", "history_ms"}, "author", "time"} and
+ * an undo as {"seq", "undo", "floor", "history_ms"?, ...}: the "revert"
+ * object (or the undo's fields) as JSON with those values gives the
+ * server's record byte for byte, so the world hash after it is the
+ * server's too. On failure returns TERRAIN_ERR_PARSE,
  * _RANGE, _INVAL or _TOOBIG and writes a message naming the field into
  * msg (when not NULL).
  *

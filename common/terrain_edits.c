@@ -452,15 +452,34 @@ static void mark(struct terrain_edits *e, const struct edit *v, uint64_t seq, si
 	}
 }
 
+/* The first sequence number the log took at or after time_ms - span_ms
+ * (span 0: 1): where a revert reaches (revert.h), as server/world_revert.c. */
+static uint64_t reach(const struct terrain_edits *e, uint64_t time_ms, uint64_t span_ms)
+{
+	size_t lo = 0, hi = e->nb;
+
+	if (!span_ms || time_ms < span_ms)
+		return 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->b[mid].time_ms < time_ms - span_ms)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < e->nb ? e->b[lo].first : e->seq + 1;
+}
+
 /*
  * Count (delta 1) or uncount (-1) the edits filter f, at sequence number
- * self, takes out: from its floor to itself, as server/world_revert.c
- * does. Chunks whose edits change get version seq, into e->dirty.
+ * self, takes out: from lo to itself, as server/world_revert.c does.
+ * Chunks whose edits change get version seq, into e->dirty.
  */
-static void walk(struct terrain_edits *e, const struct revert *f, uint64_t self, int delta,
-		 uint64_t seq, size_t *nd)
+static void walk(struct terrain_edits *e, const struct revert *f, uint64_t self, uint64_t lo,
+		 int delta, uint64_t seq, size_t *nd)
 {
-	uint64_t lo = f->floor ? f->floor : 1, s;
+	uint64_t s;
 	size_t i;
 
 	for (i = batch_of(e, lo); i < e->nb && e->b[i].first < self; i++) {
@@ -519,17 +538,22 @@ static int apply_revert(struct terrain_edits *e, const struct batch *b, const st
 	uint64_t seq = b->first_seq;
 	struct lrevert *target = NULL;
 	size_t nd = 0, i;
+	uint64_t lo;
 	uint32_t author;
 
 	if (log_room(e, 1) || room(&e->rv, &e->rvcap, e->nrv + 1, sizeof(*e->rv)) ||
 	    room(&e->dirty, &e->dcap, e->nc, sizeof(*e->dirty)) ||
 	    !(author = author_id(e, b->author, b->author_len)))
 		return ERR_NOMEM;
+	lo = reach(e, b->time_ms, r->history_ms);
+	if (lo < r->floor)
+		lo = r->floor;
 	if (r->op == REVERT_UNDO && (target = undo_target(e, r->undo)) != NULL) {
-		walk(e, &target->r, target->seq, -1, seq, &nd);
+		walk(e, &target->r, target->seq, lo > target->r.floor ? lo : target->r.floor, -1,
+		     seq, &nd);
 		target->undone = 1;
 	} else if (r->op == REVERT_REVERT) {
-		walk(e, r, seq, 1, seq, &nd);
+		walk(e, r, seq, lo, 1, seq, &nd);
 	} /* else an undo of nothing revertable: it changes no edit */
 	for (i = 0; i < nd; i++)
 		recount(e, &e->c[e->dirty[i]]);
@@ -650,7 +674,10 @@ int terrain_edits_revert_record(const struct terrain_world *w, uint64_t seq, con
 	}
 	if ((rc = revert_parse(json, json_len, &r, msg, msglen)) != 0)
 		return rc;
-	r.floor = floor ? floor : 1;
+	if (floor)
+		r.floor = floor;
+	else if (!r.floor)
+		r.floor = 1;
 	revert_encode(&r, wire);
 	b = (struct batch){ .gen = preset_name(w->p), .gen_len = strlen(preset_name(w->p)),
 			    .seed = w->seed, .first_seq = seq, .count = 1, .time_ms = time_ms,

@@ -644,6 +644,11 @@ static int post_reverts(struct edit_req *x, int pi, uint64_t seed)
 		x->q.detail = msg;
 		return rc == ERR_RANGE ? 422 : rc;
 	}
+	if (rv.floor || rv.history_ms) {
+		x->q.detail = "floor, history_ms: the server sets them (--history)";
+		return 400;
+	}
+	rv.history_ms = (uint64_t)e->lim.history_s * 1000;
 	x->world = world_map_find(e->worlds, pi, seed);
 	if ((rc = revert_check(x, x->world, &rv)) != 0)
 		return rc;

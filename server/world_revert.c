@@ -121,13 +121,31 @@ static void recount(struct world *w, struct chunk *c)
 	c->nedits = n;
 }
 
+/* The first sequence number the log took at or after time_ms - span_ms
+ * (span 0: 1), by bisection over the batches' times, which never go back. */
+static uint64_t reach(const struct world *w, uint64_t time_ms, uint64_t span_ms)
+{
+	size_t lo = 0, hi = w->nbatches;
+
+	if (!span_ms || time_ms < span_ms)
+		return 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->batches[mid].time_ms < time_ms - span_ms)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->nbatches ? w->batches[lo].first : w->seq + 1;
+}
+
 /* Count (delta 1) or uncount (-1) the edits filter f at sequence number
- * self takes out; *matched gets how many it matched. */
+ * self takes out, from lo on; *matched gets how many it matched. */
 static int walk(struct world *w, struct applied *b, const struct revert *f, uint64_t self,
-		int delta, uint64_t seq, uint64_t *matched)
+		uint64_t lo, int delta, uint64_t seq, uint64_t *matched)
 {
 	int32_t xs[WORLD_MAX_EDIT_CHUNKS], zs[WORLD_MAX_EDIT_CHUNKS];
-	uint64_t lo = f->floor > w->base ? f->floor : w->base + 1;
 	size_t i, j, nc;
 	uint64_t s;
 
@@ -162,10 +180,14 @@ static int walk(struct world *w, struct applied *b, const struct revert *f, uint
 int world__revert(struct world *w, struct applied *b, const struct revert *r, uint64_t seq)
 {
 	struct wrevert *target = NULL;
-	uint64_t matched = 0;
+	uint64_t matched = 0, lo = reach(w, b->time_ms, r->history_ms);
 	size_t i;
 	int rc;
 
+	if (lo <= w->base)
+		lo = w->base + 1;
+	if (lo < r->floor)
+		lo = r->floor;
 	if (world__grow(&w->reverts, &w->cap_reverts, w->nreverts + 1, sizeof(*w->reverts)))
 		return ERR_NOMEM;
 	if (r->op == REVERT_UNDO) {
@@ -176,11 +198,13 @@ int world__revert(struct world *w, struct applied *b, const struct revert *r, ui
 			target = &w->reverts[w->batches[i].revert - 1];
 		/* else nothing to undo here: the node that took it checked; a
 		 * revert below this world's snapshot is folded into it */
-		rc = target ? walk(w, b, &target->r, target->seq, -1, seq, &matched) : 0;
+		if (target && lo < target->r.floor)
+			lo = target->r.floor;
+		rc = target ? walk(w, b, &target->r, target->seq, lo, -1, seq, &matched) : 0;
 		if (target)
 			target->undone = 1;
 	} else {
-		rc = walk(w, b, r, seq, 1, seq, &matched);
+		rc = walk(w, b, r, seq, lo, 1, seq, &matched);
 	}
 	for (i = 0; i < b->n; i++) {
 		const int32_t *p = w->bchunks + 2 * (b->off + i);

@@ -63,7 +63,7 @@ heights "$TMP/before"
 hashes >"$TMP/hashes.before"
 check "the heights differ from the reference's" not same "$TMP/before" "$TMP/without"
 
-curl -s -N --max-time "$(scaled 60)" "$BASE/v1/worlds/5/events?since=6" >"$TMP/events" &
+curl -s -N --max-time "$(scaled 60)" "$BASE/v1/worlds/5/events?last_event_id=6" >"$TMP/events" &
 EV=$!
 check "a revert of edits 2..3: 200" eq "$(post reverts '{"seq_from":2,"seq_to":3}')" 200
 check "... as sequence number 7" eq "$(ans first_seq)/$(ans last_seq)" 7/7
@@ -76,7 +76,7 @@ check "the log shows them reverted" eq "$(log | field '[e.get("reverted", False)
 	'[false, true, true, false, false, false, false]'
 check "... and the revert with its filter, floor and count" \
 	eq "$(log '?since=6' | field '[d["edits"][0]["revert"], d["edits"][0]["count"]]')" \
-	'[{"seq_from": 2, "seq_to": 3, "floor": 1}, 2]'
+	'[{"seq_from": 2, "seq_to": 3, "history_ms": 604800000, "floor": 1}, 2]'
 
 check "an undo of the revert: 200" eq "$(post reverts '{"undo":7}')" 200
 check "... as sequence number 8, changing the same chunks" eq "$(ans first_seq)/$(ans chunks | tr -d ' ')" \

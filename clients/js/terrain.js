@@ -1363,7 +1363,8 @@ class EditLog {
 	revert(r, { author, time = 0, floor = 1, seq = this.seq + 1 } = {}) {
 		if (r && typeof r === 'object' && 'seq' in r) {
 			const { floor: f = 1, ...filter } = r.revert ?? {};
-			return this.revert(r.revert ? filter : { undo: r.undo }, { author: r.author, time: r.time ?? 0, floor: f, seq: r.seq });
+			const undo = r.history_ms ? { undo: r.undo, history_ms: r.history_ms } : { undo: r.undo };
+			return this.revert(r.revert ? filter : undo, { author: r.author, time: r.time ?? 0, floor: r.revert ? f : r.floor ?? 1, seq: r.seq });
 		}
 		const c = this.c, x = c.x, te = new TextEncoder();
 		const b = te.encode(typeof r === 'string' ? r : JSON.stringify(r));
