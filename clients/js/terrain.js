@@ -905,23 +905,52 @@ async function postOnce(f, url, init, timeoutMs, signal) {
  *   const a = await postEdits('', { seed: 42 }, [{ op: 'raise', x: 0, z: 0, radius: 30, strength: 5 }]);
  *   // a.last_seq, a.world_hash, a.attempts (1 when nothing failed), a.replay
  */
-export async function postEdits(base, world, edits, {
+export async function postEdits(base, world, edits, options = {}) {
+	return postKeyed(editsUrl(base, world), { edits }, 'edits', 'the edits', options);
+}
+
+/** The URL that takes reverts and undos: POST a filter or {"undo": SEQ}. */
+export const revertsUrl = (base, { seed, gen }) => `${base}/v1/worlds/${enc(String(seed))}/reverts${query(gen)}`;
+
+/**
+ * POST a revert (a filter: any of author, since_time, until_time, area
+ * [x0, z0, x1, z1] in metres, seq_from, seq_to) or an undo ({ undo: SEQ })
+ * to the world { seed, gen } (docs/edits.md, "Reverts"), applied once, with
+ * the retries, options, answer and errors of postEdits(). Moderators and
+ * admins only: pass their token. The answer is that of an edit plus count
+ * (the edits the filter matched). A 409 that is not about the key (an undo
+ * of a revert already undone) is not retried.
+ *
+ *   const r = await postReverts('', { seed: 42 }, { author: 'bob', area: [0, 0, 512, 512] }, { token });
+ *   await postReverts('', { seed: 42 }, { undo: r.first_seq }, { token });
+ */
+export async function postReverts(base, world, filter, options = {}) {
+	return postKeyed(revertsUrl(base, world), filter, 'reverts', 'the revert', options);
+}
+
+// postEdits() and postReverts(): POST payload to url with one
+// Idempotency-Key over every attempt; what names the route in messages,
+// thing what may have been applied.
+async function postKeyed(url, payload, what, thing, {
 	token, key = newEditKey(), attempts = 8, timeoutMs = 10000, fetch: f = globalThis.fetch, signal, onRetry,
 } = {}) {
 	const headers = { 'Content-Type': 'application/json', 'Idempotency-Key': `"${key}"` };
 	if (token) headers.Authorization = `Bearer ${token}`;
-	const init = { method: 'POST', headers, body: JSON.stringify({ edits }), cache: 'no-store' };
+	const init = { method: 'POST', headers, body: JSON.stringify(payload), cache: 'no-store' };
 	let unknown = false;
 	for (let n = 1; ; n++) {
 		signal?.throwIfAborted();
-		const { res, text, error } = await postOnce(f, editsUrl(base, world), init, timeoutMs, signal);
+		const { res, text, error } = await postOnce(f, url, init, timeoutMs, signal);
 		let body = null;
 		try { body = JSON.parse(text); } catch { /* no answer, or not JSON */ }
 		if (res?.ok && body)
 			return { ...body, attempts: n, key, replay: body.replay === true || res.headers.get('Idempotent-Replayed') === 'true' };
 		// nothing was sent when the connection was refused (Node.js says so; browsers do not)
-		const verdict = error ? (error.cause?.code === 'ECONNREFUSED' ? 'retry' : 'unknown') :
+		let verdict = error ? (error.cause?.code === 'ECONNREFUSED' ? 'retry' : 'unknown') :
 			res.ok ? 'unknown' : RETRYABLE[res.status] ?? 'stop';
+		// a revert's own 409 (an undo of a revert undone already) is an answer
+		if (res?.status === 409 && what === 'reverts' && typeof body?.detail === 'string' &&
+			!body.detail.startsWith('idempotency-key')) verdict = 'stop';
 		unknown ||= verdict === 'unknown';
 		const last = error ? `no answer (${error.message}${error.cause?.message ? `: ${error.cause.message}` : ''})` :
 			res.ok ? `HTTP ${res.status}: not the answer JSON expected` :
@@ -929,9 +958,9 @@ export async function postEdits(base, world, edits, {
 		if (verdict === 'stop' || n >= attempts) {
 			const why = verdict === 'stop' ? `${last}${n > 1 ? ` (attempt ${n})` : ''}` :
 				`gave up after ${n} attempt${n > 1 ? 's' : ''}; the last: ${last}`;
-			const outcome = unknown ? `; the outcome is unknown: the edits may or may not have been applied; post them again with key ${key} to apply them once and learn the outcome` :
-				verdict === 'stop' ? '' : '; the edits were not applied';
-			throw Object.assign(new TileError(res ? `HTTP_${res.status}` : 'ERR_IO', `POST edits: ${why}${outcome}`),
+			const outcome = unknown ? `; the outcome is unknown: ${thing} may or may not have been applied; post ${what === 'edits' ? 'them' : 'it'} again with key ${key} to apply ${what === 'edits' ? 'them' : 'it'} once and learn the outcome` :
+				verdict === 'stop' ? '' : `; ${thing} ${what === 'edits' ? 'were' : 'was'} not applied`;
+			throw Object.assign(new TileError(res ? `HTTP_${res.status}` : 'ERR_IO', `POST ${what}: ${why}${outcome}`),
 				{ status: res?.status ?? 0, body, attempts: n, key, unknown });
 		}
 		const after = res && /^\d+$/.test(res.headers.get('Retry-After') ?? '') ?
@@ -941,6 +970,27 @@ export async function postEdits(base, world, edits, {
 		onRetry?.({ attempt: n + 1, attempts, delayMs, status: res?.status ?? 0, unknown: verdict === 'unknown' });
 		await pause(delayMs, signal);
 	}
+}
+
+/**
+ * The edits whose brush covers the point (x, z) metres of the world
+ * { seed, gen }, newest first (docs/edits.md, "Lookups"): the answer of
+ * GET .../edits?x=&z= ({ seq, world_hash, edits: [{ seq, op, ..., author,
+ * time, reverted? }], next? }); pass next as before for the page after.
+ * options: { before, limit, author, fetch, init }.
+ */
+export async function lookupEdits(base, { seed, gen }, x, z, { before, limit, author, fetch: f = globalThis.fetch, init } = {}) {
+	const p = new URLSearchParams({ gen: gen ?? 'default', x: String(x), z: String(z) });
+	if (before) p.set('before', String(before));
+	if (limit) p.set('limit', String(limit));
+	if (author) p.set('author', author);
+	const res = await f(`${base}/v1/worlds/${enc(String(seed))}/edits?${p}`, { cache: 'no-store', ...init });
+	let body = null;
+	try { body = await res.json(); } catch { /* not JSON */ }
+	if (!res.ok || !body)
+		throw Object.assign(new TileError(`HTTP_${res.status}`, `lookup at ${x}, ${z}: ${body?.error ? `${body.error}: ${body.detail}` : res.statusText || 'not JSON'}`),
+			{ status: res.status, body });
+	return body;
 }
 
 // ---- height arrays and meshes ----

@@ -1,8 +1,9 @@
 // app.js - the map viewer: a 2D hillshaded, coloured map of one world of
 // the terrain server, with pan and zoom, a LOD per zoom, seed and preset
 // pickers, world info, a click-to-edit brush and live updates from the event
-// stream. Tiles are requested with their material layer
-// (layers=height,material), decoded from the binary format by terrain.js
+// stream, a "who edited here" lookup of a clicked point and a moderator's
+// revert (and undo) of an author's edits in view (moderation.js). Tiles are
+// requested with their material layer (layers=height,material), decoded from the binary format by terrain.js
 // (the JavaScript client module, clients/js/terrain.js) and coloured
 // (shade.js) in workers - by material, or by the height ramp (a toggle;
 // also for tiles without the layer) - requested nearest-first with a
@@ -10,6 +11,7 @@
 // leave the view.
 import { decodeTile, xxh3Hex, MATERIALS, tileUrl as apiTileUrl, postEdits } from './terrain.js';
 import { shadeTile } from './shade.js';
+import { setupModeration } from './moderation.js';
 
 // ---- tuning ----------------------------------------------------------------
 const MAX_IN_FLIGHT = 6;          // tile requests at once (a browser's HTTP/1.1 connections per host)
@@ -35,6 +37,7 @@ const st = {
 	editSeq: 0, worldHash: '',
 	tilesDrawn: 0, eventsReceived: 0, errors: 0, bytes: 0, edits: 0, aborted: 0,
 	brush: false, op: 'raise', cursor: null, lastEdit: null, colour: 'materials',
+	lookup: null, lastRevert: null, lastModeration: null, reverting: false,
 };
 
 const canvas = $('tiles'), overlay = $('overlay'), mapEl = $('map');
@@ -317,6 +320,15 @@ function drawOverlay() {
 		octx.arc(st.cursor.sx, st.cursor.sy, 3, 0, 2 * Math.PI);
 		octx.fill();
 	}
+	if (st.lookup) {
+		const sx = toScreenX(st.lookup.x), sy = toScreenZ(st.lookup.z);
+		octx.lineWidth = 2;
+		octx.strokeStyle = 'rgba(255,255,255,0.95)';
+		octx.beginPath();
+		octx.moveTo(sx - 8, sy); octx.lineTo(sx + 8, sy);
+		octx.moveTo(sx, sy - 8); octx.lineTo(sx, sy + 8);
+		octx.stroke();
+	}
 	for (const p of pulses) {
 		const t = (performance.now() - p.t0) / 900;
 		if (t >= 1) continue;
@@ -478,10 +490,13 @@ function setupInput() {
 		const click = !drag.moved && ev.type === 'pointerup';
 		drag = null;
 		mapEl.classList.remove('dragging');
-		if (click && st.brush) {
+		if (click) {
+			// a click edits with the brush on; otherwise (or with Alt) it
+			// asks who edited the point
 			const r = mapEl.getBoundingClientRect();
 			const w = toWorld(ev.clientX - r.left, ev.clientY - r.top);
-			applyBrush(w.x, w.z);
+			if (st.brush && !ev.altKey) applyBrush(w.x, w.z);
+			else moderation.lookupAt(w.x, w.z);
 		}
 	};
 	mapEl.addEventListener('pointerup', end);
@@ -558,6 +573,7 @@ function setupInput() {
 	$('radius').addEventListener('input', drawOverlay);
 	$('token').value = sessionStorage.getItem('terrain-token') || '';
 	$('token').addEventListener('change', () => sessionStorage.setItem('terrain-token', $('token').value));
+
 }
 
 function link(numId, rangeId) {
@@ -792,6 +808,7 @@ async function loadWorld(seed, gen) {
 	st.seed = seed;
 	st.gen = gen;
 	st.world = null;
+	moderation.reset(); // a lookup and a revert belong to the world they were made in
 	const epoch = st.epoch;
 	$('world-error').hidden = true;
 	try {
@@ -845,6 +862,9 @@ async function start() {
 	await idle();
 }
 
+// who edited here, and a moderator's reverts (moderation.js)
+const moderation = setupModeration({ st, worldKey, applyChange, drawOverlay, toWorld });
+
 // ---- test hook ------------------------------------------------------------------------
 const ready = start();
 window.terrainViewer = {
@@ -857,6 +877,11 @@ window.terrainViewer = {
 	get tilesDrawn() { return st.tilesDrawn; },
 	get eventsReceived() { return st.eventsReceived; },
 	get lastEdit() { return st.lastEdit; },
+	/** The answer (or { error, status, detail }) of the last revert or undo. */
+	get lastModeration() { return st.lastModeration; },
+	/** The point last looked up and the entries shown: { x, z, entries, next, loading }. */
+	get lookup() { return st.lookup && { ...st.lookup }; },
+	viewArea: () => moderation.viewArea(),
 	get state() {
 		return { seed: st.seed, gen: st.gen, x: st.x, z: st.z, ppm: st.ppm, lod: currentLod(), chunkSize: st.chunkSize,
 			editSeq: st.editSeq, worldHash: st.worldHash, cached: cache.size, inflight: inflight.size,

@@ -1,7 +1,8 @@
 // edits.test.mjs - postEdits of the JavaScript client module
 // (clients/js/terrain.js) under Node's own test runner: retries with one
 // Idempotency-Key per batch, the bound, what is not retried, timeouts,
-// Retry-After, and the message when the outcome is unknown (issue 35).
+// Retry-After, and the message when the outcome is unknown (issue 35);
+// postReverts and lookupEdits (issue 36).
 // Most tests script the answers through the fetch option; the last runs
 // against tests/fake_edits.py over real HTTP (a dropped connection) and is
 // skipped without python3. Needs no server: run by tests/client_retry.sh
@@ -14,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { postEdits, newEditKey, editsUrl, TileError } from '../../clients/js/terrain.js';
+import { postEdits, postReverts, revertsUrl, lookupEdits, newEditKey, editsUrl, TileError } from '../../clients/js/terrain.js';
 
 const EDITS = [{ op: 'raise', x: 1, z: 2, radius: 5, strength: 1 }];
 const ANSWER = { first_seq: 7, last_seq: 7, world_hash: '00000000000000ab', chunks: [[0, 0]] };
@@ -141,6 +142,51 @@ test('the caller\'s signal ends the retries', async () => {
 
 test('editsUrl', () => {
 	assert.equal(editsUrl('', { seed: 'my-world' }), '/v1/worlds/my-world/edits?gen=default');
+});
+
+test('postReverts: the filter as the body, a token, one key; an undo\'s own 409 is not retried', async () => {
+	const s = scripted(503, { status: 200, body: { ...ANSWER, revert: true, count: 3 } });
+	const r = await postReverts('http://h', { seed: 42 }, { author: 'bob', area: [0, 0, 512, 512] }, { fetch: s.f, token: 'T' });
+	assert.equal(r.count, 3);
+	assert.equal(r.attempts, 2);
+	assert.equal(new Set(s.keys()).size, 1);
+	for (const [url, init] of s.calls) {
+		assert.equal(url, 'http://h/v1/worlds/42/reverts?gen=default');
+		assert.equal(init.headers.Authorization, 'Bearer T');
+		assert.equal(init.headers['Content-Type'], 'application/json');
+		assert.deepEqual(JSON.parse(init.body), { author: 'bob', area: [0, 0, 512, 512] });
+	}
+	const u = scripted({ status: 409, body: { error: 'conflict', detail: 'undo: revert 3 is undone already' } });
+	await rejects(postReverts('', { seed: 1 }, { undo: 3 }, { fetch: u.f }), (e) => {
+		assert.equal(e.status, 409);
+		assert.equal(e.attempts, 1);
+		assert.match(e.message, /POST reverts: HTTP 409: conflict: undo: revert 3 is undone already$/);
+	});
+	// the key's 409 (in flight) is retried as for edits
+	const k = scripted({ status: 409, body: { error: 'conflict', detail: 'idempotency-key: a request with this key is in flight' } }, 200);
+	assert.equal((await postReverts('', { seed: 1 }, { undo: 3 }, { fetch: k.f })).attempts, 2);
+	const p = scripted({ status: 403, body: { error: 'forbidden', detail: 'authorization: this needs the role moderator; alice is a player' } });
+	await rejects(postReverts('', { seed: 1 }, { author: 'x' }, { fetch: p.f, token: 'A' }), (e) => {
+		assert.equal(e.status, 403);
+		assert.equal(e.body.detail, 'authorization: this needs the role moderator; alice is a player');
+	});
+	assert.equal(revertsUrl('', { seed: 'w', gen: 'alpine' }), '/v1/worlds/w/reverts?gen=alpine');
+});
+
+test('lookupEdits: the point, before and the error detail', async () => {
+	const calls = [];
+	const f = async (url) => {
+		calls.push(url);
+		return calls.length === 1 ? new Response(JSON.stringify({ seq: 9, edits: [{ seq: 4, author: 'bob' }], next: 4 })) :
+			new Response(JSON.stringify({ error: 'bad_request', detail: 'x: not metres' }), { status: 400 });
+	};
+	const d = await lookupEdits('http://h', { seed: 42 }, 300.5, -2, { before: 7, fetch: f });
+	assert.equal(d.next, 4);
+	assert.equal(calls[0], 'http://h/v1/worlds/42/edits?gen=default&x=300.5&z=-2&before=7');
+	await rejects(lookupEdits('', { seed: 42 }, 'a', 0, { fetch: f }), (e) => {
+		assert.equal(e.status, 400);
+		assert.match(e.message, /x: not metres/);
+	});
 });
 
 test('over HTTP (tests/fake_edits.py): 503, a dropped connection, 504, then a replay', async (t) => {
