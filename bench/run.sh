@@ -39,12 +39,16 @@
 #                restart, beside unedited cold tiles asked before and after it; smooth
 #                and rough edits, the log replayed whole or from a snapshot; beside
 #                RESTART_BASELINE (a server binary of the tree before) when set
+#  18. reverts   bench/reverts.sh: a revert of 10^4 edits by one player in a world of
+#                10^6 edits: its latency, and until every affected tile is served at
+#                its version, beside the same tiles cold; log bytes per edit, record
+#                versions 2 and 3 (about a minute)
 # and a summary of the issue's targets. Figures are printed, never asserted.
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
 # Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
-# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17", any subset), TILEBENCH_ARGS
+# pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18", any subset), TILEBENCH_ARGS
 # (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped)
 # COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
@@ -66,7 +70,7 @@ results="$out/results.md"
 cc="${CC:-cc}"
 cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
-sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17}"
+sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
 if [ ! -f "$build/libcommon.a" ]; then
@@ -462,6 +466,8 @@ for s in $sections; do
 	    fi ;;
 	17) say "section 17: the first tile after a restart (bench/restart.sh)"
 	    bash "$here/restart.sh" "$build" | emit || say "section 17: bench/restart.sh failed (exit $?)" ;;
+	18) say "section 18: reverts (bench/reverts.sh)"
+	    bash "$here/reverts.sh" "$build" | emit || say "section 18: bench/reverts.sh failed (exit $?)" ;;
 	*) say "unknown section $s" ;;
 	esac
 done
