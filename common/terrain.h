@@ -266,6 +266,19 @@ TERRAIN_API int terrain_edits_record(const struct terrain_world *w, uint64_t fir
 				     size_t cap, size_t *len, char *msg, size_t msglen);
 
 /*
+ * The same as the server writes it since record version 3 (since 1.1):
+ * sent by author (1..64 of [A-Za-z0-9_.@-], NUL-terminated; NULL: as
+ * terrain_edits_record()) at the log's time_ms, which the server's answer
+ * and GET .../edits give ("author", "time"). The world hash after it is
+ * then the server's; the heights and chunk hashes are the same either way.
+ * At most 11,103 bytes.
+ */
+TERRAIN_API int terrain_edits_record_by(const struct terrain_world *w, uint64_t first_seq,
+					const char *json, size_t json_len, const char *author,
+					uint64_t time_ms, uint8_t *out, size_t cap, size_t *len,
+					char *msg, size_t msglen);
+
+/*
  * Make the canonical record of a revert or an undo (since 1.1) given as
  * the JSON of POST /v1/worlds/{seed}/reverts (a filter {"author": ...,
  * "since_time": MS, "until_time": MS, "area": [x0, z0, x1, z1],

@@ -625,6 +625,15 @@ int terrain_edits_record(const struct terrain_world *w, uint64_t first_seq, cons
 			 size_t json_len, uint8_t *out, size_t cap, size_t *len, char *msg,
 			 size_t msglen)
 {
+	return terrain_edits_record_by(w, first_seq, json, json_len, NULL, 0, out, cap, len, msg,
+				       msglen);
+}
+
+int terrain_edits_record_by(const struct terrain_world *w, uint64_t first_seq, const char *json,
+			    size_t json_len, const char *author, uint64_t time_ms, uint8_t *out,
+			    size_t cap, size_t *len, char *msg, size_t msglen)
+{
+	size_t alen = author ? strlen(author) : 0;
 	uint8_t wire[EDIT_BATCH_MAX * EDIT_WIRE_SIZE];
 	struct edit *v = NULL;
 	struct batch b;
@@ -635,6 +644,11 @@ int terrain_edits_record(const struct terrain_world *w, uint64_t first_seq, cons
 		msg[0] = '\0';
 	if (!w || !json || !out || !len || first_seq == 0)
 		return TERRAIN_ERR_INVAL;
+	if (author && !revert_author_ok(author, alen)) {
+		if (msg && msglen)
+			snprintf(msg, msglen, "author: must be 1..64 of A-Z a-z 0-9 _ . @ -");
+		return TERRAIN_ERR_INVAL;
+	}
 	rc = edit_parse_batch(json, json_len, &v, &n, msg, msglen);
 	if (!rc)
 		rc = check_reach(w, v, n, msg, msglen);
@@ -645,7 +659,8 @@ int terrain_edits_record(const struct terrain_world *w, uint64_t first_seq, cons
 		return rc;
 	b = (struct batch){ .gen = preset_name(w->p), .gen_len = strlen(preset_name(w->p)),
 			    .seed = w->seed, .first_seq = first_seq, .count = (uint32_t)n,
-			    .edits = wire };
+			    .edits = wire, .author = author, .author_len = alen,
+			    .time_ms = author ? time_ms : 0 };
 	rc = batch_encode(&b, out, cap, len);
 	if (rc == ERR_TOOBIG && msg && msglen)
 		snprintf(msg, msglen, "record: %zu bytes, room for %zu", batch_size(&b), cap);

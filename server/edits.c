@@ -93,17 +93,17 @@ static int follow(void *arg, const struct batch *b, int flags)
 	int rc, gen;
 
 	if (!live && (gen = catalog_find(e->cat, b->gen, b->gen_len)) >= 0 &&
-	    (w = world_map_find(e->worlds, gen, b->seed)) && b->first_seq <= world_base(w)) {
-		if (b->first_seq + b->count - 1 > world_base(w)) {
+	    (w = world_map_find(e->worlds, gen, b->seed)) && b->first_seq <= world_snapshot(w)) {
+		if (b->first_seq + b->count - 1 > world_snapshot(w)) {
 			snprintf(e->follow_err, sizeof(e->follow_err), "edit log: a batch of"
 				 " world %llu straddles its snapshot (edits %llu..%llu, snapshot"
 				 " at %llu): move DIR/snapshot aside to replay the log alone",
 				 (ull)b->seed, (ull)b->first_seq,
-				 (ull)(b->first_seq + b->count - 1), (ull)world_base(w));
+				 (ull)(b->first_seq + b->count - 1), (ull)world_snapshot(w));
 			return ERR_CORRUPT;
 		}
 		e->covered++;
-		e->confirmed += b->first_seq + b->count - 1 == world_base(w);
+		e->confirmed += b->first_seq + b->count - 1 == world_snapshot(w);
 		return 0; /* folded into the snapshot */
 	}
 	rc = world_map_follow(e->worlds, b, flags & JOURNAL_OWN, &w, msg, sizeof(msg));

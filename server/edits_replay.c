@@ -27,7 +27,7 @@ static int not_covered(void *arg, const struct batch *b)
 	int gen = catalog_find(e->cat, b->gen, b->gen_len);
 	const struct world *w = gen >= 0 ? world_map_find(e->worlds, gen, b->seed) : NULL;
 
-	return !w || b->first_seq + b->count - 1 > world_base(w);
+	return !w || b->first_seq + b->count - 1 > world_snapshot(w);
 }
 
 /* A shared log's snapshot replaces the local one when it holds more. */
@@ -200,6 +200,7 @@ int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t w
 void edits_use_snapshots(struct edits *e, struct snapshots *s, int compact)
 {
 	snapshots_keep_keys(s, e->keys);
+	snapshots_keep_history(s, (uint64_t)e->lim.history_s * 1000);
 	e->snaps = s;
 	e->compact = compact;
 	if (journal_shares_snapshots(e->log)) {

@@ -16,9 +16,17 @@
  *   per world: u8 gen_len, gen, u64 fingerprint, seed, seq, hash, chunks
  *     per chunk: i32 cx, cz, u64 version, hash, edits, u32 len, len bytes
  *       of the zstd frame of its LOD-0 delta
+ *   version 4: u64 records, then per record u32 len, len bytes: the
+ *     batches after each world's cut, as the log has them (batch.h)
  *   version 3: u64 keys, then per remembered idempotency key (idem.h),
  *     oldest first: 16 bytes key, 16 bytes body digest, u64 first_seq,
  *     hash, time_ms, u32 count
+ *
+ * A world's seq and hash, and its chunks, are as they were at its cut:
+ * the last batch the log took more than --history before its newest one
+ * (world_cut()); the batches after it are kept one by one as records and
+ * replayed on restore, so that a revert still reaches them on a node
+ * restored from this snapshot (revert.h).
  */
 #include "snapshots.h"
 
@@ -29,6 +37,7 @@
 #include <uv.h>
 
 #include "bakes.h"
+#include "batch.h"
 #include "catalog.h"
 #include "edit.h"
 #include "err.h"
@@ -40,7 +49,7 @@
 #include "world.h"
 
 #define SNAP_MAGIC   0x504e5354u /* "TSNP" */
-#define SNAP_VERSION 3
+#define SNAP_VERSION 4
 #define SNAP_HEAD    (32 + SNAPSHOTS_POS)   /* version 1: 32 */
 #define SNAP_KEY     60                     /* bytes of a remembered key */
 #define SLICE        32          /* chunks per worker job */
@@ -60,6 +69,8 @@ struct cut_chunk {
 	uint64_t pos;            /* world position after st's edits */
 	struct edit *edits;      /* the edits since old */
 	size_t n;
+	int past;                /* st is before the world's last edits: the
+				    delta is not a bake of now */
 	uint8_t *blob;           /* the delta folded by the job, or NULL */
 	size_t len;
 };
@@ -78,6 +89,8 @@ struct job {
 	char pos[SNAPSHOTS_POS]; /* the log's position at the cut */
 	uint8_t *keys;           /* the remembered keys at the cut, encoded */
 	size_t nkeys;
+	uint8_t *hist;           /* the records after the worlds' cuts */
+	size_t hist_len, hist_cap, nhist;
 	int err;
 };
 
@@ -89,6 +102,7 @@ struct snapshots {
 	struct bakes *bakes;
 	const struct region_source *rs;
 	struct idem *keys;       /* NULL: none kept */
+	uint64_t history_ms;     /* --history: edits kept one by one */
 	uint64_t every, since;
 	snapshots_written_fn on_written;
 	snapshots_position_fn position;
@@ -133,6 +147,7 @@ static void job_free(struct job *j)
 	free(j->chunks);
 	free(j->worlds);
 	free(j->keys);
+	free(j->hist);
 	free(j->shared);
 	store_snap_abort(j->w);
 	free(j);
@@ -160,10 +175,68 @@ static int cut_keys(struct snapshots *s, struct job *j)
 	return 0;
 }
 
+/* Keep the records of w's batches after its cut seq, encoded. */
+static int cut_history(struct job *j, const struct world *w, const struct preset *p,
+		       uint64_t seq)
+{
+	size_t i, len;
+
+	for (i = world_batch_after(w, seq); i < world_batches(w); i++) {
+		if (j->hist_cap - j->hist_len < 4 + BATCH_MAX) {
+			size_t cap = 2 * j->hist_cap + 4 + BATCH_MAX;
+			uint8_t *h = realloc(j->hist, cap);
+
+			if (!h)
+				return ERR_NOMEM;
+			j->hist = h;
+			j->hist_cap = cap;
+		}
+		if (world_record(w, i, preset_name(p), j->hist + j->hist_len + 4, BATCH_MAX, &len))
+			return ERR_NOMEM;
+		le_put32(j->hist + j->hist_len, (uint32_t)len);
+		j->hist_len += 4 + len;
+		j->nhist++;
+	}
+	return 0;
+}
+
+/* Chunk k of world w at its cut seq into c: as it is now (its bake and
+ * the edits since), or before the world's last batches (from the bake's
+ * base, the snapshot's delta or none, and the edits up to seq that count
+ * now); 0, or 1 when it came to be after seq. */
+static int cut_chunk(struct snapshots *s, const struct cut_world *cw, const struct world *w,
+		     size_t k, struct cut_chunk *c)
+{
+	const struct bake_rec *r;
+
+	int rc;
+
+	world_chunk_at(w, k, &c->cx, &c->cz, &c->st);
+	r = bakes_get(s->bakes, cw->gen, cw->seed, c->cx, c->cz, 0);
+	if (c->st.version > cw->seq) {
+		c->past = 1;
+		if ((rc = world_chunk_upto(w, c->cx, c->cz, cw->seq, &c->st, &c->edits,
+					   &c->n)) != 1)
+			return rc < 0 ? rc : 1;
+		if (r && r->base)
+			c->old = bakes_blob_ref(r->base);
+		return 0;
+	}
+	if (r && r->frame) {
+		c->old = bakes_blob_ref(r->frame);
+		c->pos = r->pos;
+	}
+	if ((!r || r->version < c->st.version) &&
+	    world_chunk_edits_from(w, c->cx, c->cz, &c->pos, &c->edits, &c->n))
+		return ERR_NOMEM;
+	return 0;
+}
+
 /* Record the worlds and their chunks as they are now. */
 static int cut(struct snapshots *s, struct job *j)
 {
 	size_t i, k, nw = world_map_count(s->worlds), nc = 0;
+	int rc;
 
 	if (cut_keys(s, j))
 		return ERR_NOMEM;
@@ -176,28 +249,26 @@ static int cut(struct snapshots *s, struct job *j)
 		int gen;
 		const struct world *w = world_map_at(s->worlds, i, &gen);
 		struct cut_world *cw = &j->worlds[j->nworlds];
+		uint64_t at = world_cut(w, s->history_ms);
 
 		if (!world_seq(w))
 			continue;
 		*cw = (struct cut_world){ gen, catalog_at(s->cat, (size_t)gen), world_seed(w),
-					  world_seq(w), world_hash(w), j->nchunks,
-					  world_chunks(w) };
-		for (k = 0; k < cw->n; k++) {
-			struct cut_chunk *c = &j->chunks[j->nchunks++];
-			const struct bake_rec *r;
+					  at, world_hash_at(w, at), j->nchunks, 0 };
+		for (k = 0; k < world_chunks(w); k++) {
+			struct cut_chunk *c = &j->chunks[j->nchunks];
 
 			c->world = j->nworlds;
-			world_chunk_at(w, k, &c->cx, &c->cz, &c->st);
-			r = bakes_get(s->bakes, gen, cw->seed, c->cx, c->cz, 0);
-			if (r && r->frame) {
-				c->old = bakes_blob_ref(r->frame);
-				c->pos = r->pos;
-			}
-			if ((!r || r->version < c->st.version) &&
-			    world_chunk_edits_from(w, c->cx, c->cz, &c->pos, &c->edits, &c->n))
-				return ERR_NOMEM;
+			if ((rc = cut_chunk(s, cw, w, k, c)) < 0)
+				return rc;
+			if (rc == 0)
+				j->nchunks++, cw->n++;
+			else
+				memset(c, 0, sizeof(*c));
 		}
-		j->edits += cw->seq;
+		if (cut_history(j, w, cw->p, at))
+			return ERR_NOMEM;
+		j->edits += world_seq(w);
 		j->nworlds++;
 	}
 	return 0;
@@ -279,8 +350,11 @@ static void job_work(uv_work_t *w)
 		char msg[300];
 		uint8_t n[8];
 
+		le_put64(n, j->nhist);
+		if ((rc = put(j, n, 8)) == 0 && j->hist_len)
+			rc = put(j, j->hist, j->hist_len);
 		le_put64(n, j->nkeys);
-		if ((rc = put(j, n, 8)) == 0)
+		if (rc == 0 && (rc = put(j, n, 8)) == 0)
 			rc = put(j, j->keys, j->nkeys * SNAP_KEY);
 		if (rc) {
 			j->err = rc;
@@ -308,7 +382,7 @@ static void adopt(struct snapshots *s, struct job *j)
 		struct bake_rec *r;
 		struct bake_blob *f;
 
-		if (!c->blob)
+		if (!c->blob || c->past)
 			continue;
 		r = bakes_get(s->bakes, cw->gen, cw->seed, c->cx, c->cz, 1);
 		if (r && r->version < c->st.version && (f = bakes_blob_new(c->blob, c->len)))
@@ -476,6 +550,35 @@ static int pass_keys(struct snapshots *s, struct rd *r, int restore, char *msg, 
 	return 0;
 }
 
+/* Version 4's records after the worlds' cuts: checked, and with restore
+ * replayed into the worlds restored at their cuts. */
+static int pass_history(struct snapshots *s, struct rd *r, int restore, char *msg,
+			size_t msglen)
+{
+	const uint8_t *h = take(r, 8), *q, *rec;
+	uint64_t n = h ? le_get64(h) : 0, i;
+	char why[200];
+	struct batch b;
+
+	if (!h || n > (uint64_t)(r->end - r->p) / 4) {
+		snprintf(msg, msglen, "cut short in its records");
+		return ERR_CORRUPT;
+	}
+	for (i = 0; i < n; i++) {
+		if (!(q = take(r, 4)) || !(rec = take(r, le_get32(q))) ||
+		    batch_decode(rec, le_get32(q), &b)) {
+			snprintf(msg, msglen, "record %llu of its history cut short or malformed",
+				 (ull)i);
+			return ERR_CORRUPT;
+		}
+		if (restore && world_map_replay(s->worlds, rec, le_get32(q), why, sizeof(why))) {
+			snprintf(msg, msglen, "record %llu of its history: %s", (ull)i, why);
+			return ERR_CORRUPT;
+		}
+	}
+	return 0;
+}
+
 /* One pass over the file: check it (restore 0), restore it into empty
  * worlds (1) or into worlds made empty first (2: world_rebase()). */
 static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore,
@@ -567,6 +670,10 @@ static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore
 			bakes_set_base(b, f, st.nedits);
 		}
 	}
+	if (le_get32(h + 4) >= 4 && (rc = pass_history(s, &r, restore, msg, msglen)) != 0)
+		return rc;
+	for (i = 0; restore && i < world_map_count(s->worlds); i++)
+		world_mark_snapshot(world_map_at(s->worlds, i, NULL));
 	if (le_get32(h + 4) >= 3 && (rc = pass_keys(s, &r, restore, msg, msglen)) != 0)
 		return rc;
 	if (r.p != r.end) {
@@ -608,6 +715,11 @@ int snapshots_load(struct snapshots *s, struct snapshots_loaded *ld, char *msg, 
 	s->st.bytes = ld->bytes;
 	s->st.load_ms = (uv_hrtime() - t0) / 1000000;
 	return 0;
+}
+
+void snapshots_keep_history(struct snapshots *s, uint64_t history_ms)
+{
+	s->history_ms = history_ms;
 }
 
 void snapshots_keep_keys(struct snapshots *s, struct idem *keys)

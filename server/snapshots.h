@@ -74,6 +74,11 @@ int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct 
  */
 int snapshots_load(struct snapshots *s, struct snapshots_loaded *ld, char *msg, size_t msglen);
 
+/* Fold into each snapshot only the edits older than history_ms (by the
+ * log's time, against each world's newest batch), and keep the others one
+ * by one, so that reverts reach them after a restore (--history). */
+void snapshots_keep_history(struct snapshots *s, uint64_t history_ms);
+
 /* Keep the remembered idempotency keys (idem.h) in each snapshot, and
  * make them the snapshot's when one is loaded or restored. */
 struct idem;

@@ -159,7 +159,7 @@ int world_create(uint64_t fingerprint, uint64_t seed, int chunk_log2,
 	w->fingerprint = fingerprint;
 	w->seed = seed;
 	w->chunk_log2 = chunk_log2;
-	w->hash = edit_hash_start(fingerprint, seed);
+	w->hash = w->base_hash = edit_hash_start(fingerprint, seed);
 	w->gen = -1;
 	*out = w;
 	return 0;
@@ -662,7 +662,7 @@ int world_restore(struct world *w, uint64_t seq, uint64_t hash)
 	if (w->seq || w->reserved || w->nchunks)
 		return ERR_INVAL;
 	w->seq = w->reserved = w->base = seq;
-	w->hash = hash;
+	w->hash = w->base_hash = hash;
 	return 0;
 }
 
@@ -684,7 +684,7 @@ void world_rebase(struct world *w)
 	w->chunk_log2 = keep.chunk_log2;
 	w->user = keep.user;
 	w->gen = keep.gen;
-	w->hash = edit_hash_start(w->fingerprint, w->seed);
+	w->hash = w->base_hash = edit_hash_start(w->fingerprint, w->seed);
 }
 
 int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,

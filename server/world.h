@@ -170,6 +170,31 @@ size_t world_batch_of(const struct world *w, uint64_t seq);
 size_t world_point_edits(const struct world *w, int64_t x_mm, int64_t z_mm, uint64_t before,
 			 uint64_t *seqs, size_t cap);
 
+/*
+ * History (world_history.c), for a snapshot that folds only the edits
+ * older than --history: world_cut() is the last sequence number of the
+ * last batch the log took more than history_ms before its newest (all of
+ * them with history_ms 0; world_base() when none); world_hash_at() the
+ * world hash after seq (a batch's end, or the base); world_chunk_upto()
+ * the state of chunk (cx, cz) after upto with the edits up to it that
+ * count now, into *st and a new array *edits (free() it) of *n: 1, 0 when
+ * the chunk came to be after upto, or ERR_NOMEM. A chunk whose version is
+ * above upto gets upto as its version: the batches after it, replayed,
+ * give it back. world_record() encodes batch i (world_batch()) as a
+ * record of generator gen, as the log had it (batch.h) less its key.
+ */
+uint64_t world_cut(const struct world *w, uint64_t history_ms);
+
+/* After a snapshot's restore: world_snapshot() is then the last sequence
+ * number it holds, the base or after it (its records); else the base. */
+void world_mark_snapshot(struct world *w);
+uint64_t world_snapshot(const struct world *w);
+uint64_t world_hash_at(const struct world *w, uint64_t seq);
+int world_chunk_upto(const struct world *w, int32_t cx, int32_t cz, uint64_t upto,
+		     struct world_chunk *st, struct edit **edits, size_t *n);
+int world_record(const struct world *w, size_t i, const char *gen, uint8_t *out, size_t cap,
+		 size_t *len);
+
 /* The oldest sequence number a revert of w may reach: 1 + world_base(). */
 uint64_t world_floor(const struct world *w);
 

@@ -56,6 +56,9 @@ struct world {
 	uint64_t seq, hash;      /* last applied, and the hash after it */
 	uint64_t base;           /* edits folded into a snapshot: edit seq is
 				    at index seq - base - 1 */
+	uint64_t base_hash;      /* the world hash at base */
+	uint64_t snap;           /* its seq once restored from a snapshot, with
+				    the snapshot's records (0: none) */
 	uint64_t reserved;       /* last reserved sequence number */
 	size_t pend_edits, pend_touches, pend_batches; /* reserved, unapplied */
 	struct edit *edits;      /* a revert's slot holds a zero edit */

@@ -29,9 +29,9 @@ five_edits() {
 	check "five edits in $1" eq "$(seq_of w)" 5
 	check "server stops with 0" server_stop
 }
-# file header 32 bytes; each one-edit record of world w: 16 + 80 bytes
-# (batch version 2: docs/edit-log.md)
-REC=96
+# file header 32 bytes; each one-edit record of world w by local: 16 + 86
+# bytes (batch version 3: docs/edit-log.md)
+REC=102
 last=$((32 + 4 * REC))
 
 # ---- a flipped byte in the last record: refuse, repair-log, start ---------------------

@@ -130,24 +130,49 @@ check "with --history 0, a revert reaches nothing: 422" eq "$(post reverts '{"se
 check "... naming why" has "$TMP/ans" 'history'
 server_stop
 
-# a snapshot cut after the reverts restores the same world; a revert
-# after the restart reaches the edits after the snapshot
+# a snapshot keeps the edits of the last --history one by one: restored
+# from it, the world is the same, hash and tiles, and a revert still
+# reaches them
 server_start --snapshot-every 1
 edit "$E2" >/dev/null
 wait_until 60 has "$SERVER_LOG" 'snapshot of 10 edits'
+hash=$(curl -s "$BASE/v1/worlds/5" | field 'd["world_hash"]')
+heights "$TMP/snap.before"
 server_stop
 server_start
-check "restored from the snapshot of 10 edits" \
-	eq "$(curl -s "$BASE/v1/worlds/5" | field '[d["edit_seq"], d["base"]]')" '[10, 10]'
-heights "$TMP/snap.before"
-edit "$E6" >/dev/null
-edit "$E3" >/dev/null
-check "a revert of the two edits after the restart" eq "$(post reverts '{"seq_from":11}')/$(ans count)" 200/2
+check "restored from a snapshot of 10 edits, all within --history: base 0" \
+	eq "$(curl -s "$BASE/v1/worlds/5" | field '[d["edit_seq"], d["base"]]')" '[10, 0]'
+check "... the same world hash" eq "$(curl -s "$BASE/v1/worlds/5" | field 'd["world_hash"]')" "$hash"
+heights "$TMP/snap.restored"
+check "... and tiles" same "$TMP/snap.restored" "$TMP/snap.before"
+check "a revert of edit 10, which only the snapshot holds" \
+	eq "$(post reverts '{"seq_from":10}')/$(ans count)" 200/1
 heights "$TMP/snap.reverted"
-check "... gives the tiles of the snapshot's world (its deltas, without them)" \
-	same "$TMP/snap.reverted" "$TMP/snap.before"
-check "a revert below the snapshot is beyond history: 422" eq "$(post reverts '{"seq_to":9}')" 422
-check "... naming the oldest edit it reaches" has "$TMP/ans" 'oldest edit a revert reaches is 11'
+check "... gives the tiles of before it" same "$TMP/snap.reverted" "$TMP/now"
+check "... and its undo those of after" eq "$(post reverts '{"undo":11}')" 200
+heights "$TMP/snap.undone"
+check "... exactly" same "$TMP/snap.undone" "$TMP/snap.before"
+server_stop
+
+# with --history 1 (s), a snapshot folds the edits the log took more than
+# a second before its newest: a revert no longer reaches them
+now_ms() { date +%s%3N; }
+server_start --data-dir "$TMP/short" --history 1 --snapshot-every 2
+edit "$E1" >/dev/null
+t1=$(ans time)
+later() { [ "$(now_ms)" -gt $((t1 + 1500)) ]; }
+check "a second later by the log's clock" wait_until 30 later
+edit "$E5" >/dev/null
+wait_until 60 has "$SERVER_LOG" 'snapshot of 2 edits'
+heights "$TMP/short.before"
+server_stop
+server_start --data-dir "$TMP/short" --history 1
+check "restored: edit 1 folded into the snapshot, edit 2 kept" \
+	eq "$(curl -s "$BASE/v1/worlds/5" | field '[d["edit_seq"], d["base"]]')" '[2, 1]'
+heights "$TMP/short.restored"
+check "... the same tiles" same "$TMP/short.restored" "$TMP/short.before"
+check "a revert of edit 1 is beyond history: 422" eq "$(post reverts '{"seq_to":1}')" 422
+check "... saying so" has "$TMP/ans" 'history'
 server_stop
 
 # players and moderators: who edited what, and a revert by author

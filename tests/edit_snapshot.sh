@@ -10,6 +10,9 @@
 # a snapshot ahead of its log refuses to start.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
+# snapshots fold every edit here (--history 0); edit_reverts.sh has them
+# keep the last --history one by one
+export TERRAIN_HISTORY=0
 
 CURL=(curl -sS --max-time 60)
 metric() { "${CURL[@]}" "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }

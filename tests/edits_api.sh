@@ -22,7 +22,7 @@ hash_of() { "${CURL[@]}" "$BASE/v1/worlds/$1" | sed -n 's/.*"world_hash":"\([0-9
 ok='{"op":"raise","x":10,"z":10,"radius":5,"strength":1}'
 check "a good edit is accepted" eq "$(post w "{\"edits\":[$ok]}" "${JSON[@]}")" 200
 check "its answer has the fields" grep -qE \
-	'^\{"first_seq":1,"last_seq":1,"seq":1,"world_hash":"[0-9a-f]{16}","chunks":\[\[0,0\]\]\}$' "$TMP/body"
+	'^\{"first_seq":1,"last_seq":1,"seq":1,"author":"local","time":[0-9]{13},"world_hash":"[0-9a-f]{16}","chunks":\[\[0,0\]\]\}$' "$TMP/body"
 hash1=$(hash_of w)
 
 # ---- every bad edit: its status, a detail naming the field, nothing applied ------
@@ -101,9 +101,9 @@ server_start --data-dir "$TMP/bad"
 for i in 1 2 3; do post w "{\"edits\":[$ok]}" "${JSON[@]}" >/dev/null; done
 check "three edits" eq "$(seq_of w)" 3
 check "server stops with 0" server_stop
-# file header 32 bytes; each record: 16-byte header + 80-byte payload
-# (batch version 2: 71 bytes of version 1 + time and flags)
-rec2=$((32 + 96))
+# file header 32 bytes; each record: 16-byte header + 86-byte payload
+# (batch version 3 of world w by local: docs/edit-log.md)
+rec2=$((32 + 102))
 printf 'X' | dd of="$TMP/bad/edits.log" bs=1 seek=$((rec2 + 40)) conv=notrunc status=none
 "$SERVER_BIN" serve --port 0 --data-dir "$TMP/bad" 2>"$TMP/err" &
 pid=$!

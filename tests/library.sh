@@ -25,9 +25,9 @@ check "libterrain.so exports exactly the functions terrain.h declares" \
 	diff "$TMP/declared" "$TMP/exported"
 # 1.0's functions in TERRAIN_1.0; each later one in the node of its minor
 # version, named whole in common/terrain.map
-check "every export is in version node TERRAIN_1.0 or TERRAIN_1.1 (terrain_edits_revert_record)" \
+check "every export is in version node TERRAIN_1.0 or TERRAIN_1.1 (terrain_edits_revert_record, _record_by)" \
 	not bash -c "nm -D --defined-only '$SO' | awk '\$2 != \"A\"' | grep -v '@@TERRAIN_1.0$' |
-		grep -v '^[0-9a-f]* T terrain_edits_revert_record@@TERRAIN_1.1$'"
+		grep -vE '^[0-9a-f]* T terrain_edits_(revert_record|record_by)@@TERRAIN_1.1$'"
 check "soname libterrain.so.1" has <(readelf -d "$SO") 'SONAME.*\[libterrain\.so\.1\]'
 nm --defined-only "$LIBDIR_B/libterrain.a" | awk '$2 ~ /^[A-TV-Z]$/ {print $3}' | sort -u >"$TMP/static"
 check "libterrain.a defines no global symbol but terrain_*" \

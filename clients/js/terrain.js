@@ -1380,8 +1380,10 @@ class EditLog {
 	 * Apply a batch, as the JSON of POST .../edits ({"edits": [...]}, text
 	 * or object) numbered from firstSeq (the log's next: seq + 1), or as
 	 * canonical records (a Uint8Array of 42-byte edits). All or nothing.
+	 * With { author, time } (the server's answer or GET .../edits gives
+	 * them, record version 3) the world hash is the server's too.
 	 */
-	apply(batch, firstSeq = this.seq + 1) {
+	apply(batch, firstSeq = this.seq + 1, { author, time = 0 } = {}) {
 		const c = this.c, x = c.x;
 		let rc;
 		if (batch instanceof Uint8Array) {
@@ -1390,7 +1392,10 @@ class EditLog {
 		} else {
 			const b = new TextEncoder().encode(typeof batch === 'string' ? batch : JSON.stringify(batch));
 			const jp = c.put('json', b), cap = 12000, op = c.buf('record', cap), lp = c.buf('len', 4), msg = c.buf('msg', 256);
-			rc = x.terrain_edits_record(this.world.ptr, BigInt(firstSeq), jp, b.byteLength, op, cap, lp, msg, 256);
+			rc = author === undefined ?
+				x.terrain_edits_record(this.world.ptr, BigInt(firstSeq), jp, b.byteLength, op, cap, lp, msg, 256) :
+				x.terrain_edits_record_by(this.world.ptr, BigInt(firstSeq), jp, b.byteLength,
+					c.put('author', new TextEncoder().encode(`${author}\0`)), BigInt(time), op, cap, lp, msg, 256);
 			if (rc) throw c.error(rc, 'edits', c.cstr(msg));
 			rc = x.terrain_edits_apply_record(this.ptr, op, c.dv.getUint32(lp, true));
 		}

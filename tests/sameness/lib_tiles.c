@@ -5,8 +5,11 @@
  *
  *   world GEN SEED             open world (built-in preset GEN, u64 SEED)
  *                              with an empty edit log
- *   edits FIRST_SEQ JSON       apply a batch ({"edits": [...]}, the POST's
- *                              JSON) to the last world's log
+ *   edits FIRST_SEQ AUTHOR TIME JSON
+ *                              apply a batch ({"edits": [...]}, the POST's
+ *                              JSON, sent by AUTHOR at the log's TIME, as
+ *                              the server's answer says) to the last
+ *                              world's log
  *   tile LOD CX CZ LAYERS UM FORMAT
  *                              the encoded tile (terrain_generate_encoded):
  *                              prints "LEN HASH" (XXH3-64 of its bytes)
@@ -40,13 +43,13 @@ static void world(const char *gen, uint64_t seed)
 		printf("ok\n");
 }
 
-static void edits(uint64_t first, const char *json)
+static void edits(uint64_t first, const char *author, uint64_t time_ms, const char *json)
 {
 	uint8_t rec[12000];
 	char msg[256];
 	size_t len;
-	int rc = terrain_edits_record(w, first, json, strlen(json), rec, sizeof(rec), &len, msg,
-				      sizeof(msg));
+	int rc = terrain_edits_record_by(w, first, json, strlen(json), author, time_ms, rec,
+					 sizeof(rec), &len, msg, sizeof(msg));
 
 	if (!rc)
 		rc = terrain_edits_apply_record(e, rec, len);
@@ -77,6 +80,8 @@ static void tile(int lod, int32_t cx, int32_t cz, uint32_t layers, uint32_t um, 
 
 int main(void)
 {
+	char author[65];
+	unsigned long long time_ms;
 	static char line[70000];
 	char gen[80];
 	unsigned long long seed, first;
@@ -88,8 +93,8 @@ int main(void)
 	while (fgets(line, sizeof(line), stdin)) {
 		if (sscanf(line, "world %79s %llu", gen, &seed) == 2)
 			world(gen, seed);
-		else if (sscanf(line, "edits %llu %n", &first, &n) == 1)
-			edits(first, line + n);
+		else if (sscanf(line, "edits %llu %64s %llu %n", &first, author, &time_ms, &n) == 3)
+			edits(first, author, time_ms, line + n);
 		else if (sscanf(line, "tile %ld %ld %ld %ld %ld %ld", &lod, &cx, &cz, &layers, &um,
 				&format) == 6)
 			tile((int)lod, (int32_t)cx, (int32_t)cz, (uint32_t)layers, (uint32_t)um,

@@ -60,7 +60,7 @@ for (const w of worlds.filter((x) => x.edited)) {
 			{ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json });
 		const a = await res.json();
 		if (res.status !== 200) throw new Error(`POST edits: ${res.status} ${JSON.stringify(a)}`);
-		w.batches.push({ first: a.first_seq, json });
+		w.batches.push({ first: a.first_seq, json, author: a.author, time: a.time });
 		w.worldHash = a.world_hash;
 		for (const [cx, cz] of a.chunks) w.chunks.add(`${cx},${cz}`);
 	}
@@ -105,7 +105,7 @@ const order = [];
 for (const [w, idx] of byWorld) {
 	lines.push(`world ${w.gen} ${seedU64(w.seed)}`);
 	order.push({ world: w });
-	for (const b of w.batches ?? []) { lines.push(`edits ${b.first} ${b.json}`); order.push({ edits: w }); }
+	for (const b of w.batches ?? []) { lines.push(`edits ${b.first} ${b.author} ${b.time} ${b.json}`); order.push({ edits: w }); }
 	for (const i of idx) {
 		const k = keys[i];
 		lines.push(`tile ${k.lod} ${k.cx} ${k.cz} ${k.material ? 1 : 0} ${k.precision} ${k.format}`);
@@ -132,7 +132,7 @@ const wasm = new Array(N);
 const wasmHash = new Map();
 for (const [w, idx] of byWorld) {
 	const world = openWorld({ seed: w.seed, gen: w.gen }), log = world.edits();
-	for (const b of w.batches ?? []) log.apply(b.json, b.first);
+	for (const b of w.batches ?? []) log.apply(b.json, b.first, { author: b.author, time: b.time });
 	wasmHash.set(w, log.worldHash);
 	for (const i of idx) {
 		const k = keys[i];
