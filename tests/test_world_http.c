@@ -37,6 +37,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "batch.h"
 #include "edit.h"
 #include "err.h"
 #include "tile.h"
@@ -563,18 +564,35 @@ static uint64_t replay_chain(int port, const char *world, uint64_t h, uint64_t *
 			cJSON_Delete(o);
 			return h;
 		}
+		char who[200][65];
+		uint64_t when[200];
+		size_t m = 0;
+
 		copy = cJSON_Duplicate(arr, 1);
 		cJSON_ArrayForEach(it, copy) {
+			const cJSON *a = cJSON_GetObjectItem(it, "author");
+
 			assert_int_equal(num(it, "seq"), since + 1);
 			since++;
+			/* record version 3: who and when are in the chain (batch_link) */
+			snprintf(who[m], sizeof(who[m]), "%s", cJSON_IsString(a) ? a->valuestring : "");
+			when[m++] = a ? num(it, "time") : 0;
 			cJSON_DeleteItemFromObject(it, "seq");
+			cJSON_DeleteItemFromObject(it, "author");
+			cJSON_DeleteItemFromObject(it, "time");
 		}
 		wrap = cJSON_CreateObject();
 		cJSON_AddItemToObject(wrap, "edits", copy);
 		text = cJSON_PrintUnformatted(wrap);
 		assert_int_equal(edit_parse_batch(text, strlen(text), &e, &n, err, sizeof(err)), 0);
-		for (k = 0; k < n; k++)
-			h = edit_hash_next(h, since - n + 1 + k, &e[k]);
+		for (k = 0; k < n; k++) {
+			uint8_t wire[EDIT_WIRE_SIZE];
+
+			edit_encode(&e[k], wire);
+			h = who[k][0] ? batch_link(h, since - n + 1 + k, when[k], who[k], strlen(who[k]), 0,
+						   wire) :
+				edit_hash_next(h, since - n + 1 + k, &e[k]);
+		}
 		assert_true(cJSON_GetObjectItem(o, "next") != NULL || since == *seq);
 		free(e);
 		cJSON_free(text);
