@@ -85,6 +85,15 @@ struct world {
 };
 
 int world__grow(void *pv, size_t *cap, size_t need, size_t size);
+
+struct batch;
+struct world_batch;
+/* world_apply() of a batch whose record says more (m: a version-3 record's
+ * time and author; r: a revert, e NULL and n 1); reserved: it has a
+ * reservation's room. */
+int world__apply(struct world *w, uint64_t first, const struct edit *e, size_t n,
+		 int reserved, struct world_batch *out, const struct batch *m,
+		 const struct revert *r);
 struct chunk *world__chunk(struct world *w, int32_t cx, int32_t cz);
 
 /* world_revert.c: the author's index + 1 (interned), 0 on ENOMEM. */
