@@ -73,6 +73,9 @@ namespace Terrain
 		[DllImport(Lib)] public static extern int terrain_edits_apply_record(IntPtr e, byte[] rec, UIntPtr len);
 		[DllImport(Lib)] public static extern int terrain_edits_record(IntPtr w, ulong first, byte[] json,
 			UIntPtr jsonLen, byte[] output, UIntPtr cap, out UIntPtr len, byte[] msg, UIntPtr msglen);
+		[DllImport(Lib)] public static extern int terrain_edits_record_by(IntPtr w, ulong first, byte[] json,
+			UIntPtr jsonLen, byte[] author, ulong timeMs, byte[] output, UIntPtr cap, out UIntPtr len,
+			byte[] msg, UIntPtr msglen);
 		[DllImport(Lib)] public static extern int terrain_edits_revert_record(IntPtr w, ulong seq, byte[] json,
 			UIntPtr jsonLen, byte[] author, ulong timeMs, ulong floor, byte[] output, UIntPtr cap,
 			out UIntPtr len, byte[] msg, UIntPtr msglen);
@@ -356,13 +359,20 @@ namespace Terrain
 		public ulong Seq { get { return Native.terrain_edits_seq(H); } }
 		public ulong WorldHash { get { return Native.terrain_edits_world_hash(H); } }
 
-		/// <summary>The canonical record of a batch given as POST .../edits JSON.</summary>
-		public byte[] Record(string json, ulong firstSeq = 0)
+		/// <summary>The canonical record of a batch given as POST .../edits JSON; with
+		/// author and timeMs (the server's answer has them) as the server writes it, so
+		/// that the world hash is the server's too.</summary>
+		public byte[] Record(string json, ulong firstSeq = 0, string author = null, ulong timeMs = 0)
 		{
-			byte[] b = Lib.Utf8(json), rec = new byte[11029], msg = new byte[256];
+			byte[] b = Lib.Utf8(json), rec = new byte[11103], msg = new byte[256];
 			UIntPtr len;
-			Lib.Check(Native.terrain_edits_record(world.H, firstSeq != 0 ? firstSeq : Seq + 1, b, Lib.N(b.Length),
-							      rec, Lib.N(rec.Length), out len, msg, Lib.N(msg.Length)),
+			ulong first = firstSeq != 0 ? firstSeq : Seq + 1;
+			Lib.Check(author == null ?
+				  Native.terrain_edits_record(world.H, first, b, Lib.N(b.Length), rec, Lib.N(rec.Length),
+							      out len, msg, Lib.N(msg.Length)) :
+				  Native.terrain_edits_record_by(world.H, first, b, Lib.N(b.Length), Lib.Cstr(author),
+								 timeMs, rec, Lib.N(rec.Length), out len, msg,
+								 Lib.N(msg.Length)),
 				  Lib.Msg(msg));
 			Array.Resize(ref rec, (int)len);
 			return rec;
@@ -387,7 +397,10 @@ namespace Terrain
 			Lib.Check(Native.terrain_edits_apply_record(H, rec, Lib.N(rec.Length)));
 		}
 
-		public void ApplyJson(string json) { ApplyRecord(Record(json)); }
+		public void ApplyJson(string json, string author = null, ulong timeMs = 0)
+		{
+			ApplyRecord(Record(json, 0, author, timeMs));
+		}
 
 		/// <summary>Chunk (cx, cz)'s edit version and hash; both 0 without edits.</summary>
 		public void Chunk(int cx, int cz, out ulong version, out ulong hash)

@@ -415,12 +415,29 @@ func (e *Edits) WorldHash() uint64 { return uint64(C.terrain_edits_world_hash(e.
 // Record is the canonical record of a batch given as POST .../edits JSON,
 // numbered from the log's next sequence number.
 func (e *Edits) Record(json string) ([]byte, error) {
+	return e.RecordBy(json, "", 0)
+}
+
+// RecordBy is Record as the server writes it: sent by author at the log's
+// timeMs (its answer says both), so that the world hash is the server's
+// too. author "" is Record.
+func (e *Edits) RecordBy(json, author string, timeMs uint64) ([]byte, error) {
 	j := []byte(json)
-	rec := make([]byte, 11029)
+	rec := make([]byte, 11103)
 	var n C.size_t
 	var msg [256]C.char
-	rc := C.terrain_edits_record(e.w.w, C.uint64_t(e.Seq()+1), cbytes(j), C.size_t(len(j)),
-		(*C.uint8_t)(unsafe.Pointer(&rec[0])), C.size_t(len(rec)), &n, &msg[0], C.size_t(len(msg)))
+	var rc C.int
+	if author == "" {
+		rc = C.terrain_edits_record(e.w.w, C.uint64_t(e.Seq()+1), cbytes(j), C.size_t(len(j)),
+			(*C.uint8_t)(unsafe.Pointer(&rec[0])), C.size_t(len(rec)), &n, &msg[0],
+			C.size_t(len(msg)))
+	} else {
+		ca := C.CString(author)
+		defer C.free(unsafe.Pointer(ca))
+		rc = C.terrain_edits_record_by(e.w.w, C.uint64_t(e.Seq()+1), cbytes(j), C.size_t(len(j)),
+			ca, C.uint64_t(timeMs), (*C.uint8_t)(unsafe.Pointer(&rec[0])), C.size_t(len(rec)),
+			&n, &msg[0], C.size_t(len(msg)))
+	}
 	if err := check(rc, C.GoString(&msg[0])); err != nil {
 		return nil, err
 	}
@@ -454,7 +471,12 @@ func (e *Edits) ApplyRecord(rec []byte) error {
 
 // ApplyJSON is Record then ApplyRecord.
 func (e *Edits) ApplyJSON(json string) error {
-	rec, err := e.Record(json)
+	return e.ApplyJSONBy(json, "", 0)
+}
+
+// ApplyJSONBy is RecordBy then ApplyRecord.
+func (e *Edits) ApplyJSONBy(json, author string, timeMs uint64) error {
+	rec, err := e.RecordBy(json, author, timeMs)
 	if err != nil {
 		return err
 	}

@@ -83,6 +83,8 @@ _sigs = {
     "terrain_edits_apply": (c_int, [c_ptr, c_u64, c_char_p, c_size]),
     "terrain_edits_record": (c_int, [c_ptr, c_u64, c_char_p, c_size, c_char_p, c_size, P(c_size),
                                      c_char_p, c_size]),
+    "terrain_edits_record_by": (c_int, [c_ptr, c_u64, c_char_p, c_size, c_char_p, c_u64, c_char_p,
+                                        c_size, P(c_size), c_char_p, c_size]),
     "terrain_edits_revert_record": (c_int, [c_ptr, c_u64, c_char_p, c_size, c_char_p, c_u64, c_u64,
                                             c_char_p, c_size, P(c_size), c_char_p, c_size]),
     "terrain_edits_seq": (c_u64, [c_ptr]),
@@ -304,14 +306,21 @@ class Edits:
     def __del__(self):
         self.close()
 
-    def record(self, json, first_seq=None):
+    def record(self, json, first_seq=None, author=None, time_ms=0):
         """The canonical record of a batch given as POST .../edits JSON,
-        numbered from first_seq (default: the next sequence number)."""
+        numbered from first_seq (default: the next sequence number); with
+        author and time_ms (the server's answer has them) as the server
+        writes it, so that the world hash is the server's too."""
         b = json.encode() if isinstance(json, str) else bytes(json)
-        out, n, msg = ctypes.create_string_buffer(11029), c_size(), ctypes.create_string_buffer(256)
+        out, n, msg = ctypes.create_string_buffer(11103), c_size(), ctypes.create_string_buffer(256)
         seq = self.seq + 1 if first_seq is None else first_seq
-        _check(_lib.terrain_edits_record(self.world._h, seq, b, len(b), out, 11029,
-                                         ctypes.byref(n), msg, 256), msg.value.decode())
+        if author is None:
+            rc = _lib.terrain_edits_record(self.world._h, seq, b, len(b), out, 11103,
+                                           ctypes.byref(n), msg, 256)
+        else:
+            rc = _lib.terrain_edits_record_by(self.world._h, seq, b, len(b), author.encode(),
+                                              time_ms, out, 11103, ctypes.byref(n), msg, 256)
+        _check(rc, msg.value.decode())
         return out.raw[:n.value]
 
     def revert_record(self, json, author, time_ms, floor=1, seq=None):
@@ -330,9 +339,9 @@ class Edits:
         record = bytes(record)
         _check(_lib.terrain_edits_apply_record(self._h, record, len(record)))
 
-    def apply_json(self, json):
+    def apply_json(self, json, author=None, time_ms=0):
         """record() then apply_record(): the batch as the next edits."""
-        self.apply_record(self.record(json))
+        self.apply_record(self.record(json, author=author, time_ms=time_ms))
 
     @property
     def seq(self):

@@ -149,9 +149,8 @@ class Server(unittest.TestCase):
             answer = json.load(r)
         w = terrain.World("mesa", "py")
         e = terrain.Edits(w)
-        e.apply_json(batch)
-        # the server's world hash also covers who sent each edit and when
-        # (record version 3), which this record lacks: the chunks agree
+        e.apply_json(batch, author=answer["author"], time_ms=answer["time"])
+        self.assertEqual(answer["world_hash"], f"{e.world_hash:016x}")
         hashes = json.loads(self.get("/v1/worlds/py/hashes?gen=mesa&cx0=-2&cz0=-1&cx1=0&cz1=0"))
         self.assertGreaterEqual(len(hashes["chunks"]), 2)
         for c in hashes["chunks"]:
