@@ -14,6 +14,9 @@ for b in redis-server redis-cli python3; do
 	command -v "$b" >/dev/null || { echo "skip: $b missing (scripts/deps.sh test)"; exit 0; }
 done
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
+# snapshots fold every edit (--history 0), as this test expects of their
+# bases; edit_reverts_cluster.sh has them keep the last --history
+export TERRAIN_HISTORY=0
 CURL=(curl -sS --max-time 60)
 RPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$TMP/redis"

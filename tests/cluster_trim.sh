@@ -20,6 +20,9 @@ done
 LOAD=$TMP/cluster_load
 cc -O2 -o "$LOAD" "$(dirname "$0")/../bench/cluster_load.c" || exit 1
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
+# snapshots fold every edit (--history 0), as this test expects of their
+# bases; edit_reverts_cluster.sh has them keep the last --history
+export TERRAIN_HISTORY=0
 EVERY=300
 
 declare -A RPID RPORT

@@ -12,8 +12,9 @@
 check "terrain-server routes prints the table" test -s "$TMP/routes"
 
 # a world whose first edits are in a snapshot: write it, then restart from it
+# (--history 0: the snapshot folds them, rather than keep them for reverts)
 NODE=openapi-node
-server_start --data-dir "$TMP/snap" --snapshot-every 2 --node-name "$NODE"
+server_start --data-dir "$TMP/snap" --snapshot-every 2 --node-name "$NODE" --history 0
 for x in 10 20; do
 	curl -sS -o /dev/null -X POST -H 'Content-Type: application/json' \
 		-d "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":5,\"radius\":4,\"strength\":1}]}" \
@@ -26,7 +27,7 @@ wrote_one() { [ "$(written)" -ge 1 ] 2>/dev/null; }
 wait_until 120 wrote_one
 check "a snapshot was written" test "$(written)" -ge 1
 check "that server stops with 0" server_stop
-server_start --data-dir "$TMP/snap" --node-name "$NODE"
+server_start --data-dir "$TMP/snap" --node-name "$NODE" --history 0
 SNAP_BASE=$BASE
 
 server_start --edit-rate 0 --node-name "$NODE"
