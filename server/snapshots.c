@@ -652,7 +652,7 @@ static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore
 			cz = (int32_t)le_get32(ch + 4);
 			st = (struct world_chunk){ le_get64(ch + 8), le_get64(ch + 16),
 						   (size_t)le_get64(ch + 24) };
-			if (!st.version || st.version > seq || st.nedits > seq) {
+			if (!st.version || (st.version > seq && le_get32(h + 4) < 4) || st.nedits > seq) {
 				snprintf(msg, msglen, "world %llu chunk (%d, %d): bad state",
 					 (ull)seed, cx, cz);
 				return ERR_CORRUPT;
@@ -666,7 +666,7 @@ static int pass(struct snapshots *s, const uint8_t *buf, size_t len, int restore
 					 " (a repeated chunk, or out of memory)", (ull)seed, cx, cz);
 				return ERR_CORRUPT;
 			}
-			bakes_set(s->bakes, b, st.version, 0, st.nedits, f);
+			bakes_set(s->bakes, b, st.version > seq ? seq : st.version, 0, st.nedits, f);
 			bakes_set_base(b, f, st.nedits);
 		}
 	}

@@ -305,7 +305,7 @@ static void touch(struct world *w, struct applied *b, int32_t cx, int32_t cz,
 
 	if (!found) {
 		w->slots[i] = (uint32_t)++w->nchunks;
-		w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, 0, 0, 0, 0, 0 };
+		w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, 0, 0, 0, 0, 0, 0 };
 	}
 	c = &w->chunks[w->slots[i] - 1];
 	if (c->version < b->first) { /* first touch in this batch */
@@ -693,8 +693,7 @@ int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,
 	size_t i;
 	int found;
 
-	if (w->nedits || st->nedits >= NONE || st->version > w->seq ||
-	    st->version == 0)
+	if (w->nedits || st->nedits >= NONE || st->version == 0)
 		return ERR_INVAL;
 	if (room(w, 0, 1, 0))
 		return ERR_NOMEM;
@@ -703,7 +702,9 @@ int world_restore_chunk(struct world *w, int32_t cx, int32_t cz,
 		return ERR_INVAL;
 	w->slots[i] = (uint32_t)++w->nchunks;
 	w->chunks[w->nchunks - 1] = (struct chunk){ cx, cz, NONE, NONE, (uint32_t)st->nedits,
-						    (uint32_t)st->nedits, st->version,
-						    st->hash, st->hash };
+						    (uint32_t)st->nedits,
+						    st->version > w->seq ? w->seq : st->version,
+						    st->hash, st->hash,
+						    st->version > w->seq ? st->version : 0 };
 	return 0;
 }

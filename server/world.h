@@ -178,9 +178,10 @@ size_t world_point_edits(const struct world *w, int64_t x_mm, int64_t z_mm, uint
  * world hash after seq (a batch's end, or the base); world_chunk_upto()
  * the state of chunk (cx, cz) after upto with the edits up to it that
  * count now, into *st and a new array *edits (free() it) of *n: 1, 0 when
- * the chunk came to be after upto, or ERR_NOMEM. A chunk whose version is
- * above upto gets upto as its version: the batches after it, replayed,
- * give it back. world_record() encodes batch i (world_batch()) as a
+ * the chunk came to be after upto, or ERR_NOMEM. st's version is the
+ * chunk's latest, even above upto (a revert after upto may have changed
+ * it through edits folded at upto: world_restore_chunk() takes upto until
+ * world_mark_snapshot() gives it back). world_record() encodes batch i (world_batch()) as a
  * record of generator gen, as the log had it (batch.h) less its key.
  */
 uint64_t world_cut(const struct world *w, uint64_t history_ms);
@@ -268,7 +269,9 @@ void world_chunk_at(const struct world *w, size_t i, int32_t *cx, int32_t *cz,
  * and the edits returned per chunk are those after it (the chunk's
  * version, hash and edit count still count every edit). world_restore()
  * takes an empty world; world_restore_chunk() then records each chunk's
- * state at seq, before anything is applied. 0, ERR_INVAL or ERR_NOMEM.
+ * state at seq, before anything is applied (a version above seq, which a
+ * snapshot that keeps records after seq may give, counts as seq until
+ * world_mark_snapshot()). 0, ERR_INVAL or ERR_NOMEM.
  */
 uint64_t world_base(const struct world *w);
 int world_restore(struct world *w, uint64_t seq, uint64_t hash);

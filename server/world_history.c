@@ -43,7 +43,16 @@ uint64_t world_cut(const struct world *w, uint64_t history_ms)
 
 void world_mark_snapshot(struct world *w)
 {
+	size_t i;
+
 	w->snap = w->seq;
+	for (i = 0; i < w->nchunks; i++) {
+		struct chunk *c = &w->chunks[i];
+
+		if (c->later > c->version && c->later <= w->seq)
+			c->version = c->later;
+		c->later = 0;
+	}
 }
 
 uint64_t world_snapshot(const struct world *w)
@@ -93,8 +102,9 @@ int world_chunk_upto(const struct world *w, int32_t cx, int32_t cz, uint64_t upt
 		(*edits)[k++] = w->edits[idx];
 	}
 	*n = k;
-	/* a version above upto comes back with the records after it */
-	*st = (struct world_chunk){ c->version <= upto ? c->version : upto, h, c->folded + k };
+	/* a version above upto stays: a restore gives it back after the
+	 * records after upto (world_restore_chunk(), world_mark_snapshot()) */
+	*st = (struct world_chunk){ c->version, h, c->folded + k };
 	return 1;
 }
 

@@ -28,6 +28,9 @@ struct chunk {
 	uint32_t folded;         /* of those, folded into a snapshot: no nodes */
 	uint64_t version, hash;
 	uint64_t base_hash;      /* its hash at the snapshot (0: none) */
+	uint64_t later;          /* restored at a cut before its version: that
+				    version, given back once the snapshot's
+				    records are replayed (0: none) */
 };
 
 struct applied {
