@@ -36,7 +36,8 @@ struct region_source;
  * regions from rs (NULL: computed for this tile alone), the edits of bl
  * (baked deltas and the edits after them, bake.h; NULL: none), edit_seq
  * in the header, and the layers asked for (PIPELINE_LAYER_*
- * bits: 0 gives a version-1 tile of heights), then encoded (tile.h). With
+ * bits: 0 gives a tile of heights alone, format version 5; materials 6),
+ * then encoded (tile.h). With
  * no edits this is the unedited world, what `terrain-server generate`
  * writes. On success *out is a new malloc'd buffer of *len bytes (caller
  * frees). Returns 0, ERR_INVAL (lod out of range) or ERR_NOMEM.

@@ -150,9 +150,9 @@ uint32_t tiles__quantum_of(const struct tile_key *key, const struct preset *p);
 /* ?precision= of x for preset p into key->precision (0 when absent or the
  * preset's own quantum): ERR_INVAL with detail for an unknown name or one
  * finer than (or not a multiple of) the preset's quantum. */
-/* ?format= of x into key->format: absent or 3, the current form; 1, the
- * lz21 form (versions 1 and 2). Returns 0, ERR_INVAL with a detail, or
- * ERR_NOMEM. */
+/* ?format= of x into key->format: absent or 5, the current form (versions
+ * 5 and 6); 3, versions 3 and 4; 1, the lz21 form (versions 1 and 2).
+ * Returns 0, ERR_INVAL with a detail, or ERR_NOMEM. */
 int tiles__parse_format(struct tile_req *x, struct tile_key *key);
 
 int tiles__parse_precision(struct tile_req *x, const struct preset *p,
