@@ -22,7 +22,7 @@
  *	made by pipeline_tile() with the eroded regions of the shared region
  *	cache (--region-cache-mb), with every acknowledged edit touching the
  *	chunk applied and its edit version in the header. layers=height (the
- *	default) gives a version-5 tile; layers=height,material a version-6
+ *	default) gives a version-5 tile (1 for a small tile); layers=height,material a version-6
  *	tile with the material layer (the same heights; ?format= asks for an
  *	older version, tiles.c); another name is a
  *	400 that quotes the list. The cache key holds the edit version and the
