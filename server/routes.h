@@ -22,10 +22,10 @@
  *	made by pipeline_tile() with the eroded regions of the shared region
  *	cache (--region-cache-mb), with every acknowledged edit touching the
  *	chunk applied and its edit version in the header. layers=height (the
- *	default) gives a version-5 tile (1 for a small tile); layers=height,material a version-6
- *	tile with the material layer (the same heights; ?format= asks for an
- *	older version, tiles.c); another name is a
- *	400 that quotes the list. The cache key holds the edit version and the
+ *	default) gives a version-5 tile (1 for a small tile);
+ *	layers=height,material a version-6 tile with the material layer (the
+ *	same heights; ?format= asks for older versions, tiles.c); another
+ *	name is a 400 that quotes the list. The cache key holds the edit version and the
  *	layers, so an edit makes exactly the touched chunks' tiles stale, at
  *	every LOD. Materials take slopes from the samples one LOD step beyond
  *	the chunk, so a material tile is made with the edits of the chunk and
