@@ -493,14 +493,15 @@ static const struct command commands[] = {
 	{ "fetch", fetch_main,
 	  "--server URL --seed S [--gen G] [--x X] [--z Z] --radius R\n"
 	  "      [--d0 M] [--lmax L] [--connections N] [--pipeline K]\n"
-	  "      [--batch-lod B] [--timeout-ms T] [--exact] [--format 1|3] [--local]\n"
-	  "      [--quiet] -o MAP.png",
+	  "      [--batch-lod B] [--timeout-ms T] [--exact] [--precisions LIST]\n"
+	  "      [--format 1|3] [--local] [--quiet] -o MAP.png",
 	  "load the chunks of the square of side 2R around (X, Z), ring by\n"
 	  "      ring, each at LOD min(floor(log2(d / d0)), Lmax) (0 when\n"
 	  "      d < d0; d0 256, Lmax 6); verify checksums, headers and seams;\n"
 	  "      write one hillshaded PNG, width = 2R / spacing of the finest\n"
 	  "      LOD (1 m); chunks at LOD >= B (2; -1 never) go in batches;\n"
-	  "      LOD >= 3 at ?precision=10cm, >= 5 at 1m (--exact: all 1 cm);\n"
+	  "      LOD n at the nth of --precisions (1cm,10cm,50cm,1m; the last for\n"
+	  "      every coarser LOD; --exact: all 1 cm);\n"
 	  "      --format 1: tiles in the form of versions 1 and 2 (?format=1),\n"
 	  "      3: versions 3 and 4 (?format=3);\n"
 	  "      --local: generate the chunks no edit reaches here, after checking\n"
@@ -509,13 +510,14 @@ static const struct command commands[] = {
 	{ "walk", walk_main,
 	  "--server URL --seed S [--gen G] --path X0,Z0:X1,Z1:...\n"
 	  "      --speed M_PER_S [--radius R] [--step-ms T] [--revalidate SEC]\n"
-	  "      [--d0 M] [--lmax L] [--connections N] [--exact] [--format 1|3] [--local]\n"
-	  "      [--quiet]",
+	  "      [--d0 M] [--lmax L] [--connections N] [--exact] [--precisions LIST]\n"
+	  "      [--format 1|3] [--local] [--quiet]",
 	  "walk a player along the path in simulated steps of T ms (500),\n"
 	  "      keeping the chunks within R (1024 m) loaded: fetch what\n"
 	  "      changes, revalidate older tiles with If-None-Match (after the\n"
 	  "      server's max-age, or SEC); report each step and totals;\n"
-	  "      far rings at coarser precision as fetch (--exact: off);\n"
+	  "      far rings at coarser precision as fetch (--precisions;\n"
+	  "      --exact: off);\n"
 	  "      --format, --local as fetch" },
 	{ "swarm", swarm_main,
 	  "--server URL --players N --duration SEC [--connections C]\n"
