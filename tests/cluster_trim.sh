@@ -158,8 +158,8 @@ check "... and restores from the shared snapshot" wait_for 30 has "${NLOG[c]}" '
 check "... reads kept working meanwhile" test "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:${NPORT[c]}/v1/worlds/trim/chunks/0/0/0")" = 200
 gone() { ! kill -0 "$1" 2>/dev/null; }
 check "... its event stream was ended (clients resume from the snapshot)" wait_for 5 gone "$SSE"
-check "... it takes edits again" wait_for 15 healthy "${NPORT[c]}" ||
-	{ echo "  node c's log, the end:"; tail -40 "${NLOG[c]}" | sed 's/^/    /'; }
+check "... it takes edits again" wait_for 15 healthy "${NPORT[c]}"
+healthy "${NPORT[c]}" || { echo "  node c's log, the end:"; tail -40 "${NLOG[c]}" | sed 's/^/    /'; }
 check "... and counts the restore" has <(curl -s "http://127.0.0.1:${NPORT[c]}/metrics") '^terrain_edit_log_restores_total 1$'
 check "the sharing nodes count the snapshots the log took" has <(curl -s "http://127.0.0.1:${NPORT[a]}/metrics"; curl -s "http://127.0.0.1:${NPORT[b]}/metrics") '^terrain_edit_log_snapshots_shared_total [1-9]'
 
