@@ -12,41 +12,11 @@
 # (?replicas=all), no edit answered 503 is in the log: 503 means not
 # applied. Every process is killed by pid.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_redis.sh"
 
-for b in redis-server redis-cli python3; do
-	command -v "$b" >/dev/null || { echo "skip: $b missing (scripts/deps.sh test)"; exit 0; }
-done
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
 unset TERRAIN_EDIT_TOKEN
 
-declare -A RPID RPORT
-BG=()
-trap 'kill_ours CONT "${RPID[@]}"; kill_ours KILL "${RPID[@]}" "${BG[@]}"; cleanup' EXIT
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-rcli() { redis-cli -p "$1" "${@:2}" 2>/dev/null; }
-pong() { [ "$(rcli "$1" PING)" = PONG ]; }
-redis_up() { # NAME [ARGS...]
-	local name=$1
-	shift
-	RPORT[$name]=$(free_port)
-	mkdir -p "$TMP/$name"
-	redis-server --port "${RPORT[$name]}" --bind 127.0.0.1 --dir "$TMP/$name" \
-		--appendonly yes --appendfsync always --save "" --repl-diskless-sync-delay 0 \
-		--replica-serve-stale-data no --logfile "$TMP/$name.log" "$@" &
-	RPID[$name]=$!
-	wait_until 20 pong "${RPORT[$name]}" || { echo "redis $name did not start"; exit 1; }
-}
-online_replica() { rcli "${RPORT[r1]}" INFO replication | grep -q 'state=online'; }
-ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz")" = 200 ]; }
-declare -A NPORT NPID NLOG
-node_up() { # NAME [SPEC OPTIONS]
-	server_start --data-dir "$TMP/$1" --edit-log "redis://127.0.0.1:${RPORT[r1]}${2:-}"
-	NPORT[$1]=$PORT NLOG[$1]=$SERVER_LOG
-	NPID[$1]=$(pgrep -P "$SERVER_PID") # the server, not timeout(1)
-	wait_until 40 ready "$PORT" || { echo "node $1 not ready"; cat "$SERVER_LOG"; exit 1; }
-}
 BODY='{"edits":[{"op":"raise","x":50,"z":60,"radius":30,"strength":1}]}'
 # post NODE KEY [SEED] [OUT]: the status; the answer in OUT ($TMP/ans)
 post() {

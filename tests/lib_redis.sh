@@ -30,11 +30,13 @@ redis_up() {
 }
 online_replica() { rcli "${RPORT[r1]}" INFO replication | grep -q 'state=online'; }
 ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz")" = 200 ]; }
-# node_up NAME [SERVER OPTIONS...]: a node of the log in r1, data in $TMP/NAME
+# node_up NAME [?URL-OPTIONS] [SERVER OPTIONS...]: a node of the log in r1
+# (the URL's options, e.g. ?timeout=20000, after it), data in $TMP/NAME
 node_up() {
-	local name=$1
+	local name=$1 spec=
 	shift
-	server_start --data-dir "$TMP/$name" --edit-log "redis://127.0.0.1:${RPORT[r1]}" "$@"
+	[[ ${1:-} == \?* ]] && { spec=$1; shift; }
+	server_start --data-dir "$TMP/$name" --edit-log "redis://127.0.0.1:${RPORT[r1]}$spec" "$@"
 	NPORT[$name]=$PORT NLOG[$name]=$SERVER_LOG
 	NPID[$name]=$(pgrep -P "$SERVER_PID") # the server, not timeout(1)
 	wait_until 40 ready "$PORT" || { echo "node $name not ready"; cat "$SERVER_LOG"; exit 1; }
