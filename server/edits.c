@@ -544,22 +544,9 @@ static uint64_t revert_floor(const struct edits *e, const struct world *w)
 {
 	uint64_t now = e->time_hw > now_ms() ? e->time_hw : now_ms();
 	uint64_t from = now > e->lim.history_s * 1000ull ? now - e->lim.history_s * 1000ull : 0;
-	size_t lo = 0, hi = world_batches(w);
-	struct world_batch b;
+	uint64_t first = world_reach(w, from);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		world_batch(w, mid, &b);
-		if (b.time_ms < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == world_batches(w))
-		return world_seq(w) + 1;
-	world_batch(w, lo, &b);
-	return b.first_seq > world_floor(w) ? b.first_seq : world_floor(w);
+	return first > world_floor(w) ? first : world_floor(w);
 }
 
 /* Check r against w before it is logged: 0, or an HTTP status with detail. */

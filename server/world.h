@@ -196,6 +196,11 @@ int world_chunk_upto(const struct world *w, int32_t cx, int32_t cz, uint64_t upt
 int world_record(const struct world *w, size_t i, const char *gen, uint8_t *out, size_t cap,
 		 size_t *len);
 
+/* The first sequence number of the first batch the log took at or after
+ * from_ms (world_seq() + 1 when none), by bisection: the batches' times
+ * never go back. */
+uint64_t world_reach(const struct world *w, uint64_t from_ms);
+
 /* The oldest sequence number a revert of w may reach: 1 + world_base(). */
 uint64_t world_floor(const struct world *w);
 

@@ -21,24 +21,14 @@
 
 uint64_t world_cut(const struct world *w, uint64_t history_ms)
 {
-	uint64_t newest, from;
-	size_t lo = 0, hi = w->nbatches;
+	uint64_t newest;
 
 	if (!history_ms || !w->nbatches)
 		return w->seq;
 	newest = w->batches[w->nbatches - 1].time_ms;
-	if (newest < history_ms)
-		return w->base;
-	from = newest - history_ms;
-	while (lo < hi) { /* the first batch the log took at or after from */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (w->batches[mid].time_ms < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? w->batches[lo - 1].last : w->base;
+	/* the batches are contiguous: the one before the first within the
+	 * window ends right before it (at the base when there is none) */
+	return newest < history_ms ? w->base : world_reach(w, newest - history_ms) - 1;
 }
 
 void world_mark_snapshot(struct world *w)

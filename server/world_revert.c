@@ -121,23 +121,25 @@ static void recount(struct world *w, struct chunk *c)
 	c->nedits = n;
 }
 
-/* The first sequence number the log took at or after time_ms - span_ms
- * (span 0: 1), by bisection over the batches' times, which never go back. */
-static uint64_t reach(const struct world *w, uint64_t time_ms, uint64_t span_ms)
+uint64_t world_reach(const struct world *w, uint64_t from_ms)
 {
 	size_t lo = 0, hi = w->nbatches;
 
-	if (!span_ms || time_ms < span_ms)
-		return 1;
-	while (lo < hi) {
+	while (lo < hi) { /* the batches' times never go back */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (w->batches[mid].time_ms < time_ms - span_ms)
+		if (w->batches[mid].time_ms < from_ms)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo < w->nbatches ? w->batches[lo].first : w->seq + 1;
+}
+
+/* Where a revert at time_ms with history span_ms reaches (0: no bound). */
+static uint64_t reach(const struct world *w, uint64_t time_ms, uint64_t span_ms)
+{
+	return span_ms && time_ms >= span_ms ? world_reach(w, time_ms - span_ms) : 1;
 }
 
 /* Count (delta 1) or uncount (-1) the edits filter f at sequence number
