@@ -103,7 +103,7 @@ endif
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS_ALL := -std=c11 $(WARN) $(OPT) -g \
-	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$(BUILD)/gen \
+	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iserver -I$(BUILD)/gen \
 	$(SANFLAGS) $(WORLD_LAST)
 LDFLAGS_ALL := -Wl,--as-needed $(SANFLAGS) $(LDFLAGS)
 LIBS    := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -luv -lzstd -lz -lcjson -lpng16 -ltiff -lcmocka -lhiredis -ljwt -lcrypto) -lgeotiff -lxxhash -lpthread -lm
@@ -115,7 +115,7 @@ QLD = @echo "  LD    $@";
 endif
 
 COMMON_SRC := $(wildcard common/*.c)
-SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
+SERVER_SRC := $(filter-out server/service/main.c,$(wildcard server/*/*.c))
 CLIENT_SRC := $(filter-out client-sample/main.c,$(wildcard client-sample/*.c))
 TEST_SRC   := $(wildcard tests/test_*.c)
 PRESETS    := $(sort $(wildcard presets/*.json))
@@ -154,7 +154,7 @@ $(BUILD)/llhttp/%.o: $(LLHTTP_SRC)/%.c
 	$(QCC)$(CC) -O2 -g -w -I$(LLHTTP_INC) $(SANFLAGS) $(WORLD_LAST) -c $< -o $@
 
 # The server's main() under another name, for the in-process fuzz target.
-$(BUILD)/fuzz/server_main.o: server/main.c
+$(BUILD)/fuzz/server_main.o: server/service/main.c
 	@mkdir -p $(@D)
 	$(QCC)$(CC) $(CFLAGS_ALL) -Wno-missing-prototypes -Dmain=terrain_server_main -I$(LLHTTP_INC) -c $< -o $@
 
@@ -171,12 +171,12 @@ $(BUILD)/gen/assets.c: $(ASSETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(Q)$(BUILD)/tools/embed assets $(ASSETS) > $@
 
-# The version and commit (server/buildinfo.c): remade by every make, rewritten
+# The version and commit (server/service/buildinfo.c): remade by every make, rewritten
 # only when they change, so a new commit recompiles that one file.
 $(BUILD)/gen/version.h: FORCE
 	@mkdir -p $(@D)
 	$(Q)tools/version.sh > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
-$(BUILD)/server/buildinfo.o: $(BUILD)/gen/version.h
+$(BUILD)/server/service/buildinfo.o: $(BUILD)/gen/version.h
 FORCE:
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
@@ -245,7 +245,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libterrain.a $(DESTDIR)$(LIBDIR)/pkgconfig/terrain.pc
 # ---- end of libterrain ----
 
-$(BUILD)/terrain-server: $(BUILD)/server/main.o $(BUILD)/libserver.a $(BUILD)/libcommon.a
+$(BUILD)/terrain-server: $(BUILD)/server/service/main.o $(BUILD)/libserver.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
 
 $(BUILD)/terrain-client: $(BUILD)/client-sample/main.o $(BUILD)/libclient.a $(BUILD)/libcommon.a
@@ -350,7 +350,7 @@ fuzz:
 	clang -std=c11 -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_tile.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_tile
 	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-		-I$(LLHTTP_INC) tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
+		-Iserver -I$(LLHTTP_INC) tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
 		build-fuzz/libcommon.a $(LIBS) -o build-fuzz/fuzz_http
 	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 		-Icommon -Iserver -I$(LLHTTP_INC) tests/fuzz_http_mem.c build-fuzz/libserver.a \
@@ -400,9 +400,9 @@ container-test:
 	scripts/container-test.sh
 
 check-headers:
-	@for h in common/*.h server/*.h client-sample/*.h; do \
+	@for h in common/*.h server/*/*.h client-sample/*.h; do \
 		[ -f "$$h" ] || continue; \
-		echo "#include \"$$h\"" | $(CC) $(CFLAGS_ALL) -I. -I$(LLHTTP_INC) -x c -fsyntax-only - || exit 1; \
+		echo "#include \"$$h\"" | $(CC) $(CFLAGS_ALL) -I. -I$(LLHTTP_INC) -Iserver -x c -fsyntax-only - || exit 1; \
 	done; echo "headers: ok"
 
 clean:

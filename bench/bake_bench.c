@@ -11,12 +11,12 @@
 #include <string.h>
 
 #include "bake.h"
-#include "bakes.h"
 #include "bench.h"
 #include "edit.h"
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
+#include "worlds/bakes.h"
 
 #define PENDING (BAKES_AFTER - 1) /* the most a served tile applies */
 #define SIDE 257

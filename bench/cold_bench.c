@@ -27,8 +27,8 @@
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
-#include "tilegen.h"
-#include "zparams.h"
+#include "tiles/tilegen.h"
+#include "tiles/zparams.h"
 
 struct run {
 	const struct preset *p;

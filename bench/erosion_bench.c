@@ -14,8 +14,8 @@
 #include "erosion.h"
 #include "pipeline.h"
 #include "preset.h"
-#include "regions.h"
 #include "tile.h"
+#include "tiles/regions.h"
 
 static struct preset **presets;
 static size_t n_presets;

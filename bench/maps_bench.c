@@ -17,10 +17,10 @@
 #include "bench.h"
 #include "maptile.h"
 #include "pipeline.h"
-#include "pngenc.h"
 #include "preset.h"
 #include "tile.h"
-#include "tilegen.h"
+#include "tiles/pngenc.h"
+#include "tiles/tilegen.h"
 
 #define W MAPTILE_SIZE
 

@@ -31,9 +31,9 @@
 
 #include "batch.h"
 #include "edit.h"
+#include "editlog/store.h"
 #include "err.h"
 #include "seed.h"
-#include "store.h"
 
 static void done(void *arg, int status)
 {

@@ -28,7 +28,7 @@
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
-#include "zparams.h"
+#include "tiles/zparams.h"
 
 #define SEED 42u
 

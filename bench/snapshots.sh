@@ -24,8 +24,8 @@ trap cleanup EXIT
 say() { echo "bench: $*" >&2; }
 
 "${CC:-cc}" -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iserver \
-	bench/mklog.c "$build"/server/store.o "$build"/server/store_replay.o \
-	"$build"/server/store_files.o "$build"/server/store_snap.o "$build"/server/store_compact.o \
+	bench/mklog.c "$build"/server/editlog/store.o "$build"/server/editlog/store_replay.o \
+	"$build"/server/base/files.o "$build"/server/editlog/store_snap.o "$build"/server/editlog/store_compact.o \
 	"$build/libcommon.a" \
 	-luv -lxxhash -lcjson -lm -o "$out/mklog"
 

@@ -200,7 +200,7 @@ static void add_edit(struct editlog *l, const struct edit *e,
 
 /*
  * Count (delta 1) or uncount (-1) the edits that filter f, at sequence
- * number self, takes out, as server/world_revert.c does; the edits that
+ * number self, takes out, as server/worlds/world_revert.c does; the edits that
  * start or stop counting go to d->chg and their chunks get version seq.
  */
 static int walk(struct editlog *l, const struct revert *f, uint64_t self,

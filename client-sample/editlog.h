@@ -16,7 +16,7 @@
  * edit_hash_next(). Revert and undo entries ({"revert": {filter, "floor"}}
  * or {"undo": S, "floor": F}) are rebuilt with revert_parse() and
  * revert_encode() for the hash, and applied as the server does
- * (server/world_revert.c): the chunks of the edits that start or stop
+ * (server/worlds/world_revert.c): the chunks of the edits that start or stop
  * counting get the revert's seq as their version. Caveat: the JSON shows
  * no time for a version-2 record, so a time filter sees 0 for those.
  * Pure code: the caller fetches the pages.

@@ -1,7 +1,7 @@
 /*
  * batch.h - one batch of edits of one world, as the edit log records it.
  *
- * Every edit log backend (server/journal.h) stores the same canonical
+ * Every edit log backend (server/editlog/journal.h) stores the same canonical
  * record, so that a file log and a shared log hold the same bytes and
  * replay to the same world. Pure helpers over bytes: no I/O, no state.
  * Layout (little-endian): u8 version, u8 gen_len, gen (gen_len bytes),

@@ -67,7 +67,7 @@ int edit_check(const struct edit *e, const char **why)
 
 /* Bytes of an unknown or repeated key that an error quotes. The cut may
  * fall inside a UTF-8 character; whoever prints the error as JSON must
- * escape what is not valid UTF-8 (server/request.c does). */
+ * escape what is not valid UTF-8 (server/api/request.c does). */
 #define KEY_SHOWN 63
 
 struct jerr {

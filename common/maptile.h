@@ -20,7 +20,7 @@
  * Heights come from pipeline_heights() and the chunks' edits (bake.h),
  * the path of the binary tiles, so a map pixel is exactly the sample of
  * the binary tile at the same place, edits included. Pure code: no I/O,
- * no clocks, no globals. PNG encoding is the server's (server/pngenc.h).
+ * no clocks, no globals. PNG encoding is the server's (server/tiles/pngenc.h).
  */
 #ifndef MAPTILE_H
 #define MAPTILE_H

@@ -407,7 +407,7 @@ static int request_of(const struct terrain_world *w, const struct terrain_tile_r
 /*
  * The tile of rq (checked) into k's buffers, with e's edits as the server
  * gathers them: the chunk's own, or the 3 x 3 chunks' for the material
- * layer, whose slopes read beyond the chunk (server/tiles.c).
+ * layer, whose slopes read beyond the chunk (server/tiles/tiles.c).
  */
 static int make_tile(const struct terrain_world *w, const struct terrain_edits *e,
 		     struct terrain_work *k, const struct terrain_tile_request *rq,

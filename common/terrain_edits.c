@@ -453,7 +453,7 @@ static void mark(struct terrain_edits *e, const struct edit *v, uint64_t seq, si
 }
 
 /* The first sequence number the log took at or after time_ms - span_ms
- * (span 0: 1): where a revert reaches (revert.h), as server/world_revert.c. */
+ * (span 0: 1): where a revert reaches (revert.h), as server/worlds/world_revert.c. */
 static uint64_t reach(const struct terrain_edits *e, uint64_t time_ms, uint64_t span_ms)
 {
 	size_t lo = 0, hi = e->nb;
@@ -473,7 +473,7 @@ static uint64_t reach(const struct terrain_edits *e, uint64_t time_ms, uint64_t 
 
 /*
  * Count (delta 1) or uncount (-1) the edits filter f, at sequence number
- * self, takes out: from lo to itself, as server/world_revert.c does.
+ * self, takes out: from lo to itself, as server/worlds/world_revert.c does.
  * Chunks whose edits change get version seq, into e->dirty.
  */
 static void walk(struct terrain_edits *e, const struct revert *f, uint64_t self, uint64_t lo,

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define TILE_MEDIA_TYPE "application/vnd.terrain.tile" /* docs/tile-format.md */
 #define TILE_MAGIC          0x4e525254u /* "TRRN" as bytes in a file */
 #define TILE_VERSION_LZ21        1      /* heights as lz21 byte planes */
 #define TILE_VERSION_LZ21_LAYERS 2      /* the same + a layer section */

@@ -2,7 +2,7 @@
  * fuzz_http.c - libFuzzer target for everything a client can send
  * (make fuzz).
  *
- * The real server runs in this process: server/main.c is compiled with its
+ * The real server runs in this process: server/service/main.c is compiled with its
  * main() renamed (-Dmain=terrain_server_main) and started on a thread with
  * ordinary options, on a free loopback port, a temporary data directory,
  * one worker and short timeouts. Each input is sent as the bytes of one

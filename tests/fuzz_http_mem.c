@@ -3,7 +3,7 @@
  * process and without sockets (make fuzz; make fuzz-long runs it as
  * "http_mem").
  *
- * The server is built here as serve_with() in server/main.c builds it
+ * The server is built here as serve_with() in server/service/main.c builds it
  * (catalog, route_create(), route_replay(), http_server_create()) on a
  * libuv loop of this thread's own, with a data directory in /dev/shm (or
  * /tmp), one worker thread, 64 MiB caches, bakes off, a pipeline of 8,
@@ -60,9 +60,10 @@
 #include <llhttp.h>
 #include <uv.h>
 
-#include "catalog.h"
-#include "http.h"
-#include "routes.h"
+#include "edits/edits.h"
+#include "http/http.h"
+#include "service/routes.h"
+#include "worlds/catalog.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -300,7 +301,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	lim.idle_timeout_ms = 1000;
 	lim.header_timeout_ms = 1000;
 	lim.max_pipeline = 8;
-	lim.max_body = ROUTE_MAX_BODY;
+	lim.max_body = EDITS_MAX_BODY;
 	lim.node_name = "fuzz";
 	if (!(lim.access_log = fopen("/dev/null", "w")))
 		fail("/dev/null", strerror(errno));

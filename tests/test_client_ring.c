@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../client-sample/ring.h"
 #include "../client-sample/api.h"
+#include "../client-sample/ring.h"
 #include "err.h"
 
 static const struct ring_params defaults = {

@@ -1,7 +1,7 @@
 /*
  * test_http_auth.c - who may edit: the loopback check on crafted socket
  * addresses (test traffic itself only ever comes from 127.0.0.1) and the
- * bearer token comparison of server/http.c.
+ * bearer token comparison of server/http/http.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "../server/http.h"
+#include "http/http.h"
 
 static int v4(const char *addr)
 {

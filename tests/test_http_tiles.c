@@ -39,11 +39,12 @@
 #include <zstd.h>
 
 #include "../client-sample/api.h"
-#include "../server/objects.h"
-#include "../server/routes.h"
 #include "material.h"
 #include "scatter.h"
+#include "service/routes.h"
 #include "tile.h"
+#include "tiles/bundle.h"
+#include "tiles/objects.h"
 
 #define IO_TIMEOUT_S 120 /* generous: eroded tiles in the ASan build are slow */
 
@@ -711,7 +712,7 @@ static void get_bundle(const char *path, struct resp *id, struct resp *z)
 
 	get_ok(path, "", id);
 	get_ok(path, "Accept-Encoding: zstd\r\n", z);
-	assert_string_equal(header(id, "Content-Type", ct, sizeof(ct)), ROUTE_BUNDLE_TYPE);
+	assert_string_equal(header(id, "Content-Type", ct, sizeof(ct)), BUNDLE_TYPE);
 	assert_null(header(id, "Content-Encoding", ce, sizeof(ce)));
 	assert_string_equal(header(z, "Content-Encoding", ce, sizeof(ce)), "zstd");
 	raw = malloc(id->body_len + 1);

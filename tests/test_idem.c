@@ -1,5 +1,5 @@
 /*
- * test_idem.c - the remembered idempotency keys (server/idem.c): a key is
+ * test_idem.c - the remembered idempotency keys (server/worlds/idem.c): a key is
  * found with what its batch did; entries leave oldest first past the
  * window (by the batches' own times) or the most; a key logged again
  * replaces its entry; the index survives many removals (backward shift)
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "../server/idem.h"
 #include "le.h"
+#include "worlds/idem.h"
 
 /* Entry n: a key whose probe start collides every 4 keys (low bits). */
 static struct idem_entry entry(uint64_t n, uint64_t ms)

@@ -19,8 +19,8 @@
 
 #include <uv.h>
 
-#include "../server/journal.h"
-#include "../server/journal_redis_int.h"
+#include "editlog/journal.h"
+#include "editlog/journal_redis_int.h"
 #include <hiredis/hiredis.h>
 #include "batch.h"
 #include "edit.h"

@@ -1,5 +1,5 @@
 /*
- * test_maps.c - the web map routes end to end over HTTP (server/maps.c).
+ * test_maps.c - the web map routes end to end over HTTP (server/tiles/maps.c).
  *
  * Starts $BUILD/terrain-server serve on a free loopback port as a child
  * process and checks: the TileJSON documents (fields MapLibre reads, an

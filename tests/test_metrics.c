@@ -1,5 +1,5 @@
 /*
- * test_metrics.c - unit tests for server/metrics.c and server/procstat.c:
+ * test_metrics.c - unit tests for server/api/metrics.c and server/service/procstat.c:
  * the per-route duration histograms (bucket edges, cumulative counts, sums),
  * the families left out without their source, the build and generator
  * info, and the process figures read from /proc/self.
@@ -15,15 +15,15 @@
 
 #include <cmocka.h>
 
-#include "../server/bakes.h"
-#include "../server/buildinfo.h"
-#include "../server/cache.h"
-#include "../server/catalog.h"
-#include "../server/http.h"
-#include "../server/metrics.h"
-#include "../server/procstat.h"
-#include "../server/regions.h"
+#include "api/metrics.h"
+#include "http/http.h"
 #include "preset.h"
+#include "service/buildinfo.h"
+#include "service/procstat.h"
+#include "tiles/cache.h"
+#include "tiles/regions.h"
+#include "worlds/bakes.h"
+#include "worlds/catalog.h"
 
 static const char *const labels[] = { "tile", "presets" };
 

@@ -13,7 +13,7 @@
 
 #include "pipeline.h"
 #include "preset.h"
-#include "../server/regions.h"
+#include "tiles/regions.h"
 
 static struct preset **presets;
 static size_t n_presets;

@@ -1,5 +1,5 @@
 /*
- * test_request.c - the pure parts of server/request.c: content negotiation
+ * test_request.c - the pure parts of server/api/request.c: content negotiation
  * (which coding an Accept-Encoding list gets, req_coding(); whether zstd is
  * acceptable at all, req_accepts_zstd(), which bundles use; If-None-Match
  * per coding's tag), and what versioned URLs (?v=SEQ) rest on: which answer
@@ -22,9 +22,9 @@
 
 #include <llhttp.h>
 
-#include "../server/http.h"
-#include "../server/request.h"
+#include "api/request.h"
 #include "err.h"
+#include "http/http.h"
 
 /* ---- req_version_match ------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * test_store.c - unit tests for server/store.c: round trips, group commit,
+ * test_store.c - unit tests for server/editlog/store.c: round trips, group commit,
  * torn tails, corruption in the middle and its repair, the directory lock,
  * file header checks, a failing disk and its recovery, the queue bound and
  * the replay speed
@@ -27,9 +27,9 @@
 #include <uv.h>
 #include <xxhash.h>
 
-#include "../server/store.h"
 #include "batch.h"
 #include "edit.h"
+#include "editlog/store.h"
 #include "err.h"
 
 /* Test records: "rec NNNNNNNNNN" padded to PAYLOAD bytes. */

@@ -1,5 +1,5 @@
 /*
- * test_store_compact.c - unit tests for server/store_compact.c: a log
+ * test_store_compact.c - unit tests for server/editlog/store_compact.c: a log
  * compacted while appends go on drops exactly its first n records, keeps
  * every record appended before, during and after it in order (a reopen
  * replays them behind the new base), counts them, and refuses what it
@@ -21,7 +21,7 @@
 
 #include <uv.h>
 
-#include "../server/store.h"
+#include "editlog/store.h"
 #include "err.h"
 
 #define PAYLOAD 40

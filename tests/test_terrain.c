@@ -1,7 +1,7 @@
 /*
  * test_terrain.c - the public API of the library (common/terrain.h),
  * called as a user calls it: every golden tile through terrain_generate();
- * encoded tiles byte for byte the server's (server/tilegen.c) at every
+ * encoded tiles byte for byte the server's (server/tiles/tilegen.c) at every
  * precision, layer and format, edited too (against pipeline_tile() with the
  * whole edit list, and the server's world.c for the hashes); decoding every
  * version back, rejecting damage and short buffers; blocks and points
@@ -21,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/catalog.h"
-#include "../server/tilegen.h"
-#include "../server/world.h"
 #include "batch.h"
 #include "edit.h"
 #include "err.h"
@@ -32,6 +29,9 @@
 #include "selfcheck.h"
 #include "terrain.h"
 #include "tile.h"
+#include "tiles/tilegen.h"
+#include "worlds/catalog.h"
+#include "worlds/world.h"
 
 static const struct selfcheck_tile golden[] = {
 #include "golden_tiles.inc"
@@ -191,7 +191,7 @@ static const struct shape {
 
 static uint8_t enc[1 << 20], enc2[1 << 20];
 
-/* The server's form of a ?format= value (server/tiles.c's table). */
+/* The server's form of a ?format= value (server/tiles/tiles.c's table). */
 static enum tile_form server_form(uint32_t format)
 {
 	return format == 1 ? TILE_FORM_LZ21 : format == 3 ? TILE_FORM_BEFORE5 : TILE_FORM_CURRENT;

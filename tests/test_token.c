@@ -1,5 +1,5 @@
 /*
- * test_token.c - players' tokens (server/token.c): the claims one by one
+ * test_token.c - players' tokens (server/edits/token.c): the claims one by one
  * (exp required, the clock skew at each bound, nbf, iat, sub's alphabet
  * and length, worlds as numbers, decimal and text seeds, area rectangles
  * in mm, role, rate, names given twice), and verification: a minted
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../server/token.h"
+#include "edits/token.h"
 #include "err.h"
 #include "seed.h"
 

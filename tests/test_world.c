@@ -1,5 +1,5 @@
 /*
- * test_world.c - the edit state of worlds (server/world.c): the chunk
+ * test_world.c - the edit state of worlds (server/worlds/world.c): the chunk
  * index across corners and signs, versions, chunk hashes and the world
  * hash against a recomputation from the log, reservations, the bounds on
  * chunks, batch records, the map of worlds and the removal of empty ones,
@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/catalog.h"
+#include "batch.h"
 #include "edit.h"
 #include "err.h"
 #include "preset.h"
-#include "batch.h"
-#include "../server/world.h"
+#include "worlds/catalog.h"
+#include "worlds/world.h"
 
 #define FP 0x1234567890abcdefULL
 #define SEED 42

@@ -37,7 +37,7 @@ skip() {
 server_start --data-dir "$TMP/data"
 status=$(curl -s -o "$TMP/index.html" -w '%{http_code}' "$BASE/")
 if [ "$status" = 404 ]; then
-	skip "GET / answers 404: this server does not serve the viewer yet (server/static.c is not wired into routes.c)"
+	skip "GET / answers 404: this server does not serve the viewer yet (server/service/static.c is not wired into routes.c)"
 fi
 [ "$status" = 200 ] || { echo "FAIL: GET / answered $status"; exit 1; }
 
@@ -58,7 +58,7 @@ else
 	echo "note: cannot build the XXH3 reference ($(head -n 1 "$TMP/cc.log")); ETags and the JS hash are checked against tiles only"
 fi
 
-# ---- the viewer's files, as served (server/static.c) ---------------------------
+# ---- the viewer's files, as served (server/service/static.c) ---------------------------
 hdr() { curl -s -D - -o /dev/null "$@" | tr -d '\r'; }
 check "GET /assets/app.js is text/javascript" has <(hdr "$BASE/assets/app.js") '^content-type: text/javascript'
 check "GET /assets/style.css is text/css" has <(hdr "$BASE/assets/style.css") '^content-type: text/css'

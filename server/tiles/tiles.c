@@ -1,0 +1,1083 @@
+/*
+ * tiles.c - the tile, object and batch routes and their generation jobs
+ * (see tiles.h).
+ *
+ * A request looks its value up in the cache by key (world, chunk, LOD,
+ * kind, layers, the chunk's edit version and the content coding); a miss
+ * starts one flight, and every request waiting for that key is answered
+ * from the finished entry. The zstd value is generated, encoded and
+ * compressed on the worker pool; a gzip or identity value is made from
+ * the zstd one (fetched, or generated first) by a short job, once, and
+ * cached beside it. An entry holds its coding's prebuilt response head
+ * and body, so every hit, whatever the coding, is one write of stored
+ * bytes (docs/codings.md). The world map is read, never changed: edits
+ * are edits.c's.
+ */
+#include "tiles.h"
+#include "tiles_int.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llhttp.h>
+#include <uv.h>
+#include <xxhash.h>
+
+#include "api/metrics.h"
+#include "api/request.h"
+#include "bake.h"
+#include "bundle.h"
+#include "cache.h"
+#include "err.h"
+#include "http/http.h"
+#include "objects.h"
+#include "pipeline.h"
+#include "preset.h"
+#include "regions.h"
+#include "tile.h"
+#include "tilegen.h"
+#include "util.h"
+#include "worlds/bakes.h"
+#include "worlds/catalog.h"
+#include "worlds/world.h"
+
+#define READ (REQ_M(HTTP_GET) | REQ_M(HTTP_HEAD))
+
+
+
+/* Content-Type and Vary of each kind, the Vary of its frame answer
+ * (?encoding=zstd, which Accept-Encoding does not change) and what its
+ * gzip body holds. */
+static const struct {
+	const char *type, *vary, *frame_vary;
+	enum tilegen_gzip_kind gzip;
+} kinds[] = {
+	[KIND_TILE] = { TILE_MEDIA_TYPE, "Accept-Encoding", NULL, TILEGEN_GZIP_TILE },
+	[KIND_OBJECTS_JSON] = { OBJECTS_JSON_TYPE, "Accept, Accept-Encoding", "Accept",
+				TILEGEN_GZIP_TEXT },
+	[KIND_OBJECTS_BINARY] = { OBJECTS_BINARY_TYPE, "Accept, Accept-Encoding", "Accept",
+				  TILEGEN_GZIP_TEXT },
+};
+
+/* The Content-Encoding of each coding (enum req_coding). */
+static const char *const encodings[] = {
+	[REQ_CODING_IDENTITY] = NULL,
+	[REQ_CODING_ZSTD] = "zstd",
+	[REQ_CODING_GZIP] = "gzip",
+};
+
+/* The Content-Type of a zstd frame sent as the body (?encoding=zstd). */
+#define FRAME_TYPE "application/zstd"
+
+
+
+
+/* Chunk-size deltas decompressed for a job. */
+#define BAKE_MAX_CHUNKS 9
+
+/* The edits a job applies, copied on the loop thread: per chunk (the
+ * tile's own, or the 3 x 3 around it, needs_around()), its baked delta
+ * (decoded and shared when the bakes keep it hot, else a copy of its zstd
+ * frame, which the worker decodes and the bakes may keep afterwards) and
+ * the edits since. */
+struct job_edits {
+	int chunk_log2;
+	size_t n;
+	struct chunk_edits {
+		int32_t cx, cz;
+		struct bake_delta *hot;     /* a reference, or NULL */
+		uint8_t *blob;              /* else the frame, or NULL */
+		size_t blob_len;
+		uint64_t version;           /* of the bake */
+		struct bake_delta *decoded; /* the worker's decoding of blob */
+		struct edit *edits;
+		size_t nedits;
+	} c[BAKE_MAX_CHUNKS];
+};
+
+/* A generation on the worker pool; the loop thread owns it otherwise. */
+struct gen_job {
+	uv_work_t work;
+	struct tiles *t;
+	struct cache_entry *flight;
+	const struct preset *p;
+	const struct region_source *rs;
+	struct tile_key key;
+	uint64_t edit_seq;               /* the chunk's own edit version */
+	struct job_edits ed;             /* private copies of the edits */
+	struct tile_value *value;
+	size_t bytes;
+	int err;
+	uint64_t ns;
+};
+
+struct tile_req *tiles__req_of(struct req *q)
+{
+	struct tile_req *x = container_of(q, struct tile_req, q);
+
+	x->t = q->module;
+	return x;
+}
+
+static void release_entry(void *arg)
+{
+	struct tile_req *x = arg;
+
+	cache_release(x->t->cache, x->entry);
+}
+
+/* Answer 304 for etag. An immutable X-Cache line (tiles__xcache()) brings
+ * its own Cache-Control, which the head then leaves out: one line only. */
+int tiles__not_modified(struct tile_req *x, const char *etag, const char *vary)
+{
+	char *head = http_req_alloc(x->q.http, 512), cc[80] = "";
+	int n;
+
+	if (!head)
+		return ERR_NOMEM;
+	if (!x->q.xcache || !strstr(x->q.xcache, "Cache-Control"))
+		snprintf(cc, sizeof(cc), "Cache-Control: %s\r\n",
+			 x->immutable ? TILES_IMMUTABLE : x->t->cache_control);
+	n = snprintf(head, 512, "%sETag: %s\r\n%s%s%s%s" REQ_CORS REQ_EXPOSE,
+		     http_status_line(304), etag, cc, vary ? "Vary: " : "",
+		     vary ? vary : "", vary ? "\r\n" : "");
+	req_send(&x->q, 304, head, (size_t)n, NULL, 0, NULL, NULL);
+	return 0;
+}
+
+/*
+ * Start the loads of a stored response that the kernel is about to copy
+ * into the socket: the head, and the first line of each 4 KiB page of the
+ * body. The hardware prefetcher follows the copy within a page but does
+ * not cross into the next one, and with tens of megabytes of tiles cached
+ * each page is also a TLB miss; issued here, those misses overlap with the
+ * rest of the request and the entry into writev instead of stalling the
+ * copy one page at a time (2-4% of a cache hit's CPU; docs/design.md).
+ * Addresses are computed as integers: the page steps may pass the end.
+ */
+static void prefetch_response(const struct http_buf *head,
+			      const struct http_buf *body)
+{
+	uintptr_t p = (uintptr_t)head->base, end = p + head->len;
+
+	for (p &= ~(uintptr_t)63; p < end; p += 64)
+		__builtin_prefetch((const void *)p);
+	p = (uintptr_t)body->base;
+	end = p + body->len;
+	if (p == end)
+		return;
+	__builtin_prefetch((const void *)p);
+	for (p = (p | 4095) + 1; p < end; p += 4096)
+		__builtin_prefetch((const void *)p);
+}
+
+/* The head of a zstd frame sent as the body (?encoding=zstd), from the
+ * arena: the tile's (or objects') media type is what the frame holds. */
+static int frame_head(struct tile_req *x, const struct tile_value *v, struct http_buf *out)
+{
+	char *head = http_req_alloc(x->q.http, 512);
+	int n;
+
+	if (!head)
+		return ERR_NOMEM;
+	n = tiles__format_head(head, 512, x->t, FRAME_TYPE, kinds[x->key.kind].frame_vary,
+			       v->body.len, v->etag, NULL);
+	if (n < 0 || n >= 512)
+		return ERR_NOMEM;
+	*out = (struct http_buf){ head, (size_t)n };
+	return 0;
+}
+
+/* Answer from a ready entry (the reference passes to the response). */
+static int tile_send(struct tile_req *x, struct cache_entry *e)
+{
+	const struct tile_value *v = cache_value(e);
+	const char *vary = x->frame ? kinds[x->key.kind].frame_vary : kinds[x->key.kind].vary;
+	struct http_buf head = v->head;
+	/* an immutable answer leaves out the head's last line, Cache-Control,
+	 * and sends its own with X-Cache (tiles__xcache()) */
+	size_t cut = x->immutable ? x->t->cc_len : 0;
+	int rc;
+
+	x->entry = e;
+	if (req_etag_matches(x->q.http->header[HTTP_H_IF_NONE_MATCH], v->etag)) {
+		cache_release(x->t->cache, e);
+		return tiles__not_modified(x, v->etag, vary);
+	}
+	if (x->frame && (rc = frame_head(x, v, &head)) != 0) {
+		cache_release(x->t->cache, e);
+		return rc;
+	}
+	prefetch_response(&head, &v->body);
+	req_send(&x->q, 200, head.base, head.len - cut, v->body.base, v->body.len, release_entry, x);
+	return 0;
+}
+
+/* The detail of a failed generation. */
+const char *tiles__gen_detail(int err)
+{
+	return err == ERR_BUSY ? "too many tiles being generated, retry later" :
+	       "tile generation failed";
+}
+
+/* Single flight finished: answer from e, or with err. */
+static void tile_ready(struct cache_waiter *w, struct cache_entry *e, int err)
+{
+	struct tile_req *x = container_of(w, struct tile_req, w);
+	int rc = err;
+
+	if (err)
+		x->q.detail = tiles__gen_detail(err);
+	else
+		rc = tile_send(x, e);
+	if (rc)
+		req_respond_error(&x->q, rc < 0 ? req_status(rc) : rc, x->q.detail);
+}
+
+int tiles__format_head(char *buf, size_t cap, const struct tiles *t,
+		       const char *type, const char *vary, size_t len,
+		       const char *etag, const char *encoding)
+{
+	return snprintf(buf, cap,
+			"%sContent-Type: %s\r\n"
+			"Content-Length: %zu\r\n%s%s%s"
+			"ETag: %s\r\n%s%s%s" REQ_CORS REQ_EXPOSE "Cache-Control: %s\r\n",
+			http_status_line(200), type, len,
+			encoding ? "Content-Encoding: " : "", encoding ? encoding : "",
+			encoding ? "\r\n" : "", etag,
+			vary ? "Vary: " : "", vary ? vary : "", vary ? "\r\n" : "",
+			t->cache_control);
+}
+
+const char *tiles__xcache(const struct tile_req *x, int hit)
+{
+#define IMMUTABLE_LINE "Cache-Control: " TILES_IMMUTABLE "\r\n"
+	static const char *const lines[2][2] = {
+		{ "X-Cache: miss\r\n", "X-Cache: hit\r\n" },
+		{ "X-Cache: miss\r\n" IMMUTABLE_LINE, "X-Cache: hit\r\n" IMMUTABLE_LINE },
+	};
+#undef IMMUTABLE_LINE
+
+	return lines[x->immutable != 0][hit != 0];
+}
+
+/* s[0..n) for a header, NUL-terminated into out (3 * n + 1 bytes): bytes
+ * outside visible ASCII (controls, space, DEL, from 0x80 up), which a URI
+ * cannot hold and a header line must not, are percent-encoded. */
+static void uri_escape(const char *s, size_t n, char *out)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch > 0x20 && ch < 0x7f) {
+			*out++ = (char)ch;
+		} else {
+			*out++ = '%';
+			*out++ = hex[ch >> 4];
+			*out++ = hex[ch & 15];
+		}
+	}
+	*out = '\0';
+}
+
+/* Answer 302 to x's URL with ?v=version: its path and query as they came,
+ * v set, percent-encoded where a byte could not stand in a Location. */
+static int redirect(struct tile_req *x, uint64_t version)
+{
+	const struct http_req *r = x->q.http;
+	size_t cap = r->path_len + r->query_len + 32, ecap;
+	char num[24], *loc = http_req_alloc(x->q.http, cap), *head, *body, *esc;
+	long n;
+	int hn, bn;
+
+	if (!loc)
+		return ERR_NOMEM;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)version);
+	memcpy(loc, r->path, r->path_len);
+	loc[r->path_len] = '?';
+	n = req_query_set(r->query, r->query_len, "v", num, loc + r->path_len + 1,
+			  cap - r->path_len - 1);
+	if (n < 0)
+		return ERR_NOMEM;
+	ecap = 3 * (r->path_len + 1 + (size_t)n) + 1;
+	if (!(esc = http_req_alloc(x->q.http, ecap)) ||
+	    !(head = http_req_alloc(x->q.http, ecap + 320)))
+		return ERR_NOMEM;
+	uri_escape(loc, r->path_len + 1 + (size_t)n, esc);
+	if (!(body = http_req_alloc(x->q.http, 48)))
+		return ERR_NOMEM;
+	bn = snprintf(body, 48, "{\"version\":%s}", num);
+	hn = snprintf(head, ecap + 320,
+		      "%sContent-Type: application/json\r\nContent-Length: %d\r\n"
+		      "Location: %s\r\nCache-Control: no-cache\r\n" REQ_CORS REQ_EXPOSE,
+		      http_status_line(302), bn, esc);
+	x->q.xcache = NULL;
+	req_send(&x->q, 302, head, (size_t)hn, body, (size_t)bn, NULL, NULL);
+	return 0;
+}
+
+int tiles__check_version(struct tile_req *x, uint64_t version, int *answered)
+{
+	uint64_t v = 0, seq = x->world ? world_seq(x->world) : 0;
+	char *msg;
+	int present, rc;
+
+	*answered = 0;
+	x->immutable = 0;
+	rc = req_query_u64(&x->q, "v", &v, &present, "v: not a decimal edit version");
+	if (rc || !present)
+		return rc;
+	switch (req_version_match(v, version, seq)) {
+	case REQ_V_CURRENT:
+		x->immutable = 1;
+		return 0;
+	case REQ_V_MOVED:
+		if ((rc = redirect(x, version)) == 0)
+			*answered = 1;
+		return rc;
+	case REQ_V_AHEAD:
+		break;
+	}
+	if (!(msg = http_req_alloc(x->q.http, 160)))
+		return ERR_NOMEM;
+	snprintf(msg, 160, "v: %llu is beyond this world's last edit sequence number "
+		 "here, %llu", (unsigned long long)v, (unsigned long long)seq);
+	x->q.detail = msg;
+	return ERR_NOTFOUND;
+}
+
+void tiles__etag(uint64_t sum, int coding, char out[24])
+{
+	snprintf(out, 24, "\"%016llx%s\"", (unsigned long long)sum,
+		 coding == REQ_CODING_ZSTD ? "-z" : coding == REQ_CODING_GZIP ? "-g" : "");
+}
+
+/*
+ * The cached value of key (its kind and coding) for a body of blen bytes
+ * of content hash sum, whose identity is len bytes, in one exact
+ * allocation of *bytes: the head, then the body, copied from body or,
+ * when body is NULL, left for the caller to fill (*dst).
+ */
+static int value_build(const struct tiles *t, const struct tile_key *key, uint64_t sum,
+		       size_t len, const uint8_t *body, size_t blen, struct tile_value **out,
+		       uint8_t **dst, size_t *bytes)
+{
+	char head[512], etag[24];
+	struct tile_value *v;
+	int n;
+
+	tiles__etag(sum, key->coding, etag);
+	n = tiles__format_head(head, sizeof(head), t, kinds[key->kind].type,
+			       kinds[key->kind].vary, blen, etag, encodings[key->coding]);
+	if (n < 0 || (size_t)n >= sizeof(head))
+		return ERR_INVAL;
+	*bytes = sizeof(*v) + (size_t)n + blen;
+	v = malloc(*bytes);
+	if (!v)
+		return ERR_NOMEM;
+	v->sum = sum;
+	v->raw_len = len;
+	memcpy(v->etag, etag, sizeof(etag));
+	memcpy(v->data, head, (size_t)n);
+	if (body)
+		memcpy(v->data + n, body, blen);
+	v->head = (struct http_buf){ v->data, (size_t)n };
+	v->body = (struct http_buf){ v->data + n, blen };
+	if (dst)
+		*dst = (uint8_t *)v->data + n;
+	*out = v;
+	return 0;
+}
+
+/* ---- the edits a job applies ----------------------------------------------- */
+
+static void job_edits_free(struct job_edits *ed)
+{
+	size_t k;
+
+	for (k = 0; k < ed->n; k++) {
+		bakes_delta_unref(ed->c[k].hot);
+		bakes_delta_unref(ed->c[k].decoded);
+		free(ed->c[k].blob);
+		free(ed->c[k].edits);
+	}
+	ed->n = 0;
+}
+
+/* Loop thread, after a job that went well: the deltas it decoded go to
+ * the bakes, which keep them hot for the next tiles of those chunks. */
+static void job_edits_offer(struct tiles *t, const struct tile_key *key, struct job_edits *ed)
+{
+	size_t k;
+
+	for (k = 0; k < ed->n; k++)
+		if (ed->c[k].decoded) {
+			bakes_offer_hot(t->bakes, (int)key->preset, key->seed, ed->c[k].cx,
+					ed->c[k].cz, ed->c[k].version, ed->c[k].decoded);
+			ed->c[k].decoded = NULL;
+		}
+}
+
+/*
+ * Copy, on the loop thread, what chunk (cx, cz) of world w (gen, seed)
+ * contributes: its bake's delta (a copy of the frame) and the edits since.
+ */
+static int copy_chunk(struct tiles *t, const struct world *w, int gen, uint64_t seed,
+		      int32_t cx, int32_t cz, struct job_edits *ed)
+{
+	struct chunk_edits *c = &ed->c[ed->n];
+
+	*c = (struct chunk_edits){ .cx = cx, .cz = cz };
+	if (bakes_copy_hot(t->bakes, w, gen, seed, cx, cz, &c->hot, &c->blob, &c->blob_len,
+			   &c->version, &c->edits, &c->nedits))
+		return ERR_NOMEM;
+	ed->n++;
+	return 0;
+}
+
+/* The chunks whose edits key's value reads: its own, or the 3 x 3 around
+ * it when it reads beyond the chunk (needs_around()). */
+static int copy_edits(struct tiles *t, const struct world *w, const struct tile_key *key,
+		      int around, struct job_edits *ed)
+{
+	int64_t x, z, r = around ? 1 : 0;
+	int rc = 0;
+
+	ed->chunk_log2 = preset_chunk_log2(catalog_at(t->cat, key->preset));
+	for (z = (int64_t)key->cz - r; !rc && z <= (int64_t)key->cz + r; z++)
+		for (x = (int64_t)key->cx - r; !rc && x <= (int64_t)key->cx + r; x++) {
+			struct world_chunk ch;
+
+			if (x < INT32_MIN || x > INT32_MAX || z < INT32_MIN || z > INT32_MAX)
+				continue;
+			world_chunk(w, (int32_t)x, (int32_t)z, &ch);
+			if (ch.nedits)
+				rc = copy_chunk(t, w, (int)key->preset, key->seed, (int32_t)x,
+						(int32_t)z, ed);
+		}
+	if (rc)
+		job_edits_free(ed);
+	return rc;
+}
+
+/* Worker: the layer of ed, a hot delta as it is, a frame decoded into
+ * ed's chunk (decoded, kept for job_edits_offer()). */
+static int layer_open(struct job_edits *ed, struct bake_chunk *bc, struct bake_layer *bl)
+{
+	size_t side = bake_side(ed->chunk_log2), k;
+	int rc = 0;
+
+	for (k = 0; k < ed->n; k++) {
+		struct chunk_edits *c = &ed->c[k];
+		const int32_t *delta = c->hot ? c->hot->d : NULL;
+
+		if (!rc && !delta && c->blob) {
+			if (!(c->decoded = bakes_delta_new(side * side)))
+				rc = ERR_NOMEM;
+			else
+				rc = bakes_unpack(c->blob, c->blob_len, ed->chunk_log2,
+						  c->decoded->d);
+			delta = c->decoded ? c->decoded->d : NULL;
+		}
+		bc[k] = (struct bake_chunk){ c->cx, c->cz, delta, c->edits, c->nedits };
+	}
+	*bl = (struct bake_layer){ ed->chunk_log2, bc, ed->n };
+	return rc;
+}
+
+/* ---- generation ------------------------------------------------------------- */
+
+/* The identity body of j's key, a tile (into wk) or the chunk's objects
+ * (*heap: malloc'd, to free). */
+static int gen_body(struct gen_job *j, struct tilegen_work *wk, const uint8_t **raw,
+		    size_t *len, uint8_t **heap)
+{
+	const struct tile_key *k = &j->key;
+	struct bake_chunk bc[BAKE_MAX_CHUNKS];
+	struct bake_layer layer, *bl = j->ed.n ? &layer : NULL;
+	int rc = bl ? layer_open(&j->ed, bc, &layer) : 0;
+
+	*heap = NULL;
+	if (!rc && k->kind == KIND_TILE)
+		rc = tilegen_encode_work_at(wk, j->p, k->seed, k->lod, k->cx, k->cz, j->rs, bl,
+					    j->edit_seq, k->layers, tiles__quantum_of(k, j->p),
+					    (enum tile_form)k->format, raw, len);
+	else if (!rc && (rc = objects_encode(j->p, k->seed, k->cx, k->cz, j->rs, bl,
+					    j->edit_seq, k->kind == KIND_OBJECTS_BINARY ?
+					    OBJECTS_BINARY : OBJECTS_JSON, heap, len)) == 0)
+		*raw = *heap;
+	return rc;
+}
+
+/* Worker thread: generate, encode, compress in a workspace of the pool,
+ * then build the value: the one allocation that outlives the job. */
+static void gen_work(uv_work_t *w)
+{
+	struct gen_job *j = container_of(w, struct gen_job, work);
+	struct tilegen_work *wk = tilegen_pool_take(j->t->pool);
+	uint64_t t0 = uv_hrtime(), sum;
+	const uint8_t *raw = NULL, *z = NULL;
+	uint8_t *heap = NULL;
+	size_t len, zlen;
+
+	j->err = wk ? gen_body(j, wk, &raw, &len, &heap) : ERR_NOMEM;
+	if (!j->err)
+		j->err = tilegen_compress_work(wk, raw, len, &z, &zlen);
+	if (!j->err) {
+		sum = j->key.kind == KIND_TILE ? tile_checksum(raw) : XXH3_64bits(raw, len);
+		j->err = value_build(j->t, &j->key, sum, len, z, zlen, &j->value, NULL,
+				     &j->bytes);
+	}
+	free(heap);
+	tilegen_pool_put(j->t->pool, wk);
+	j->ns = uv_hrtime() - t0;
+}
+
+static void gen_done(uv_work_t *w, int status)
+{
+	struct gen_job *j = container_of(w, struct gen_job, work);
+	struct tiles *t = j->t;
+
+	if (status < 0 && !j->err)
+		j->err = ERR_BUSY;
+	t->generating--;
+	metrics_generation_end(t->env->metrics, (double)j->ns / 1e9, j->err);
+	if (j->err)
+		cache_abort(t->cache, j->flight, j->err);
+	else
+		cache_complete(t->cache, j->flight, j->value, j->bytes,
+			       uv_now(t->loop));
+	if (!j->err)
+		job_edits_offer(t, &j->key, &j->ed);
+	job_edits_free(&j->ed);
+	free(j);
+}
+
+/* Whether key's value reads the heights beyond its chunk (materials need
+ * each sample's neighbours), so that its neighbours' edits matter too. */
+static int needs_around(const struct tile_key *key)
+{
+	return key->kind != KIND_TILE || key->layers != 0;
+}
+
+/* A tile waits for a bake on the pool that folds this many edits or more
+ * rather than apply them itself (bakes_await()). */
+#define AWAIT_EDITS 64
+
+/* A generation waiting for a bake. */
+struct deferred {
+	struct tiles *t;
+	struct tile_key key;
+	const struct preset *p;
+	const struct world *w;
+	struct cache_entry *flight;
+};
+
+static void deferred_go(void *arg)
+{
+	struct deferred *d = arg;
+
+	tiles__generate(d->t, &d->key, d->p, d->w, d->flight);
+	free(d);
+}
+
+/* Whether a chunk key's value reads has a bake on the pool folding edits
+ * that the generation would otherwise apply itself: it then waits for it
+ * (returns 1), and runs once the bake has ended. */
+static int await_bake(struct tiles *t, const struct tile_key *key, const struct preset *p,
+		      const struct world *w, struct cache_entry *flight)
+{
+	int64_t r = needs_around(key) ? 1 : 0, x, z;
+	struct deferred *d = NULL;
+
+	for (z = (int64_t)key->cz - r; z <= (int64_t)key->cz + r; z++)
+		for (x = (int64_t)key->cx - r; x <= (int64_t)key->cx + r; x++) {
+			if (x < INT32_MIN || x > INT32_MAX || z < INT32_MIN || z > INT32_MAX)
+				continue;
+			if (!d && !(d = malloc(sizeof(*d))))
+				return 0;
+			*d = (struct deferred){ t, *key, p, w, flight };
+			if (bakes_await(t->bakes, (int)key->preset, key->seed, (int32_t)x, (int32_t)z,
+					AWAIT_EDITS, deferred_go, d))
+				return 1;
+		}
+	free(d);
+	return 0;
+}
+
+/* Queue the generation of key's value (world w's edits, w may be NULL)
+ * for the flight; a full queue fails it with ERR_BUSY (503), which bounds
+ * the memory waiting requests hold. A bake on the pool that folds many of
+ * the edits it would apply is waited for first (await_bake()). */
+void tiles__generate(struct tiles *t, const struct tile_key *key,
+		     const struct preset *p, const struct world *w,
+		     struct cache_entry *flight)
+{
+	struct world_chunk ch;
+	struct gen_job *j;
+
+	if (w && await_bake(t, key, p, w, flight))
+		return;
+	if (t->generating >= t->max_generations) {
+		cache_abort(t->cache, flight, ERR_BUSY);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		cache_abort(t->cache, flight, ERR_NOMEM);
+		return;
+	}
+	*j = (struct gen_job){ .t = t, .flight = flight, .p = p,
+			       .rs = regions_source(t->regions), .key = *key };
+	if (w) {
+		world_chunk(w, key->cx, key->cz, &ch);
+		j->edit_seq = ch.version;
+		if (copy_edits(t, w, key, needs_around(key), &j->ed)) {
+			free(j);
+			cache_abort(t->cache, flight, ERR_NOMEM);
+			return;
+		}
+	}
+	if (uv_queue_work(t->loop, &j->work, gen_work, gen_done) < 0) {
+		job_edits_free(&j->ed);
+		free(j);
+		cache_abort(t->cache, flight, ERR_BUSY);
+		return;
+	}
+	t->generating++;
+	metrics_generation_start(t->env->metrics);
+}
+
+/* ---- other codings ---------------------------------------------------------- */
+
+/* A gzip or identity value made from its zstd base on the worker pool;
+ * the loop thread owns it otherwise. */
+struct derive_job {
+	uv_work_t work;
+	struct tiles *t;
+	struct cache_waiter w;           /* on the base */
+	struct cache_entry *flight, *base;
+	struct tile_key key;             /* the value's */
+	struct tile_value *value;
+	size_t bytes;
+	int err;
+};
+
+/* j's value from its base: the frame decompressed straight into the
+ * value for identity, or into wk and deflated for gzip. */
+static int derive_value(struct derive_job *j, struct tilegen_work *wk)
+{
+	const struct tile_value *b = cache_value(j->base);
+	const uint8_t *raw, *g;
+	uint8_t *dst;
+	size_t glen;
+	int rc;
+
+	if (j->key.coding == REQ_CODING_IDENTITY) {
+		rc = value_build(j->t, &j->key, b->sum, b->raw_len, NULL, b->raw_len, &j->value,
+				 &dst, &j->bytes);
+		return rc ? rc : tilegen_decompress_work(wk, b->body.base, b->body.len, dst,
+							 b->raw_len);
+	}
+	if ((rc = tilegen_inflate_work(wk, b->body.base, b->body.len, b->raw_len, &raw)) != 0 ||
+	    (rc = tilegen_gzip_work(wk, raw, b->raw_len, kinds[j->key.kind].gzip, &g, &glen)) != 0)
+		return rc;
+	return value_build(j->t, &j->key, b->sum, b->raw_len, g, glen, &j->value, NULL,
+			   &j->bytes);
+}
+
+/* Worker thread: make j's value in a workspace of the pool. */
+static void derive_work(uv_work_t *w)
+{
+	struct derive_job *j = container_of(w, struct derive_job, work);
+	struct tilegen_work *wk = tilegen_pool_take(j->t->pool);
+
+	j->err = wk ? derive_value(j, wk) : ERR_NOMEM;
+	tilegen_pool_put(j->t->pool, wk);
+}
+
+static void derive_done(uv_work_t *w, int status)
+{
+	struct derive_job *j = container_of(w, struct derive_job, work);
+	struct tiles *t = j->t;
+
+	if (status < 0 && !j->err)
+		j->err = ERR_BUSY;
+	t->generating--;
+	cache_release(t->cache, j->base);
+	if (j->err) {
+		free(j->value);
+		cache_abort(t->cache, j->flight, j->err);
+	} else {
+		cache_complete(t->cache, j->flight, j->value, j->bytes, uv_now(t->loop));
+	}
+	free(j);
+}
+
+/* The base is ready (or failed): queue the job that makes the coding. */
+static void base_ready(struct cache_waiter *w, struct cache_entry *e, int err)
+{
+	struct derive_job *j = container_of(w, struct derive_job, w);
+	struct tiles *t = j->t;
+
+	j->base = e;
+	if (!err && t->generating >= t->max_generations)
+		err = ERR_BUSY;
+	if (!err && uv_queue_work(t->loop, &j->work, derive_work, derive_done) < 0)
+		err = ERR_BUSY;
+	if (err) {
+		cache_release(t->cache, e);
+		cache_abort(t->cache, j->flight, err);
+		free(j);
+		return;
+	}
+	t->generating++;
+}
+
+/* Make key's value (a coding other than zstd) for the flight from its
+ * zstd base: from the cache, after the base's flight, or after generating
+ * it (world w's edits, p). The job counts against max_generations. */
+static void derive(struct tiles *t, const struct tile_key *key, const struct preset *p,
+		   const struct world *w, struct cache_entry *flight)
+{
+	struct derive_job *j = calloc(1, sizeof(*j));
+	struct tile_key base;
+	struct cache_entry *e;
+	int rc;
+
+	if (!j) {
+		cache_abort(t->cache, flight, ERR_NOMEM);
+		return;
+	}
+	*j = (struct derive_job){ .t = t, .flight = flight, .key = *key };
+	j->w.done = base_ready;
+	base = *key;
+	base.coding = REQ_CODING_ZSTD;
+	rc = cache_fetch(t->cache, &base, sizeof(base), uv_now(t->loop), &j->w, &e);
+	if (rc == CACHE_HIT) {
+		base_ready(&j->w, e, 0);
+	} else if (rc == CACHE_MISS) {
+		tiles__generate(t, &base, p, w, e);
+	} else if (rc < 0) {
+		cache_abort(t->cache, flight, rc);
+		free(j);
+	}
+}
+
+/* The key of a value of chunk (cx, cz) of world (pi, seed), whose edit
+ * state is w (NULL: unedited). */
+struct tile_key tiles__key_of(const struct world *w, uint64_t seed, int pi,
+			      int32_t cx, int32_t cz, int lod, int kind,
+			      unsigned layers)
+{
+	struct tile_key k = { .seed = seed, .cx = cx, .cz = cz, .preset = (uint16_t)pi,
+			      .lod = (uint8_t)lod, .coding = REQ_CODING_ZSTD,
+			      .kind = (uint8_t)kind, .layers = (uint8_t)layers };
+	struct world_chunk ch;
+
+	if (w && needs_around(&k)) {
+		k.version = world_around_version(w, cx, cz);
+	} else if (w) {
+		world_chunk(w, cx, cz, &ch);
+		k.version = ch.version;
+	}
+	return k;
+}
+
+/* Answer x with the value of x->key: from the cache, after the flight
+ * already running, or after generating it. */
+static int serve_value(struct tile_req *x, const struct preset *p)
+{
+	struct cache_entry *e;
+	int rc;
+
+	x->key.coding = (uint8_t)(x->frame ? REQ_CODING_ZSTD : x->coding);
+	x->w.done = tile_ready;
+	rc = cache_fetch(x->t->cache, &x->key, sizeof(x->key),
+			 uv_now(x->t->loop), &x->w, &e);
+	x->q.xcache = tiles__xcache(x, rc == CACHE_HIT);
+	if (rc == CACHE_HIT)
+		return tile_send(x, e);
+	if (rc == CACHE_MISS && x->key.coding == REQ_CODING_ZSTD)
+		tiles__generate(x->t, &x->key, p, x->world, e);
+	else if (rc == CACHE_MISS)
+		derive(x->t, &x->key, p, x->world, e);
+	return rc < 0 ? rc : 0;
+}
+
+int tiles__parse_coding(struct tile_req *x)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = req_query(&x->q, "encoding", &len, &rc);
+
+	if (rc)
+		return rc;
+	x->frame = s != NULL;
+	x->coding = req_coding(x->q.http->header[HTTP_H_ACCEPT_ENCODING]);
+	if (s && (len != 4 || memcmp(s, "zstd", 4))) {
+		x->q.detail = "encoding: only zstd (the zstd frame as the body, application/zstd)";
+		return ERR_INVAL;
+	}
+	return 0;
+}
+
+/* Path segment i as an int32 coordinate; detail names it. */
+static int parse_coord(struct tile_req *x, int i, const char *name, int32_t *v)
+{
+	int rc = req_parse_i32(x->q.seg[i], x->q.seglen[i], v);
+
+	if (rc)
+		x->q.detail = !strcmp(name, "cx") ? "cx: not a decimal int32" :
+			    "cz: not a decimal int32";
+	return rc;
+}
+
+/* The LOD (segment 4) for preset p. */
+int tiles__parse_lod(struct tile_req *x, const struct preset *p, int *lod)
+{
+	int rc = tilegen_parse_lod(p, x->q.seg[4], x->q.seglen[4], lod);
+
+	if (rc)
+		x->q.detail = "lod: not a decimal in 0..max_lod of the generator";
+	return rc;
+}
+
+/* ?layers= (default "height") into PIPELINE_LAYER_* bits. */
+int tiles__parse_layers(struct tile_req *x, unsigned *layers)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = req_query(&x->q, "layers", &len, &rc);
+	char *msg;
+
+	*layers = 0;
+	if (rc || !s || tilegen_parse_layers(s, len, layers) == 0)
+		return rc;
+	if (!(msg = http_req_alloc(x->q.http, 160)))
+		return ERR_NOMEM;
+	snprintf(msg, 160, "layers: unknown layer list \"%.64s\"; use height or "
+		 "height,material", s);
+	x->q.detail = msg;
+	return ERR_INVAL;
+}
+
+uint32_t tiles__quantum_of(const struct tile_key *key, const struct preset *p)
+{
+	return key->precision ? (uint32_t)key->precision * 10000u : preset_quantum_um(p);
+}
+
+/* The ?format= values and the form each serves. */
+static const struct {
+	char name;
+	enum tile_form form;
+} formats[] = {
+	{ '5', TILE_FORM_CURRENT },     /* versions 5 and 6 (1 and 2 for small tiles) */
+	{ '3', TILE_FORM_BEFORE5 },     /* versions 3 and 4: 2 rANS states (1 and 2 for
+					   small tiles, as servers before version 5) */
+	{ '1', TILE_FORM_LZ21 },        /* versions 1 and 2: lz21 byte planes */
+};
+
+int tiles__parse_format(struct tile_req *x, struct tile_key *key)
+{
+	size_t len = 0, k;
+	int rc;
+	const char *s = req_query(&x->q, "format", &len, &rc);
+	char *msg;
+
+	key->format = TILE_FORM_CURRENT;
+	if (rc || !s)
+		return rc;
+	for (k = 0; len == 1 && k < sizeof(formats) / sizeof(formats[0]); k++) {
+		if (s[0] == formats[k].name) {
+			key->format = formats[k].form;
+			return 0;
+		}
+	}
+	if (!(msg = http_req_alloc(x->q.http, 200)))
+		return ERR_NOMEM;
+	snprintf(msg, 200, "format: unknown tile format \"%.16s\"; use 5 (the current, "
+		 "the default), 3 (versions 3 and 4, for decoders written before version 5) "
+		 "or 1 (the lz21 form of versions 1 and 2)", s);
+	x->q.detail = msg;
+	return ERR_INVAL;
+}
+
+int tiles__parse_precision(struct tile_req *x, const struct preset *p, struct tile_key *key)
+{
+	size_t len = 0;
+	int rc;
+	const char *s = req_query(&x->q, "precision", &len, &rc);
+	uint32_t um, base = preset_quantum_um(p);
+	char *msg;
+
+	key->precision = 0;
+	if (rc || !s)
+		return rc;
+	um = tile_precision_um(s, len);
+	if (um && um >= base && um % base == 0) {
+		if (um != base)
+			key->precision = (uint8_t)(um / 10000u);
+		return 0;
+	}
+	if (!(msg = http_req_alloc(x->q.http, 200)))
+		return ERR_NOMEM;
+	if (um)
+		snprintf(msg, 200, "precision: %.8s is not a whole multiple of this "
+			 "generator's quantum, %u um", s, (unsigned)base);
+	else
+		snprintf(msg, 200, "precision: unknown precision \"%.32s\"; use 1cm, 5cm, "
+			 "10cm, 50cm or 1m", s);
+	x->q.detail = msg;
+	return ERR_INVAL;
+}
+
+static int h_tile(struct req *q)
+{
+	struct tile_req *x = tiles__req_of(q);
+	const struct preset *p;
+	uint64_t seed;
+	int32_t cx, cz;
+	unsigned layers;
+	int rc, pi, lod, answered;
+
+	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0)
+		return rc;
+	p = catalog_at(x->t->cat, (size_t)pi);
+	if ((rc = tiles__parse_lod(x, p, &lod)) != 0 || (rc = parse_coord(x, 5, "cx", &cx)) != 0 ||
+	    (rc = parse_coord(x, 6, "cz", &cz)) != 0 || (rc = tiles__parse_layers(x, &layers)) != 0 ||
+	    (rc = tiles__parse_coding(x)) != 0)
+		return rc;
+	x->world = world_map_find(x->t->worlds, pi, seed);
+	x->key = tiles__key_of(x->world, seed, pi, cx, cz, lod, KIND_TILE, layers);
+	if ((rc = tiles__parse_precision(x, p, &x->key)) != 0 ||
+	    (rc = tiles__parse_format(x, &x->key)) != 0)
+		return rc;
+	if ((rc = tiles__check_version(x, x->key.version, &answered)) != 0 || answered)
+		return rc;
+	return serve_value(x, p);
+}
+
+/* GET objects/{cx}/{cz}: the chunk's objects, JSON or binary by Accept. */
+static int h_objects(struct req *q)
+{
+	struct tile_req *x = tiles__req_of(q);
+	uint64_t seed;
+	int32_t cx, cz;
+	int rc, pi, kind, answered;
+
+	if ((rc = req_world(&x->q, x->t->cat, &seed, &pi)) != 0 || (rc = parse_coord(x, 4, "cx", &cx)) != 0 ||
+	    (rc = parse_coord(x, 5, "cz", &cz)) != 0 || (rc = tiles__parse_coding(x)) != 0)
+		return rc;
+	kind = req_prefers(x->q.http->header[HTTP_H_ACCEPT], OBJECTS_BINARY_TYPE, OBJECTS_JSON_TYPE) ? KIND_OBJECTS_BINARY :
+	       KIND_OBJECTS_JSON;
+	x->world = world_map_find(x->t->worlds, pi, seed);
+	x->key = tiles__key_of(x->world, seed, pi, cx, cz, 0, kind, 0);
+	if ((rc = tiles__check_version(x, x->key.version, &answered)) != 0 || answered)
+		return rc;
+	return serve_value(x, catalog_at(x->t->cat, (size_t)pi));
+}
+
+/* ---- the module ------------------------------------------------------------- */
+
+static const struct route routes[] = {
+	{ "tile", { "v1", "worlds", NULL, "chunks", NULL, NULL, NULL }, 7, READ, 0,
+	  sizeof(struct tile_req), h_tile, NULL },
+	{ "batch", { "v1", "worlds", NULL, "chunks", NULL }, 5, READ, 0,
+	  sizeof(struct tile_req), tiles__h_batch, NULL },
+	{ "objects", { "v1", "worlds", NULL, "objects", NULL, NULL }, 6, READ, 0,
+	  sizeof(struct tile_req), h_objects, NULL },
+};
+
+size_t tiles_routes(const struct route **out)
+{
+	*out = routes;
+	return ARRAY_LEN(routes);
+}
+
+static void free_value(void *v)
+{
+	free(v);
+}
+
+int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
+		 const struct world_map *worlds, struct req_env *env,
+		 const struct tiles_config *cfg, struct tiles **out)
+{
+	struct tiles *t;
+	int rc;
+
+	if (!loop || !cat || !worlds || !env || !cfg || !out)
+		return ERR_INVAL;
+	if (!(t = calloc(1, sizeof(*t))))
+		return ERR_NOMEM;
+	*t = (struct tiles){ .loop = loop, .cat = cat, .worlds = worlds, .env = env,
+			     .max_generations = cfg->max_generations ?
+						cfg->max_generations : 1024 };
+	if (cfg->max_age)
+		snprintf(t->cache_control, sizeof(t->cache_control), "public, max-age=%u",
+			 cfg->max_age);
+	else
+		snprintf(t->cache_control, sizeof(t->cache_control), "no-cache");
+	t->cc_len = strlen("Cache-Control: \r\n") + strlen(t->cache_control);
+	if ((rc = cache_create(cfg->cache_bytes, 0, free_value, &t->cache)) != 0 ||
+	    (rc = tilegen_pool_create(&t->pool)) != 0 ||
+	    (rc = regions_create(cfg->region_bytes, &t->regions)) != 0 ||
+	    (rc = bakes_create(loop, cat, worlds, regions_source(t->regions),
+				 cfg->bake_after, &t->bakes)) != 0) {
+		tiles_destroy(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+void tiles_stop(struct tiles *t)
+{
+	bakes_stop(t->bakes);
+}
+
+void tiles_changed(void *arg, int gen, uint64_t seed, const int32_t *chunks, size_t n,
+		   uint64_t revert)
+{
+	struct tiles *t = arg;
+
+	if (revert)
+		bakes_reset(t->bakes, gen, seed, chunks, n, revert);
+	else
+		bakes_changed(t->bakes, gen, seed, chunks, n);
+}
+
+void tiles_stats(const struct tiles *t, struct cache_stats *cs, struct regions_stats *rs,
+		 struct bakes_stats *bs)
+{
+	bakes_stats(t->bakes, bs);
+	cache_stats(t->cache, cs);
+	regions_stats(t->regions, rs);
+}
+
+void tiles_destroy(struct tiles *t)
+{
+	if (!t)
+		return;
+	bakes_destroy(t->bakes);
+	cache_destroy(t->cache);
+	regions_destroy(t->regions);
+	tilegen_pool_destroy(t->pool);
+	free(t);
+}
+
+struct bakes *tiles_bakes(struct tiles *t)
+{
+	return t->bakes;
+}
+
+const struct region_source *tiles_region_source(const struct tiles *t)
+{
+	return regions_source(t->regions);
+}
