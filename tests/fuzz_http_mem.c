@@ -4,7 +4,7 @@
  * "http_mem").
  *
  * The server is built here as serve_with() in server/service/main.c builds it
- * (catalog, route_create(), route_replay(), http_server_create()) on a
+ * (catalog, service_create(), service_replay(), http_server_create()) on a
  * libuv loop of this thread's own, with a data directory in /dev/shm (or
  * /tmp), one worker thread, 64 MiB caches, bakes off, a pipeline of 8,
  * 64 connections, one-second header and idle timeouts and an access log
@@ -62,7 +62,7 @@
 
 #include "edits/edits.h"
 #include "http/http.h"
-#include "service/routes.h"
+#include "service/service.h"
 #include "worlds/catalog.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -264,15 +264,11 @@ static char *data_dir(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct route_config rc = { .cache_bytes = 64 << 20, .region_bytes = 64 << 20,
-				   .response_bytes = 4 << 20, .max_age = 60,
-				   .max_generations = 64, .bake_after = 0,
-				   .edit_rate = 1000, .edit_area_km2 = 200,
-				   .edit_deadline_ms = 5000, .snapshot_every = 1000 };
+	struct service_config rc;
 	struct http_limits lim;
 	struct http_handler h;
 	struct catalog *cat;
-	struct routes *rt;
+	struct service *rt;
 	char err[512], warn[512];
 	const char *ms;
 
@@ -286,16 +282,24 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if ((ms = getenv("FUZZ_ANSWER_MS")) && *ms)
 		answer_ms = strtoull(ms, NULL, 10);
 	setenv("UV_THREADPOOL_SIZE", "1", 1); /* before the loop's first work */
-	rc.data_dir = data_dir();
+	service_config_init(&rc);
+	rc.api.response_bytes = 4 << 20;
+	rc.tiles = (struct tiles_config){ .cache_bytes = 64 << 20, .region_bytes = 64 << 20,
+					  .max_age = 60, .max_generations = 64, .bake_after = 0 };
+	rc.edits.rate = 1000;
+	rc.edits.area_km2 = 200;
+	rc.edits.deadline_ms = 5000;
+	rc.snapshots.every = 1000;
+	rc.log.data_dir = data_dir();
 	if (uv_loop_init(&loop) < 0 || uv_timer_init(&loop, &bound) < 0)
 		fail("uv_loop_init", "failed");
 	if (catalog_load(NULL, &cat, err, sizeof(err)) < 0)
 		fail("catalog", err);
-	if (route_create(&loop, cat, &rc, &rt, err, sizeof(err)) < 0)
-		fail("route_create", err);
-	if (route_replay(rt, err, sizeof(err), warn, sizeof(warn)) < 0)
-		fail("route_replay", err);
-	route_handler(rt, &h);
+	if (service_create(&loop, cat, &rc, &rt, err, sizeof(err)) < 0)
+		fail("service_create", err);
+	if (service_replay(rt, err, sizeof(err), warn, sizeof(warn)) < 0)
+		fail("service_replay", err);
+	service_handler(rt, &h);
 	http_limits_default(&lim);
 	lim.max_connections = 64;
 	lim.idle_timeout_ms = 1000;
@@ -307,9 +311,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fail("/dev/null", strerror(errno));
 	if (http_server_create(&loop, &lim, &h, &server) < 0)
 		fail("http_server_create", "out of memory");
-	route_set_server(rt, server);
+	service_set_server(rt, server);
 	fprintf(stderr, "fuzz_http_mem: %zu presets, data in %s\n", catalog_count(cat),
-		rc.data_dir);
+		rc.log.data_dir);
 	return 0; /* the server lives as long as the process */
 }
 

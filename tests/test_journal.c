@@ -26,6 +26,9 @@
 #include "edit.h"
 #include "err.h"
 
+/* The options of a log of spec in dir. */
+#define LOG(spec, dir) (&(struct journal_config){ (spec), (dir), NULL, NULL, NULL, NULL })
+
 struct fixture {
 	char dir[256];
 	uv_loop_t loop;
@@ -113,7 +116,7 @@ static struct journal *open_replayed(struct fixture *fx, struct follower *f)
 	struct journal *l;
 	char err[256];
 
-	assert_int_equal(journal_open("file", NULL, fx->dir, NULL, &fx->loop, follow, f, &l, err,
+	assert_int_equal(journal_open(LOG("file", fx->dir), NULL, &fx->loop, follow, f, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_replay(l, &st), 0);
 	return l;
@@ -179,7 +182,7 @@ static void test_journal_replay_skips_what_follow_cannot_apply(void **state)
 	uv_run(&fx->loop, UV_RUN_DEFAULT);
 	journal_close(l);
 
-	assert_int_equal(journal_open(NULL, NULL, fx->dir, NULL, &fx->loop, follow, &g, &l, err,
+	assert_int_equal(journal_open(LOG(NULL, fx->dir), NULL, &fx->loop, follow, &g, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_replay(l, &st), 0);
 	assert_int_equal(st.records, 3);
@@ -188,7 +191,7 @@ static void test_journal_replay_skips_what_follow_cannot_apply(void **state)
 	journal_close(l);
 
 	g = (struct follower){ .answer = ERR_CORRUPT, .fail_at = 2 };
-	assert_int_equal(journal_open(NULL, NULL, fx->dir, NULL, &fx->loop, follow, &g, &l, err,
+	assert_int_equal(journal_open(LOG(NULL, fx->dir), NULL, &fx->loop, follow, &g, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_replay(l, &st), ERR_CORRUPT);
 	assert_int_equal(g.n, 1);
@@ -224,17 +227,17 @@ static void test_journal_refuses_unknown_backends_and_appends_before_replay(void
 	struct journal *l;
 	char err[256];
 
-	assert_int_equal(journal_open("tape", NULL, fx->dir, NULL, &fx->loop, follow, &f, &l, err,
+	assert_int_equal(journal_open(LOG("tape", fx->dir), NULL, &fx->loop, follow, &f, &l, err,
 				      sizeof(err)), ERR_INVAL);
 	assert_non_null(strstr(err, "unknown backend"));
-	assert_int_equal(journal_open("redis://nohost", NULL, fx->dir, "", &fx->loop, follow, &f,
+	assert_int_equal(journal_open(LOG("redis://nohost", fx->dir), "", &fx->loop, follow, &f,
 				      &l, err, sizeof(err)), ERR_INVAL);
 	assert_non_null(strstr(err, "bad spec"));
-	assert_int_equal(journal_open("sentinel://127.0.0.1:1/", NULL, fx->dir, "", &fx->loop, follow,
+	assert_int_equal(journal_open(LOG("sentinel://127.0.0.1:1/", fx->dir), "", &fx->loop, follow,
 				      &f, &l, err, sizeof(err)), ERR_INVAL);
-	assert_int_equal(journal_open("redis://127.0.0.1:6379/0?timeout=0", NULL, fx->dir, "",
+	assert_int_equal(journal_open(LOG("redis://127.0.0.1:6379/0?timeout=0", fx->dir), "",
 				      &fx->loop, follow, &f, &l, err, sizeof(err)), ERR_INVAL);
-	assert_int_equal(journal_open("file", NULL, fx->dir, NULL, &fx->loop, follow, &f, &l, err,
+	assert_int_equal(journal_open(LOG("file", fx->dir), NULL, &fx->loop, follow, &f, &l, err,
 				      sizeof(err)), 0);
 	assert_int_equal(journal_append(l, &b, done, &a), ERR_INVAL);
 	assert_int_equal(a.called, 0);

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <llhttp.h>
 
+#include "base/options.h"
 #include "err.h"
 #include "http/http.h"
 #include "jsonv.h"
@@ -49,11 +50,23 @@
 static const char oom_body[] =
 	"{\"error\":\"unavailable\",\"detail\":\"out of memory\"}";
 
+static const struct option options[] = {
+	OPTION(struct req_config, "response-mb", "TERRAIN_RESPONSE_MB", "MB", "64", OPTION_MIB,
+	       response_bytes, 0, 1 << 20, "MiB of bodies made for single requests (bundles, large "
+	       "JSON) that may wait to be sent; past it, or past a quarter of it on one "
+	       "connection beyond that connection's first, such requests get 503 (at least 1)"),
+};
+size_t req_options(const struct option **out)
+{
+	*out = options;
+	return ARRAY_LEN(options);
+}
+
 void req_env_init(struct req_env *env, struct metrics *m, size_t max_made)
 {
 	env->metrics = m;
 	env->made = 0;
-	env->max_made = max_made ? max_made : (size_t)64 << 20;
+	env->max_made = max_made ? max_made : (size_t)1 << 20; /* at least 1 MiB */
 	env->oom_head_len = (size_t)snprintf(env->oom_head, sizeof(env->oom_head),
 		"%sContent-Type: application/json\r\nContent-Length: %zu\r\n"
 		"Retry-After: 1\r\n" REQ_CORS, http_status_line(503), sizeof(oom_body) - 1);

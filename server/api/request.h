@@ -84,7 +84,17 @@ struct req {
 	int nseg;
 };
 
-/* Set up env: max_made 0 means 64 MiB. */
+/* The module's option (req_options: --response-mb). */
+struct req_config {
+	size_t response_bytes; /* bodies made for single requests and not yet
+				  sent (64 MiB; 0: 1 MiB) */
+};
+
+struct option;
+/* The module's option table (options.h); returns its length. */
+size_t req_options(const struct option **out);
+
+/* Set up env: max_made bytes of made bodies (0: 1 MiB). */
 void req_env_init(struct req_env *env, struct metrics *m, size_t max_made);
 
 /* ---- answers ---- */

@@ -9,12 +9,16 @@
  */
 #include "journal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/files.h"
+#include "base/options.h"
 #include "batch.h"
 #include "err.h"
+#include "util.h"
 
 struct journal {
 	const struct journal_ops *ops;
@@ -47,14 +51,89 @@ static int is_redis(const char *spec)
 	return !strncmp(spec, "redis://", 8) || !strncmp(spec, "sentinel://", 11);
 }
 
-int journal_open(const char *spec, const struct journal_auth *auth, const char *data_dir,
-		 const char *identity, struct uv_loop_s *loop, journal_follow_fn follow,
-		 void *arg, struct journal **out, char *err, size_t errlen)
+static const struct option options[] = {
+	OPTION(struct journal_config, "data-dir", "TERRAIN_DATA_DIR", "DIR", "./data", OPTION_STR,
+	       data_dir, 0, 0, "directory of the edit log (created when missing; one server each)"),
+	OPTION(struct journal_config, "edit-log", "TERRAIN_EDIT_LOG", "SPEC", "file", OPTION_STR,
+	       spec, 0, 0, "where edits are logged: file (DATA_DIR/edits.log), or a log shared by "
+	       "nodes: redis://[USER@]HOST:PORT[/DB] or sentinel://[USER@]HOST:PORT[,...]/MASTER[/DB], "
+	       "options ?timeout=MS&replicas=N|all (docs/cluster.md)"),
+	OPTION(struct journal_config, "redis-password-file", "TERRAIN_REDIS_PASSWORD_FILE", "FILE",
+	       "", OPTION_STR, password_file, 0, 0, "the shared edit log's Redis password, the "
+	       "file's first line (or environment TERRAIN_REDIS_PASSWORD; either keeps it out of "
+	       "process listings: docs/cluster.md)"),
+	OPTION(struct journal_config, "sentinel-password-file", "TERRAIN_SENTINEL_PASSWORD_FILE",
+	       "FILE", "", OPTION_STR, sentinel_password_file, 0, 0, "the Sentinels' password for "
+	       "sentinel://, the file's first line (or environment TERRAIN_SENTINEL_PASSWORD)"),
+};
+size_t journal_options(const struct option **out)
 {
+	*out = options;
+	return ARRAY_LEN(options);
+}
+
+/*
+ * A password of the shared edit log: environment variable env, or the
+ * first line of file (flag names it); NULL when neither. Both: refused.
+ */
+static int read_password(const char *env, const char *file, const char *flag, char **out,
+			 char *err, size_t errlen)
+{
+	const char *v = getenv(env);
+	size_t len;
+	char *buf;
+
+	*out = NULL;
+	if (v && v[0] && file && file[0]) {
+		snprintf(err, errlen, "both %s and --%s are set: give the password once", env,
+			 flag);
+		return ERR_INVAL;
+	}
+	if (v && v[0])
+		return (*out = strdup(v)) ? 0 : ERR_NOMEM;
+	if (!file || !file[0])
+		return 0;
+	if (files_read(file, 4096, &buf, &len) != 0) {
+		snprintf(err, errlen, "--%s %s: %s", flag, file, strerror(errno));
+		return ERR_INVAL;
+	}
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (!buf[0]) {
+		snprintf(err, errlen, "--%s %s: the first line is empty", flag, file);
+		free(buf);
+		return ERR_INVAL;
+	}
+	*out = buf;
+	return 0;
+}
+
+int journal_config_load(struct journal_config *c, char *err, size_t errlen)
+{
+	int rc = read_password("TERRAIN_REDIS_PASSWORD", c->password_file, "redis-password-file",
+			       &c->password, err, errlen);
+
+	if (rc == 0)
+		rc = read_password("TERRAIN_SENTINEL_PASSWORD", c->sentinel_password_file,
+				   "sentinel-password-file", &c->sentinel_password, err, errlen);
+	return rc;
+}
+
+void journal_config_free(struct journal_config *c)
+{
+	free(c->password);
+	free(c->sentinel_password);
+	c->password = c->sentinel_password = NULL;
+}
+
+int journal_open(const struct journal_config *cfg, const char *identity,
+		 struct uv_loop_s *loop, journal_follow_fn follow, void *arg,
+		 struct journal **out, char *err, size_t errlen)
+{
+	const char *spec = cfg ? cfg->spec : NULL;
 	struct journal *l;
 	int rc;
 
-	if (!follow || !out) {
+	if (!cfg || !follow || !out) {
 		snprintf(err, errlen, "edit log: bad arguments");
 		return ERR_INVAL;
 	}
@@ -70,10 +149,12 @@ int journal_open(const char *spec, const struct journal_auth *auth, const char *
 	l->follow = follow;
 	l->arg = arg;
 	if (spec && is_redis(spec))
-		rc = journal_redis_open(spec, auth, identity ? identity : "", loop, l, &l->ops,
-					&l->be, err, errlen);
+		rc = journal_redis_open(spec, &(struct journal_auth){ cfg->password,
+								       cfg->sentinel_password },
+					identity ? identity : "", loop, l, &l->ops, &l->be, err,
+					errlen);
 	else
-		rc = journal_file_open(data_dir, loop, &l->ops, &l->be, err, errlen);
+		rc = journal_file_open(cfg->data_dir, loop, &l->ops, &l->be, err, errlen);
 	if (rc) {
 		free(l);
 		return rc;

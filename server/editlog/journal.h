@@ -47,7 +47,8 @@
  *
  * Loop thread only.
  *
- *	journal_open("file", NULL, dir, NULL, loop, follow, world, &l, err, sizeof(err));
+ *	journal_open(&(struct journal_config){ "file", dir }, NULL, loop, follow, world,
+ *		     &l, err, sizeof(err));
  *	journal_replay(l, &rs);                  // follow(0) per batch
  *	journal_append(l, &batch, done, req);    // follow(LIVE | OWN), then done
  *	journal_close(l);
@@ -114,9 +115,9 @@ struct journal_replay_stats {
 
 /*
  * Passwords of a shared log given apart from its spec, so that they stay
- * out of process listings (main.c reads them from the environment or a
- * file; docs/cluster.md "Credentials"). NULL: not given. A password given
- * both here and in the spec is refused.
+ * out of process listings (journal_config_load() reads them from the
+ * environment or a file; docs/cluster.md "Credentials"). NULL: not given.
+ * A password given both here and in the spec is refused.
  */
 struct journal_auth {
 	const char *password;           /* the data nodes' (the spec's USER, or
@@ -125,18 +126,46 @@ struct journal_auth {
 };
 
 /*
- * Open the log named by spec: "file" (or NULL) is the write-ahead log of
- * store.h in data_dir; "redis://[USER[:PASSWORD]@]HOST:PORT[/DB][?OPTIONS]"
- * or "sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/MASTER[/DB]
- * [?OPTIONS]" the shared log of journal_redis.c (docs/cluster.md). auth
- * (may be NULL) adds passwords. identity (may be NULL for the file log) is
- * what every node of a shared log must agree on: the first node records
- * it there, a node with another one is refused. follow(arg, ...) receives
- * every batch. On failure returns ERR_* with the reason in err.
+ * The log's options (journal_options, read by main.c and --help), and the
+ * passwords journal_config_load() reads.
  */
-int journal_open(const char *spec, const struct journal_auth *auth, const char *data_dir,
-		 const char *identity, struct uv_loop_s *loop, journal_follow_fn follow,
-		 void *arg, struct journal **out, char *err, size_t errlen);
+struct journal_config {
+	const char *spec;      /* --edit-log: "file" (or NULL) is the write-ahead
+				  log of store.h in data_dir;
+				  "redis://[USER[:PASSWORD]@]HOST:PORT[/DB][?OPTIONS]"
+				  or "sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]
+				  /MASTER[/DB][?OPTIONS]" the shared log of
+				  journal_redis.c (docs/cluster.md) */
+	const char *data_dir;  /* --data-dir: the file log's folder (and the
+				  snapshots') */
+	const char *password_file;          /* --redis-password-file */
+	const char *sentinel_password_file; /* --sentinel-password-file */
+	char *password;          /* journal_config_load(): from the environment */
+	char *sentinel_password; /* or the files, or NULL */
+};
+
+struct option;
+/* The module's option table (options.h); returns its length. */
+size_t journal_options(const struct option **out);
+
+/* Read the passwords: TERRAIN_REDIS_PASSWORD or --redis-password-file's
+ * first line, TERRAIN_SENTINEL_PASSWORD or --sentinel-password-file's (both
+ * ways for one password: refused). 0, or ERR_* with err saying why. */
+int journal_config_load(struct journal_config *c, char *err, size_t errlen);
+
+/* Free what journal_config_load() read. */
+void journal_config_free(struct journal_config *c);
+
+/*
+ * Open the log cfg names (passwords given apart from the spec are added).
+ * identity (may be NULL for the file log) is what every node of a shared
+ * log must agree on: the first node records it there, a node with another
+ * one is refused. follow(arg, ...) receives every batch. On failure returns
+ * ERR_* with the reason in err.
+ */
+int journal_open(const struct journal_config *cfg, const char *identity,
+		 struct uv_loop_s *loop, journal_follow_fn follow, void *arg,
+		 struct journal **out, char *err, size_t errlen);
 
 /* Follow every batch in the log, before the first append. Returns 0 or
  * the ERR_* that stopped it, with st->message saying why. */

@@ -542,7 +542,7 @@ static int post_edits(struct edit_req *x, int pi, uint64_t seed)
 static uint64_t revert_floor(const struct edits *e, const struct world *w)
 {
 	uint64_t now = e->time_hw > now_ms() ? e->time_hw : now_ms();
-	uint64_t from = now > e->lim.history_s * 1000ull ? now - e->lim.history_s * 1000ull : 0;
+	uint64_t from = now > e->history_s * 1000ull ? now - e->history_s * 1000ull : 0;
 	uint64_t first = world_reach(w, from);
 
 	return first > world_floor(w) ? first : world_floor(w);
@@ -565,7 +565,7 @@ static int revert_check(struct edit_req *x, const struct world *w, struct revert
 	r->floor = revert_floor(x->e, w);
 	if (r->floor > world_seq(w)) {
 		snprintf(msg, 320, "nothing to revert: no edit of this world is within --history "
-			 "(%u s) after its snapshot", x->e->lim.history_s);
+			 "(%u s) after its snapshot", x->e->history_s);
 		return 422;
 	}
 	world_batch(w, world_batch_of(w, r->floor), &b);
@@ -575,7 +575,7 @@ static int revert_check(struct edit_req *x, const struct world *w, struct revert
 			snprintf(msg, 320, "beyond history: the oldest edit a revert reaches is %llu, "
 				 "taken at %llu ms (--history %u s, and nothing before the "
 				 "world's snapshot)", (ull)r->floor, (ull)b.time_ms,
-				 x->e->lim.history_s);
+				 x->e->history_s);
 			return 422;
 		}
 		return 0;
@@ -595,7 +595,7 @@ static int revert_check(struct edit_req *x, const struct world *w, struct revert
 	if (b.revert->floor < r->floor) {
 		snprintf(msg, 320, "beyond history: revert %llu reaches edit %llu, and the oldest "
 			 "edit an undo may bring back now is %llu (--history %u s)", (ull)r->undo,
-			 (ull)b.revert->floor, (ull)r->floor, x->e->lim.history_s);
+			 (ull)b.revert->floor, (ull)r->floor, x->e->history_s);
 		return 422;
 	}
 	x->q.detail = NULL;
@@ -634,7 +634,7 @@ static int post_reverts(struct edit_req *x, int pi, uint64_t seed)
 		x->q.detail = "floor, history_ms: the server sets them (--history)";
 		return 400;
 	}
-	rv.history_ms = (uint64_t)e->lim.history_s * 1000;
+	rv.history_ms = (uint64_t)e->history_s * 1000;
 	x->world = world_map_find(e->worlds, pi, seed);
 	if ((rc = revert_check(x, x->world, &rv)) != 0)
 		return rc;
@@ -758,42 +758,38 @@ static int identity(const struct catalog *cat, char **out)
 }
 
 int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_env *env,
-		 const struct edits_config *cfg, struct edits **out, char *err,
-		 size_t errlen)
+		 const struct edits_config *cfg, const struct journal_config *log,
+		 struct edits **out, char *err, size_t errlen)
 {
+	uint64_t window_ms = (uint64_t)(cfg && cfg->key_window_s ? cfg->key_window_s : 86400) * 1000;
 	struct edits *e;
 	char *id = NULL;
 	int rc;
 
-	if (!loop || !cat || !env || !cfg || !out)
+	if (!loop || !cat || !env || !cfg || !log || !out)
 		return ERR_INVAL;
 	if (!(e = calloc(1, sizeof(*e))))
 		return ERR_NOMEM;
 	e->cat = cat;
 	e->env = env;
 	e->loop = loop;
-	e->lim = cfg->limits;
+	e->history_s = cfg->history_s;
 	snprintf(err, errlen, "out of memory");
 	if ((rc = access_create(loop, &(struct access_config){
 			cfg->token, cfg->cors_origins, cfg->allowed_hosts, cfg->token_secret,
 			cfg->token_secret_len, cfg->token_public_key, cfg->token_public_key_len,
-			{ cfg->limits.edits_per_s, cfg->limits.edit_burst,
-			  cfg->limits.area_m2_per_s, cfg->limits.area_burst_m2,
-			  cfg->limits.deadline_ms } }, &e->access, err, errlen)) != 0)
+			{ cfg->rate, 5.0 * cfg->rate, cfg->area_km2 * 1e6, 5 * cfg->area_km2 * 1e6,
+			  cfg->deadline_ms } }, &e->access, err, errlen)) != 0)
 		;
-	else if ((rc = idem_create(cfg->limits.key_max ? cfg->limits.key_max : 1000000,
-				   (uint64_t)(cfg->limits.key_window_s ? cfg->limits.key_window_s :
-					      86400) * 1000, &e->keys)) != 0 ||
+	else if ((rc = idem_create(cfg->key_max ? cfg->key_max : 1000000, window_ms,
+				   &e->keys)) != 0 ||
 		 (rc = world_map_create(cat, &e->worlds)) != 0 ||
 		 (rc = sse_create(loop, 0, 0, &e->sse)) != 0 || (rc = edits__presets_body(e)) != 0)
 		;
 	else if ((rc = identity(cat, &id)) == 0)
-		rc = journal_open(cfg->log, &(struct journal_auth){ cfg->log_password,
-								 cfg->log_sentinel_password },
-				  cfg->data_dir, id, loop, follow, e, &e->log, err, errlen);
+		rc = journal_open(log, id, loop, follow, e, &e->log, err, errlen);
 	if (rc == 0)
-		journal_key_window(e->log, (uint64_t)(cfg->limits.key_window_s ?
-						      cfg->limits.key_window_s : 86400) * 1000);
+		journal_key_window(e->log, window_ms);
 	free(id);
 	if (rc) {
 		edits_destroy(e);

@@ -32,51 +32,61 @@ struct route;
 struct uv_loop_s;
 struct world_map;
 
-/* Per-client budgets for edits (token buckets; a rate of 0 is off). */
-struct edits_limits {
-	double edits_per_s;      /* --edit-rate (default 1000) */
-	double edit_burst;       /* edits at once (default 5 s of the rate) */
-	double area_m2_per_s;    /* --edit-area km^2/s as m^2/s (default 200 km^2) */
-	double area_burst_m2;    /* at once (default 5 s of the rate) */
-	unsigned deadline_ms;    /* --edit-deadline (default 5000): an edit that
-				    arrives later than this after the front
-				    received it (X-Request-Start) gets 503 and
-				    is not applied; 0: off */
-	unsigned key_window_s;   /* --idempotency-window (default 86400): how
-				    long a batch's Idempotency-Key is
-				    remembered, by the log's clock */
-	unsigned key_max;        /* --idempotency-keys (default 1000000): the
-				    most keys remembered (idem.h) */
-	unsigned history_s;      /* --history (default 604800): how far back,
-				    by the log's clock, a revert reaches */
+/*
+ * The module's options (edits_options, read by main.c and --help) and what
+ * edits_config_load() reads from the files they name. The edit log's own
+ * options are the journal's (journal.h).
+ */
+struct edits_config {
+	const char *token;           /* --edit-token; NULL or "": loopback
+					clients only, or players' tokens */
+	const char *token_secret_file;     /* --token-secret-file */
+	const char *token_public_key_file; /* --token-public-key-file */
+	const char *cors_origins;    /* web origins that may edit besides the
+					server's own, comma-separated */
+	const char *allowed_hosts;   /* Host names besides loopback ones that
+					tokenless edits may name */
+	unsigned rate;               /* --edit-rate, edits/s per author (0: off;
+					bursts of 5 s) */
+	unsigned area_km2;           /* --edit-area, km^2/s per author (0: off;
+					bursts of 5 s) */
+	unsigned deadline_ms;        /* --edit-deadline: an edit that arrives
+					later than this after the front received
+					it (X-Request-Start) gets 503 and is not
+					applied; 0: off */
+	unsigned key_window_s;       /* --idempotency-window: how long a batch's
+					Idempotency-Key is remembered, by the
+					log's clock (0: 86400) */
+	unsigned key_max;            /* --idempotency-keys: the most keys
+					remembered (idem.h; 0: 1000000) */
+	unsigned history_s;          /* --history: how far back, by the log's
+					clock, a revert reaches */
+	/* edits_config_load(): the key files' bytes, or NULL */
+	uint8_t *token_secret;
+	size_t token_secret_len;
+	char *token_public_key;
+	size_t token_public_key_len;
 };
 
-struct edits_config {
-	const char *log;        /* edit log backend: "file" (or NULL), or a
-				   redis:// or sentinel:// URL (journal.h) */
-	const char *log_password;          /* the shared log's passwords given apart */
-	const char *log_sentinel_password; /* from it (journal_auth), or NULL */
-	const char *data_dir;   /* where the file log lives */
-	const char *token;      /* bearer token for edits; NULL or "":
-				   loopback clients only (copied) */
-	const char *cors_origins;  /* web origins that may edit besides the
-				      server's own, comma-separated (copied) */
-	const char *allowed_hosts; /* Host names besides loopback ones that
-				      tokenless edits may name (copied) */
-	const uint8_t *token_secret;   /* players' tokens: HS256 key (copied), */
-	size_t token_secret_len;
-	const char *token_public_key;  /* and/or PEM public key (copied); NULL */
-	size_t token_public_key_len;   /* both: none (access.h) */
-	struct edits_limits limits;
-};
+struct option;
+/* The module's option table (options.h); returns its length. */
+size_t edits_options(const struct option **out);
+
+/* Read the files c names (the token keys) and check that they can verify
+ * tokens. 0, or ERR_* with err saying why (a bad argument). */
+int edits_config_load(struct edits_config *c, char *err, size_t errlen);
+
+/* Free what edits_config_load() read (the secret wiped first). */
+void edits_config_free(struct edits_config *c);
 
 /*
  * Create the module and open its edit log (not yet replayed). On failure
  * returns ERR_* with the reason in err (for the operator).
  */
+struct journal_config;
 int edits_create(struct uv_loop_s *loop, const struct catalog *cat, struct req_env *env,
-		 const struct edits_config *cfg, struct edits **out, char *err,
-		 size_t errlen);
+		 const struct edits_config *cfg, const struct journal_config *log,
+		 struct edits **out, char *err, size_t errlen);
 
 /*
  * Rebuild every world from the edit log, before serving. Batches of

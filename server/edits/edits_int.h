@@ -41,7 +41,7 @@ struct edits {
 	long long presets_mtime;         /* Last-Modified */
 	char presets_head[160];          /* their header lines */
 	struct uv_loop_s *loop;
-	struct edits_limits lim;
+	unsigned history_s;         /* --history (edits.h) */
 	uint64_t time_hw;                /* the latest time a record was stamped with */
 	edits_change_fn on_change;       /* chunks a batch touched, or NULL */
 	void *change_arg;

@@ -200,7 +200,7 @@ int edits_replay(struct edits *e, char *msg, size_t msglen, char *warn, size_t w
 void edits_use_snapshots(struct edits *e, struct snapshots *s, int compact)
 {
 	snapshots_keep_keys(s, e->keys);
-	snapshots_keep_history(s, (uint64_t)e->lim.history_s * 1000);
+	snapshots_keep_history(s, (uint64_t)e->history_s * 1000);
 	e->snaps = s;
 	e->compact = compact;
 	if (journal_shares_snapshots(e->log)) {

@@ -106,6 +106,7 @@ struct http_limits {
 	 * NULL, is the file it was opened from, for http_server_reopen_log(). */
 	FILE *access_log;
 	const char *access_log_path;
+	const char *access_log_file; /* --access-log: what the caller opens */
 	/* Sent as "X-Terrain-Node: NAME" on every response, so that a proxy's
 	 * client can see which node answered (--node-name); NULL or "": none.
 	 * At most HTTP_NODE_NAME_MAX bytes of http_node_name_valid(). */
@@ -122,6 +123,16 @@ struct http_limits {
 int http_node_name_valid(const char *s);
 
 void http_limits_default(struct http_limits *l);
+
+/* The options of struct http_limits (--node-name, --max-connections,
+ * --idle-timeout, --header-timeout, --access-log). */
+struct option;
+/* The module's option table (options.h); returns its length. */
+size_t http_options(const struct option **out);
+
+/* What the options leave to the system: a node_name not given (NULL)
+ * becomes the host's name (its first label, at most HTTP_NODE_NAME_MAX). */
+void http_limits_resolve(struct http_limits *l);
 
 /* A parsed request, valid until its response has been written. */
 struct http_req {

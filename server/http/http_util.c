@@ -10,8 +10,11 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include "base/options.h"
 #include "err.h"
+#include "util.h"
 
 void http_limits_default(struct http_limits *l)
 {
@@ -25,7 +28,47 @@ void http_limits_default(struct http_limits *l)
 	l->max_pipeline = 32;
 	l->access_log = NULL;
 	l->access_log_path = NULL;
+	l->access_log_file = NULL;
 	l->node_name = NULL;
+}
+
+#define ROW(...) OPTION(struct http_limits, __VA_ARGS__)
+
+static const struct option options[] = {
+	{ "node-name", "TERRAIN_NODE_NAME", "NAME", "hostname", "sent as X-Terrain-Node on "
+	  "every response: which node of a cluster answered ([A-Za-z0-9._-], at most 64; "
+	  "empty: not sent)", OPTION_STR, offsetof(struct http_limits, node_name), 0, 0,
+	  http_node_name_valid },
+	ROW("max-connections", "TERRAIN_MAX_CONNECTIONS", "N", "10000", OPTION_UINT,
+	    max_connections, 0, 1 << 24, "open connections (counted from their first bytes); "
+	    "beyond it clients get 503, but 16 more answer /healthz, /readyz and /metrics "
+	    "(capped by RLIMIT_NOFILE)"),
+	ROW("idle-timeout", "TERRAIN_IDLE_TIMEOUT", "SECONDS", "60", OPTION_MS, idle_timeout_ms,
+	    0, 0, "close keep-alive connections idle this long; 0: never"),
+	ROW("header-timeout", "TERRAIN_HEADER_TIMEOUT", "SECONDS", "10", OPTION_MS,
+	    header_timeout_ms, 0, 0, "a request must arrive whole within this; else 408"),
+	ROW("access-log", "TERRAIN_ACCESS_LOG", "FILE", "", OPTION_STR, access_log_file, 0, 0,
+	    "append one line per response to FILE (- for stdout); default off"),
+};
+size_t http_options(const struct option **out)
+{
+	*out = options;
+	return ARRAY_LEN(options);
+}
+
+void http_limits_resolve(struct http_limits *l)
+{
+	static char name[256];
+	size_t n;
+
+	if (l->node_name)
+		return;
+	if (gethostname(name, sizeof(name) - 1) < 0)
+		name[0] = '\0';
+	name[sizeof(name) - 1] = '\0';
+	n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-");
+	name[n < HTTP_NODE_NAME_MAX ? n : HTTP_NODE_NAME_MAX] = '\0';
+	l->node_name = name;
 }
 
 int http_node_name_valid(const char *s)

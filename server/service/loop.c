@@ -14,8 +14,10 @@
 
 #include <uv.h>
 
+#include "base/options.h"
 #include "err.h"
 #include "http/http.h"
+#include "util.h"
 
 struct loop {
 	uv_loop_t uv;
@@ -24,6 +26,7 @@ struct loop {
 	uv_timer_t deadline;
 	struct http_server *server;
 	uint64_t drain_ms;
+	unsigned workers;
 	int backlog;
 	int draining;
 	void (*on_drain)(void *arg);     /* told when the drain starts */
@@ -66,6 +69,25 @@ static void cork_accepted(uv_tcp_t *listener)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
 }
 
+static const struct option options[] = {
+	OPTION(struct loop_config, "bind", "TERRAIN_BIND", "ADDR", "127.0.0.1", OPTION_STR, bind,
+	       0, 0, "address to listen on (0.0.0.0 or :: for all)"),
+	OPTION(struct loop_config, "port", "TERRAIN_PORT", "N", "8080", OPTION_UINT, port, 0, 65535,
+	       "TCP port; 0 picks a free one (printed on stderr)"),
+	OPTION(struct loop_config, "workers", "TERRAIN_WORKERS", "N", "cores", OPTION_UINT, workers,
+	       1, 1024, "generation threads"),
+};
+size_t loop_options(const struct option **out)
+{
+	*out = options;
+	return ARRAY_LEN(options);
+}
+
+unsigned loop_workers(const struct loop *l)
+{
+	return l->workers;
+}
+
 int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 		size_t errlen)
 {
@@ -74,8 +96,9 @@ int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 	struct loop *l;
 	int rc;
 
-	if (!cfg || !out || !cfg->bind || cfg->port < 0 || cfg->port > 65535 ||
-	    cfg->workers == 0) {
+	unsigned workers = cfg && cfg->workers ? cfg->workers : uv_available_parallelism();
+
+	if (!cfg || !out || !cfg->bind || cfg->port > 65535) {
 		snprintf(err, errlen, "loop: invalid configuration");
 		return ERR_INVAL;
 	}
@@ -85,11 +108,12 @@ int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 		return ERR_INVAL;
 	}
 	/* libuv reads this when its pool starts, at the first uv_queue_work. */
-	snprintf(n, sizeof(n), "%u", cfg->workers);
+	snprintf(n, sizeof(n), "%u", workers);
 	setenv("UV_THREADPOOL_SIZE", n, 1);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return ERR_NOMEM;
+	l->workers = workers;
 	l->drain_ms = cfg->drain_ms;
 	l->backlog = cfg->backlog;
 	if ((rc = uv_loop_init(&l->uv)) < 0) {
@@ -100,7 +124,7 @@ int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 	uv_tcp_init(&l->uv, &l->listener);
 	rc = uv_tcp_bind(&l->listener, (struct sockaddr *)&addr, 0);
 	if (rc < 0) {
-		snprintf(err, errlen, "bind %s:%d: %s", cfg->bind, cfg->port, uv_strerror(rc));
+		snprintf(err, errlen, "bind %s:%u: %s", cfg->bind, cfg->port, uv_strerror(rc));
 		uv_close((uv_handle_t *)&l->listener, NULL);
 		uv_run(&l->uv, UV_RUN_DEFAULT);
 		uv_loop_close(&l->uv);

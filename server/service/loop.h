@@ -20,13 +20,19 @@ struct loop;
 struct http_server;
 struct uv_loop_s;
 
+/* The loop's options (loop_options: --bind, --port, --workers) and the
+ * rest of its configuration. */
 struct loop_config {
 	const char *bind;   /* IPv4 or IPv6 address ("127.0.0.1") */
-	int port;           /* 0 picks a free port (8080) */
+	unsigned port;      /* 0 picks a free port (8080) */
+	unsigned workers;   /* worker threads; 0: the number of cores */
 	int backlog;        /* listen(2) backlog (4096; the kernel caps it) */
-	unsigned workers;   /* worker threads (the number of cores) */
 	uint64_t drain_ms;  /* graceful shutdown limit (10000) */
 };
+
+struct option;
+/* The module's option table (options.h); returns its length. */
+size_t loop_options(const struct option **out);
 
 /*
  * Create the loop, size the worker pool and bind the listening socket
@@ -35,6 +41,9 @@ struct loop_config {
  */
 int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 		size_t errlen);
+
+/* The size of the worker pool (loop_config.workers, or the cores). */
+unsigned loop_workers(const struct loop *l);
 
 /* The libuv loop, for the modules that queue work or own handles. */
 struct uv_loop_s *loop_uv(struct loop *l);

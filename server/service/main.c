@@ -27,6 +27,7 @@
 
 #include "api/request.h"
 #include "base/files.h"
+#include "base/options.h"
 #include "buildinfo.h"
 #include "editlog/store.h"
 #include "edits/edits.h"
@@ -35,7 +36,7 @@
 #include "http/http.h"
 #include "loop.h"
 #include "preset.h"
-#include "routes.h"
+#include "service.h"
 #include "seed.h"
 #include "selfcheck.h"
 #include "tiles/tilegen.h"
@@ -45,155 +46,8 @@
  * connections past --max-connections */
 #define FD_RESERVE (64 + HTTP_RESERVE_CONNS)
 
-struct config {
-	const char *bind;
-	unsigned port;
-	const char *node_name;
-	unsigned cache_mb;
-	unsigned region_cache_mb;
-	unsigned response_mb;
-	unsigned workers;
-	const char *presets;
-	const char *data_dir;
-	const char *edit_log;
-	const char *redis_password_file;
-	const char *sentinel_password_file;
-	char *redis_password;            /* from the environment or the file */
-	char *sentinel_password;
-	unsigned max_connections;
-	double idle_timeout;
-	double header_timeout;
-	const char *access_log;
-	unsigned max_age;
-	const char *edit_token;
-	const char *token_secret_file;
-	const char *token_public_key_file;
-	char *token_secret;              /* the files' contents */
-	size_t token_secret_len;
-	char *token_public_key;
-	size_t token_public_key_len;
-	unsigned bake_after;
-	unsigned snapshot_every;
-	unsigned compact_log;
-	unsigned edit_rate;
-	unsigned edit_area;
-	unsigned edit_deadline;
-	unsigned key_window;
-	unsigned key_max;
-	unsigned history;
-	const char *cors_origins;
-	const char *allowed_hosts;
-};
-
-enum opt_type { T_STR, T_UINT, T_SECS };
-
-struct option {
-	const char *name, *env, *arg, *def, *help;
-	enum opt_type type;
-	size_t offset;
-	unsigned max;
-};
-
-#define OPT(name, env, arg, def, type, field, max, help) \
-	{ name, env, arg, def, help, type, offsetof(struct config, field), max }
-
-static const struct option options[] = {
-	OPT("bind", "TERRAIN_BIND", "ADDR", "127.0.0.1", T_STR, bind, 0,
-	    "address to listen on (0.0.0.0 or :: for all)"),
-	OPT("port", "TERRAIN_PORT", "N", "8080", T_UINT, port, 65535,
-	    "TCP port; 0 picks a free one (printed on stderr)"),
-	OPT("node-name", "TERRAIN_NODE_NAME", "NAME", "hostname", T_STR, node_name, 0,
-	    "sent as X-Terrain-Node on every response: which node of a cluster answered "
-	    "([A-Za-z0-9._-], at most 64; empty: not sent)"),
-	OPT("cache-mb", "TERRAIN_CACHE_MB", "MB", "256", T_UINT, cache_mb, 1 << 20,
-	    "tile cache bound in MiB, overhead included"),
-	OPT("region-cache-mb", "TERRAIN_REGION_CACHE_MB", "MB", "256", T_UINT,
-	    region_cache_mb, 1 << 20, "eroded region cache bound in MiB (eroded presets)"),
-	OPT("response-mb", "TERRAIN_RESPONSE_MB", "MB", "64", T_UINT, response_mb, 1 << 20,
-	    "MiB of bodies made for single requests (bundles, large "
-	    "JSON) that may wait to be sent; past it, or past a quarter of it on one "
-	    "connection beyond that connection's first, such requests get 503 (at least 1)"),
-	OPT("workers", "TERRAIN_WORKERS", "N", "cores", T_UINT, workers, 1024,
-	    "generation threads"),
-	OPT("presets", "TERRAIN_PRESETS", "DIR", "", T_STR, presets, 0,
-	    "extra generator presets: every DIR/NAME.json becomes ?gen=NAME"),
-	OPT("data-dir", "TERRAIN_DATA_DIR", "DIR", "./data", T_STR, data_dir, 0,
-	    "directory of the edit log (created when missing; one server each)"),
-	OPT("edit-log", "TERRAIN_EDIT_LOG", "SPEC", "file", T_STR, edit_log, 0,
-	    "where edits are logged: file (DATA_DIR/edits.log), or a log shared by "
-	    "nodes: redis://[USER@]HOST:PORT[/DB] or sentinel://[USER@]HOST:PORT[,...]/MASTER[/DB], "
-	    "options ?timeout=MS&replicas=N|all (docs/cluster.md)"),
-	OPT("redis-password-file", "TERRAIN_REDIS_PASSWORD_FILE", "FILE", "", T_STR,
-	    redis_password_file, 0, "the shared edit log's Redis password, the file's first "
-	    "line (or environment TERRAIN_REDIS_PASSWORD; either keeps it out of process "
-	    "listings: docs/cluster.md)"),
-	OPT("sentinel-password-file", "TERRAIN_SENTINEL_PASSWORD_FILE", "FILE", "", T_STR,
-	    sentinel_password_file, 0, "the Sentinels' password for sentinel://, the "
-	    "file's first line (or environment TERRAIN_SENTINEL_PASSWORD)"),
-	OPT("edit-token", "TERRAIN_EDIT_TOKEN", "TOKEN", "", T_STR, edit_token, 0,
-	    "edits need Authorization: Bearer TOKEN (author admin); unset: loopback "
-	    "clients only, or players' tokens"),
-	OPT("token-secret-file", "TERRAIN_TOKEN_SECRET_FILE", "FILE", "", T_STR,
-	    token_secret_file, 0, "players' tokens (JWT, HS256): the key, the file's first "
-	    "line as bytes (32 or more; docs/edits.md)"),
-	OPT("token-public-key-file", "TERRAIN_TOKEN_PUBLIC_KEY_FILE", "FILE", "", T_STR,
-	    token_public_key_file, 0, "players' tokens signed ES256/384/512 or RS256/384/512: "
-	    "the PEM public key (nodes then cannot mint)"),
-	OPT("bake-after", "TERRAIN_BAKE_AFTER", "N", "8", T_UINT, bake_after, 1 << 20,
-	    "fold a chunk's edits into a stored height delta once N of them are not; "
-	    "a cold tile then costs about the same whatever the chunk's history (0: never)"),
-	OPT("snapshot-every", "TERRAIN_SNAPSHOT_EVERY", "N", "100000", T_UINT, snapshot_every,
-	    1u << 31, "write DIR/snapshot (every chunk's edits baked, each world's hash) in "
-	    "the background after N applied edits; start-up reads it plus the log after "
-	    "it (0: never)"),
-	OPT("compact-log", "TERRAIN_COMPACT_LOG", "0|1", "0", T_UINT, compact_log, 1,
-	    "drop from the file log the batches the snapshot holds, at start and after "
-	    "each snapshot while serving (the history before it is then only in the "
-	    "snapshot: docs/edit-log.md)"),
-	OPT("edit-rate", "TERRAIN_EDIT_RATE", "N", "1000", T_UINT, edit_rate, 1 << 30,
-	    "edits a second one author (a token's sub, admin; tokenless: an address) may "
-	    "post, in bursts of 5 s; past it 429 with Retry-After (0: no limit)"),
-	OPT("edit-area", "TERRAIN_EDIT_AREA", "KM2", "200", T_UINT, edit_area, 1 << 30,
-	    "square kilometres of brushes a second one author may post, in bursts of "
-	    "5 s (a 4096 m brush is 53 km2); past it 429 (0: no limit)"),
-	OPT("edit-deadline", "TERRAIN_EDIT_DEADLINE", "MS", "5000", T_UINT, edit_deadline,
-	    1u << 31, "refuse (503, not applied) an edit that reaches this node more than "
-	    "MS after its front received it (the front's X-Request-Start: t=SECONDS): its "
-	    "client has likely given up; edits without the header are not judged (0: off)"),
-	OPT("idempotency-window", "TERRAIN_IDEMPOTENCY_WINDOW", "SECONDS", "86400", T_UINT,
-	    key_window, 1u << 31, "how long a batch's Idempotency-Key is remembered (by "
-	    "the edit log's clock): a retry with the key within it gets the first answer "
-	    "and applies nothing; a shared log keeps its keys in Redis as long"),
-	OPT("history", "TERRAIN_HISTORY", "SECONDS", "604800", T_UINT, history, 1u << 31,
-	    "how far back a revert reaches, by the edit log's clock (POST .../reverts; "
-	    "older edits are kept only folded into the snapshot)"),
-	OPT("idempotency-keys", "TERRAIN_IDEMPOTENCY_KEYS", "N", "1000000", T_UINT, key_max,
-	    1u << 30, "the most Idempotency-Keys remembered (about 72 bytes each, 144 at "
-	    "most); past it the oldest are forgotten before their window ends"),
-	OPT("cors-origins", "TERRAIN_CORS_ORIGINS", "LIST", "", T_STR, cors_origins, 0,
-	    "web origins (https://game.example,...) whose pages may POST edits, besides "
-	    "the server's own; other pages get 403"),
-	OPT("allowed-hosts", "TERRAIN_ALLOWED_HOSTS", "LIST", "", T_STR, allowed_hosts, 0,
-	    "Host names besides loopback ones that edits may name when no token is set"),
-	OPT("max-connections", "TERRAIN_MAX_CONNECTIONS", "N", "10000", T_UINT,
-	    max_connections, 1 << 24,
-	    "open connections (counted from their first bytes); beyond it clients "
-	    "get 503, but 16 more answer /healthz, /readyz and /metrics (capped by "
-	    "RLIMIT_NOFILE)"),
-	OPT("idle-timeout", "TERRAIN_IDLE_TIMEOUT", "SECONDS", "60", T_SECS,
-	    idle_timeout, 0, "close keep-alive connections idle this long; 0: never"),
-	OPT("header-timeout", "TERRAIN_HEADER_TIMEOUT", "SECONDS", "10", T_SECS,
-	    header_timeout, 0, "a request must arrive whole within this; else 408"),
-	OPT("access-log", "TERRAIN_ACCESS_LOG", "FILE", "", T_STR, access_log, 0,
-	    "append one line per response to FILE (- for stdout); default off"),
-	OPT("max-age", "TERRAIN_MAX_AGE", "SECONDS", "60", T_UINT, max_age,
-	    365 * 86400, "Cache-Control max-age of tiles; edits show after at most this"),
-};
-#define NOPTIONS (sizeof(options) / sizeof(options[0]))
-
-static void usage(FILE *f)
+static void usage(FILE *f, const struct option_group *g, size_t ng)
 {
-	size_t i;
 
 	fprintf(f,
 		"usage: terrain-server [serve] [options]\n"
@@ -205,15 +59,9 @@ static void usage(FILE *f)
 		"                            [--world S]... [--area x0,z0,x1,z1]... [--role R]\n"
 		"                            [--ttl SECONDS] [--rate N]\n"
 		"       terrain-server routes | version\n\n"
-		"serve options (flag, environment variable, default):\n");
-	for (i = 0; i < NOPTIONS; i++) {
-		const struct option *o = &options[i];
-		char flag[48];
-
-		snprintf(flag, sizeof(flag), "--%s %s", o->name, o->arg);
-		fprintf(f, "  %-26s %s\n  %-26s env %s, default %s\n", flag, o->help,
-			"", o->env, o->def[0] ? o->def : "none");
-	}
+		"serve options, by the module that owns them (flag, environment variable,\n"
+		"default):\n");
+	options_usage(f, g, ng);
 	fprintf(f, "  %-26s %s\n\n", "--help", "this text");
 	fprintf(f,
 		"generate writes one uncompressed tile body (docs/tile-format.md) of the\n"
@@ -229,202 +77,9 @@ static void usage(FILE *f)
 		"private key (ES256, RS256): see docs/edits.md, \"Players and tokens\".\n");
 }
 
-static int set_option(struct config *c, const struct option *o, const char *v,
-		      const char *source)
-{
-	char *field = (char *)c + o->offset, *end;
-	unsigned long long u;
-	double d;
-
-	switch (o->type) {
-	case T_STR:
-		*(const char **)(void *)field = v;
-		return 0;
-	case T_UINT:
-		errno = 0;
-		u = strtoull(v, &end, 10);
-		if (!*v || *end || errno || v[0] == '-' || u > o->max)
-			break;
-		*(unsigned *)(void *)field = (unsigned)u;
-		return 0;
-	case T_SECS:
-		errno = 0;
-		d = strtod(v, &end);
-		if (!*v || *end || errno || !(d >= 0 && d <= 1e6))
-			break;
-		*(double *)(void *)field = d;
-		return 0;
-	}
-	fprintf(stderr, "terrain-server: %s: bad value \"%s\" for --%s\n", source, v,
-		o->name);
-	return -1;
-}
-
-static const struct option *find_option(const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < NOPTIONS; i++)
-		if (strlen(options[i].name) == len && !strncmp(options[i].name, name, len))
-			return &options[i];
-	return NULL;
-}
-
-/* The host's name as a node name: its first label's valid bytes, at most
- * HTTP_NODE_NAME_MAX; "" when there is none. */
-static const char *host_name(void)
-{
-	static char name[256];
-	size_t n;
-
-	if (gethostname(name, sizeof(name) - 1) < 0)
-		name[0] = '\0';
-	name[sizeof(name) - 1] = '\0';
-	n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-");
-	name[n < HTTP_NODE_NAME_MAX ? n : HTTP_NODE_NAME_MAX] = '\0';
-	return name;
-}
-
-/* Defaults, then the environment, then argv. Returns 0, 1 for --help, or
- * -1 after printing an error. */
-static int configure(struct config *c, int argc, char **argv)
-{
-	size_t i;
-	int a;
-
-	for (i = 0; i < NOPTIONS; i++) {
-		const char *def = options[i].def;
-
-		if (!strcmp(def, "cores") || !strcmp(def, "hostname"))
-			def = NULL;
-		if (def && set_option(c, &options[i], def, "default") < 0)
-			return -1;
-	}
-	c->workers = uv_available_parallelism();
-	for (i = 0; i < NOPTIONS; i++) {
-		const char *v = getenv(options[i].env);
-
-		if (v && set_option(c, &options[i], v, options[i].env) < 0)
-			return -1;
-	}
-	for (a = 0; a < argc; a++) {
-		const char *arg = argv[a], *eq, *v;
-		const struct option *o;
-
-		if (!strcmp(arg, "--help") || !strcmp(arg, "-h"))
-			return 1;
-		if (strncmp(arg, "--", 2) != 0) {
-			fprintf(stderr, "terrain-server: unexpected argument \"%s\"\n", arg);
-			return -1;
-		}
-		eq = strchr(arg, '=');
-		o = find_option(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
-		if (!o) {
-			fprintf(stderr, "terrain-server: unknown option %s (see --help)\n", arg);
-			return -1;
-		}
-		v = eq ? eq + 1 : (a + 1 < argc ? argv[++a] : NULL);
-		if (!v) {
-			fprintf(stderr, "terrain-server: --%s needs a value\n", o->name);
-			return -1;
-		}
-		if (set_option(c, o, v, "argument") < 0)
-			return -1;
-	}
-	if (c->workers == 0) {
-		fprintf(stderr, "terrain-server: --workers must be at least 1\n");
-		return -1;
-	}
-	if (!c->node_name)
-		c->node_name = host_name();
-	else if (c->node_name[0] && !http_node_name_valid(c->node_name)) {
-		fprintf(stderr, "terrain-server: --node-name \"%s\": want 1..%d of "
-			"[A-Za-z0-9._-] (empty: none)\n", c->node_name, HTTP_NODE_NAME_MAX);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * A password of the shared edit log: environment variable env, or the
- * first line of file (flag names it); NULL when neither. Both: refused.
- * 0, or -1 after printing why.
- */
-static int read_password(const char *env, const char *file, const char *flag, char **out)
-{
-	const char *v = getenv(env);
-	size_t len;
-	char *buf;
-
-	*out = NULL;
-	if (v && v[0] && file && file[0]) {
-		fprintf(stderr, "terrain-server: both %s and --%s are set: give the password "
-			"once\n", env, flag);
-		return -1;
-	}
-	if (v && v[0])
-		return (*out = strdup(v)) ? 0 : -1;
-	if (!file || !file[0])
-		return 0;
-	if (files_read(file, 4096, &buf, &len) != 0) {
-		fprintf(stderr, "terrain-server: --%s %s: %s\n", flag, file, strerror(errno));
-		return -1;
-	}
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (!buf[0]) {
-		fprintf(stderr, "terrain-server: --%s %s: the first line is empty\n", flag, file);
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	return 0;
-}
-
-/* Whether the token keys read can verify tokens (token.h): a bad
- * argument (status 2) when not, as a bad option value is. */
-static int check_token_keys(const struct config *c)
-{
-	struct token_keys *k = NULL;
-	char err[600];
-
-	if (!c->token_secret && !c->token_public_key)
-		return 0;
-	if (token_keys_create((const uint8_t *)c->token_secret, c->token_secret_len,
-			      c->token_public_key, c->token_public_key_len, &k, err,
-			      sizeof(err)) != 0) {
-		fprintf(stderr, "terrain-server: %s\n", err);
-		return -1;
-	}
-	token_keys_destroy(k);
-	return 0;
-}
-
-/* The players' token keys (--token-secret-file: the first line, as
- * --redis-password-file; --token-public-key-file: the PEM file). 0, or -1
- * after printing why. */
-static int read_token_keys(struct config *c)
-{
-	char err[600];
-
-	if (c->token_secret_file && c->token_secret_file[0] &&
-	    token_read_secret("token-secret-file", c->token_secret_file, &c->token_secret,
-			      &c->token_secret_len, err, sizeof(err)) != 0) {
-		fprintf(stderr, "terrain-server: %s\n", err);
-		return -1;
-	}
-	if (c->token_public_key_file && c->token_public_key_file[0] &&
-	    files_read(c->token_public_key_file, 65536, &c->token_public_key,
-			    &c->token_public_key_len) != 0) {
-		fprintf(stderr, "terrain-server: --token-public-key-file %s: %s\n",
-			c->token_public_key_file, strerror(errno));
-		return -1;
-	}
-	return check_token_keys(c);
-}
-
 /* Raise the descriptor limit to its hard maximum and keep max_connections
  * within it. */
-static void fit_descriptors(struct config *c)
+static void fit_descriptors(struct http_limits *l)
 {
 	struct rlimit rl;
 
@@ -436,41 +91,22 @@ static void fit_descriptors(struct config *c)
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (rl.rlim_cur != RLIM_INFINITY &&
-	    (rlim_t)c->max_connections + FD_RESERVE > rl.rlim_cur) {
+	    (rlim_t)l->max_connections + FD_RESERVE > rl.rlim_cur) {
 		unsigned fit = rl.rlim_cur > 2 * FD_RESERVE ?
 			       (unsigned)(rl.rlim_cur - FD_RESERVE) : FD_RESERVE;
 
 		fprintf(stderr, "terrain-server: RLIMIT_NOFILE %llu: --max-connections %u lowered to %u\n",
-			(unsigned long long)rl.rlim_cur, c->max_connections, fit);
-		c->max_connections = fit;
+			(unsigned long long)rl.rlim_cur, l->max_connections, fit);
+		l->max_connections = fit;
 	}
 }
 
-static FILE *open_log(const char *path)
-{
-	if (!path || !*path)
-		return NULL;
-	return files_open_append(path);
-}
-
-static void limits_of(const struct config *c, FILE *log, struct http_limits *l)
-{
-	http_limits_default(l);
-	l->max_connections = c->max_connections;
-	l->idle_timeout_ms = (uint64_t)(c->idle_timeout * 1000 + 0.5);
-	l->header_timeout_ms = (uint64_t)(c->header_timeout * 1000 + 0.5);
-	l->access_log = log;
-	l->access_log_path = log && log != stdout ? c->access_log : NULL;
-	l->node_name = c->node_name;
-	l->max_body = EDITS_MAX_BODY;
-}
-
-static int replay(struct routes *rt)
+static int replay(struct service *svc)
 {
 	uint64_t t0 = uv_hrtime();
 	char msg[512], warn[512];
 
-	if (route_replay(rt, msg, sizeof(msg), warn, sizeof(warn)) < 0) {
+	if (service_replay(svc, msg, sizeof(msg), warn, sizeof(warn)) < 0) {
 		fprintf(stderr, "terrain-server: refusing to start: %s\n", msg);
 		return -1;
 	}
@@ -489,76 +125,51 @@ static int bind_is_loopback(const char *addr)
 
 /* Without a token, edits are open to whoever looks local: say so when
  * that may be more than this machine's own users. */
-static void warn_open_edits(const struct config *c)
+static void warn_open_edits(const struct service_config *c)
 {
-	if ((c->edit_token && c->edit_token[0]) || c->token_secret || c->token_public_key)
+	const struct edits_config *e = &c->edits;
+
+	if ((e->token && e->token[0]) || e->token_secret || e->token_public_key)
 		return;
-	if (!bind_is_loopback(c->bind))
+	if (!bind_is_loopback(c->loop.bind))
 		fprintf(stderr, "terrain-server: warning: listening on %s with no --edit-token: "
 			"edits are still refused to non-loopback clients, but a reverse proxy "
 			"on this machine makes every client loopback; set --edit-token "
-			"(docs/edits.md)\n", c->bind);
+			"(docs/edits.md)\n", c->loop.bind);
 }
 
 /* Everything after the drain; main returns its status. */
-static int serve_with(struct config *c, struct catalog *cat, FILE *log)
+static int serve_with(const struct service_config *c, struct catalog *cat)
 {
-	struct loop_config lc = { c->bind, (int)c->port, 4096, c->workers, 10000 };
-	struct route_config rc = { .cache_bytes = (size_t)c->cache_mb << 20,
-				   .region_bytes = (size_t)c->region_cache_mb << 20,
-				   .response_bytes = (size_t)(c->response_mb ? c->response_mb : 1) << 20,
-				   .max_age = c->max_age,
-				   .max_generations = 1024,
-				   .bake_after = c->bake_after,
-				   .snapshot_every = c->snapshot_every,
-				   .compact_log = (int)c->compact_log,
-				   .edit_rate = c->edit_rate,
-				   .edit_area_km2 = c->edit_area,
-				   .edit_deadline_ms = c->edit_deadline,
-				   .key_window_s = c->key_window,
-				   .key_max = c->key_max,
-				   .history_s = c->history,
-				   .edit_log = c->edit_log,
-				   .edit_log_password = c->redis_password,
-				   .edit_log_sentinel_password = c->sentinel_password,
-				   .data_dir = c->data_dir,
-				   .edit_token = c->edit_token,
-				   .token_secret = (const uint8_t *)c->token_secret,
-				   .token_secret_len = c->token_secret_len,
-				   .token_public_key = c->token_public_key,
-				   .token_public_key_len = c->token_public_key_len,
-				   .cors_origins = c->cors_origins,
-				   .allowed_hosts = c->allowed_hosts };
 	struct http_server *hs = NULL;
+	struct service *svc = NULL;
 	struct http_handler h;
-	struct http_limits lim;
-	struct routes *rt = NULL;
 	struct loop *lp = NULL;
 	char err[512];
 	int rv;
 
-	if (loop_create(&lc, &lp, err, sizeof(err)) < 0) {
+	if (loop_create(&c->loop, &lp, err, sizeof(err)) < 0) {
 		fprintf(stderr, "terrain-server: %s\n", err);
 		return 1;
 	}
-	limits_of(c, log, &lim);
 	warn_open_edits(c);
-	if (route_create(loop_uv(lp), cat, &rc, &rt, err, sizeof(err)) < 0) {
+	if (service_create(loop_uv(lp), cat, c, &svc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "terrain-server: %s\n", err);
 		goto fail;
 	}
-	if (replay(rt) < 0)
+	if (replay(svc) < 0)
 		goto fail;
-	route_handler(rt, &h);
-	if (http_server_create(loop_uv(lp), &lim, &h, &hs) < 0) {
+	service_handler(svc, &h);
+	if (http_server_create(loop_uv(lp), &c->http, &h, &hs) < 0) {
 		fprintf(stderr, "terrain-server: out of memory\n");
 		goto fail;
 	}
-	route_set_server(rt, hs);
-	loop_on_drain(lp, route_stop, rt);
-	fprintf(stderr, "terrain-server: %zu presets, %u workers, cache %u MiB, "
-		"region cache %u MiB, max %u connections\n", catalog_count(cat),
-		c->workers, c->cache_mb, c->region_cache_mb, c->max_connections);
+	service_set_server(svc, hs);
+	loop_on_drain(lp, service_stop, svc);
+	fprintf(stderr, "terrain-server: %zu presets, %u workers, cache %zu MiB, "
+		"region cache %zu MiB, max %u connections\n", catalog_count(cat),
+		loop_workers(lp), c->tiles.cache_bytes >> 20, c->tiles.region_bytes >> 20,
+		c->http.max_connections);
 	rv = loop_run(lp, hs);
 	if (rv == 1) {
 		/* Cut at the drain limit: workers may still use the presets. */
@@ -566,75 +177,85 @@ static int serve_with(struct config *c, struct catalog *cat, FILE *log)
 		_exit(0);
 	}
 	http_server_destroy(hs);
-	route_close_log(rt); /* every edit was answered: nothing is queued */
-	route_destroy(rt);
+	service_close_log(svc); /* every edit was answered: nothing is queued */
+	service_destroy(svc);
 	loop_destroy(lp);
 	if (rv == 0)
 		fprintf(stderr, "terrain-server: stopped\n");
 	return rv == 0 ? 0 : 1;
 fail:
-	route_destroy(rt);
+	service_destroy(svc);
 	loop_destroy(lp);
 	return 1;
 }
 
 /* Serve with a configuration read: the presets, the access log, then
  * serve_with(). */
-static int serve_configured(struct config *c)
+static int serve_configured(struct service_config *c)
 {
+	const char *path = c->http.access_log_file;
 	struct catalog *cat;
 	char err[512];
-	FILE *log;
+	FILE *log = NULL;
 	int rv;
 
 	if (selfcheck_run(err, sizeof(err)) != 0) { /* a binary of another world */
 		fprintf(stderr, "terrain-server: %s\n", err);
 		return 1;
 	}
-	if (catalog_load(c->presets[0] ? c->presets : NULL, &cat, err, sizeof(err)) < 0) {
+	if (catalog_load(c->presets.presets && c->presets.presets[0] ? c->presets.presets : NULL,
+			 &cat, err, sizeof(err)) < 0) {
 		fprintf(stderr, "terrain-server: %s\n", err);
 		return 2;
 	}
-	log = open_log(c->access_log);
-	if (c->access_log[0] && !log) {
-		fprintf(stderr, "terrain-server: --access-log %s: %s\n", c->access_log,
-			strerror(errno));
+	if (path && path[0] && !(log = files_open_append(path))) {
+		fprintf(stderr, "terrain-server: --access-log %s: %s\n", path, strerror(errno));
 		catalog_destroy(cat);
 		return 2;
 	}
-	rv = serve_with(c, cat, log);
+	c->http.access_log = log;
+	c->http.access_log_path = log && log != stdout ? path : NULL;
+	rv = serve_with(c, cat);
 	if (log && log != stdout)
 		fclose(log);
 	catalog_destroy(cat);
 	return rv;
 }
 
+/* --help of a command that has no configuration of its own. */
+static void help(FILE *f)
+{
+	struct option_group groups[SERVICE_OPTION_GROUPS];
+	struct service_config c;
+
+	service_config_init(&c);
+	service_options(&c, groups);
+	usage(f, groups, SERVICE_OPTION_GROUPS);
+}
+
 static int serve(int argc, char **argv)
 {
-	struct config c = { 0 };
+	struct option_group groups[SERVICE_OPTION_GROUPS];
+	struct service_config c;
+	char err[600];
 	int rv;
 
-	rv = configure(&c, argc, argv);
+	service_config_init(&c);
+	service_options(&c, groups);
+	rv = options_read("terrain-server", groups, SERVICE_OPTION_GROUPS, argc, argv);
 	if (rv) {
 		if (rv > 0)
-			usage(stdout);
+			usage(stdout, groups, SERVICE_OPTION_GROUPS);
 		return rv > 0 ? 0 : 2;
 	}
-	fit_descriptors(&c);
-	if (read_password("TERRAIN_REDIS_PASSWORD", c.redis_password_file, "redis-password-file",
-			  &c.redis_password) == 0 &&
-	    read_password("TERRAIN_SENTINEL_PASSWORD", c.sentinel_password_file,
-			  "sentinel-password-file", &c.sentinel_password) == 0 &&
-	    read_token_keys(&c) == 0)
+	fit_descriptors(&c.http);
+	if (service_config_load(&c, err, sizeof(err)) == 0) {
 		rv = serve_configured(&c);
-	else
+	} else {
+		fprintf(stderr, "terrain-server: %s\n", err);
 		rv = 2;
-	free(c.redis_password);
-	free(c.sentinel_password);
-	if (c.token_secret)
-		memset(c.token_secret, 0, c.token_secret_len);
-	free(c.token_secret);
-	free(c.token_public_key);
+	}
+	service_config_free(&c);
 	return rv;
 }
 
@@ -741,7 +362,7 @@ static int generate(int argc, char **argv)
 	int rc;
 
 	if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-		usage(stdout);
+		help(stdout);
 		return 0;
 	}
 	if ((rc = gen_parse(&g, argc, argv)) != 0)
@@ -813,7 +434,7 @@ static int version(void)
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "routes")) {
-		route_print_table(stdout);
+		service_print_routes(stdout);
 		return 0;
 	}
 	if (argc == 2 && (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")))

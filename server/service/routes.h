@@ -1,11 +1,12 @@
 /*
- * routes.h - the HTTP API of the terrain server, and its routing core.
+ * routes.h - the HTTP API of the terrain server, and its router.
  *
  * One table maps method + path to a handler: the routes that each
  * resource declares (tiles.h: tiles, bundles, objects; maps.h: web maps;
- * edits.h: worlds, edits, hashes, events, presets) and the service routes of routes.c
- * (health, metrics, the API description, the viewer). routes.c is also
- * the only place where ERR_* codes become HTTP statuses (req_status());
+ * edits.h: worlds, edits, hashes, events, presets) and the service routes
+ * of service.c (health, metrics, the API description, the viewer), put
+ * together by service.c. api/request.c is the only place where ERR_*
+ * codes become HTTP statuses (req_status());
  * request.h makes the answers, error bodies included: JSON {"error":
  * "<token>", "detail": "<text>"}. The HTTP mechanics (parsing, ordering, limits) are http.c's;
  * generation is tilegen.c's (objects.c's for object lists), run on the
@@ -156,90 +157,44 @@
 #define ROUTES_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
-struct routes;
-struct catalog;
 struct http_handler;
-struct http_server;
-struct req;
-struct uv_loop_s;
+struct req_env;
+struct route;
+struct routes;
 
-struct route_config {
-	size_t cache_bytes;  /* tile cache bound (--cache-mb; 256 MiB) */
-	size_t region_bytes; /* eroded region cache bound (--region-cache-mb;
-				256 MiB) */
-	unsigned max_age;    /* tile Cache-Control max-age, seconds (60) */
-	unsigned max_generations; /* queued or running; more get 503 (1024) */
-	size_t response_bytes;   /* bodies made for one request (bundles,
-				    large JSON answers) until sent;
-				    beyond it such requests get 503
-				    (--response-mb; 64 MiB) */
-	unsigned bake_after;     /* --bake-after (tiles.h; 0: never) */
-	const char *edit_log;    /* edit log backend: "file" or NULL, or a
-				    redis:// or sentinel:// URL (journal.h) */
-	const char *edit_log_password;          /* its passwords given apart from */
-	const char *edit_log_sentinel_password; /* it (edits.h), or NULL */
-	const char *data_dir;    /* where the file log lives (--data-dir) */
-	const char *edit_token;  /* bearer token for edits; NULL or "":
-				    loopback clients only (copied) */
-	const char *cors_origins;  /* --cors-origins (edits.h) */
-	const char *allowed_hosts; /* --allowed-hosts (edits.h) */
-	const uint8_t *token_secret;   /* --token-secret-file's key, or NULL */
-	size_t token_secret_len;
-	const char *token_public_key;  /* --token-public-key-file's PEM, or NULL */
-	size_t token_public_key_len;
-	double edit_rate;          /* --edit-rate, edits/s per client; 0: off */
-	double edit_area_km2;      /* --edit-area, km^2/s per client; 0: off */
-	unsigned edit_deadline_ms; /* --edit-deadline (edits.h); 0: off */
-	unsigned key_window_s;     /* --idempotency-window (edits.h); 0: default */
-	unsigned key_max;          /* --idempotency-keys (edits.h); 0: default */
-	unsigned history_s;        /* --history (edits.h) */
-	uint64_t snapshot_every;   /* --snapshot-every, edits (snapshots.h); 0: off */
-	int compact_log;           /* --compact-log: drop the log below the snapshot */
+/* A resource's routes and the module its handlers get as q->module. */
+struct route_source {
+	size_t (*routes)(const struct route **out);
+	void *module;
 };
 
 /*
- * Create the API over the presets of cat (which must outlive it), queueing
- * generation on loop's worker pool, and open the edit log. Returns 0 or an
- * ERR_* with the reason in err (errlen bytes), e.g. a log that is locked
- * or not an edit log.
+ * Make the table of the sources' routes, in order, answering through env
+ * (which must outlive it). 0, ERR_INVAL past METRICS_MAX_ROUTES - 2
+ * routes, or ERR_NOMEM.
  */
-int route_create(struct uv_loop_s *loop, const struct catalog *cat,
-		 const struct route_config *cfg, struct routes **out, char *err,
-		 size_t errlen);
+int routes_create(struct req_env *env, const struct route_source *src, size_t n,
+		  struct routes **out);
 
-/*
- * Rebuild every world from the edit log, before serving (edits_replay()):
- * on 0 msg says what was replayed and warn (or "") what the log repaired;
- * otherwise msg says why, for a corrupt log with the recovery command.
- */
-int route_replay(struct routes *rt, char *msg, size_t msglen, char *warn, size_t warnlen);
-
-/* The server whose connection figures /metrics reports (may be NULL). */
-void route_set_server(struct routes *rt, const struct http_server *s);
+/* The metrics labels of the table: one per route, then "none" and
+ * "error"; *n gets their count. */
+const char *const *routes_labels(const struct routes *rt, size_t *n);
 
 /* Fill h with the callbacks that answer requests through rt. */
-void route_handler(struct routes *rt, struct http_handler *h);
+void routes_handler(struct routes *rt, struct http_handler *h);
 
 /*
- * Print the route table to f, one route a line: its methods, its path
- * and its metrics label, as in "GET,HEAD,OPTIONS /v1/presets presets"; a
- * path segment that takes any value prints as "*". For `terrain-server
- * routes`, which tests/openapi.sh checks the API description against.
+ * Print the sources' route table to f, one route a line: its methods, its
+ * path and its metrics label, as in "GET,HEAD,OPTIONS /v1/presets
+ * presets"; a path segment that takes any value prints as "*". For
+ * `terrain-server routes`, which tests/openapi.sh checks the API
+ * description against.
  */
-void route_print_table(FILE *f);
+void routes_print(FILE *f, const struct route_source *src, size_t n);
 
-/* The server starts draining: no more background work. arg is rt (a
- * loop_on_drain() callback). */
-void route_stop(void *arg);
-
-/* Close the edit log once every edit has been answered (after the drain). */
-void route_close_log(struct routes *rt);
-
-/* Free rt once every request has been answered and every generation has
- * finished. NULL does nothing. */
-void route_destroy(struct routes *rt);
+/* Free rt; NULL does nothing. */
+void routes_destroy(struct routes *rt);
 
 #endif

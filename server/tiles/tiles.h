@@ -31,14 +31,20 @@ struct tiles;
 struct uv_loop_s;
 struct world_map;
 
+/* The module's options (tiles_options) and the rest of its configuration. */
 struct tiles_config {
 	size_t cache_bytes;       /* encoded-value cache bound (--cache-mb) */
-	size_t region_bytes;      /* eroded region cache bound */
-	unsigned max_age;         /* Cache-Control max-age, seconds; 0: no-cache */
-	unsigned max_generations; /* queued or running; more get 503 (0: 1024) */
+	size_t region_bytes;      /* eroded region cache bound (--region-cache-mb) */
+	unsigned max_age;         /* Cache-Control max-age, seconds; 0: no-cache
+				     (--max-age) */
 	unsigned bake_after;      /* bake a chunk at this many unbaked edits
 				     (--bake-after; 0: never) */
+	unsigned max_generations; /* queued or running; more get 503 (0: 1024) */
 };
+
+struct option;
+/* The module's option table (options.h); returns its length. */
+size_t tiles_options(const struct option **out);
 
 /*
  * Create the resource over cat's presets and the worlds (both outlive it),

@@ -12,7 +12,9 @@
 
 #include "base/files.h"
 #include "embed.h"
+#include "base/options.h"
 #include "err.h"
+#include "util.h"
 #include "preset.h"
 
 struct catalog {
@@ -113,6 +115,16 @@ static int load_dir(struct catalog *c, const char *dir, char *err, size_t errlen
 	}
 	free(list);
 	return rc;
+}
+
+static const struct option options[] = {
+	OPTION(struct catalog_config, "presets", "TERRAIN_PRESETS", "DIR", "", OPTION_STR, presets,
+	       0, 0, "extra generator presets: every DIR/NAME.json becomes ?gen=NAME"),
+};
+size_t catalog_options(const struct option **out)
+{
+	*out = options;
+	return ARRAY_LEN(options);
 }
 
 int catalog_load(const char *dir, struct catalog **out, char *err,

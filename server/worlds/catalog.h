@@ -18,6 +18,15 @@ struct preset;
 /* Largest preset file read, in bytes. */
 #define CATALOG_FILE_MAX (1 << 20)
 
+/* The module's option (catalog_options: --presets). */
+struct catalog_config {
+	const char *presets; /* a folder of NAME.json presets; NULL or "": none */
+};
+
+struct option;
+/* The module's option table (options.h); returns its length. */
+size_t catalog_options(const struct option **out);
+
 /*
  * Load the built-in presets and those of dir (NULL: none). On failure
  * returns ERR_IO / ERR_PARSE / ERR_INVAL / ERR_RANGE / ERR_TOOBIG / ERR_NOMEM

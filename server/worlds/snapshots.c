@@ -41,6 +41,7 @@
 #include "catalog.h"
 #include "edit.h"
 #include "editlog/store.h"
+#include "base/options.h"
 #include "err.h"
 #include "idem.h"
 #include "le.h"
@@ -113,9 +114,26 @@ struct snapshots {
 	struct snapshots_stats st;
 };
 
+static const struct option options[] = {
+	OPTION(struct snapshots_config, "snapshot-every", "TERRAIN_SNAPSHOT_EVERY", "N", "100000",
+	       OPTION_UINT, every, 0, 1u << 31, "write DIR/snapshot (every chunk's edits baked, "
+	       "each world's hash) in the background after N applied edits; start-up reads it "
+	       "plus the log after it (0: never)"),
+	OPTION(struct snapshots_config, "compact-log", "TERRAIN_COMPACT_LOG", "0|1", "0",
+	       OPTION_UINT, compact_log, 0, 1, "drop from the file log the batches the snapshot "
+	       "holds, at start and after each snapshot while serving (the history before it "
+	       "is then only in the snapshot: docs/edit-log.md)"),
+};
+size_t snapshots_options(const struct option **out)
+{
+	*out = options;
+	return ARRAY_LEN(options);
+}
+
 int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct catalog *cat,
 		     struct world_map *worlds, struct bakes *bakes,
-		     const struct region_source *rs, uint64_t every, struct snapshots **out)
+		     const struct region_source *rs, const struct snapshots_config *cfg,
+		     struct snapshots **out)
 {
 	struct snapshots *s = calloc(1, sizeof(*s));
 
@@ -128,7 +146,7 @@ int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct 
 	s->worlds = worlds;
 	s->bakes = bakes;
 	s->rs = rs;
-	s->every = every;
+	s->every = cfg->every;
 	*out = s;
 	return 0;
 }

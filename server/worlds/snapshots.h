@@ -55,12 +55,25 @@ struct snapshots_loaded {
 	char pos[SNAPSHOTS_POS]; /* where in the log it was cut ("": not said) */
 };
 
+/* The module's options (snapshots_options). */
+struct snapshots_config {
+	unsigned every;       /* --snapshot-every: applied edits between
+				 snapshots (0: never) */
+	unsigned compact_log; /* --compact-log: drop from the file log the
+				 batches the snapshot holds */
+};
+
+struct option;
+/* The module's option table (options.h); returns its length. */
+size_t snapshots_options(const struct option **out);
+
 /* Snapshots of worlds (generators of cat, bakes of bakes, eroded regions
- * from rs) in data_dir, one every `every` applied edits (0: never).
+ * from rs) in data_dir, one every cfg->every applied edits (0: never).
  * 0 or ERR_NOMEM. */
 int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct catalog *cat,
 		     struct world_map *worlds, struct bakes *bakes,
-		     const struct region_source *rs, uint64_t every, struct snapshots **out);
+		     const struct region_source *rs, const struct snapshots_config *cfg,
+		     struct snapshots **out);
 
 /*
  * Restore every world of the snapshot in data_dir (none: 0 with
