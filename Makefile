@@ -171,12 +171,12 @@ $(BUILD)/gen/assets.c: $(ASSETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(Q)$(BUILD)/tools/embed assets $(ASSETS) > $@
 
-# The version and commit (server/service/buildinfo.c): remade by every make, rewritten
+# The version and commit (server/base/buildinfo.c): remade by every make, rewritten
 # only when they change, so a new commit recompiles that one file.
 $(BUILD)/gen/version.h: FORCE
 	@mkdir -p $(@D)
 	$(Q)tools/version.sh > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
-$(BUILD)/server/service/buildinfo.o: $(BUILD)/gen/version.h
+$(BUILD)/server/base/buildinfo.o: $(BUILD)/gen/version.h
 FORCE:
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c

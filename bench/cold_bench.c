@@ -24,11 +24,11 @@
 
 #include "bench.h"
 #include "err.h"
+#include "gen/tilegen.h"
+#include "gen/zparams.h"
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
-#include "tiles/tilegen.h"
-#include "tiles/zparams.h"
 
 struct run {
 	const struct preset *p;

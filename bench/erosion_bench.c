@@ -12,10 +12,10 @@
 
 #include "bench.h"
 #include "erosion.h"
+#include "gen/regions.h"
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
-#include "tiles/regions.h"
 
 static struct preset **presets;
 static size_t n_presets;

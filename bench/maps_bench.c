@@ -15,12 +15,12 @@
 #include <string.h>
 
 #include "bench.h"
+#include "gen/tilegen.h"
 #include "maptile.h"
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
 #include "tiles/pngenc.h"
-#include "tiles/tilegen.h"
 
 #define W MAPTILE_SIZE
 

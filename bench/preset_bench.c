@@ -25,10 +25,10 @@
 
 #include "bench.h"
 #include "err.h"
+#include "gen/zparams.h"
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
-#include "tiles/zparams.h"
 
 #define SEED 42u
 

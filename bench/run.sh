@@ -149,14 +149,14 @@ noise_bench() {
 
 say "compiling into $out"
 "$cc" "${cflags[@]}" -c bench/bench.c -o "$out/bench.o"
-"$cc" "${cflags[@]}" -Iserver bench/erosion_bench.c server/tiles/regions.c "$out/bench.o" \
+"$cc" "${cflags[@]}" -Iserver bench/erosion_bench.c server/gen/regions.c "$out/bench.o" \
 	"${libs[@]}" -lpthread -o "$out/erosion_bench"
 for p in preset_bench size_bench decode_bench bake_bench; do
 	"$cc" "${cflags[@]}" "bench/$p.c" "$out/bench.o" "${libs[@]}" -o "$out/$p"
 done
-"$cc" "${cflags[@]}" -D_DEFAULT_SOURCE bench/cold_bench.c server/tiles/tilegen.c "$out/bench.o" \
+"$cc" "${cflags[@]}" -D_DEFAULT_SOURCE bench/cold_bench.c server/gen/tilegen.c "$out/bench.o" \
 	"${libs[@]}" -luv -lz -o "$out/cold_bench"
-"$cc" "${cflags[@]}" bench/maps_bench.c server/tiles/pngenc.c server/tiles/tilegen.c "$out/bench.o" \
+"$cc" "${cflags[@]}" bench/maps_bench.c server/tiles/pngenc.c server/gen/tilegen.c "$out/bench.o" \
 	"${libs[@]}" -luv -lz -o "$out/maps_bench"
 noise_bench
 have_libnoise=0

@@ -4,7 +4,7 @@
  *
  * The one path from (preset, seed, chunk, LOD, edits, layers, precision,
  * format) to the heights and bytes of a tile: the server's tile route
- * (server/tiles/tilegen.c) and the library's terrain_generate() and
+ * (server/gen/tilegen.c) and the library's terrain_generate() and
  * terrain_generate_encoded() (terrain.h) both call it, so the library
  * gives the server's bytes by construction. Pure code: malloc only; one
  * user at a time per struct tilemake.

@@ -1,5 +1,5 @@
 /*
- * test_cache.c - unit tests for server/tiles/cache.c: the byte bound, LRU order,
+ * test_cache.c - unit tests for server/base/cache.c: the byte bound, LRU order,
  * counters, reference counts, expiry by a time parameter and single flight.
  */
 #include <setjmp.h>
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
+#include "base/cache.h"
 #include "err.h"
-#include "tiles/cache.h"
 
 /* Values are malloc'd ints holding their id; freeing one counts it. */
 static int freed;

@@ -1,5 +1,5 @@
 /*
- * test_metrics.c - unit tests for server/api/metrics.c and server/service/procstat.c:
+ * test_metrics.c - unit tests for server/api/metrics.c and server/base/procstat.c:
  * the per-route duration histograms (bucket edges, cumulative counts, sums),
  * the families left out without their source, the build and generator
  * info, and the process figures read from /proc/self.
@@ -16,12 +16,12 @@
 #include <cmocka.h>
 
 #include "api/metrics.h"
+#include "base/buildinfo.h"
+#include "base/cache.h"
+#include "base/procstat.h"
+#include "gen/regions.h"
 #include "http/http.h"
 #include "preset.h"
-#include "service/buildinfo.h"
-#include "service/procstat.h"
-#include "tiles/cache.h"
-#include "tiles/regions.h"
 #include "worlds/bakes.h"
 #include "worlds/catalog.h"
 

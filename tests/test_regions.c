@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen/regions.h"
 #include "pipeline.h"
 #include "preset.h"
-#include "tiles/regions.h"
 
 static struct preset **presets;
 static size_t n_presets;

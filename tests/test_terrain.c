@@ -1,7 +1,7 @@
 /*
  * test_terrain.c - the public API of the library (common/terrain.h),
  * called as a user calls it: every golden tile through terrain_generate();
- * encoded tiles byte for byte the server's (server/tiles/tilegen.c) at every
+ * encoded tiles byte for byte the server's (server/gen/tilegen.c) at every
  * precision, layer and format, edited too (against pipeline_tile() with the
  * whole edit list, and the server's world.c for the hashes); decoding every
  * version back, rejecting damage and short buffers; blocks and points
@@ -24,12 +24,12 @@
 #include "batch.h"
 #include "edit.h"
 #include "err.h"
+#include "gen/tilegen.h"
 #include "pipeline.h"
 #include "preset.h"
 #include "selfcheck.h"
 #include "terrain.h"
 #include "tile.h"
-#include "tiles/tilegen.h"
 #include "worlds/catalog.h"
 #include "worlds/world.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_tilegen.c - the bytes a tile job makes (server/tiles/tilegen.c): a
+ * test_tilegen.c - the bytes a tile job makes (server/gen/tilegen.c): a
  * workspace kept from tile to tile gives the bytes of the one-off calls,
  * whatever came before it; gzip bodies are one deterministic member that
  * zlib inflates back; the pool hands back the workspace it was given, frees
@@ -22,10 +22,10 @@
 #include <zlib.h>
 
 #include "err.h"
+#include "gen/tilegen.h"
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
-#include "tiles/tilegen.h"
 
 static struct preset **presets;
 static size_t n_presets;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # version.sh - the build's version and commit as a C header, on stdout
-# (server/service/buildinfo.c). TERRAIN_VERSION sets the version (a build from a
+# (server/base/buildinfo.c). TERRAIN_VERSION sets the version (a build from a
 # tarball, without git); else `git describe --tags --always --dirty`.
 # Outside a git checkout both are "unknown".
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null) || commit=unknown

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buildinfo.h"
+#include "base/cache.h"
+#include "base/procstat.h"
 #include "err.h"
+#include "gen/regions.h"
 #include "http/http.h"
 #include "preset.h"
-#include "service/buildinfo.h"
-#include "service/procstat.h"
-#include "tiles/cache.h"
-#include "tiles/regions.h"
 #include "worlds/bakes.h"
 #include "worlds/catalog.h"
 

@@ -4,7 +4,7 @@
  *
  * Request counts are kept per route label and status, request durations
  * as a histogram per route label; generation counts, a latency histogram
- * and the edit counters come from routes.c; the connection, cache, region
+ * and the edit counters come from service/service.c; the connection, cache, region
  * cache, log and event figures are read from their modules (struct
  * http_stats, struct cache_stats, struct regions_stats, struct
  * metrics_edit_stats), the process_* figures from /proc (procstat.h) and
@@ -26,7 +26,7 @@ struct http_stats;
 struct procstat;
 struct regions_stats;
 
-/* Gauges and counters of other modules, gathered by routes.c. */
+/* Gauges and counters of other modules, gathered by service/service.c. */
 struct metrics_edit_stats {
 	uint64_t wal_commits;     /* group commits (fdatasync calls) */
 	uint64_t wal_last_batch;  /* records in the last commit */
@@ -93,7 +93,7 @@ void metrics_edit_rejected(struct metrics *m, int status);
 /* A keyed batch retried, answered with its first outcome. */
 void metrics_edits_replayed(struct metrics *m);
 
-/* What one render reads besides the counters (gathered by routes.c). */
+/* What one render reads besides the counters (gathered by service/service.c). */
 struct metrics_sources {
 	const struct cache_stats *cache;
 	const struct http_stats *http;

@@ -4,7 +4,7 @@
  *
  * One libuv loop does all socket I/O. The listener hands each connection
  * to http.c; generation runs on libuv's worker pool (uv_queue_work, see
- * routes.c), sized here from --workers before the loop starts. SIGTERM or
+ * tiles.c), sized here from --workers before the loop starts. SIGTERM or
  * SIGINT stops accepting, lets http.c drain the connections (requests in
  * flight finish, answered with Connection: close) and ends the loop; after
  * drain_ms the remaining connections are cut. A second signal cuts at once.

@@ -2,7 +2,7 @@
  * main.c - terrain-server: configuration from argv and the environment,
  * then one of the subcommands.
  *
- *   terrain-server [serve] [options]        serve HTTP (loop.c, routes.c)
+ *   terrain-server [serve] [options]        serve HTTP (loop.c, service.c)
  *   terrain-server generate --seed S ...    write one unedited tile body
  *   terrain-server repair-log --data-dir DIR --truncate-at OFFSET
  *                                           cut a corrupt edit log (store.h)
@@ -26,20 +26,20 @@
 #include <uv.h>
 
 #include "api/request.h"
+#include "base/buildinfo.h"
 #include "base/files.h"
 #include "base/options.h"
-#include "buildinfo.h"
 #include "editlog/store.h"
 #include "edits/edits.h"
 #include "edits/token.h"
 #include "err.h"
+#include "gen/tilegen.h"
 #include "http/http.h"
 #include "loop.h"
 #include "preset.h"
-#include "service.h"
 #include "seed.h"
 #include "selfcheck.h"
-#include "tiles/tilegen.h"
+#include "service.h"
 #include "worlds/catalog.h"
 
 /* descriptors kept for the listener, logs, libuv and the monitors'

@@ -14,14 +14,14 @@
 #include <uv.h>
 
 #include "api/metrics.h"
+#include "base/cache.h"
 #include "base/options.h"
+#include "base/procstat.h"
 #include "err.h"
-#include "procstat.h"
+#include "gen/regions.h"
 #include "routes.h"
 #include "static.h"
-#include "tiles/cache.h"
 #include "tiles/maps.h"
-#include "tiles/regions.h"
 #include "util.h"
 #include "worlds/bakes.h"
 

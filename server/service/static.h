@@ -2,7 +2,7 @@
  * static.h - the map viewer's files, compiled into the binary.
  *
  * Every file in server/assets/ is embedded by tools/embed.c as the array
- * assets[] (common/embed.h). This module indexes them for routes.c:
+ * assets[] (common/embed.h). This module indexes them for service.c:
  *
  *   GET|HEAD /              index.html
  *   GET|HEAD /assets/NAME   the file NAME (exact base name, no decoding:
@@ -49,7 +49,7 @@ struct static_files;
 /*
  * Index files (an array ending with a NULL name; NULL: the embedded
  * assets[]). extra is header lines added to every head, each ending in
- * "\r\n" (routes.c passes its CORS line), or NULL. Returns 0, ERR_INVAL
+ * "\r\n" (service.c passes its CORS line), or NULL. Returns 0, ERR_INVAL
  * (a name twice, or a head too long) or ERR_NOMEM.
  */
 int static_create(const struct embedded_file *files, const char *extra,

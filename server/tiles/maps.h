@@ -29,7 +29,7 @@
  *	full.
  *
  * Part of the tiles module (it shares the cache, the eroded regions and
- * the baked edits of tiles_int.h); routes.c registers these routes with
+ * the baked edits of tiles_int.h); service.c registers these routes with
  * the struct tiles as their module. Loop thread only, apart from the
  * jobs it queues.
  */

@@ -5,8 +5,8 @@
  *
  * Placement is common/scatter.c's; this module only runs it for a chunk
  * and writes the answer. Pure apart from malloc: any thread may call it
- * (routes.c runs it on the worker pool). Caching, content coding and
- * validators are routes.c's.
+ * (tiles.c runs it on the worker pool). Caching, content coding and
+ * validators are tiles.c's.
  */
 #ifndef OBJECTS_H
 #define OBJECTS_H

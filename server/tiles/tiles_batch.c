@@ -15,11 +15,11 @@
 #include <xxhash.h>
 
 #include "api/request.h"
+#include "base/cache.h"
 #include "bundle.h"
-#include "cache.h"
 #include "err.h"
+#include "gen/tilegen.h"
 #include "http/http.h"
-#include "tilegen.h"
 #include "tiles.h"
 #include "tiles_int.h"
 #include "util.h"

@@ -12,7 +12,7 @@
 #include <uv.h>
 
 #include "api/request.h"
-#include "cache.h"
+#include "base/cache.h"
 #include "http/http.h"
 
 struct catalog;

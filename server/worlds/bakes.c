@@ -28,10 +28,10 @@
 #include "catalog.h"
 #include "edit.h"
 #include "err.h"
+#include "gen/tilegen.h"
 #include "pipeline.h"
 #include "preset.h"
 #include "tile.h"
-#include "tiles/tilegen.h"
 #include "util.h"
 #include "world.h"
 
