@@ -145,7 +145,8 @@ $(BUILD)/%.o: %.c
 # The generation kernels are written as loops for the vectoriser; gcc -O2
 # only vectorises trivial loops, so the default build takes them to -O3.
 # Results are identical at every level (tests/cross-compiler.sh checks -O0).
-$(BUILD)/common/noise.o $(BUILD)/common/fbm.o $(BUILD)/common/pipeline.o $(BUILD)/common/tilecode.o \
+$(BUILD)/common/noise.o $(BUILD)/common/fbm.o $(BUILD)/common/pipeline.o \
+	$(BUILD)/common/pipeline_eval.o $(BUILD)/common/tilecode.o \
 	$(BUILD)/common/tilecode_enc.o $(BUILD)/common/tilecode_dec.o: \
 	HOT = $(if $(filter -O2,$(OPT)),-O3)
 
