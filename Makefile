@@ -145,7 +145,9 @@ $(BUILD)/%.o: %.c
 # The generation kernels are written as loops for the vectoriser; gcc -O2
 # only vectorises trivial loops, so the default build takes them to -O3.
 # Results are identical at every level (tests/cross-compiler.sh checks -O0).
-$(BUILD)/common/noise.o $(BUILD)/common/fbm.o $(BUILD)/common/pipeline.o $(BUILD)/common/tilecode.o: \
+$(BUILD)/common/noise.o $(BUILD)/common/fbm.o $(BUILD)/common/pipeline.o \
+	$(BUILD)/common/pipeline_eval.o $(BUILD)/common/tilecode.o \
+	$(BUILD)/common/tilecode_enc.o $(BUILD)/common/tilecode_dec.o: \
 	HOT = $(if $(filter -O2,$(OPT)),-O3)
 
 # llhttp is third-party C from Debian's node-llhttp: its own flags, no -Werror.
@@ -259,7 +261,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libserver.a $(BUILD)/libclient.a $
 # tests/test_clones.c compares their bits with the library's dispatch.
 ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine)),)
 CLONE_OBJ := $(foreach v,base v3 v4,$(BUILD)/clones/noise_$(v).o $(BUILD)/clones/fbm_$(v).o \
-	$(BUILD)/clones/tilecode_$(v).o)
+	$(foreach f,tilecode tilecode_enc tilecode_dec,$(BUILD)/clones/$(f)_$(v).o))
 clone_isa = $(if $(filter v3,$1),-mavx2 -mfma,$(if $(filter v4,$1),-march=x86-64-v4))
 $(BUILD)/clones/noise_%.o: common/noise.c common/noise.h common/simd.h bench/variant.h
 	@mkdir -p $(@D)
@@ -269,10 +271,16 @@ $(BUILD)/clones/fbm_%.o: common/fbm.c common/fbm.h common/noise.h common/simd.h 
 	@mkdir -p $(@D)
 	$(QCC)$(CC) $(CFLAGS_ALL) $(HOT) -DTERRAIN_NO_CLONES $(call clone_isa,$*) \
 		-include bench/variant.h -DVARIANT=$* -c $< -o $@
-$(BUILD)/clones/tilecode_%.o: common/tilecode.c common/tilecode.h common/simd.h bench/variant.h
-	@mkdir -p $(@D)
-	$(QCC)$(CC) $(CFLAGS_ALL) $(HOT) -DTERRAIN_NO_CLONES $(call clone_isa,$*) \
-		-include bench/variant.h -DVARIANT=$* -c $< -o $@
+# the codec's three files, renamed alike (static patterns: tilecode_%.o
+# would also match tilecode_enc_v3.o)
+define tilecode_clone
+$$(foreach v,base v3 v4,$$(BUILD)/clones/$(1)_$$(v).o): $$(BUILD)/clones/$(1)_%.o: common/$(1).c \
+		common/tilecode.h common/tilecode_int.h common/le.h common/simd.h bench/variant.h
+	@mkdir -p $$(@D)
+	$$(QCC)$$(CC) $$(CFLAGS_ALL) $$(HOT) -DTERRAIN_NO_CLONES $$(call clone_isa,$$*) \
+		-include bench/variant.h -DVARIANT=$$* -c $$< -o $$@
+endef
+$(foreach f,tilecode tilecode_enc tilecode_dec,$(eval $(call tilecode_clone,$(f))))
 $(BUILD)/clones/%.o: HOT = $(if $(filter -O2,$(OPT)),-O3)
 $(BUILD)/tests/test_clones: $(CLONE_OBJ)
 $(BUILD)/tests/test_clones.o: CFLAGS_ALL += -DHAVE_CLONES

@@ -1,11 +1,11 @@
 /*
  * variant.h - force-included (-include) when run.sh compiles common/noise.c
- * and common/fbm.c (and the Makefile common/tilecode.c) once more for one
- * instruction set (-DVARIANT=v3 with -mavx2, and so on, under
- * -DTERRAIN_NO_CLONES): every external name of noise.h, fbm.h and
- * tilecode.h gets the suffix _VARIANT, so the copies link beside
- * libcommon.a and noise_bench.c and tests/test_clones.c run each clone's
- * code in one process.
+ * and common/fbm.c (and the Makefile common/tilecode.c, tilecode_enc.c and
+ * tilecode_dec.c) once more for one instruction set (-DVARIANT=v3 with
+ * -mavx2, and so on, under -DTERRAIN_NO_CLONES): every external name of
+ * noise.h, fbm.h, tilecode.h and tilecode_int.h gets the suffix _VARIANT,
+ * so the copies link beside libcommon.a and noise_bench.c and
+ * tests/test_clones.c run each clone's code in one process.
  */
 #ifndef VARIANT_H
 #define VARIANT_H
@@ -38,5 +38,10 @@
 #define tilecode_decode VARIANT_NAME(tilecode_decode)
 #define tilecode_encode VARIANT_NAME(tilecode_encode)
 #define tilecode_scratch_size VARIANT_NAME(tilecode_scratch_size)
+#define tilecode__causal_row VARIANT_NAME(tilecode__causal_row)
+#define tilecode__choose VARIANT_NAME(tilecode__choose)
+#define tilecode__hier_line VARIANT_NAME(tilecode__hier_line)
+#define tilecode__hline_init VARIANT_NAME(tilecode__hline_init)
+#define tilecode__normalize VARIANT_NAME(tilecode__normalize)
 
 #endif

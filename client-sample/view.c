@@ -7,6 +7,9 @@
  * chunk coordinates and LOD, not a pointer: an answer for a chunk that has
  * left (or changed LOD) meanwhile is verified, counted as stale and
  * dropped.
+ *
+ * Local mode (p.local: /hashes, and tiles made here where no edit
+ * reaches) is view_local.c; view_int.h has what the two files share.
  */
 #include "view.h"
 
@@ -24,62 +27,11 @@
 #include "terrain.h"
 #include "tile.h"
 #include "api.h"
+#include "view_int.h"
 
 #define BATCH_MAX 64   /* tiles per batch request (the endpoint's limit) */
-#define HASHES_SIDE 64 /* chunks per side of one GET /hashes (its limit) */
-#define LOCAL_LIFE_MS 60000 /* local mode: /hashes kept without --revalidate */
 
 enum { EDGE_W, EDGE_E, EDGE_N, EDGE_S };
-
-struct entry {
-	int32_t cx, cz;
-	uint8_t used;      /* holds (cx, cz) */
-	int8_t want;       /* LOD wanted at the last update */
-	int8_t lod;        /* LOD of the tile held, -1 none */
-	int8_t inflight;   /* LOD last requested and not answered, -1 none */
-	uint32_t mark;     /* update that last wanted it */
-	uint64_t fresh_until;
-	uint64_t edge[4];  /* XXH3 of each edge's samples (EDGE_*) */
-	char etag[40];
-	struct tile t;     /* heights, with keep_heights */
-	uint64_t reads;    /* local mode: the edit version the held or asked
-			      tile reads (its own, or the 3 x 3 largest for
-			      materials); UINT64_MAX: none yet */
-};
-
-struct view {
-	struct hclient *hc;
-	struct view_params p;
-	struct view_hooks h;
-	struct view_stats st;
-	uint32_t w;            /* window side */
-	struct entry *e;       /* w * w */
-	struct ring_chunk *list, *far; /* w * w each */
-	size_t outstanding;
-	uint32_t mark;
-	uint64_t now;
-	int batch_off;         /* the server has no batch endpoint */
-	/* local mode */
-	size_t nlist;          /* chunks of the last update's list */
-	struct terrain_work *work;
-	uint8_t *gen;          /* an encoded tile made here */
-	size_t gen_cap;
-	struct api_chunk_hash *edited; /* the last /hashes answers: chunks with
-				   edits in known, sorted by cz, cx */
-	size_t nedited, edited_cap;
-	struct ring_rect known, asking; /* what edited covers; what is asked */
-	int have_known, hashes_waiting;
-	uint64_t known_until;
-};
-
-/* What a request was for. */
-struct vreq {
-	struct view *v;
-	int32_t cx0, cz0, cx1, cz1; /* one chunk, or a batch's rectangle */
-	uint8_t lod;
-	uint8_t batch;
-	uint8_t reval;
-};
 
 static int64_t pmod(int64_t a, int64_t m)
 {
@@ -94,7 +46,7 @@ static struct entry *slot(const struct view *v, int64_t cx, int64_t cz)
 }
 
 /* The entry of (cx, cz) if the window holds it, else NULL. */
-static struct entry *find(const struct view *v, int64_t cx, int64_t cz)
+struct entry *view__find(const struct view *v, int64_t cx, int64_t cz)
 {
 	struct entry *e;
 
@@ -104,10 +56,7 @@ static struct entry *find(const struct view *v, int64_t cx, int64_t cz)
 	return e->used && e->cx == cx && e->cz == cz ? e : NULL;
 }
 
-static void report(struct view *v, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void report(struct view *v, const char *fmt, ...)
+void view__report(struct view *v, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -170,10 +119,10 @@ static void seam(struct view *v, const struct entry *ea, int which,
 			return;
 		v->st.seams++;
 		if (ea->edge[which] != eb->edge[opposite[which]])
-			report(v, "seam mismatch between chunk %d/%" PRId32 "/%"
-			       PRId32 " and chunk %d/%" PRId32 "/%" PRId32
-			       " (lod/cx/cz): shared edges differ",
-			       ea->lod, ea->cx, ea->cz, eb->lod, eb->cx, eb->cz);
+			view__report(v, "seam mismatch between chunk %d/%" PRId32 "/%"
+				     PRId32 " and chunk %d/%" PRId32 "/%" PRId32
+				     " (lod/cx/cz): shared edges differ",
+				     ea->lod, ea->cx, ea->cz, eb->lod, eb->cx, eb->cz);
 		return;
 	}
 	v->st.seams++;
@@ -200,12 +149,12 @@ static void seam(struct view *v, const struct entry *ea, int which,
 			z += along;
 		else
 			x += along;
-		report(v, "seam mismatch between chunk %d/%" PRId32 "/%" PRId32
-		       " and chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz) at x=%"
-		       PRId64 " z=%" PRId64 ": %.2f m vs %.2f m",
-		       ea->lod, ea->cx, ea->cz, eb->lod, eb->cx, eb->cz, x, z,
-		       metres(a, a == fine ? hf : hc),
-		       metres(b, b == fine ? hf : hc));
+		view__report(v, "seam mismatch between chunk %d/%" PRId32 "/%" PRId32
+			     " and chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz) at x=%"
+			     PRId64 " z=%" PRId64 ": %.2f m vs %.2f m",
+			     ea->lod, ea->cx, ea->cz, eb->lod, eb->cx, eb->cz, x, z,
+			     metres(a, a == fine ? hf : hc),
+			     metres(b, b == fine ? hf : hc));
 		return;
 	}
 }
@@ -215,8 +164,8 @@ static void seams_of(struct view *v, const struct entry *e)
 	static const int dx[4] = { -1, 1, 0, 0 }, dz[4] = { 0, 0, -1, 1 };
 
 	for (int which = 0; which < 4; which++) {
-		const struct entry *n = find(v, (int64_t)e->cx + dx[which],
-					     (int64_t)e->cz + dz[which]);
+		const struct entry *n = view__find(v, (int64_t)e->cx + dx[which],
+						   (int64_t)e->cz + dz[which]);
 
 		if (n && n->lod >= 0)
 			seam(v, e, which, n);
@@ -225,7 +174,6 @@ static void seams_of(struct view *v, const struct entry *e)
 
 /* ---- tiles ---- */
 
-static uint64_t local_version(const struct view *v, int64_t cx, int64_t cz);
 
 static uint64_t fresh_until(const struct view *v, long max_age)
 {
@@ -235,9 +183,9 @@ static uint64_t fresh_until(const struct view *v, long max_age)
 }
 
 /* Verify and keep one tile body for chunk lod/cx/cz. */
-static void accept_tile(struct view *v, int32_t cx, int32_t cz, int lod,
-			const uint8_t *buf, size_t len, const char *etag,
-			long max_age)
+void view__accept_tile(struct view *v, int32_t cx, int32_t cz, int lod,
+		       const uint8_t *buf, size_t len, const char *etag,
+		       long max_age)
 {
 	struct entry *e;
 	struct tile t;
@@ -245,42 +193,42 @@ static void accept_tile(struct view *v, int32_t cx, int32_t cz, int lod,
 	int rc = tile_decode(buf, len, &t);
 
 	if (rc) {
-		report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): "
-		       "corrupt tile: %s", lod, cx, cz, err_str(rc));
+		view__report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): "
+			     "corrupt tile: %s", lod, cx, cz, err_str(rc));
 		return;
 	}
 	if (t.seed != v->p.seed_value || t.cx != cx || t.cz != cz ||
 	    t.lod != lod || t.chunk_log2 != v->p.ring.chunk_log2 ||
 	    (v->p.fingerprint && t.fingerprint != v->p.fingerprint) ||
 	    (view_precision_um(&v->p, lod) && t.quantum_um != view_precision_um(&v->p, lod))) {
-		report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): wrong "
-		       "tile: header says seed %" PRIu64 ", chunk %u/%" PRId32
-		       "/%" PRId32 ", chunk size %lu, generator %016" PRIx64
-		       ", quantum %" PRIu32 " um",
-		       lod, cx, cz, t.seed, t.lod, t.cx, t.cz,
-		       1ul << t.chunk_log2, t.fingerprint, t.quantum_um);
+		view__report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): wrong "
+			     "tile: header says seed %" PRIu64 ", chunk %u/%" PRId32
+			     "/%" PRId32 ", chunk size %lu, generator %016" PRIx64
+			     ", quantum %" PRIu32 " um",
+			     lod, cx, cz, t.seed, t.lod, t.cx, t.cz,
+			     1ul << t.chunk_log2, t.fingerprint, t.quantum_um);
 		tile_release(&t);
 		return;
 	}
-	if (v->p.local && t.edit_seq != local_version(v, cx, cz)) {
-		report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): the tile's "
-		       "edit_seq is %" PRIu64 ", GET /hashes says version %" PRIu64,
-		       lod, cx, cz, t.edit_seq, local_version(v, cx, cz));
+	if (v->p.local && t.edit_seq != view__local_version(v, cx, cz)) {
+		view__report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): the tile's "
+			     "edit_seq is %" PRIu64 ", GET /hashes says version %" PRIu64,
+			     lod, cx, cz, t.edit_seq, view__local_version(v, cx, cz));
 		tile_release(&t);
 		return;
 	}
 	v->st.tiles++;
 	v->st.material_tiles += t.material != NULL;
 	v->st.bytes_decoded += len;
-	e = find(v, cx, cz);
+	e = view__find(v, cx, cz);
 	if (!e || e->want != lod) {
 		v->st.stale++;
 		tile_release(&t);
 		return;
 	}
 	if (!(tmp = malloc(t.side * sizeof(*tmp)))) {
-		report(v, "chunk %d/%" PRId32 "/%" PRId32 ": out of memory",
-		       lod, cx, cz);
+		view__report(v, "chunk %d/%" PRId32 "/%" PRId32 ": out of memory",
+			     lod, cx, cz);
 		tile_release(&t);
 		return;
 	}
@@ -377,7 +325,7 @@ static int send_req(struct view *v, struct vreq *q, const char *target,
 			     q);
 
 	if (rc) {
-		report(v, "request %s: %s", target, err_str(rc));
+		view__report(v, "request %s: %s", target, err_str(rc));
 		free(q);
 		return rc;
 	}
@@ -389,7 +337,7 @@ static int send_req(struct view *v, struct vreq *q, const char *target,
 }
 
 /* GET one tile of e at its wanted LOD (conditional when reval). */
-static long single(struct view *v, struct entry *e, int reval)
+long view__single(struct view *v, struct entry *e, int reval)
 {
 	struct vreq *q = malloc(sizeof(*q));
 	char target[512];
@@ -439,7 +387,7 @@ static long batch(struct view *v, int lod, int32_t cz, int32_t cx0,
 	if (send_req(v, q, target, NULL))
 		return 0;
 	for (int64_t cx = cx0; cx <= cx1; cx++)
-		find(v, cx, cz)->inflight = (int8_t)lod;
+		view__find(v, cx, cz)->inflight = (int8_t)lod;
 	return 1;
 }
 
@@ -464,8 +412,8 @@ static long request_far(struct view *v, struct ring_chunk *far, size_t n)
 			m++;
 		if (m == 1 || v->batch_off) {
 			for (size_t j = k; j < k + m; j++)
-				if ((rc = single(v, find(v, far[j].cx, far[j].cz),
-						 0)) < 0)
+				if ((rc = view__single(v, view__find(v, far[j].cx, far[j].cz),
+						       0)) < 0)
 					return rc;
 				else
 					sent += rc;
@@ -481,8 +429,8 @@ static long request_far(struct view *v, struct ring_chunk *far, size_t n)
 }
 
 /* Common bookkeeping of an answer; 1 when the caller should go on. */
-static int answered(struct view *v, struct vreq *q, struct hclient_resp *r,
-		    const char *what)
+int view__answered(struct view *v, struct vreq *q, struct hclient_resp *r,
+		   const char *what)
 {
 	char text[200];
 
@@ -498,7 +446,7 @@ static int answered(struct view *v, struct vreq *q, struct hclient_resp *r,
 	v->st.hits += r->xcache == HCLIENT_XCACHE_HIT;
 	v->st.misses += r->xcache == HCLIENT_XCACHE_MISS;
 	if (!r->status) {
-		report(v, "%s: %s", what, r->detail);
+		view__report(v, "%s: %s", what, r->detail);
 		return 0;
 	}
 	v->st.ok += r->status == 200;
@@ -509,13 +457,13 @@ static int answered(struct view *v, struct vreq *q, struct hclient_resp *r,
 		return 1;
 	if (r->status != 200) {
 		api_error_text(r->body, r->body_len, text, sizeof(text));
-		report(v, "%s: HTTP %d%s%s", what, r->status, text[0] ? ": " : "",
-		       text);
+		view__report(v, "%s: HTTP %d%s%s", what, r->status, text[0] ? ": " : "",
+			     text);
 		return 0;
 	}
 	if (r->err) {
-		report(v, "%s: corrupt tile: %s", what,
-		       r->detail ? r->detail : err_str(r->err));
+		view__report(v, "%s: corrupt tile: %s", what,
+			     r->detail ? r->detail : err_str(r->err));
 		return 0;
 	}
 	return 1;
@@ -531,12 +479,12 @@ static void on_tile(void *arg, struct hclient_resp *r)
 	snprintf(what, sizeof(what), "chunk %d/%" PRId32 "/%" PRId32
 		 " (lod/cx/cz)", q->lod, q->cx0, q->cz0);
 	/* answered, well or not: a failed chunk is asked again next update */
-	if ((e = find(v, q->cx0, q->cz0)) != NULL && e->inflight == q->lod)
+	if ((e = view__find(v, q->cx0, q->cz0)) != NULL && e->inflight == q->lod)
 		e->inflight = -1;
-	if (answered(v, q, r, what)) {
+	if (view__answered(v, q, r, what)) {
 		if (r->status != 304)
-			accept_tile(v, q->cx0, q->cz0, q->lod, r->body,
-				    r->body_len, r->etag, r->max_age);
+			view__accept_tile(v, q->cx0, q->cz0, q->lod, r->body,
+					  r->body_len, r->etag, r->max_age);
 		else if (e && e->lod == q->lod)
 			e->fresh_until = fresh_until(v, r->max_age);
 	}
@@ -549,11 +497,11 @@ static void batch_fallback(struct view *v, const struct vreq *q)
 	v->batch_off = 1;
 	v->st.batch_fallbacks++;
 	for (int64_t cx = q->cx0; cx <= q->cx1; cx++) {
-		struct entry *e = find(v, cx, q->cz0);
+		struct entry *e = view__find(v, cx, q->cz0);
 
 		if (e && e->want == q->lod && e->lod != q->lod &&
 		    e->inflight != q->lod)
-			single(v, e, 0);
+			view__single(v, e, 0);
 	}
 }
 
@@ -570,15 +518,15 @@ static void unpack(struct view *v, const struct vreq *q, struct hclient_resp *r,
 		return;
 	}
 	if (rc) {
-		report(v, "%s: corrupt bundle: %s", what, err_str(rc));
+		view__report(v, "%s: corrupt bundle: %s", what, err_str(rc));
 		return;
 	}
 	for (size_t k = 0; k < n; k++) {
 		int64_t i = (int64_t)ent[k].cx - q->cx0;
 
 		if (ent[k].cz != q->cz0 || i < 0 || (size_t)i >= want || seen[i]) {
-			report(v, "%s: bundle holds an unexpected chunk %" PRId32
-			       "/%" PRId32, what, ent[k].cx, ent[k].cz);
+			view__report(v, "%s: bundle holds an unexpected chunk %" PRId32
+				     "/%" PRId32, what, ent[k].cx, ent[k].cz);
 			continue;
 		}
 		seen[i] = 1;
@@ -586,13 +534,13 @@ static void unpack(struct view *v, const struct vreq *q, struct hclient_resp *r,
 		snprintf(etag, sizeof(etag), "\"%016" PRIx64 "-z\"",
 			 ent[k].len >= TILE_HEADER_SIZE ?
 			 tile_checksum(ent[k].tile) : 0);
-		accept_tile(v, ent[k].cx, ent[k].cz, q->lod, ent[k].tile,
-			    ent[k].len, etag, r->max_age);
+		view__accept_tile(v, ent[k].cx, ent[k].cz, q->lod, ent[k].tile,
+				  ent[k].len, etag, r->max_age);
 	}
 	for (size_t i = 0; i < want; i++)
 		if (!seen[i])
-			report(v, "%s: bundle lacks chunk %" PRId64 "/%" PRId32,
-			       what, q->cx0 + (int64_t)i, q->cz0);
+			view__report(v, "%s: bundle lacks chunk %" PRId64 "/%" PRId32,
+				     what, q->cx0 + (int64_t)i, q->cz0);
 }
 
 static void on_batch(void *arg, struct hclient_resp *r)
@@ -604,12 +552,12 @@ static void on_batch(void *arg, struct hclient_resp *r)
 	snprintf(what, sizeof(what), "batch lod %d cx %" PRId32 "..%" PRId32
 		 " cz %" PRId32, q->lod, q->cx0, q->cx1, q->cz0);
 	for (int64_t cx = q->cx0; cx <= q->cx1; cx++) {
-		struct entry *e = find(v, cx, q->cz0);
+		struct entry *e = view__find(v, cx, q->cz0);
 
 		if (e && e->inflight == q->lod)
 			e->inflight = -1;
 	}
-	if (answered(v, q, r, what)) {
+	if (view__answered(v, q, r, what)) {
 		if (r->status == 404)
 			batch_fallback(v, q);
 		else
@@ -617,235 +565,6 @@ static void on_batch(void *arg, struct hclient_resp *r)
 	}
 	free(q);
 }
-
-
-/* ---- local mode: generate what no edit reaches, fetch the rest ---- */
-
-static int cmp_chunk(const void *a, const void *b)
-{
-	const struct api_chunk_hash *x = a, *y = b;
-
-	if (x->cz != y->cz)
-		return x->cz < y->cz ? -1 : 1;
-	return (x->cx > y->cx) - (x->cx < y->cx);
-}
-
-/* Chunk (cx, cz)'s edit version as the last /hashes said (0: no edits). */
-static uint64_t local_version(const struct view *v, int64_t cx, int64_t cz)
-{
-	struct api_chunk_hash key, *hit;
-
-	if (cx < INT32_MIN || cx > INT32_MAX || cz < INT32_MIN || cz > INT32_MAX ||
-	    !v->nedited)
-		return 0;
-	key.cx = (int32_t)cx;
-	key.cz = (int32_t)cz;
-	hit = bsearch(&key, v->edited, v->nedited, sizeof(key), cmp_chunk);
-	return hit ? hit->version : 0;
-}
-
-/* The version a tile of e reads: its own, or with materials (which read
- * one sample beyond the chunk) the largest of the 3 x 3 around it. */
-static uint64_t local_reads(const struct view *v, const struct entry *e)
-{
-	uint64_t r = 0, x;
-
-	if (!v->p.materials)
-		return local_version(v, e->cx, e->cz);
-	for (int dz = -1; dz <= 1; dz++)
-		for (int dx = -1; dx <= 1; dx++)
-			if ((x = local_version(v, (int64_t)e->cx + dx, (int64_t)e->cz + dz)) > r)
-				r = x;
-	return r;
-}
-
-/* Make e's tile here (no edit reaches it) and take it as if it came. */
-static int local_make(struct view *v, struct entry *e)
-{
-	struct terrain_tile_request rq = { sizeof(rq), e->want, e->cx, e->cz,
-					   view_precision_um(&v->p, e->want),
-					   v->p.materials ? TERRAIN_LAYER_MATERIAL : 0,
-					   v->p.format ? TERRAIN_FORMAT_LZ21 : 0, 0 };
-	size_t need = terrain_tile_bound(v->p.local, &rq), len;
-	int rc;
-
-	if (need > v->gen_cap) {
-		uint8_t *b = realloc(v->gen, need);
-
-		if (!b)
-			return ERR_NOMEM;
-		v->gen = b;
-		v->gen_cap = need;
-	}
-	rc = terrain_generate_encoded(v->p.local, NULL, v->work, &rq, v->gen, v->gen_cap, &len);
-	if (rc) {
-		report(v, "chunk %d/%" PRId32 "/%" PRId32 " (lod/cx/cz): local generation: %s",
-		       e->want, e->cx, e->cz, terrain_strerror(rc));
-		return 0;
-	}
-	v->st.generated++;
-	accept_tile(v, e->cx, e->cz, e->want, v->gen, len, NULL, 0);
-	return 0;
-}
-
-/* What e needs now that the versions are known: nothing, its tile made
- * here, or its tile fetched (an edited chunk). Returns requests sent. */
-static long local_want(struct view *v, struct entry *e)
-{
-	uint64_t reads = local_reads(v, e);
-
-	if (e->lod == e->want && e->reads == reads)
-		return 0;
-	if (e->inflight == e->want && e->reads == reads)
-		return 0;
-	e->reads = reads;
-	if (!reads)
-		return local_make(v, e);
-	return single(v, e, 0);
-}
-
-static long local_pass(struct view *v)
-{
-	long sent = 0, rc;
-
-	for (size_t k = 0; k < v->nlist; k++) {
-		struct entry *e = find(v, v->list[k].cx, v->list[k].cz);
-
-		if (e && (rc = local_want(v, e)) < 0)
-			return rc;
-		else if (e)
-			sent += rc;
-	}
-	return sent;
-}
-
-/* The square's chunks and one more on each side, clamped to int32. */
-static struct ring_rect local_rect(const struct view *v)
-{
-	struct ring_rect r = { INT32_MAX, INT32_MAX, INT32_MIN, INT32_MIN };
-
-	for (size_t k = 0; k < v->nlist; k++) {
-		const struct ring_chunk *c = &v->list[k];
-
-		r.cx0 = c->cx < r.cx0 ? c->cx : r.cx0;
-		r.cz0 = c->cz < r.cz0 ? c->cz : r.cz0;
-		r.cx1 = c->cx > r.cx1 ? c->cx : r.cx1;
-		r.cz1 = c->cz > r.cz1 ? c->cz : r.cz1;
-	}
-	r.cx0 -= r.cx0 > INT32_MIN;
-	r.cz0 -= r.cz0 > INT32_MIN;
-	r.cx1 += r.cx1 < INT32_MAX;
-	r.cz1 += r.cz1 < INT32_MAX;
-	return r;
-}
-
-static int inside(const struct ring_rect *a, const struct ring_rect *b)
-{
-	return a->cx0 >= b->cx0 && a->cz0 >= b->cz0 && a->cx1 <= b->cx1 && a->cz1 <= b->cz1;
-}
-
-static void on_hashes(void *arg, struct hclient_resp *r);
-
-/* GET /hashes of v->asking, in pieces of at most 64 x 64 chunks. */
-static long local_ask(struct view *v)
-{
-	const struct ring_rect *a = &v->asking;
-	long sent = 0;
-
-	v->nedited = 0;
-	for (int64_t z = a->cz0; z <= a->cz1; z += HASHES_SIDE)
-		for (int64_t x = a->cx0; x <= a->cx1; x += HASHES_SIDE) {
-			struct vreq *q = malloc(sizeof(*q));
-			int64_t x1 = x + HASHES_SIDE - 1 < a->cx1 ? x + HASHES_SIDE - 1 : a->cx1;
-			int64_t z1 = z + HASHES_SIDE - 1 < a->cz1 ? z + HASHES_SIDE - 1 : a->cz1;
-			char target[512];
-
-			if (!q)
-				return ERR_NOMEM;
-			*q = (struct vreq){ v, (int32_t)x, (int32_t)z, (int32_t)x1, (int32_t)z1,
-					    0, 0, 0 };
-			if (api_hashes_path(target, sizeof(target), v->p.seed, v->p.gen, q->cx0,
-					    q->cz0, q->cx1, q->cz1)) {
-				free(q);
-				return ERR_INVAL;
-			}
-			if (hclient_get(v->hc, target, NULL, on_hashes, q)) {
-				report(v, "request %s: cannot send it", target);
-				free(q);
-				continue;
-			}
-			v->outstanding++;
-			v->st.requests++;
-			v->hashes_waiting++;
-			sent++;
-		}
-	return sent;
-}
-
-/* Add one /hashes answer's chunks to v->edited. */
-static int local_add(struct view *v, const struct api_chunk_hash *c, size_t n)
-{
-	if (v->nedited + n > v->edited_cap) {
-		size_t cap = 2 * (v->nedited + n);
-		struct api_chunk_hash *e = realloc(v->edited, cap * sizeof(*e));
-
-		if (!e)
-			return ERR_NOMEM;
-		v->edited = e;
-		v->edited_cap = cap;
-	}
-	memcpy(v->edited + v->nedited, c, n * sizeof(*c));
-	v->nedited += n;
-	return 0;
-}
-
-static void on_hashes(void *arg, struct hclient_resp *r)
-{
-	struct vreq *q = arg;
-	struct view *v = q->v;
-	struct api_chunk_hash *c = NULL;
-	char what[160];
-	uint64_t seq;
-	size_t n;
-
-	snprintf(what, sizeof(what), "hashes %" PRId32 ",%" PRId32 "..%" PRId32 ",%" PRId32,
-		 q->cx0, q->cz0, q->cx1, q->cz1);
-	v->hashes_waiting--;
-	if (answered(v, q, r, what)) {
-		if (api_hashes_parse((const char *)r->body, r->body_len, &c, &n, &seq) ||
-		    local_add(v, c, n))
-			report(v, "%s: not the hashes answer expected", what);
-		else
-			v->st.hashes++;
-		free(c);
-	}
-	free(q);
-	if (v->hashes_waiting)
-		return;
-	qsort(v->edited, v->nedited, sizeof(*v->edited), cmp_chunk);
-	v->known = v->asking;
-	v->have_known = 1;
-	v->known_until = v->now + (uint64_t)(v->p.revalidate_ms >= 0 ? v->p.revalidate_ms :
-					     LOCAL_LIFE_MS);
-	local_pass(v);
-}
-
-/* view_update() in local mode, after claim(): ask /hashes when the square
- * left what the last answer covers or it is older than its lifetime, else
- * settle every chunk at once. */
-static long local_update(struct view *v)
-{
-	struct ring_rect need = local_rect(v);
-
-	if (v->hashes_waiting)
-		return 0;  /* its answer settles the chunks */
-	if (!v->have_known || !inside(&need, &v->known) || v->now >= v->known_until) {
-		v->asking = need;
-		return local_ask(v);
-	}
-	return local_pass(v);
-}
-
 /* ---- updates ---- */
 
 static void evict(struct view *v, struct entry *e)
@@ -892,7 +611,7 @@ long view_update(struct view *v, double x, double z, uint64_t now_ms)
 	claim(v, v->list, (size_t)n);
 	v->nlist = (size_t)n;
 	if (v->p.local)
-		return local_update(v);
+		return view__local_update(v);
 	for (long k = 0; k < n; k++) {
 		struct entry *e = slot(v, v->list[k].cx, v->list[k].cz);
 
@@ -900,12 +619,12 @@ long view_update(struct view *v, double x, double z, uint64_t now_ms)
 		if (e->lod == e->want) {
 			if (now_ms >= e->fresh_until && e->inflight != e->want &&
 			    e->etag[0])
-				rc = single(v, e, 1);
+				rc = view__single(v, e, 1);
 		} else if (e->inflight != e->want) {
 			if (v->p.batch_lod >= 0 && e->want >= v->p.batch_lod)
 				v->far[nfar++] = v->list[k];
 			else
-				rc = single(v, e, 0);
+				rc = view__single(v, e, 0);
 		}
 		if (rc < 0)
 			return rc;
@@ -977,7 +696,7 @@ static const struct tile *cell(const struct view *v, double x, double z,
 	if (!(fx >= INT32_MIN && fx <= INT32_MAX && fz >= INT32_MIN &&
 	      fz <= INT32_MAX))
 		return NULL;
-	e = find(v, (int64_t)fx, (int64_t)fz);
+	e = view__find(v, (int64_t)fx, (int64_t)fz);
 	if (!e || e->lod < 0 || !e->t.h)
 		return NULL;
 	t = &e->t;

@@ -1,7 +1,7 @@
 /*
  * node.h - the parsed form of a generator preset, shared by preset.c (which
- * builds and validates it) and pipeline.c (which evaluates it). Not part of
- * the public API: callers use preset.h.
+ * builds and validates it) and pipeline_eval.c (which evaluates it). Not
+ * part of the public API: callers use preset.h.
  */
 #ifndef NODE_H
 #define NODE_H

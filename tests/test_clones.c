@@ -5,10 +5,10 @@
  * by bench/variant.h (Makefile, CLONE_OBJ), against the library's dispatch
  * (the best clone this CPU runs). Every noise kind and fBm mode, unwarped
  * and warped, near the origin and 2^38 m away, and fbm_row_d()'s values
- * and gradients. The same for the tile codec (common/tilecode.c, its
- * CLONES_INT loops): every copy writes the library's bytes and decodes
- * them to the same heights, both filters, 2 and 8 rANS states, the 32-bit
- * and the 64-bit arithmetic. A clone this CPU cannot run is skipped, and
+ * and gradients. The same for the tile codec (common/tilecode.c,
+ * tilecode_enc.c and tilecode_dec.c, their CLONES_INT loops): every copy
+ * writes the library's bytes and decodes them to the same heights, both
+ * filters, 2 and 8 rANS states, the 32-bit and the 64-bit arithmetic. A clone this CPU cannot run is skipped, and
  * so is the whole test off x86-64.
  */
 #include <setjmp.h>
