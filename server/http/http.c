@@ -188,7 +188,7 @@ static void on_handle_close(uv_handle_t *h)
  * freed when they come back. */
 void http__conn_close(struct conn *c)
 {
-	struct req *r, *next;
+	struct conn_req *r, *next;
 
 	if (c->closing)
 		return;
@@ -663,7 +663,7 @@ void http_server_destroy(struct http_server *s)
 		return;
 	assert(!s->conns);
 	while (s->free_reqs) {
-		struct req *r = s->free_reqs;
+		struct conn_req *r = s->free_reqs;
 
 		s->free_reqs = r->next;
 		free(r);
