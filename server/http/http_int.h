@@ -31,6 +31,7 @@
 #include <llhttp.h>
 #include <uv.h>
 
+#include "base/list.h"
 #include "http.h"
 #include "util.h"
 
@@ -69,7 +70,8 @@ struct text {
  * Handlers see only pub (http.h). */
 struct conn_req {
 	struct http_req pub;
-	struct conn_req *prev, *next;     /* the connection's queue */
+	struct list node;                 /* in its connection's queue, or in
+					     the server's free ones */
 	struct conn *conn;
 	enum req_state state;
 	unsigned keepalive : 1;
@@ -115,8 +117,8 @@ struct conn {
 	uv_shutdown_t shut;
 	llhttp_t parser;
 	struct http_server *srv;
-	struct conn *prev, *next;         /* the server's list */
-	struct conn_req *head, *tail;     /* requests in arrival order */
+	struct list node;                 /* in the server's list */
+	struct list reqs;                 /* its requests in arrival order */
 	struct conn_req *cur;             /* the one being parsed */
 	unsigned nreqs;
 	unsigned wpending;                /* uv_write requests in flight */
@@ -175,13 +177,13 @@ struct http_server {
 	struct http_limits lim;
 	struct http_handler h;
 	llhttp_settings_t settings;
-	struct conn *conns;
+	struct list conns;                /* every connection, newest first */
 	unsigned nconns, nrejected;
 	struct http_stats st;
 	char *rbuf;                       /* the shared read buffer */
 	uint64_t first_reads_at;          /* read_first(): the loop turn's time */
 	unsigned first_reads;             /* and its reads in that turn */
-	struct conn_req *free_reqs;       /* freed request structs, last on top */
+	struct list free_reqs;            /* freed request structs, last first */
 	unsigned nfree_reqs;
 	time_t date_sec;
 	char date[48];
@@ -192,6 +194,12 @@ struct http_server {
 	void (*drain_done)(void *arg);
 	void *drain_arg;
 };
+
+/* The request of node, in a connection's queue or the free ones. */
+static inline struct conn_req *http__req_of(struct list *node)
+{
+	return list_entry(node, struct conn_req, node);
+}
 
 /* ---- http.c: connection lifetime ---- */
 

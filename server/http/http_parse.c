@@ -130,10 +130,11 @@ uint64_t http_req_age_ms(const struct http_req *pub)
 static struct conn_req *req_new(struct conn *c)
 {
 	struct http_server *s = c->srv;
-	struct conn_req *r = s->free_reqs;
+	struct conn_req *r = NULL;
 
-	if (r) {
-		s->free_reqs = r->next;
+	if (!list_empty(&s->free_reqs)) {
+		r = http__req_of(list_first(&s->free_reqs));
+		list_remove(&r->node);
 		s->nfree_reqs--;
 	} else if (!(r = malloc(sizeof(*r)))) {
 		return NULL;
@@ -149,12 +150,7 @@ static struct conn_req *req_new(struct conn *c)
 	r->pub.method = -1;
 	r->pub.method_name = "-";
 	r->pub.path = "";
-	r->prev = c->tail;
-	if (c->tail)
-		c->tail->next = r;
-	else
-		c->head = r;
-	c->tail = r;
+	list_insert_tail(&c->reqs, &r->node);
 	c->nreqs++;
 	return r;
 }
@@ -167,14 +163,7 @@ void http__req_free(struct conn_req *r)
 
 	if ((r->state == R_READY || r->state == R_WRITING) && r->resp.release)
 		r->resp.release(r->resp.arg);
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		c->head = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	else
-		c->tail = r->prev;
+	list_remove(&r->node);
 	if (c->cur == r)
 		c->cur = NULL;
 	c->nreqs--;
@@ -186,8 +175,7 @@ void http__req_free(struct conn_req *r)
 		free(r->text.p);
 	free(r->body.p);
 	if (s->nfree_reqs < REQ_POOL) {
-		r->next = s->free_reqs;
-		s->free_reqs = r;
+		list_insert_head(&s->free_reqs, &r->node);
 		s->nfree_reqs++;
 	} else {
 		free(r);
@@ -518,7 +506,7 @@ static int check_expect(struct conn *c, struct conn_req *r, const llhttp_t *p)
 		return 0;
 	if (strcasecmp(v, "100-continue") != 0)
 		return fail(c, 417, "unsupported Expect (only 100-continue)");
-	if (p->http_minor >= 1 && c->head == r &&
+	if (p->http_minor >= 1 && list_first(&c->reqs) == &r->node &&
 	    ((p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length)) &&
 	    http__conn_continue(c) < 0)
 		return fail(c, -1, NULL); /* the kernel's buffer is full: close */

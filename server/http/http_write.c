@@ -92,7 +92,7 @@ static void req_done(struct conn_req *r, int status)
 /* Whether r is the connection's last answer: no request follows it. */
 static int is_last(const struct conn *c, const struct conn_req *r)
 {
-	return c->stopped && !r->next && !c->in_req;
+	return c->stopped && list_last(&c->reqs) == &r->node && !c->in_req;
 }
 
 /* Whether closing now could reset the last answer: input may still come. */
@@ -116,7 +116,7 @@ static void conn_after_write(struct conn *c)
 			http__conn_arm(c);
 		return;
 	}
-	if (!c->head && c->stopped && !c->in_req) {
+	if (list_empty(&c->reqs) && c->stopped && !c->in_req) {
 		if (must_linger(c))
 			http__conn_finish(c);
 		else
@@ -234,10 +234,11 @@ fail:
 /* Write every ready response that is next in request order. */
 static void conn_flush(struct conn *c)
 {
-	struct conn_req *r = c->head, *next;
+	struct list *it, *next;
 
-	for (; r; r = next) {
-		next = r->next;
+	list_foreach_safe(it, next, &c->reqs) {
+		struct conn_req *r = http__req_of(it);
+
 		if (r->state == R_WRITING)
 			continue;
 		if (r->state != R_READY)
