@@ -267,7 +267,7 @@ static void test_cache_fetch_shares_one_flight(void **state)
 
 	(void)state;
 	for (i = 0; i < 3; i++)
-		w[i] = (struct waiter){ { NULL, waiter_done }, c, 0, 0, 0 };
+		w[i] = (struct waiter){ .w.done = waiter_done, .c = c };
 	assert_int_equal(cache_fetch(c, "tile", 4, 0, &w[0].w, &flight), CACHE_MISS);
 	assert_int_equal(cache_fetch(c, "tile", 4, 0, &w[1].w, &e), CACHE_WAIT);
 	assert_null(e);
@@ -301,7 +301,7 @@ static void test_cache_abort_wakes_waiters_with_error(void **state)
 	struct cache_stats st;
 
 	(void)state;
-	w[0] = (struct waiter){ { NULL, waiter_done }, c, 0, 0, 0 };
+	w[0] = (struct waiter){ .w.done = waiter_done, .c = c };
 	w[1] = w[0];
 	assert_int_equal(cache_fetch(c, "tile", 4, 0, &w[0].w, &flight), CACHE_MISS);
 	assert_int_equal(cache_fetch(c, "tile", 4, 0, &w[1].w, &e), CACHE_WAIT);

@@ -27,14 +27,14 @@ struct cache_entry {
 	uint64_t hash;
 	struct cache_entry *hnext;             /* hash chain */
 	void *value;
-	struct cache_entry *prev, *next;       /* LRU, ready entries only */
+	struct list lru;                       /* in c->lru, ready entries only */
 	unsigned refs;
 	unsigned char state;
 	unsigned char cached;                  /* in the table */
 	unsigned char klen;
 	uint64_t created;
 	size_t bytes;                          /* declared value bytes */
-	struct cache_waiter *whead, *wtail;    /* pending entries only */
+	struct list waiters;                   /* pending entries only */
 	unsigned char key[];
 };
 
@@ -42,7 +42,7 @@ struct cache {
 	struct cache_entry **buckets;
 	size_t nbuckets;
 	size_t count;                          /* entries in the table */
-	struct cache_entry *head, *tail;       /* LRU: head is most recent */
+	struct list lru;                       /* first is most recent */
 	size_t used, capacity;
 	uint64_t ttl;
 	cache_free_fn free_value;
@@ -69,6 +69,7 @@ int cache_create(size_t capacity, uint64_t ttl, cache_free_fn free_value,
 		free(c);
 		return ERR_NOMEM;
 	}
+	list_init(&c->lru);
 	c->nbuckets = INITIAL_BUCKETS;
 	c->used = c->nbuckets * sizeof(*c->buckets);
 	c->capacity = capacity;
@@ -125,30 +126,6 @@ static struct cache_entry **slot_of(struct cache *c, uint64_t hash,
 	return p;
 }
 
-static void lru_unlink(struct cache *c, struct cache_entry *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		c->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		c->tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_push(struct cache *c, struct cache_entry *e)
-{
-	e->prev = NULL;
-	e->next = c->head;
-	if (c->head)
-		c->head->prev = e;
-	else
-		c->tail = e;
-	c->head = e;
-}
-
 /* Take e out of the table (and the LRU and the charge), dropping the
  * table's reference. */
 static void detach(struct cache *c, struct cache_entry *e)
@@ -161,7 +138,7 @@ static void detach(struct cache *c, struct cache_entry *e)
 	e->cached = 0;
 	c->count--;
 	if (e->state == READY) {
-		lru_unlink(c, e);
+		list_remove(&e->lru);
 		c->used -= cache_entry_cost(e->klen, e->bytes);
 		c->st.entries--;
 	} else {
@@ -172,9 +149,9 @@ static void detach(struct cache *c, struct cache_entry *e)
 
 static void evict_to_bound(struct cache *c)
 {
-	while (c->used > c->capacity && c->tail) {
+	while (c->used > c->capacity && !list_empty(&c->lru)) {
 		c->st.evictions++;
-		detach(c, c->tail);
+		detach(c, list_entry(list_last(&c->lru), struct cache_entry, lru));
 	}
 }
 
@@ -215,6 +192,7 @@ static struct cache_entry *entry_new(struct cache *c, uint64_t hash,
 	e->refs = 1;
 	e->cached = 1;
 	e->state = PENDING;
+	list_init(&e->waiters);
 	if (c->count + 1 > c->nbuckets)
 		grow(c);
 	e->hnext = c->buckets[hash & (c->nbuckets - 1)];
@@ -246,7 +224,7 @@ static void make_ready(struct cache *c, struct cache_entry *e, void *value,
 	c->st.pending--;
 	c->st.entries++;
 	c->used += cost;
-	lru_push(c, e);
+	list_insert_head(&c->lru, &e->lru);
 	evict_to_bound(c);
 }
 
@@ -275,8 +253,8 @@ static struct cache_entry *hit(struct cache *c, struct cache_entry *e)
 	/* The caller reads the value next: start that miss now, under the
 	 * list updates, rather than after them. */
 	__builtin_prefetch(e->value);
-	lru_unlink(c, e);
-	lru_push(c, e);
+	list_remove(&e->lru);
+	list_insert_head(&c->lru, &e->lru);
 	e->refs++;
 	return e;
 }
@@ -330,16 +308,6 @@ int cache_put(struct cache *c, const void *key, size_t klen, void *value,
 	return 0;
 }
 
-static void enqueue(struct cache_entry *e, struct cache_waiter *w)
-{
-	w->next = NULL;
-	if (e->wtail)
-		e->wtail->next = w;
-	else
-		e->whead = w;
-	e->wtail = w;
-}
-
 int cache_fetch(struct cache *c, const void *key, size_t klen, uint64_t now,
 		struct cache_waiter *w, struct cache_entry **out)
 {
@@ -357,7 +325,7 @@ int cache_fetch(struct cache *c, const void *key, size_t klen, uint64_t now,
 	c->st.misses++;
 	if (e) {
 		c->st.waits++;
-		enqueue(e, w);
+		list_insert_tail(&e->waiters, &w->node);
 		*out = NULL;
 		return CACHE_WAIT;
 	}
@@ -365,20 +333,30 @@ int cache_fetch(struct cache *c, const void *key, size_t klen, uint64_t now,
 	if (!e)
 		return ERR_NOMEM;
 	e->refs++; /* the flight's reference, dropped by complete/abort */
-	enqueue(e, w);
+	list_insert_tail(&e->waiters, &w->node);
 	*out = e;
 	return CACHE_MISS;
+}
+
+/* Take the first waiter off waiters, which is not empty. */
+static struct cache_waiter *next_waiter(struct list *waiters)
+{
+	struct cache_waiter *w = list_entry(list_first(waiters), struct cache_waiter, node);
+
+	list_remove(&w->node);
+	return w;
 }
 
 void cache_complete(struct cache *c, struct cache_entry *e, void *value,
 		    size_t bytes, uint64_t now)
 {
-	struct cache_waiter *w = e->whead, *next;
+	struct list waiters;
 
-	e->whead = e->wtail = NULL;
+	list_move(&e->waiters, &waiters);
 	make_ready(c, e, value, bytes, now);
-	for (; w; w = next) {
-		next = w->next;
+	while (!list_empty(&waiters)) {
+		struct cache_waiter *w = next_waiter(&waiters);
+
 		e->refs++;
 		w->done(w, e, 0);
 	}
@@ -387,14 +365,15 @@ void cache_complete(struct cache *c, struct cache_entry *e, void *value,
 
 void cache_abort(struct cache *c, struct cache_entry *e, int err)
 {
-	struct cache_waiter *w = e->whead, *next;
+	struct list waiters;
 
 	assert(e->state == PENDING && err < 0);
-	e->whead = e->wtail = NULL;
+	list_move(&e->waiters, &waiters);
 	if (e->cached)
 		detach(c, e);
-	for (; w; w = next) {
-		next = w->next;
+	while (!list_empty(&waiters)) {
+		struct cache_waiter *w = next_waiter(&waiters);
+
 		w->done(w, NULL, err);
 	}
 	cache_release(c, e);

@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "list.h"
+
 struct cache;
 struct cache_entry;
 
@@ -56,7 +58,7 @@ struct cache_stats {
 /* A queued interest in a pending entry. The caller owns the storage and
  * keeps it alive until done() has run. */
 struct cache_waiter {
-	struct cache_waiter *next; /* private */
+	struct list node;          /* private: in the entry's waiters */
 	/*
 	 * Called once: with a referenced ready entry and err 0, or with entry
 	 * NULL and the negative ERR_* passed to cache_abort(). The waiter

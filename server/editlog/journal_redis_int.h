@@ -1,10 +1,10 @@
 /*
  * journal_redis_int.h - what the files of the shared edit log in Redis
  * share: journal_redis.c (appends, the tail, the backend's operations),
- * journal_redis_primary.c (the spec and credentials, the start-up, the
- * connection to the primary) and journal_redis_snap.c (the shared
- * snapshot, the trim, the restore of a node behind it). Not an
- * interface: journal.h is.
+ * journal_redis_start.c (the spec and credentials, the start-up),
+ * journal_redis_primary.c (the connection to the primary, the replies
+ * the files read) and journal_redis_snap.c (the shared snapshot, the
+ * trim, the restore of a node behind it). Not an interface: journal.h is.
  */
 #ifndef JOURNAL_REDIS_INT_H
 #define JOURNAL_REDIS_INT_H
@@ -138,18 +138,12 @@ struct rlog {
 	struct uv_timer_s *expiry, *beat;
 };
 
-/* ---- journal_redis_primary.c ---------------------------------------------------- */
+/* ---- journal_redis_start.c ------------------------------------------------------ */
 
 /* Parse spec (journal.h) and auth (may be NULL) into g; ERR_INVAL with
  * the reason in err. */
 int journal_redis__parse_spec(struct rlog *g, const char *spec, const struct journal_auth *auth,
 			      char *err, size_t errlen);
-
-/* Send AUTH (when cr has a password) on c, fn answered with arg "AUTH";
- * then SELECT db unless db < 0, answered with "SELECT". First on a new
- * connection. */
-void journal_redis__hello(struct redis_conn *c, const struct cred *cr, int db,
-			  redis_reply_fn fn);
 
 /* An error reply that waiting does not mend: wrong or missing
  * credentials, a command the user may not run. */
@@ -163,6 +157,14 @@ int journal_redis__replay(void *be, journal_record_fn cb, void *arg,
 /* The shared snapshot (journal_ops): get blocks, before the replay. */
 int journal_redis__snapshot_get(void *be, uint8_t **buf, size_t *len, char *err,
 				size_t errlen);
+
+/* ---- journal_redis_primary.c ---------------------------------------------------- */
+
+/* Send AUTH (when cr has a password) on c, fn answered with arg "AUTH";
+ * then SELECT db unless db < 0, answered with "SELECT". First on a new
+ * connection. */
+void journal_redis__hello(struct redis_conn *c, const struct cred *cr, int db,
+			  redis_reply_fn fn);
 
 /* Connect to the primary (asking a Sentinel first for sentinel://); a
  * redis_conn retry function. */

@@ -40,7 +40,7 @@
 
 /* One command in flight. */
 struct redis_cmd {
-	struct redis_cmd *next;
+	struct list node;          /* in c->cmds */
 	struct redis_conn *c;
 	redis_reply_fn fn;
 	void *arg;
@@ -48,6 +48,13 @@ struct redis_cmd {
 };
 
 static void on_deadline(uv_timer_t *t);
+
+/* The oldest command in flight on c, or NULL. */
+static struct redis_cmd *oldest(const struct redis_conn *c)
+{
+	return list_empty(&c->cmds) ? NULL :
+	       list_entry(list_first(&c->cmds), struct redis_cmd, node);
+}
 
 /* ---- the event adapter -------------------------------------------------------- */
 
@@ -182,15 +189,15 @@ static int ev_attach(redisAsyncContext *ac, uv_loop_t *loop)
 static void arm(struct redis_conn *c)
 {
 	uint64_t now = uv_now(c->loop);
+	struct redis_cmd *k = oldest(c);
 
 	if (c->closing)
 		return;
-	if (!c->head) {
+	if (!k) {
 		uv_timer_stop(c->deadline);
 		return;
 	}
-	uv_timer_start(c->deadline, on_deadline,
-		       c->head->deadline > now ? c->head->deadline - now : 0, 0);
+	uv_timer_start(c->deadline, on_deadline, k->deadline > now ? k->deadline - now : 0, 0);
 }
 
 static void fire_down(uv_timer_t *t)
@@ -219,10 +226,8 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 	struct redis_conn *c = k->c;
 
 	(void)ac;
-	assert(c->head == k); /* replies come in order */
-	c->head = k->next;
-	if (!c->head)
-		c->tail = NULL;
+	assert(list_first(&c->cmds) == &k->node); /* replies come in order */
+	list_remove(&k->node);
 	if (!reply)
 		lost(c, NULL);
 	else
@@ -234,8 +239,9 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 static void on_deadline(uv_timer_t *t)
 {
 	struct redis_conn *c = t->data;
+	struct redis_cmd *k = oldest(c);
 
-	if (c->head && c->head->deadline <= uv_now(c->loop))
+	if (k && k->deadline <= uv_now(c->loop))
 		redis_conn_drop(c, "no answer within the timeout");
 	else
 		arm(c);
@@ -420,6 +426,7 @@ int redis_conn_init(struct redis_conn *c, struct uv_loop_s *loop, const char *na
 		    redis_down_fn down, void *owner)
 {
 	memset(c, 0, sizeof(*c));
+	list_init(&c->cmds);
 	c->deadline = malloc(sizeof(*c->deadline));
 	c->later = malloc(sizeof(*c->later));
 	if (!c->deadline || !c->later) {
@@ -490,17 +497,14 @@ int redis_conn_command(struct redis_conn *c, unsigned timeout_ms, redis_reply_fn
 		return ERR_AGAIN;
 	if (!(k = malloc(sizeof(*k))))
 		return ERR_NOMEM;
-	*k = (struct redis_cmd){ NULL, c, fn, arg, uv_now(c->loop) + timeout_ms };
+	*k = (struct redis_cmd){ .c = c, .fn = fn, .arg = arg,
+				.deadline = uv_now(c->loop) + timeout_ms };
 	if (redisAsyncCommandArgv(c->ac, on_reply, k, argc, argv, lens) != REDIS_OK) {
 		free(k);
 		return ERR_AGAIN;
 	}
-	if (c->tail)
-		c->tail->next = k;
-	else
-		c->head = k;
-	c->tail = k;
-	if (c->head == k)
+	list_insert_tail(&c->cmds, &k->node);
+	if (list_first(&c->cmds) == &k->node)
 		arm(c);
 	return 0;
 }
@@ -519,7 +523,7 @@ void redis_conn_drop(struct redis_conn *c, const char *why)
 
 	if (!ac)
 		return;
-	if (c->head && ac->c.fd >= 0)
+	if (!list_empty(&c->cmds) && ac->c.fd >= 0)
 		(void)setsockopt(ac->c.fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
 	lost(c, why);
 	redisAsyncFree(ac); /* inside a reply callback hiredis defers it */

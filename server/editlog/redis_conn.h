@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/list.h"
+
 struct redisAsyncContext;
 struct redisReply;
 struct redis_conn;
@@ -56,7 +58,7 @@ struct redis_conn {
 	struct uv_timer_s *later;      /* down, then the retry */
 	struct redis_resolver *resolver; /* host names, on its own thread */
 	struct uv_async_s *resolved;   /* its answers, on the loop */
-	struct redis_cmd *head, *tail; /* in flight, oldest first */
+	struct list cmds;              /* in flight, oldest first */
 	redis_down_fn down;
 	void (*retry)(struct redis_conn *c);
 	const char *name;

@@ -26,6 +26,7 @@
 #include <uv.h>
 #include <xxhash.h>
 
+#include "base/list.h"
 #include "err.h"
 #include "http/http.h"
 #include "revert.h"
@@ -39,7 +40,7 @@
 struct sub {
 	struct sub *prev, *next;   /* the world's subscribers, or those of
 				      its wait slot while waiting */
-	struct sub *aprev, *anext; /* all subscribers */
+	struct list anode;         /* in all subscribers (sse.all) */
 	struct sse *sse;
 	struct world *w;           /* NULL while waiting */
 	int gen;                   /* the world's preset index and seed */
@@ -55,7 +56,7 @@ struct sub {
 
 struct sse {
 	uv_timer_t timer;          /* keep-alive; frees the sse when closed */
-	struct sub *all;
+	struct list all;           /* every subscriber, newest first */
 	void **wait;               /* subscribers of worlds not yet made
 				      (struct sub *), by wait_slot(); chained
 				      through next */
@@ -336,12 +337,7 @@ static void unlink_sub(struct sub *u)
 	struct sse *s = u->sse;
 
 	unlink_world(u);
-	if (u->aprev)
-		u->aprev->anext = u->anext;
-	else
-		s->all = u->anext;
-	if (u->anext)
-		u->anext->aprev = u->aprev;
+	list_remove(&u->anode);
 	s->st.subscribers--;
 }
 
@@ -375,10 +371,7 @@ int sse_subscribe(struct sse *s, struct http_req *r,
 	} else {
 		wait_push(s, u);
 	}
-	u->anext = s->all;
-	if (u->anext)
-		u->anext->aprev = u;
-	s->all = u;
+	list_insert_head(&s->all, &u->anode);
 	s->st.subscribers++;
 	rc = http_stream_open(r, head, &cb, &u->stream);
 	if (rc) {
@@ -391,10 +384,11 @@ int sse_subscribe(struct sse *s, struct http_req *r,
 static void on_keepalive(uv_timer_t *t)
 {
 	struct sse *s = t->data;
-	struct sub *u, *next;
+	struct list *it, *next;
 
-	for (u = s->all; u; u = next) {
-		next = u->anext;
+	list_foreach_safe(it, next, &s->all) {
+		struct sub *u = list_entry(it, struct sub, anode);
+
 		if (!u->open || u->dropped)
 			continue;
 		if (http_stream_queued(u->stream) + sizeof(keepalive) - 1 > s->max_unsent)
@@ -415,6 +409,7 @@ int sse_create(struct uv_loop_s *loop, uint64_t keepalive_ms,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ERR_NOMEM;
+	list_init(&s->all);
 	s->max_unsent = max_unsent ? max_unsent : SSE_MAX_UNSENT;
 	keepalive_ms = keepalive_ms ? keepalive_ms : SSE_KEEPALIVE_MS;
 	uv_timer_init(loop, &s->timer);
@@ -437,7 +432,7 @@ void sse_destroy(struct sse *s)
 {
 	if (!s)
 		return;
-	assert(!s->all);
+	assert(list_empty(&s->all));
 	uv_close((uv_handle_t *)&s->timer, free_sse);
 }
 

@@ -145,12 +145,7 @@ void http__conn_maybe_free(struct conn *c)
 
 	if (!c->closing || c->ops || c->nreqs)
 		return;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		s->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	list_remove(&c->node);
 	if (c->rejected)
 		s->nrejected--;
 	else
@@ -188,13 +183,14 @@ static void on_handle_close(uv_handle_t *h)
  * freed when they come back. */
 void http__conn_close(struct conn *c)
 {
-	struct req *r, *next;
+	struct list *it, *next;
 
 	if (c->closing)
 		return;
 	c->closing = 1;
-	for (r = c->head; r; r = next) {
-		next = r->next;
+	list_foreach_safe(it, next, &c->reqs) {
+		struct conn_req *r = http__req_of(it);
+
 		if (r->state == R_PARSING || r->state == R_READY)
 			http__req_free(r);
 	}
@@ -291,7 +287,7 @@ static void conn_on_eof(struct conn *c)
 	}
 	if (!c->left)
 		c->stopped = 1;
-	if (!c->head)
+	if (list_empty(&c->reqs))
 		http__conn_close(c);
 	else
 		http__conn_arm(c);
@@ -365,11 +361,11 @@ void http__conn_arm(struct conn *c)
 
 	if (c->closing || c->lingering)
 		return; /* http__conn_finish() set the linger */
-	if (c->stream && !c->head) { /* a stalled stream write times out */
+	if (c->stream && list_empty(&c->reqs)) { /* a stalled stream write times out */
 		http__conn_deadline(c, c->stream->queued ? l->idle_timeout_ms : 0);
 		return;
 	}
-	if (c->srv->draining && !c->in_req && !c->head) {
+	if (c->srv->draining && !c->in_req && list_empty(&c->reqs)) {
 		c->head_timer = 0;
 		http__conn_deadline(c, DRAIN_GRACE_MS);
 		return;
@@ -381,7 +377,8 @@ void http__conn_arm(struct conn *c)
 		return;
 	}
 	c->head_timer = 0;
-	http__conn_deadline(c, !c->head || c->head->state == R_WRITING ?
+	http__conn_deadline(c, list_empty(&c->reqs) ||
+			    http__req_of(list_first(&c->reqs))->state == R_WRITING ?
 			 l->idle_timeout_ms : 0);
 }
 
@@ -399,6 +396,8 @@ int http_server_create(struct uv_loop_s *loop, const struct http_limits *l,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ERR_NOMEM;
+	list_init(&s->conns);
+	list_init(&s->free_reqs);
 	s->rbuf = malloc(HTTP_READ_BUF);
 	if (!s->rbuf) {
 		free(s);
@@ -516,10 +515,8 @@ static struct conn *conn_new(struct http_server *s)
 	uv_tcp_init(s->loop, &c->tcp);
 	uv_timer_init(s->loop, &c->timer);
 	c->ops = 2;
-	c->next = s->conns;
-	if (s->conns)
-		s->conns->prev = c;
-	s->conns = c;
+	list_init(&c->reqs);
+	list_insert_head(&s->conns, &c->node);
 	llhttp_init(&c->parser, HTTP_REQUEST, &s->settings);
 	c->parser.data = c;
 	c->fresh = 1;
@@ -626,15 +623,13 @@ static void drain_conn(struct conn *c)
 
 void http_server_drain(struct http_server *s, void (*done)(void *arg), void *arg)
 {
-	struct conn *c, *next;
+	struct list *it, *next;
 
 	s->draining = 1;
 	s->drain_done = done;
 	s->drain_arg = arg;
-	for (c = s->conns; c; c = next) {
-		next = c->next;
-		drain_conn(c);
-	}
+	list_foreach_safe(it, next, &s->conns)
+		drain_conn(list_entry(it, struct conn, node));
 	if (s->nconns + s->nrejected == 0 && s->drain_done) {
 		s->drain_done = NULL;
 		done(arg);
@@ -643,12 +638,10 @@ void http_server_drain(struct http_server *s, void (*done)(void *arg), void *arg
 
 void http_server_close_all(struct http_server *s)
 {
-	struct conn *c, *next;
+	struct list *it, *next;
 
-	for (c = s->conns; c; c = next) {
-		next = c->next;
-		http__conn_close(c);
-	}
+	list_foreach_safe(it, next, &s->conns)
+		http__conn_close(list_entry(it, struct conn, node));
 }
 
 void http_server_stats(const struct http_server *s, struct http_stats *st)
@@ -661,11 +654,11 @@ void http_server_destroy(struct http_server *s)
 {
 	if (!s)
 		return;
-	assert(!s->conns);
-	while (s->free_reqs) {
-		struct req *r = s->free_reqs;
+	assert(list_empty(&s->conns));
+	while (!list_empty(&s->free_reqs)) {
+		struct conn_req *r = http__req_of(list_first(&s->free_reqs));
 
-		s->free_reqs = r->next;
+		list_remove(&r->node);
 		free(r);
 	}
 	free(s->rbuf);

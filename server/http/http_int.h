@@ -31,6 +31,7 @@
 #include <llhttp.h>
 #include <uv.h>
 
+#include "base/list.h"
 #include "http.h"
 #include "util.h"
 
@@ -64,9 +65,13 @@ struct text {
 	int heap;                         /* p was malloc'd */
 };
 
-struct req {
+/* One request of a connection, from its first byte until its answer is
+ * written: the parser's state, the kept text, the arena and the response.
+ * Handlers see only pub (http.h). */
+struct conn_req {
 	struct http_req pub;
-	struct req *prev, *next;          /* the connection's queue */
+	struct list node;                 /* in its connection's queue, or in
+					     the server's free ones */
 	struct conn *conn;
 	enum req_state state;
 	unsigned keepalive : 1;
@@ -112,9 +117,9 @@ struct conn {
 	uv_shutdown_t shut;
 	llhttp_t parser;
 	struct http_server *srv;
-	struct conn *prev, *next;         /* the server's list */
-	struct req *head, *tail;          /* requests in arrival order */
-	struct req *cur;                  /* the one being parsed */
+	struct list node;                 /* in the server's list */
+	struct list reqs;                 /* its requests in arrival order */
+	struct conn_req *cur;             /* the one being parsed */
 	unsigned nreqs;
 	unsigned wpending;                /* uv_write requests in flight */
 	unsigned ops;                     /* open handles, pending shutdown */
@@ -172,13 +177,13 @@ struct http_server {
 	struct http_limits lim;
 	struct http_handler h;
 	llhttp_settings_t settings;
-	struct conn *conns;
+	struct list conns;                /* every connection, newest first */
 	unsigned nconns, nrejected;
 	struct http_stats st;
 	char *rbuf;                       /* the shared read buffer */
 	uint64_t first_reads_at;          /* read_first(): the loop turn's time */
 	unsigned first_reads;             /* and its reads in that turn */
-	struct req *free_reqs;            /* freed request structs, last on top */
+	struct list free_reqs;            /* freed request structs, last first */
 	unsigned nfree_reqs;
 	time_t date_sec;
 	char date[48];
@@ -189,6 +194,12 @@ struct http_server {
 	void (*drain_done)(void *arg);
 	void *drain_arg;
 };
+
+/* The request of node, in a connection's queue or the free ones. */
+static inline struct conn_req *http__req_of(struct list *node)
+{
+	return list_entry(node, struct conn_req, node);
+}
 
 /* ---- http.c: connection lifetime ---- */
 
@@ -238,7 +249,7 @@ void http__conn_error(struct conn *c, int status, const char *detail);
 
 /* Unlink r from its connection, release its response and free it (to the
  * server's pool of request structs). */
-void http__req_free(struct req *r);
+void http__req_free(struct conn_req *r);
 
 /* Fill *st with the module's llhttp callbacks. */
 void http__parser_settings(llhttp_settings_t *st);
@@ -247,6 +258,6 @@ void http__parser_settings(llhttp_settings_t *st);
 
 /* Write r's line to s's access log (not NULL); body is the body bytes sent,
  * ns the time from r's first byte to its response written. */
-void http__log_access(struct http_server *s, struct req *r, size_t body, uint64_t ns);
+void http__log_access(struct http_server *s, struct conn_req *r, size_t body, uint64_t ns);
 
 #endif

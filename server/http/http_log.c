@@ -113,7 +113,7 @@ static void put_field(FILE *f, const char *name, const char *s)
 	putc_unlocked('"', f);
 }
 
-void http__log_access(struct http_server *s, struct req *r, size_t body, uint64_t ns)
+void http__log_access(struct http_server *s, struct conn_req *r, size_t body, uint64_t ns)
 {
 	FILE *f = s->lim.access_log;
 	const struct http_req *q = &r->pub;

@@ -89,7 +89,7 @@ static int text_dup(struct text *t, size_t off, size_t n)
 
 void *http_req_alloc(struct http_req *pub, size_t n)
 {
-	struct req *r = container_of(pub, struct req, pub);
+	struct conn_req *r = container_of(pub, struct conn_req, pub);
 	void *p;
 
 	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
@@ -112,12 +112,12 @@ void *http_req_alloc(struct http_req *pub, size_t n)
 
 size_t *http_req_held(struct http_req *pub)
 {
-	return &container_of(pub, struct req, pub)->conn->held;
+	return &container_of(pub, struct conn_req, pub)->conn->held;
 }
 
 uint64_t http_req_age_ms(const struct http_req *pub)
 {
-	const struct req *r = container_of(pub, const struct req, pub);
+	const struct conn_req *r = container_of(pub, const struct conn_req, pub);
 
 	return uv_now(r->conn->srv->loop) - r->start;
 }
@@ -127,18 +127,19 @@ uint64_t http_req_age_ms(const struct http_req *pub)
 /* A request struct is some 3 KiB, past malloc's per-thread cache. The
  * server keeps the ones freed last on a stack and hands out the top one,
  * still in cache from the request just answered (on any connection). */
-static struct req *req_new(struct conn *c)
+static struct conn_req *req_new(struct conn *c)
 {
 	struct http_server *s = c->srv;
-	struct req *r = s->free_reqs;
+	struct conn_req *r = NULL;
 
-	if (r) {
-		s->free_reqs = r->next;
+	if (!list_empty(&s->free_reqs)) {
+		r = http__req_of(list_first(&s->free_reqs));
+		list_remove(&r->node);
 		s->nfree_reqs--;
 	} else if (!(r = malloc(sizeof(*r)))) {
 		return NULL;
 	}
-	memset(r, 0, offsetof(struct req, text_inline));
+	memset(r, 0, offsetof(struct conn_req, text_inline));
 	r->text.p = r->text_inline;
 	r->text.cap = sizeof(r->text_inline);
 	r->arena = r->arena_inline;
@@ -149,17 +150,12 @@ static struct req *req_new(struct conn *c)
 	r->pub.method = -1;
 	r->pub.method_name = "-";
 	r->pub.path = "";
-	r->prev = c->tail;
-	if (c->tail)
-		c->tail->next = r;
-	else
-		c->head = r;
-	c->tail = r;
+	list_insert_tail(&c->reqs, &r->node);
 	c->nreqs++;
 	return r;
 }
 
-void http__req_free(struct req *r)
+void http__req_free(struct conn_req *r)
 {
 	struct conn *c = r->conn;
 	struct http_server *s = c->srv;
@@ -167,14 +163,7 @@ void http__req_free(struct req *r)
 
 	if ((r->state == R_READY || r->state == R_WRITING) && r->resp.release)
 		r->resp.release(r->resp.arg);
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		c->head = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	else
-		c->tail = r->prev;
+	list_remove(&r->node);
 	if (c->cur == r)
 		c->cur = NULL;
 	c->nreqs--;
@@ -186,8 +175,7 @@ void http__req_free(struct req *r)
 		free(r->text.p);
 	free(r->body.p);
 	if (s->nfree_reqs < REQ_POOL) {
-		r->next = s->free_reqs;
-		s->free_reqs = r;
+		list_insert_head(&s->free_reqs, &r->node);
 		s->nfree_reqs++;
 	} else {
 		free(r);
@@ -195,7 +183,7 @@ void http__req_free(struct req *r)
 }
 
 /* Point the public fields into the finished text buffer. */
-static void req_publish(struct req *r)
+static void req_publish(struct conn_req *r)
 {
 	char *url, *q;
 	size_t i;
@@ -228,7 +216,7 @@ static void req_publish(struct req *r)
 void http__conn_error(struct conn *c, int status, const char *detail)
 {
 	struct http_server *s = c->srv;
-	struct req *r = c->cur;
+	struct conn_req *r = c->cur;
 
 	if (!c->rejected)
 		s->st.protocol_errors++;
@@ -286,7 +274,7 @@ static int on_method_complete(llhttp_t *p)
 static int on_url(llhttp_t *p, const char *at, size_t n)
 {
 	struct conn *c = p->data;
-	struct req *r = c->cur;
+	struct conn_req *r = c->cur;
 
 	if (r->url_len + n > c->srv->lim.max_url)
 		return fail(c, 414, "request target too long");
@@ -378,7 +366,7 @@ static int find_header(const char *name, size_t len)
 static int on_header_field_complete(llhttp_t *p)
 {
 	struct conn *c = p->data;
-	struct req *r = c->cur;
+	struct conn_req *r = c->cur;
 	int id;
 
 	if (++c->nheaders > c->srv->lim.max_headers)
@@ -413,7 +401,7 @@ static int on_header_field_complete(llhttp_t *p)
 static int on_header_value(llhttp_t *p, const char *at, size_t n)
 {
 	struct conn *c = p->data;
-	struct req *r = c->cur;
+	struct conn_req *r = c->cur;
 
 	if (count_header_bytes(c, n))
 		return fail(c, 431, "request headers too large");
@@ -473,7 +461,7 @@ static int host_valid(const char *s, size_t n)
  * Host says (3.2.2), so it takes Host's place. r->auth_end marks where the
  * path begins.
  */
-static int check_host(struct conn *c, struct req *r, const llhttp_t *p)
+static int check_host(struct conn *c, struct conn_req *r, const llhttp_t *p)
 {
 	const char *url = r->text.p, *a;
 	size_t n, off;
@@ -510,7 +498,7 @@ static int check_host(struct conn *c, struct req *r, const llhttp_t *p)
  * connection (an interim answer must not overtake a final one). Any other
  * expectation: 417.
  */
-static int check_expect(struct conn *c, struct req *r, const llhttp_t *p)
+static int check_expect(struct conn *c, struct conn_req *r, const llhttp_t *p)
 {
 	const char *v = r->hset[HTTP_H_EXPECT] ? r->text.p + r->hoff[HTTP_H_EXPECT] : NULL;
 
@@ -518,7 +506,7 @@ static int check_expect(struct conn *c, struct req *r, const llhttp_t *p)
 		return 0;
 	if (strcasecmp(v, "100-continue") != 0)
 		return fail(c, 417, "unsupported Expect (only 100-continue)");
-	if (p->http_minor >= 1 && c->head == r &&
+	if (p->http_minor >= 1 && list_first(&c->reqs) == &r->node &&
 	    ((p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length)) &&
 	    http__conn_continue(c) < 0)
 		return fail(c, -1, NULL); /* the kernel's buffer is full: close */
@@ -582,7 +570,7 @@ static int on_chunk_header(llhttp_t *p)
 static int on_body(llhttp_t *p, const char *at, size_t n)
 {
 	struct conn *c = p->data;
-	struct req *r = c->cur;
+	struct conn_req *r = c->cur;
 
 	if (r->body.len + n > c->srv->lim.max_body)
 		return fail(c, 413, "request body too large");
@@ -596,7 +584,7 @@ static int on_body(llhttp_t *p, const char *at, size_t n)
 static int on_message_complete(llhttp_t *p)
 {
 	struct conn *c = p->data;
-	struct req *r = c->cur;
+	struct conn_req *r = c->cur;
 
 	r->keepalive = llhttp_should_keep_alive(p) && !llhttp_get_upgrade(p) &&
 		       !c->srv->draining;
@@ -611,7 +599,7 @@ static int on_message_complete(llhttp_t *p)
 static void dispatch(struct conn *c)
 {
 	struct http_server *s = c->srv;
-	struct req *r = c->cur;
+	struct conn_req *r = c->cur;
 
 	c->cur = NULL;
 	if (!r->keepalive)

@@ -94,7 +94,7 @@ const char *http_status_line(int status)
 
 int http_req_peer(const struct http_req *pub, struct sockaddr_storage *out)
 {
-	const struct req *r = container_of(pub, const struct req, pub);
+	const struct conn_req *r = container_of(pub, const struct conn_req, pub);
 	int len = sizeof(*out);
 
 	if (r->conn->closing)

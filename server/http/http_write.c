@@ -50,7 +50,7 @@ static const char *date_line(struct http_server *s)
 	return s->date;
 }
 
-static int has_body(const struct req *r)
+static int has_body(const struct conn_req *r)
 {
 	int st = r->resp.status;
 
@@ -69,7 +69,7 @@ static void stream_ready(struct conn *c)
 }
 
 /* Count a response as sent (status 0: log it, time it) and free it. */
-static void req_done(struct req *r, int status)
+static void req_done(struct conn_req *r, int status)
 {
 	struct conn *c = r->conn;
 	struct http_server *s = c->srv;
@@ -90,9 +90,9 @@ static void req_done(struct req *r, int status)
 }
 
 /* Whether r is the connection's last answer: no request follows it. */
-static int is_last(const struct conn *c, const struct req *r)
+static int is_last(const struct conn *c, const struct conn_req *r)
 {
-	return c->stopped && !r->next && !c->in_req;
+	return c->stopped && list_last(&c->reqs) == &r->node && !c->in_req;
 }
 
 /* Whether closing now could reset the last answer: input may still come. */
@@ -116,7 +116,7 @@ static void conn_after_write(struct conn *c)
 			http__conn_arm(c);
 		return;
 	}
-	if (!c->head && c->stopped && !c->in_req) {
+	if (list_empty(&c->reqs) && c->stopped && !c->in_req) {
 		if (must_linger(c))
 			http__conn_finish(c);
 		else
@@ -130,7 +130,7 @@ static void conn_after_write(struct conn *c)
 
 static void on_write(uv_write_t *wr, int status)
 {
-	struct req *r = container_of(wr, struct req, wr);
+	struct conn_req *r = container_of(wr, struct conn_req, wr);
 	struct conn *c = r->conn;
 
 	c->wpending--;
@@ -150,7 +150,7 @@ static size_t put(char *dst, const char *s)
 
 /* The tail: extra, the node's name, Date, Connection when needed, the
  * blank line. */
-static size_t format_tail(struct conn *c, struct req *r)
+static size_t format_tail(struct conn *c, struct conn_req *r)
 {
 	size_t n = 0;
 
@@ -169,7 +169,7 @@ static size_t format_tail(struct conn *c, struct req *r)
 
 /* Whether the connection closes as soon as r has gone out whole (see
  * conn_after_write()): r is its last answer and no input is left to drain. */
-static int closes_after(const struct conn *c, const struct req *r)
+static int closes_after(const struct conn *c, const struct conn_req *r)
 {
 	return is_last(c, r) && !c->stream && !must_linger(c);
 }
@@ -192,7 +192,7 @@ static void uncork(struct conn *c)
  * with uv_write(). Returns 1 when r went out whole (and is freed), 0 when
  * queued, -1 on error (r freed; the caller closes the connection).
  */
-static int write_req(struct conn *c, struct req *r)
+static int write_req(struct conn *c, struct conn_req *r)
 {
 	unsigned nb = has_body(r) ? 3 : 2, i = 0;
 	size_t tail = format_tail(c, r);
@@ -234,10 +234,11 @@ fail:
 /* Write every ready response that is next in request order. */
 static void conn_flush(struct conn *c)
 {
-	struct req *r = c->head, *next;
+	struct list *it, *next;
 
-	for (; r; r = next) {
-		next = r->next;
+	list_foreach_safe(it, next, &c->reqs) {
+		struct conn_req *r = http__req_of(it);
+
 		if (r->state == R_WRITING)
 			continue;
 		if (r->state != R_READY)
@@ -251,7 +252,7 @@ static void conn_flush(struct conn *c)
 
 void http_respond(struct http_req *pub, const struct http_response *resp)
 {
-	struct req *r = container_of(pub, struct req, pub);
+	struct conn_req *r = container_of(pub, struct conn_req, pub);
 	struct conn *c = r->conn;
 
 	assert(r->state == R_HANDLING);
@@ -272,7 +273,7 @@ void http_respond(struct http_req *pub, const struct http_response *resp)
 int http_stream_open(struct http_req *pub, const struct http_response *resp,
 		     const struct http_stream_cb *cb, struct http_stream **out)
 {
-	struct req *r = container_of(pub, struct req, pub);
+	struct conn_req *r = container_of(pub, struct conn_req, pub);
 	struct conn *c = r->conn;
 	struct http_stream *s;
 

@@ -334,16 +334,8 @@ static void gen_work(uv_work_t *w)
 static void gen_done(uv_work_t *w, int status)
 {
 	struct map_job *j = container_of(w, struct map_job, work);
-	struct tiles *t = j->t;
 
-	if (status < 0 && !j->err)
-		j->err = ERR_BUSY;
-	t->generating--;
-	metrics_generation_end(t->env->metrics, (double)j->ns / 1e9, j->err);
-	if (j->err)
-		cache_abort(t->cache, j->flight, j->err);
-	else
-		cache_complete(t->cache, j->flight, j->value, j->bytes, uv_now(t->loop));
+	tiles__job_done(j->t, j->flight, status, j->err, j->value, j->bytes, j->ns);
 	chunks_free(j->chunks, j->nchunks);
 	free(j);
 }

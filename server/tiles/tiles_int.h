@@ -1,7 +1,9 @@
 /*
- * tiles_int.h - what the files of the tiles module share (tiles.c: single
- * tiles, objects, the cached values and generation; tiles_batch.c:
- * bundles of tiles). Not for other modules: their interface is tiles.h.
+ * tiles_int.h - what the files of the tiles module share (tiles.c: the
+ * tile and object routes and the module; tiles_jobs.c: the cached values,
+ * their keys and the jobs that make them; tiles_batch.c: bundles of
+ * tiles; maps.c: web maps). Not for other modules: their interface is
+ * tiles.h.
  */
 #ifndef TILES_INT_H
 #define TILES_INT_H
@@ -140,9 +142,33 @@ int tiles__not_modified(struct tile_req *x, const char *etag, const char *vary);
  * to answer in. ERR_INVAL with detail for an ?encoding= other than zstd. */
 int tiles__parse_coding(struct tile_req *x);
 
+/* The Vary of a value of kind (enum value_kind), or of its zstd frame
+ * sent as the body when frame is set (NULL: none). This and the
+ * declarations down to tiles__key_of() are tiles_jobs.c's. */
+const char *tiles__vary(int kind, int frame);
+
 /* Queue the generation of key's value for the flight (w may be NULL). */
 void tiles__generate(struct tiles *t, const struct tile_key *key, const struct preset *p,
 		     const struct world *w, struct cache_entry *flight);
+
+/* Make key's value in a coding other than zstd for the flight, from its
+ * zstd base (fetched, or generated first from p and w's edits). */
+void tiles__derive(struct tiles *t, const struct tile_key *key, const struct preset *p,
+		   const struct world *w, struct cache_entry *flight);
+
+/*
+ * Loop thread: a generation job (a tile's, objects' or a map tile's) of
+ * ns nanoseconds ended with err, status its uv_after_work_cb status (< 0,
+ * cancelled: ERR_BUSY). Counts it, then completes the flight with value
+ * (bytes; the cache owns it then) or fails it. Returns the error the
+ * flight got, 0 when it completed.
+ */
+int tiles__job_done(struct tiles *t, struct cache_entry *flight, int status, int err,
+		    void *value, size_t bytes, uint64_t ns);
+
+/* The key of chunk (cx, cz) of world (pi, seed) with edit state w. */
+struct tile_key tiles__key_of(const struct world *w, uint64_t seed, int pi, int32_t cx,
+			      int32_t cz, int lod, int kind, unsigned layers);
 
 /* The quantum in micrometres of key's heights for preset p. */
 uint32_t tiles__quantum_of(const struct tile_key *key, const struct preset *p);
@@ -157,10 +183,6 @@ int tiles__parse_format(struct tile_req *x, struct tile_key *key);
 
 int tiles__parse_precision(struct tile_req *x, const struct preset *p,
 			   struct tile_key *key);
-
-/* The key of chunk (cx, cz) of world (pi, seed) with edit state w. */
-struct tile_key tiles__key_of(const struct world *w, uint64_t seed, int pi, int32_t cx,
-			      int32_t cz, int lod, int kind, unsigned layers);
 
 /* The LOD (segment 4) for preset p, and ?layers=. */
 int tiles__parse_lod(struct tile_req *x, const struct preset *p, int *lod);
