@@ -40,7 +40,7 @@ seed=918273645 cx0=3000000 cz0=-3000000 width=20
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 SAY_AS="cold bench"
-[ -x "$server" ] && bench_make "$build" bench/cold_bench
+if [ -x "$server" ]; then bench_make "$build" bench/cold_bench; fi
 [ -x "$server" ] && [ -x "$inproc" ] || { echo "cold bench: need $server and $inproc" >&2; exit 1; }
 if [ -n "$base" ] && [ ! -x "$base" ]; then
 	echo "cold bench: COLD_BASELINE=$base is not an executable" >&2
@@ -123,6 +123,7 @@ for r in $(seq "$rounds"); do
 	done
 done
 
+# shellcheck disable=SC2119  # median_mean reads stdin here
 med() { awk -v s="$1" -v c="$2" '$1 == s { print $c }' "$W/rounds" | median_mean; }
 echo "- $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
 	"$n LOD-0 \`default\` tiles of world $seed at ($cx0 + i / $width, $cz0 + i % $width)"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/lib.sh - what the bench scripts share; sourced, never run:
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
