@@ -5,6 +5,7 @@
 #   make test            install deps, then gcc + clang + ASan/UBSan suites and the gcc/clang tile check
 #   make run             install deps, build, serve on 127.0.0.1:8080
 #   make bench           benchmarks against the anchors measured in the same run
+#   make bench-programs  the bench programs and load generators into $(BUILD)/bench/ (bench/*.sh run them)
 #   make web             the libraries of the pages in clients/web, from npm, beside them (offline after)
 #   make CC=aarch64-linux-gnu-gcc BUILD=build-arm64   cross build (tools use HOSTCC)
 #   make test-arm64      arm64 cross build, its tiles under qemu-user against native
@@ -133,7 +134,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client lib
 
 help:
-	@sed -n '2,19p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,20p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(DEPS) build
@@ -286,6 +287,105 @@ $(BUILD)/tests/test_clones: $(CLONE_OBJ)
 $(BUILD)/tests/test_clones.o: CFLAGS_ALL += -DHAVE_CLONES
 endif
 
+# ---- bench programs: bench/run.sh and bench/*.sh run them, never compile ----
+# $(BUILD)/bench/NAME from bench/NAME.c (or .cpp, with $(CXX)): the world's
+# flags and the link libraries of everything else, so a bench measures the
+# code the server runs. `make bench-programs` builds every one;
+# `make BUILD=dir dir/bench/edit_load` one alone (bench/lib.sh: bench_make).
+# The anchors that need sources from outside are built only when they are
+# there: noise_bench needs stb (libstb-dev), libnoise_bench libnoise
+# (libnoise-dev) and $(CXX), and noise_bench takes FastNoise2 when
+# FASTNOISE2 names its source folder (below). A more specific rule for one
+# program (e.g. $(BUILD)/bench/cluster_load: bench/cluster_load.c) wins over
+# the pattern rules.
+CXX     ?= g++
+CXXFLAGS_ALL := -std=c++17 -Wall -Wextra $(OPT) -g -Icommon -Ibench $(SANFLAGS) $(WORLD_LAST)
+HAVE_STB      := $(wildcard /usr/include/stb/stb_perlin.h)
+HAVE_LIBNOISE := $(and $(shell command -v $(CXX) 2>/dev/null),$(wildcard /usr/include/libnoise/noise.h))
+BENCH_SRC   := $(filter-out bench/bench.c $(if $(HAVE_STB),,bench/noise_bench.c),$(wildcard bench/*.c))
+BENCH_PROGS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/wasm_native_scalar \
+	$(if $(HAVE_LIBNOISE),$(BUILD)/bench/libnoise_bench)
+BENCH_LIB   := $(BUILD)/bench/libbench.a
+.PHONY: bench-programs
+bench-programs: $(BENCH_PROGS)
+
+$(BENCH_LIB): $(BUILD)/bench/bench.o
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# BENCH_EXTRA: a program's own objects and flags (target-specific, below)
+$(BUILD)/bench/%: bench/%.c $(BENCH_LIB) $(BUILD)/libserver.a $(BUILD)/libcommon.a
+	@mkdir -p $(@D)
+	$(QLD)$(CC) $(CFLAGS_ALL) -I$(LLHTTP_INC) -MMD -MP -MF $@.d -MT $@ $< $(BENCH_EXTRA) \
+		$(BENCH_LIB) $(BUILD)/libserver.a $(BUILD)/libcommon.a $(LDFLAGS_ALL) $(LIBS) -o $@
+
+$(BUILD)/bench/%: bench/%.cpp $(BENCH_LIB) $(BUILD)/libcommon.a
+	@mkdir -p $(@D)
+	$(QLD)$(CXX) $(CXXFLAGS_ALL) -MMD -MP -MF $@.d -MT $@ $< $(BENCH_EXTRA) \
+		$(BENCH_LIB) $(BUILD)/libcommon.a $(LDFLAGS_ALL) $(LIBS) -o $@
+$(BUILD)/bench/libnoise_bench: BENCH_EXTRA = -lnoise
+
+# noise_bench times each x86-64 clone of the noise kernels by name (the
+# objects test_clones compares, above) beside the library's dispatch.
+ifneq ($(CLONE_OBJ),)
+BENCH_VARIANT_OBJ := $(filter $(BUILD)/clones/noise_% $(BUILD)/clones/fbm_%,$(CLONE_OBJ))
+endif
+$(BUILD)/bench/noise_bench: $(BENCH_VARIANT_OBJ) $(BUILD)/bench/fastnoise2.flags
+$(BUILD)/bench/noise_bench: BENCH_EXTRA = $(if $(BENCH_VARIANT_OBJ),-DHAVE_VARIANTS $(BENCH_VARIANT_OBJ)) \
+	$$(cat $(BUILD)/bench/fastnoise2.flags)
+
+# FastNoise2, noise_bench's other anchor: FASTNOISE2=DIR its source folder
+# outside this repository, FASTSIMD=DIR its FastSIMD at the commit its
+# src/CMakeLists.txt names (default FASTNOISE2/../FastSIMD). Its own CMake
+# builds them into $(BUILD)/bench/fastnoise2, never downloading; the file
+# fastnoise2.flags holds what noise_bench then links (nothing when the
+# anchor is skipped: make says why). FASTNOISE2_DIR and FASTSIMD_DIR, the
+# names bench/run.sh read, still work.
+FASTNOISE2 ?= $(FASTNOISE2_DIR)
+FASTSIMD   ?= $(or $(FASTSIMD_DIR),$(FASTNOISE2)/../FastSIMD)
+FN2_DIR    := $(BUILD)/bench/fastnoise2
+$(BUILD)/bench/fastnoise2.flags: bench/fastnoise2.cpp bench/fastnoise2.h FORCE
+	@mkdir -p $(@D)
+	$(Q)flags= why=; \
+	if [ -z "$(FASTNOISE2)" ]; then why="FASTNOISE2 is not set"; \
+	elif [ ! -f "$(FASTNOISE2)/CMakeLists.txt" ] || [ ! -f "$(FASTSIMD)/CMakeLists.txt" ] || \
+		! command -v cmake >/dev/null; then \
+		why="need cmake, $(FASTNOISE2) and FastSIMD in $(FASTSIMD) (FASTSIMD)"; \
+	else \
+		commit=$$(git -C "$(FASTNOISE2)" rev-parse --short=12 HEAD 2>/dev/null || \
+			cat "$(FASTNOISE2)/.commit" 2>/dev/null || echo unknown); \
+		echo "  CMAKE FastNoise2 ($$commit) from $(FASTNOISE2) into $(FN2_DIR)"; \
+		if ! { cmake -S "$(FASTNOISE2)" -B $(FN2_DIR) -DCMAKE_BUILD_TYPE=Release \
+			-DBUILD_SHARED_LIBS=OFF -DFASTNOISE2_TOOLS=OFF -DFASTNOISE2_TESTS=OFF \
+			-DCPM_FastSIMD_SOURCE="$$(cd "$(FASTSIMD)" && pwd)" && \
+			cmake --build $(FN2_DIR) -j "$$(nproc)"; } >$(FN2_DIR)_build.log 2>&1; then \
+			why="its build failed (see $(FN2_DIR)_build.log)"; \
+		elif lib=$$(find $(FN2_DIR) -name libFastNoise.a | head -n 1); [ -z "$$lib" ] || \
+			! $(CXX) $(CXXFLAGS_ALL) -I"$(FASTNOISE2)/include" -I"$(FASTSIMD)/include" \
+			-c bench/fastnoise2.cpp -o $(BUILD)/bench/fastnoise2.o 2>>$(FN2_DIR)_build.log; then \
+			why="no libFastNoise.a or the shim failed (see $(FN2_DIR)_build.log)"; \
+		else \
+			flags="-DHAVE_FASTNOISE2 -DFASTNOISE2_COMMIT=\"$$commit\" $(BUILD)/bench/fastnoise2.o $$lib -lstdc++"; \
+		fi; \
+	fi; \
+	[ -z "$$why" ] || echo "  SKIP  the FastNoise2 anchor: $$why"; \
+	echo "$$flags" >$@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+
+# The server's pieces the programs run in process come from libserver.a
+# (erosion_bench: tiles/regions.o; cold_bench and maps_bench: tiles/tilegen.o
+# and pngenc.o; mklog: the edit log's store). wasm_native twice: with
+# libcommon.a (SIMD clones, as loaded) and with common/ once more without
+# target_clones (-DTERRAIN_NO_CLONES: the baseline code, "native scalar").
+BENCH_SCALAR_OBJ := $(COMMON_SRC:common/%.c=$(BUILD)/scalar/%.o) $(BUILD)/scalar/builtin_presets.o
+$(BUILD)/scalar/%.o: common/%.c
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) -DTERRAIN_NO_CLONES -MMD -MP -c $< -o $@
+$(BUILD)/scalar/builtin_presets.o: $(BUILD)/gen/builtin_presets.c
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) -DTERRAIN_NO_CLONES -Wno-missing-prototypes -c $< -o $@
+$(BUILD)/bench/wasm_native_scalar: bench/wasm_native.c $(BENCH_LIB) $(BENCH_SCALAR_OBJ)
+	$(QLD)$(CC) $(CFLAGS_ALL) $< $(BENCH_SCALAR_OBJ) $(BENCH_LIB) $(LDFLAGS_ALL) $(LIBS) -o $@
+# ---- end of bench programs ----
+
 tests: all $(TEST_BIN)
 .PHONY: tests
 # keep test objects between runs (they are intermediates of the pattern rule)
@@ -331,7 +431,7 @@ run:
 
 bench:
 	@$(DEPS) bench
-	$(MAKE) BUILD=build-bench OPT="-O3" all
+	$(MAKE) BUILD=build-bench OPT="-O3" all bench-programs
 	bench/run.sh build-bench
 
 # three.js, MapLibre GL JS and Leaflet at the versions of clients/web's
@@ -347,6 +447,9 @@ asan:
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1
 
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+# the fuzz targets' own compile line: the house's warnings, the world's flags
+FUZZ_CFLAGS := -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+	-Icommon -Iserver -I$(LLHTTP_INC) $(WORLD_FLAGS)
 fuzz:
 	@$(DEPS) test
 	$(MAKE) BUILD=build-fuzz CC=clang OPT=-O1 \
@@ -355,15 +458,13 @@ fuzz:
 	$(MAKE) BUILD=build-fuzz/gen CC=clang OPT=-O2 \
 		CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-coverage=trace-cmp -fno-sanitize-recover=all" \
 		build-fuzz/gen/libcommon.a
-	clang -std=c11 -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_tile.c \
+	clang $(FUZZ_CFLAGS) tests/fuzz_tile.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_tile
-	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-		-Iserver -I$(LLHTTP_INC) tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
+	clang $(FUZZ_CFLAGS) tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
 		build-fuzz/libcommon.a $(LIBS) -o build-fuzz/fuzz_http
-	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-		-Icommon -Iserver -I$(LLHTTP_INC) tests/fuzz_http_mem.c build-fuzz/libserver.a \
+	clang $(FUZZ_CFLAGS) tests/fuzz_http_mem.c build-fuzz/libserver.a \
 		build-fuzz/gen/libcommon.a $(LIBS) -o build-fuzz/fuzz_http_mem
-	clang -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -Icommon tests/fuzz_edit.c \
+	clang $(FUZZ_CFLAGS) tests/fuzz_edit.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_edit
 	@mkdir -p build-fuzz/corpus build-fuzz/corpus-http build-fuzz/corpus-http-mem
 	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 build-fuzz/corpus"

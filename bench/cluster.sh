@@ -35,23 +35,12 @@ for b in redis-server redis-cli redis-benchmark; do
 	command -v "$b" >/dev/null || { echo "bench: $b missing (scripts/deps.sh bench); section 10 skipped" >&2; exit 0; }
 done
 mkdir -p "$out"
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/cluster-bench.XXXXXX")"
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
 trap cleanup EXIT
-say() { echo "bench: $*" >&2; }
-"${CC:-cc}" -O2 -Wall "$here/cluster_load.c" -o "$out/cluster_load"
-"${CC:-cc}" -O2 -Wall "$here/edit_lag.c" -o "$out/edit_lag"
-"${CC:-cc}" -O2 -Wall "$here/xadd_wait.c" -o "$out/xadd_wait" -lhiredis -lpthread
+bench_make "$build" bench/cluster_load bench/edit_lag bench/xadd_wait
 
-free_port() { # a port the kernel hands out as free (probing with connect misses bound ones)
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 redis_up() { # NAME PORT [ARGS...]
 	mkdir -p "$tmp/$1"
 	redis-server --bind 127.0.0.1 --port "$2" --dir "$tmp/$1" --appendonly yes --appendfsync always \
@@ -92,7 +81,6 @@ nodes_down() { local p; for p in "${npids[@]}"; do kill -TERM "$p"; wait "$p" ||
 nodes_up ""
 metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v k="$2" '$1 == k { print $2 }'; }
 commits() { echo $(( $(metric "${ports[0]}" terrain_wal_commits_total) + $(metric "${ports[1]}" terrain_wal_commits_total) + $(metric "${ports[2]}" terrain_wal_commits_total) )); }
-median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done; echo "$t"; }
 hz=$(getconf CLK_TCK)
 us_per() { awk -v t="$1" -v n="$2" -v hz="$hz" 'BEGIN { printf "%.0f", n ? t * 1e6 / hz / n : 0 }'; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/cold.sh BUILD_DIR - section 10 of `make bench` (issue 20, section 1):
 # what the server adds to a cold tile, all measured in one run.
-#   - in process: BUILD_DIR/bench/cold_bench (built by bench/run.sh) makes the
+#   - in process: BUILD_DIR/bench/cold_bench (built by make) makes the
 #     same COLD_TILES LOD-0 `default` tiles that the servers are then asked
 #     for, generate + encode + zstd, one-off calls (section 2's way) and a
 #     kept workspace (a server worker's way): CPU ms per tile, pinned
@@ -24,7 +24,7 @@
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
-	echo "usage: bench/cold.sh BUILD_DIR   (bench/run.sh builds BUILD_DIR/bench/cold_bench)" >&2
+	echo "usage: bench/cold.sh BUILD_DIR   (after: make BUILD=BUILD_DIR OPT=-O3 all)" >&2
 	exit 2
 fi
 build="$(cd "$1" && pwd)"
@@ -37,6 +37,10 @@ workers="${COLD_WORKERS:-2}"
 base="${COLD_BASELINE:-}"
 cpu="${BENCH_CPU-1}"
 seed=918273645 cx0=3000000 cz0=-3000000 width=20
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+SAY_AS="cold bench"
+if [ -x "$server" ]; then bench_make "$build" bench/cold_bench; fi
 [ -x "$server" ] && [ -x "$inproc" ] || { echo "cold bench: need $server and $inproc" >&2; exit 1; }
 if [ -n "$base" ] && [ ! -x "$base" ]; then
 	echo "cold bench: COLD_BASELINE=$base is not an executable" >&2
@@ -44,23 +48,16 @@ if [ -n "$base" ] && [ ! -x "$base" ]; then
 fi
 
 W="$(mktemp -d "${TMPDIR:-/tmp}/terrain-cold-bench.XXXXXX")"
-PIDS=()
-# shellcheck disable=SC2317  # run by the EXIT trap
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-	rm -rf "$W"
-}
+tmp="$W"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-say() { echo "cold bench: $*" >&2; }
 
 # start BINARY NAME: a fresh server with its own data dir; sets PID and PORT
 start() {
 	local i
 	"$1" serve --port 0 --workers "$workers" --cache-mb 256 --data-dir "$W/$2.data" \
 		</dev/null >"$W/$2.log" 2>&1 &
-	PID=$!; PIDS+=("$PID"); PORT=""
+	PID=$!; pids+=("$PID"); PORT=""
 	for i in $(seq 300); do
 		PORT="$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$W/$2.log" | head -n 1)"
 		[ -z "$PORT" ] || return 0
@@ -74,8 +71,8 @@ stop() {
 	local keep=() p
 	kill -TERM "$1" 2>/dev/null || true
 	wait "$1" 2>/dev/null || true
-	for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
-	PIDS=("${keep[@]}")
+	for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	pids=("${keep[@]}")
 }
 run_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 # the main (event-loop) thread's alone: its task id is the process id
@@ -107,7 +104,6 @@ round() {
 			l / 1e6 / n }'
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 pin=()
 if [ -n "$cpu" ] && command -v taskset >/dev/null && taskset -c "$cpu" true 2>/dev/null; then pin=(taskset -c "$cpu"); fi
@@ -127,7 +123,8 @@ for r in $(seq "$rounds"); do
 	done
 done
 
-med() { awk -v s="$1" -v c="$2" '$1 == s { print $c }' "$W/rounds" | median; }
+# shellcheck disable=SC2119  # median_mean reads stdin here
+med() { awk -v s="$1" -v c="$2" '$1 == s { print $c }' "$W/rounds" | median_mean; }
 echo "- $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
 	"$n LOD-0 \`default\` tiles of world $seed at ($cx0 + i / $width, $cz0 + i % $width)"
 echo "- this: \`${server}\`; baseline: \`${base:-none (COLD_BASELINE: a terrain-server of the tree before)}\`"

@@ -22,23 +22,17 @@ n="${EDITS_N:-20000}"
 replay_edits="${REPLAY_EDITS:-1000000}"
 [ -x "$bin" ] || { echo "bench: $bin missing: make BUILD=$1 all" >&2; exit 1; }
 mkdir -p "$out"
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/edits-bench.XXXXXX")"
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
 trap cleanup EXIT
-say() { echo "bench: $*" >&2; }
 
 # ---------------------------------------------------------------- the loader
 # edit_load PORT CLIENTS BATCHES EDITS_PER_BATCH WORLD (bench/edit_load.c):
 # CLIENTS kept-alive connections driven by one epoll thread, as
 # redis-benchmark drives Redis; each waits for its answer before posting the
 # next batch, so every edit counted was acknowledged (in the fsync'd log).
-"${CC:-cc}" -O2 -Wall "$here/edit_load.c" -o "$out/edit_load"
+bench_make "$build" bench/edit_load
 
 # ---------------------------------------------------------------- servers
 port=""
@@ -88,7 +82,6 @@ fi
 rb() { redis-benchmark -h 127.0.0.1 -p "$rport" -t set -d 64 -q "$@" |
 	tr '\r' '\n' | sed -n 's/^SET: \([0-9.]*\) requests per second.*/\1/p' | tail -1 |
 	awk '{ printf "%.0f", $1 }'; }
-median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 ratio() { awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN { if (b + 0 > 0) printf "%.*f", d, a / b; else printf "n/a" }'; }
 
 # Five rounds, ours and Redis's interleaved, so that both see the same

@@ -1,6 +1,6 @@
 /*
  * fastnoise2.cpp - the C face of FastNoise2 for noise_bench.c (see
- * fastnoise2.h). Built only when run.sh has FASTNOISE2_DIR.
+ * fastnoise2.h). Built only when the Makefile has FASTNOISE2.
  */
 #include <new>
 

@@ -1,8 +1,8 @@
 /*
  * fastnoise2.h - section 1 anchor: FastNoise2's FractalFBm over Perlin,
  * behind a C interface so noise_bench.c times it in its own process,
- * interleaved with ours. FastNoise2 is not vendored: run.sh builds it from
- * FASTNOISE2_DIR (see there) and compiles fastnoise2.cpp only then, with
+ * interleaved with ours. FastNoise2 is not vendored: the Makefile builds it
+ * from FASTNOISE2 (see there) and compiles fastnoise2.cpp only then, with
  * -DHAVE_FASTNOISE2.
  */
 #ifndef FASTNOISE2_H

@@ -28,18 +28,14 @@ cmb="${FRONT_CACHE_MB:-40}"
 nginx="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
 out="$build/bench"
 mkdir -p "$out"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/front-bench.XXXXXX")"
-pids=()
 npid=
-cleanup() {
-	local p
-	[ -z "$npid" ] || { kill -TERM "$npid" 2>/dev/null; wait "$npid" 2>/dev/null || true; }
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
+# nginx first, gently (cleanup runs this before it kills the nodes)
+# shellcheck disable=SC2317  # run by cleanup
+cleanup_first() { [ -z "$npid" ] || { kill -TERM "$npid" 2>/dev/null; wait "$npid" 2>/dev/null || true; }; }
 trap cleanup EXIT
-say() { echo "bench: $*" >&2; }
 hz=$(getconf CLK_TCK)
 
 echo "## 11. The swarm through nginx: consistent hashing, round robin, one node"

@@ -83,7 +83,11 @@ HARNESS=""    # run-anchors.sh (its bash), stopped and continued by section 5.2
 CHILD=""      # the current long-running foreground helper (curl), run in background
 failed=0
 
-say() { echo "http bench: $*" >&2; }
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+SAY_AS="http bench"
+# cleanup and free_port below are this script's own, over lib.sh's: its
+# servers stop by process group, and free_port PORT asks about one port.
 alive() { local s; s="$(ps -o stat= -p "$1" 2>/dev/null)" || return 1; [[ $s != Z* ]]; }
 
 stop_group() {  # pid: TERM its process group, KILL it after 10 s; exit status in STOP_RC

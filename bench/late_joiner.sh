@@ -24,12 +24,12 @@ set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: bench/late_joiner.sh BUILD_DIR" >&2; exit 2; }
 build="$(cd "$1" && pwd)"; bin="$build/terrain-server"; here="$(cd "$(dirname "$0")" && pwd)"
 command -v redis-server >/dev/null || { echo "bench: redis-server missing" >&2; exit 0; }
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/late.XXXXXX")"; shm="$(mktemp -d /dev/shm/late.XXXXXX)"; pids=()
-trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp" "$shm"' EXIT
-"${CC:-cc}" -O2 -Wall "$here/edit_load.c" -o "$tmp/edit_load"
-"${CC:-cc}" -O2 -Wall "$here/cluster_load.c" -o "$tmp/cluster_load"
-say() { echo "bench: $*" >&2; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/late.XXXXXX")"; shm="$(mktemp -d /dev/shm/late.XXXXXX)"; tmp_dirs=("$shm")
+trap cleanup EXIT
+bench_make "$build" bench/edit_load bench/cluster_load
+load="$build/bench"
 listening() { local i; for i in $(seq 1 30000); do grep -q listening "$1" && return 0; sleep 0.01; done; return 1; }
 port_of() { sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$1"; }
 mib() { awk -v b="$1" 'BEGIN { printf "%.0f MiB", b / 1048576 }'; }
@@ -48,7 +48,7 @@ for n in "${sizes[@]}"; do
 	pids+=("$!"); listening "$d/a.log"; ap=$(port_of "$d/a.log")
 	say "late joiner: $n edits into node A"
 	t0=$(date +%s.%N)
-	"$tmp/edit_load" "$ap" 16 $((n / 256)) 256 late 16000 >/dev/null
+	"$load/edit_load" "$ap" 16 $((n / 256)) 256 late 16000 >/dev/null
 	posted=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f s", a - b }')
 	# what A holds (posts that met a Redis stall got 503: the load does not retry)
 	acked=$(curl -s "http://127.0.0.1:$ap/v1/worlds/late" | sed -n 's/.*"edit_seq":\([0-9]*\).*/\1/p')
@@ -77,7 +77,7 @@ for n in "${sizes[@]}"; do
 	say "late joiner: append latency while node C shares its snapshot ($(mib "$sbytes")), ${probe_s} s a probe"
 	"$bin" serve --port 0 --data-dir "$d/d" --edit-log "$log" --snapshot-every 0 --bake-after 0 2>"$d/d.log" &
 	pids+=("$!"); listening "$d/d.log"; dp=$(port_of "$d/d.log")
-	lat() { { "$tmp/cluster_load" -l -r 100 -t "$probe_s" "$1" 1 "$2" || true; } | sed -n 's/^latency_ms //p'; }
+	lat() { { "$load/cluster_load" -l -r 100 -t "$probe_s" "$1" 1 "$2" || true; } | sed -n 's/^latency_ms //p'; }
 	"$bin" serve --port 0 --data-dir "$shm/c" --edit-log "$log" --snapshot-every 1 --bake-after 0 2>"$d/c.log" &
 	cpid=$!; pids+=("$cpid"); listening "$d/c.log"; cp=$(port_of "$d/c.log")
 	head -c "$sbytes" /dev/zero | tr '\0' s >"$tmp/big"
@@ -87,7 +87,7 @@ for n in "${sizes[@]}"; do
 	# appends then; D while one SET of the snapshot's size goes over and over
 	for round in 1 2 3; do
 		q[$round]=$(lat "$dp" probe-quiet)
-		"$tmp/cluster_load" -r 100 -t $((2 * probe_s + 60)) -w 200 "$cp" 1 probe-feed >/dev/null &
+		"$load/cluster_load" -r 100 -t $((2 * probe_s + 60)) -w 200 "$cp" 1 probe-feed >/dev/null &
 		fp=$!; pids+=("$fp")
 		s0=$(shared)
 		for i in $(seq 1 600); do [ "$(shared)" -gt "$s0" ] && break; sleep 0.1; done

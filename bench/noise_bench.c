@@ -10,7 +10,7 @@
  * stb_perlin_fbm_noise3() with the same octaves, gain, lacunarity and
  * wavelength over the same grid (3D noise at y = 0; it has no seed).
  *
- * With -DHAVE_VARIANTS (run.sh, on x86-64) the Perlin fBm also runs from
+ * With -DHAVE_VARIANTS (the Makefile, on x86-64) the Perlin fBm also runs from
  * copies of noise.c and fbm.c built for one instruction set each (see
  * variant.h): the baseline x86-64 clone, AVX2 and x86-64-v4 (AVX-512), so
  * each clone is timed by name whatever the loader would pick; before
@@ -253,7 +253,7 @@ int main(void)
 		name[n++] = label[k];
 	}
 #else
-	printf("note: FastNoise2 anchor skipped: set FASTNOISE2_DIR to its source folder (bench/run.sh)\n");
+	printf("note: FastNoise2 anchor skipped: set FASTNOISE2 to its source folder (the Makefile)\n");
 #endif
 
 	bench_times(f, n, sec);

@@ -24,14 +24,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 walk_m="${PRECISION_WALK_M:-2400}"
 out="$build/bench"
 mkdir -p "$out"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/precision-bench.XXXXXX")"
-spid=
-cleanup() {
-	[ -z "$spid" ] || { kill -KILL "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; }
-	rm -rf "$tmp"
-}
 trap cleanup EXIT
-say() { echo "bench: $*" >&2; }
 client="$build/terrain-client"
 
 say "section 15: precision (bench/precision.sh)"

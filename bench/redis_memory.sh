@@ -16,11 +16,11 @@ set -euo pipefail
 build="$(cd "$1" && pwd)"; bin="$build/terrain-server"; here="$(cd "$(dirname "$0")" && pwd)"
 command -v redis-server >/dev/null || { echo "bench: redis-server missing" >&2; exit 0; }
 every=${MEM_EVERY:-20000} cycles=${MEM_CYCLES:-12} max_s=${MEM_MAX_S:-300}
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/redis-mem.XXXXXX")"; pids=()
-trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
-"${CC:-cc}" -O2 -Wall "$here/cluster_load.c" -o "$tmp/cluster_load"
-say() { echo "bench: $*" >&2; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/redis-mem.XXXXXX")"
+trap cleanup EXIT
+bench_make "$build" bench/cluster_load
 redis_up() { # NAME PORT [ARGS]
 	mkdir -p "$tmp/$1"
 	redis-server --port "$2" --bind 127.0.0.1 --dir "$tmp/$1" --appendonly yes --appendfsync always \
@@ -46,7 +46,7 @@ done
 used() { rc INFO memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p'; }
 m0=$(used)
 say "redis memory: 16 clients through 2 nodes, a snapshot every $every edits, until $cycles are shared"
-"$tmp/cluster_load" -t "$max_s" -r 3000 "$ports" 16 memory >"$tmp/load.out" &
+"$build/bench/cluster_load" -t "$max_s" -r 3000 "$ports" 16 memory >"$tmp/load.out" &
 lp=$!; pids+=("$lp")
 t0=$(date +%s.%N)
 : >"$tmp/samples"

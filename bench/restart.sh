@@ -33,15 +33,10 @@ rounds=${RESTART_ROUNDS:-3}
 workers=${RESTART_WORKERS:-2}
 [ -x "$bin" ] || { echo "bench: $bin missing: make BUILD=$1 all" >&2; exit 1; }
 mkdir -p "$out"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/restart-bench.XXXXXX")"
-spid=""
-cleanup() {
-	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
 trap cleanup EXIT
-say() { echo "bench: $*" >&2; }
 
 baseline=${RESTART_BASELINE:-}
 [ -z "$baseline" ] || [ -x "$baseline" ] || { echo "bench: RESTART_BASELINE $baseline is not a program" >&2; exit 1; }
@@ -78,7 +73,6 @@ tile() {
 	awk -v r="$r" -v c0="$c0" -v c1="$c1" 'BEGIN { split(r, f, " ");
 		printf "%.2f %.2f %d\n", f[1] * 1000, (c1 - c0) / 1e6, f[2] }'
 }
-median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 
 # post KIND N WORLD: N edits of KIND in chunk (3, 3), in batches of 256 on
 # one kept-alive connection

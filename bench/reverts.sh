@@ -52,24 +52,14 @@ world=reverts
 gspan=4096 gx=3072 gz=3072
 [ -x "$bin" ] || { echo "bench: $bin missing: make BUILD=$1 all" >&2; exit 1; }
 mkdir -p "$out"
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/reverts-bench.XXXXXX")"
-pids=()
-# shellcheck disable=SC2317  # run by the EXIT trap
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-say() { echo "bench: $*" >&2; }
 
 cd "$root"
-"${CC:-cc}" -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iserver \
-	bench/mklog.c "$build"/server/editlog/store.o "$build"/server/editlog/store_replay.o \
-	"$build"/server/base/files.o "$build"/server/editlog/store_snap.o "$build"/server/editlog/store_compact.o \
-	"$build/libcommon.a" -luv -lxxhash -lcjson -lm -o "$out/mklog"
-"${CC:-cc}" -O2 -Wall bench/edit_load.c -o "$out/edit_load"
+bench_make "$build" bench/mklog bench/edit_load
 
 # ---------------------------------------------------------------- servers
 start() { # DATA_DIR ARGS...: starts a server; sets spid, port, slog
@@ -127,7 +117,6 @@ post() { # PORT BODY: POST .../reverts; prints "http_code seconds", the answer i
 		-H 'Content-Type: application/json' --data-binary "$2" \
 		"http://127.0.0.1:$1/v1/worlds/$world/reverts"
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 ms() { awk -v s="$1" 'BEGIN { printf "%.0f", s * 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else printf "n/a" }'; }
 
@@ -218,7 +207,7 @@ stop "$spid"
 
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", 100 * (a - b) / b }'; }
 list() { local x o=""; for x in "$@"; do o="$o$(ms "$x") "; done; echo "${o% }"; }
-served=$(median "${served_s[@]}") cold=$(median "${cold_s[@]}")
+served=$(median_mean "${served_s[@]}") cold=$(median_mean "${cold_s[@]}")
 {
 	echo "## Reverts (bench/reverts.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end, $workers workers)"
 	echo
@@ -227,14 +216,14 @@ served=$(median "${served_s[@]}") cold=$(median "${cold_s[@]}")
 	echo "| the world | $n edits in batches of $per, record version 3 ($log_mib MiB): 1,000 players over 16 km, $g by griefer over ${gspan} m, one batch in $(( (n + per - 1) / per / ((g + per - 1) / per) )); written by mklog in $mklog_s s |"
 	echo "| start-up: replay to listening; and every chunk baked | $up_s s; $baked_s s (${replayed:-?}) |"
 	echo "| the revert {\"author\":\"griefer\"} | $count edits reverted, $nchunks chunks named; $rec_bytes bytes on disk |"
-	echo "| (a) POST latency, median (rounds) | **$(ms "$(median "${post_s[@]}")") ms** ($(list "${post_s[@]}")) |"
-	echo "| (b) POST to every named LOD-0 tile served at the revert's version, median (rounds) | **$(ms "$served") ms** ($(list "${served_s[@]}")); of it the fetch $(ms "$(median "${fetch_s[@]}")") ms |"
+	echo "| (a) POST latency, median (rounds) | **$(ms "$(median_mean "${post_s[@]}")") ms** ($(list "${post_s[@]}")) |"
+	echo "| (b) POST to every named LOD-0 tile served at the revert's version, median (rounds) | **$(ms "$served") ms** ($(list "${served_s[@]}")); of it the fetch $(ms "$(median_mean "${fetch_s[@]}")") ms |"
 	echo "| (c) anchor: the same $nchunks tiles cold from a fresh server without edits (rounds) | **$(ms "$cold") ms** ($(list "${cold_s[@]}")) |"
-	echo "| (b) / (c): of the medians; median of the rounds' (rounds) | **$(ratio "$served" "$cold")x**; $(median "${ratios[@]}")x (${ratios[*]}) |"
-	echo "| server CPU (all threads): POST and the fetch (b); the cold fetch (c); (b) / (c), median of the rounds' (rounds) | $(ms "$(median "${cpu_b[@]}")") ms; $(ms "$(median "${cpu_c[@]}")") ms; **$(median "${cpu_ratios[@]}")x** (${cpu_ratios[*]}) |"
-	echo "| the same tiles again at the revert's version (cache hits) | $(ms "$(median "${hit_s[@]}")") ms ($(list "${hit_s[@]}")) |"
-	echo "| POST to the bake queue empty again (the reverted chunks re-baked): wall; server CPU | $(ms "$(median "${rebake_s[@]}")") ms ($(list "${rebake_s[@]}")); $(ms "$(median "${cpu_bake[@]}")") ms ($(list "${cpu_bake[@]}")) |"
-	echo "| undo of the revert: POST latency; POST to every tile served at the undo's version | $(ms "$(median "${undo_post_s[@]}")") ms ($(list "${undo_post_s[@]}")); $(ms "$(median "${undo_served_s[@]}")") ms ($(list "${undo_served_s[@]}")) |"
+	echo "| (b) / (c): of the medians; median of the rounds' (rounds) | **$(ratio "$served" "$cold")x**; $(median_mean "${ratios[@]}")x (${ratios[*]}) |"
+	echo "| server CPU (all threads): POST and the fetch (b); the cold fetch (c); (b) / (c), median of the rounds' (rounds) | $(ms "$(median_mean "${cpu_b[@]}")") ms; $(ms "$(median_mean "${cpu_c[@]}")") ms; **$(median_mean "${cpu_ratios[@]}")x** (${cpu_ratios[*]}) |"
+	echo "| the same tiles again at the revert's version (cache hits) | $(ms "$(median_mean "${hit_s[@]}")") ms ($(list "${hit_s[@]}")) |"
+	echo "| POST to the bake queue empty again (the reverted chunks re-baked): wall; server CPU | $(ms "$(median_mean "${rebake_s[@]}")") ms ($(list "${rebake_s[@]}")); $(ms "$(median_mean "${cpu_bake[@]}")") ms ($(list "${cpu_bake[@]}")) |"
+	echo "| undo of the revert: POST latency; POST to every tile served at the undo's version | $(ms "$(median_mean "${undo_post_s[@]}")") ms ($(list "${undo_post_s[@]}")); $(ms "$(median_mean "${undo_served_s[@]}")") ms ($(list "${undo_served_s[@]}")) |"
 	echo "| server RSS after the rounds | $rss_mib MiB |"
 	echo "| log bytes per edit, batches of 1: version 2 (before) / version 3, author of 8 characters | ${bpe[2-1]} / **${bpe[3-1]}** ($(pct "${bpe[3-1]}" "${bpe[2-1]}")) |"
 	echo "| the same, batches of 16 | ${bpe[2-16]} / **${bpe[3-16]}** ($(pct "${bpe[3-16]}" "${bpe[2-16]}")) |"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/run.sh BUILD_DIR - benchmarks of the terrain core (`make bench`).
 #
-# Compiles the bench programs of this folder against BUILD_DIR/libcommon.a
-# into BUILD_DIR/bench/, runs them single-threaded (pinned to one CPU with
+# Has make build the bench programs of this folder into BUILD_DIR/bench/
+# (`make BUILD=BUILD_DIR OPT=-O3 bench-programs`), runs them single-threaded (pinned to one CPU with
 # taskset when it can), and prints one markdown table per section, with the
 # anchors measured in the same run:
 #   1. noise     ns/sample of a 6-octave fBm per noise kind; stb_perlin, libnoise
@@ -47,14 +47,16 @@
 # The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
 # about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
 #
-# Env: CC (cc), CXX (g++), BENCH_CPU (CPU to pin to, default 1; empty: no
+# Env: CC (cc), CXX (g++) (make's, through the environment), BENCH_OPT (the
+# programs' OPT, -O3), BENCH_CPU (CPU to pin to, default 1; empty: no
 # pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18", any subset), TILEBENCH_ARGS
-# (the harness options, default below), FASTNOISE2_DIR (a FastNoise2 source
-# folder outside this repository, for section 1's anchor; absent: skipped)
-# COLD_BASELINE (a terrain-server of another tree, section 12's anchor; bench/cold.sh)
-# and FASTSIMD_DIR (its FastSIMD dependency at the commit its
-# src/CMakeLists.txt names, default FASTNOISE2_DIR/../FastSIMD): CMake builds
-# them in BUILD_DIR/bench/fastnoise2 from those folders, never downloading.
+# (the harness options, default below), FASTNOISE2 (a FastNoise2 source
+# folder outside this repository, for section 1's anchor; absent: skipped;
+# FASTNOISE2_DIR works too) and FASTSIMD (its FastSIMD dependency at the
+# commit its src/CMakeLists.txt names, default FASTNOISE2/../FastSIMD): the
+# Makefile has CMake build them in BUILD_DIR/bench/fastnoise2 from those
+# folders, never downloading; COLD_BASELINE (a terrain-server of another
+# tree, section 12's anchor; bench/cold.sh).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -68,7 +70,6 @@ root="$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || (cd "$here/.." &
 out="$build/bench"
 results="$out/results.md"
 cc="${CC:-cc}"
-cxx="${CXX:-g++}"
 cpu="${BENCH_CPU-1}"
 sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
@@ -79,96 +80,19 @@ if [ ! -f "$build/libcommon.a" ]; then
 fi
 cd "$root"
 mkdir -p "$out"
-
-say() { echo "bench: $*" >&2; }
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 
 # ---------------------------------------------------------------- build
 
-cflags=(-O3 -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototypes
-	-Wmissing-prototypes -D_POSIX_C_SOURCE=200809L -Icommon -Iserver)
-libs=("$build/libcommon.a" -lzstd -lcjson -lxxhash -lpng -lm)
-
-# FastNoise2 from FASTNOISE2_DIR, built by its CMake with FastSIMD taken
-# from FASTSIMD_DIR (CPM_FastSIMD_SOURCE), so nothing is downloaded. Sets
-# fn2_flags to what noise_bench needs, or leaves it empty and says why.
-fn2_flags=()
-fastnoise2() {
-	local src="${FASTNOISE2_DIR:-}" simd dir="$out/fastnoise2" commit lib
-	if [ -z "$src" ]; then
-		say "FastNoise2 anchor skipped: FASTNOISE2_DIR is not set"
-		return 0
-	fi
-	simd="${FASTSIMD_DIR:-$src/../FastSIMD}"
-	if [ ! -f "$src/CMakeLists.txt" ] || [ ! -f "$simd/CMakeLists.txt" ] || ! command -v cmake >/dev/null; then
-		say "FastNoise2 anchor skipped: need cmake, $src and FastSIMD in $simd (FASTSIMD_DIR)"
-		return 0
-	fi
-	commit="$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || cat "$src/.commit" 2>/dev/null || echo "unknown commit")"
-	say "building FastNoise2 ($commit) from $src into $dir"
-	if ! { cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
-		-DFASTNOISE2_TOOLS=OFF -DFASTNOISE2_TESTS=OFF -DCPM_FastSIMD_SOURCE="$(cd "$simd" && pwd)" &&
-		cmake --build "$dir" -j "$(nproc)"; } >"$out/fastnoise2_build.log" 2>&1; then
-		say "FastNoise2 anchor skipped: its build failed (see $out/fastnoise2_build.log)"
-		return 0
-	fi
-	lib="$(find "$dir" -name libFastNoise.a | head -n 1)"
-	if [ -z "$lib" ] || ! "$cxx" -O2 -std=c++17 -I"$src/include" -I"$simd/include" -Ibench \
-		-c bench/fastnoise2.cpp -o "$out/fastnoise2.o" 2>>"$out/fastnoise2_build.log"; then
-		say "FastNoise2 anchor skipped: no libFastNoise.a or shim failed (see $out/fastnoise2_build.log)"
-		return 0
-	fi
-	fn2_flags=(-DHAVE_FASTNOISE2 "-DFASTNOISE2_COMMIT=\"$commit\"" "$out/fastnoise2.o" "$lib" -lstdc++)
-}
-
-# noise.c and fbm.c once per x86-64 clone target, renamed by variant.h, so
-# noise_bench times each clone by name (and checks their bits) in one process.
-variant_flags=()
-variants() {
-	local v name flag m
-	[ "$(uname -m)" = x86_64 ] || return 0
-	mkdir -p "$out/variant"
-	for v in base: v3:-mavx2 v4:-march=x86-64-v4; do
-		name="${v%%:*}" flag="${v#*:}"
-		for m in noise fbm; do
-			# shellcheck disable=SC2086  # flag is one word or none
-			"$cc" "${cflags[@]}" -fno-trapping-math -fno-math-errno -DTERRAIN_NO_CLONES $flag \
-				-include bench/variant.h -DVARIANT="$name" -c "common/$m.c" \
-				-o "$out/variant/${m}_$name.o" || return 0
-			variant_flags+=("$out/variant/${m}_$name.o")
-		done
-	done
-	variant_flags+=(-DHAVE_VARIANTS)
-}
-
-noise_bench() {
-	fastnoise2
-	variants
-	"$cc" "${cflags[@]}" bench/noise_bench.c "$out/bench.o" "${variant_flags[@]}" \
-		"${fn2_flags[@]}" "${libs[@]}" -o "$out/noise_bench"
-}
-
-say "compiling into $out"
-"$cc" "${cflags[@]}" -c bench/bench.c -o "$out/bench.o"
-"$cc" "${cflags[@]}" -Iserver bench/erosion_bench.c server/gen/regions.c "$out/bench.o" \
-	"${libs[@]}" -lpthread -o "$out/erosion_bench"
-for p in preset_bench size_bench decode_bench bake_bench; do
-	"$cc" "${cflags[@]}" "bench/$p.c" "$out/bench.o" "${libs[@]}" -o "$out/$p"
-done
-"$cc" "${cflags[@]}" -D_DEFAULT_SOURCE bench/cold_bench.c server/gen/tilegen.c "$out/bench.o" \
-	"${libs[@]}" -luv -lz -o "$out/cold_bench"
-"$cc" "${cflags[@]}" bench/maps_bench.c server/tiles/pngenc.c server/gen/tilegen.c "$out/bench.o" \
-	"${libs[@]}" -luv -lz -o "$out/maps_bench"
-noise_bench
+# Every program comes from the Makefile (`make bench-programs`: the world's
+# flags, the same libraries as the server); the anchors it cannot build
+# here (FastNoise2 without FASTNOISE2, libnoise without libnoise-dev, stb
+# without libstb-dev) are left out, and the sections say so.
+say "building the bench programs into $out (make bench-programs)"
+bench_make "$build" bench-programs
 have_libnoise=0
-if command -v "$cxx" >/dev/null && [ -f /usr/include/libnoise/noise.h ] &&
-	"$cxx" -O3 -Wall -Wextra -Icommon \
-		bench/libnoise_bench.cpp "$out/bench.o" "${libs[@]}" -lnoise \
-		-o "$out/libnoise_bench" 2>"$out/libnoise_build.log"; then
-	have_libnoise=1
-else
-	say "libnoise anchor not built (see $out/libnoise_build.log; scripts/deps.sh bench)"
-fi
-
+[ -x "$out/libnoise_bench" ] && have_libnoise=1
 pin=()
 if [ -n "$cpu" ] && command -v taskset >/dev/null && taskset -c "$cpu" true 2>/dev/null; then
 	pin=(taskset -c "$cpu")
@@ -221,6 +145,10 @@ section() { printf '\n## %s\n\n' "$1" | emit; }
 noise() {
 	section "1. Noise: 6-octave fBm (wavelength 1024 m, gain 0.5, lacunarity 2), ns per sample"
 	say "section 1: noise"
+	if [ ! -x "$out/noise_bench" ]; then
+		echo "noise_bench not built: stb_perlin.h missing (libstb-dev: scripts/deps.sh bench), skipped" | emit
+		return 0
+	fi
 	run "$out/noise_bench" >"$out/noise.tsv"
 	if [ "$have_libnoise" = 1 ]; then
 		run "$out/libnoise_bench" >>"$out/noise.tsv"

@@ -17,17 +17,12 @@ out="$build/bench"
 counts="${SNAP_EDITS:-1000000 10000000}"
 [ -x "$bin" ] || { echo "bench: $bin missing: make BUILD=$1 all" >&2; exit 1; }
 mkdir -p "$out"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/snap-bench.XXXXXX")"
-spid=""
-cleanup() { [ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
-say() { echo "bench: $*" >&2; }
 
-"${CC:-cc}" -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iserver \
-	bench/mklog.c "$build"/server/editlog/store.o "$build"/server/editlog/store_replay.o \
-	"$build"/server/base/files.o "$build"/server/editlog/store_snap.o "$build"/server/editlog/store_compact.o \
-	"$build/libcommon.a" \
-	-luv -lxxhash -lcjson -lm -o "$out/mklog"
+bench_make "$build" bench/mklog
 
 port=""
 start() { # DIR ARGS...: start and wait until listening; sets spid, port, secs, slog

@@ -1,10 +1,10 @@
 /*
- * variant.h - force-included (-include) when run.sh compiles common/noise.c
- * and common/fbm.c (and the Makefile common/tilecode.c, tilecode_enc.c and
- * tilecode_dec.c) once more for one instruction set (-DVARIANT=v3 with
- * -mavx2, and so on, under -DTERRAIN_NO_CLONES): every external name of
- * noise.h, fbm.h, tilecode.h and tilecode_int.h gets the suffix _VARIANT,
- * so the copies link beside libcommon.a and noise_bench.c and
+ * variant.h - force-included (-include) when the Makefile compiles
+ * common/noise.c, common/fbm.c, common/tilecode.c, tilecode_enc.c and
+ * tilecode_dec.c once more for one instruction set (-DVARIANT=v3 with
+ * -mavx2 -mfma, and so on, under -DTERRAIN_NO_CLONES): every external name
+ * of noise.h, fbm.h, tilecode.h and tilecode_int.h gets the suffix
+ * _VARIANT, so the copies link beside libcommon.a and noise_bench.c and
  * tests/test_clones.c run each clone's code in one process.
  */
 #ifndef VARIANT_H

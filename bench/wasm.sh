@@ -4,9 +4,11 @@
 # (seed 42): ms per tile of decodeTile() by the JavaScript decoder and by
 # terrain.wasm, and of generating the same chunks' heights through
 # terrain.wasm; beside the native anchors of the same run
-# (bench/wasm_native.c): generation and tile_decode() with the build's
-# libcommon.a (SIMD clones, as loaded) and with common/ compiled with
-# -DTERRAIN_NO_CLONES (the baseline x86-64 code, "native scalar"). Writes
+# (bench/wasm_native.c, built by the Makefile): generation and
+# tile_decode() with the build's libcommon.a (BUILD_DIR/bench/wasm_native:
+# SIMD clones, as loaded) and with common/ compiled with -DTERRAIN_NO_CLONES
+# (BUILD_DIR/bench/wasm_native_scalar: the baseline x86-64 code, "native
+# scalar"). Writes
 # BUILD_DIR/bench/wasm.tsv (the summary reads it). Figures are printed,
 # never asserted. About 30 s (the first run builds terrain.wasm).
 set -euo pipefail
@@ -16,33 +18,22 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 out="$build/bench"
 dir="$out/wasm"
-cc="${CC:-cc}"
-mkdir -p "$dir/scalar"
-say() { echo "bench: $*" >&2; }
+mkdir -p "$dir"
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 cd "$root"
 
 echo "## 16. WebAssembly: the core in Node.js (issue 29)"
 echo
 say "section 16: make wasm, native anchors"
-if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -j2 BUILD="$build" \
-	"$build/terrain.wasm" >"$dir/make.log" 2>&1; then
+if ! bench_make "$build" "$build/terrain.wasm" 2>"$dir/make.log"; then
 	echo "make wasm failed (scripts/deps.sh wasm; $dir/make.log): skipped"
 	exit 0
 fi
 command -v node >/dev/null || { echo "no Node.js: skipped"; exit 0; }
-cflags=(-O3 -std=c11 -ffp-contract=off -fno-fast-math -fno-math-errno -fno-trapping-math -Wall
-	-Wextra -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I"$build/gen")
-libs=(-lcjson -lxxhash -lm)
-"$cc" "${cflags[@]}" bench/wasm_native.c bench/bench.c "$build/libcommon.a" "${libs[@]}" \
-	-o "$dir/native_clones"
-objs=()
-for f in common/*.c "$build/gen/builtin_presets.c"; do
-	o="$dir/scalar/$(basename "$f" .c).o"
-	"$cc" "${cflags[@]}" -DTERRAIN_NO_CLONES -Wno-missing-prototypes -c "$f" -o "$o"
-	objs+=("$o")
-done
-"$cc" "${cflags[@]}" bench/wasm_native.c bench/bench.c "${objs[@]}" "${libs[@]}" -o "$dir/native_scalar"
-"$dir/native_clones" --chunks >"$dir/chunks.txt"
+bench_make "$build" bench/wasm_native bench/wasm_native_scalar
+native_clones="$out/wasm_native" native_scalar="$out/wasm_native_scalar"
+"$native_clones" --chunks >"$dir/chunks.txt"
 # The anchor of issue 29's decoding target: the JavaScript module of the
 # commit the issue was filed on (its decoder, about 4.5 ms a tile then), on
 # the version-3 tiles it decoded; without git, that row says "-".
@@ -54,8 +45,8 @@ if command -v taskset >/dev/null && taskset -c "${BENCH_CPU-1}" true 2>/dev/null
 	pin=(taskset -c "${BENCH_CPU-1}")
 fi
 say "section 16: timing (native clones, native scalar, Node.js)"
-"${pin[@]}" "$dir/native_clones" --tiles "$dir" | tail -n 1 >"$dir/clones.tsv"
-"${pin[@]}" "$dir/native_scalar" | tail -n 1 >"$dir/scalar.tsv"
+"${pin[@]}" "$native_clones" --tiles "$dir" | tail -n 1 >"$dir/clones.tsv"
+"${pin[@]}" "$native_scalar" | tail -n 1 >"$dir/scalar.tsv"
 "${pin[@]}" node bench/wasm_bench.mjs "$build/terrain.wasm" "$dir" | tail -n 1 >"$dir/node.tsv"
 read -r gen_c dec_c <"$dir/clones.tsv"
 read -r gen_s dec_s <"$dir/scalar.tsv"

@@ -15,7 +15,8 @@
 #                                  wasm32, dpkg-dev (dpkg-source unpacks Debian's cJSON
 #                                  sources: scripts/cjson-src.sh); test and bench include it
 #   arm64        make test-arm64:  build + the arm64 cross compiler, qemu-user and
-#                                  the arm64 -dev libraries (adds dpkg's arm64 arch)
+#                                  the arm64 -dev libraries (adds dpkg's arm64 arch);
+#                                  .ci/run runs it after make test
 #   fresh-check  make fresh-check: debootstrap
 #   container    make container-test: docker-compose and debootstrap (the Docker
 #                                  daemon itself, docker.io, is the operator's to
@@ -36,7 +37,7 @@ BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev li
 TEST_PKGS="clang libclang-rt-14-dev curl wget gdal-bin nginx-light python3 prometheus nodejs redis-server redis-tools mono-mcs mono-runtime golang-go godot3-server python3-jsonschema python3-jwt openssl"
 WASM_PKGS="clang lld wasi-libc libclang-rt-14-dev-wasm32 dpkg-dev"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
-ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64 libhiredis-dev:arm64"
+ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64 libhiredis-dev:arm64 libjwt-dev:arm64 libssl-dev:arm64 zlib1g-dev:arm64"
 FRESH_PKGS="debootstrap git"
 CONTAINER_PKGS="docker-compose debootstrap wrk"
 
