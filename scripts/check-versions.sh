@@ -14,7 +14,7 @@
 # materials, LOD 0 and a small LOD-6 tile. The words' side: the phrases of
 # terrain-server --help (its generate text), terrain-client --help,
 # README.md, docs/tile-format.md, docs/library.md, the comments of
-# server/service/routes.h, server/tiles/tilegen.h and tiles_int.h, and the
+# server/service/routes.h, server/gen/tilegen.h and tiles_int.h, and the
 # JavaScript decoder's error text. Each phrase is found in the file's text
 # with its line breaks and comment stars taken out; a phrase that is gone
 # fails too (reword it here along with the text).
@@ -116,7 +116,7 @@ phrase "docs/library.md, TERRAIN_FORMAT_CURRENT" docs/library.md '`TERRAIN_FORMA
 	"$v $v $vl"
 phrase "server/service/routes.h" server/service/routes.h 'gives a version-(\d+) tile \((\d+) for a small tile\); layers=height,material a version-(\d+) tile' \
 	"$v $v1 $vl"
-phrase "server/tiles/tilegen.h" server/tiles/tilegen.h 'format version (\d+), (\d+) with materials; (\d+) and (\d+) for small tiles' \
+phrase "server/gen/tilegen.h" server/gen/tilegen.h 'format version (\d+), (\d+) with materials; (\d+) and (\d+) for small tiles' \
 	"$v $vl $v1 $v1l"
 phrase "server/tiles/tiles_int.h, ?format=" server/tiles/tiles_int.h 'absent or (\d+), the current form \(versions (\d+) and (\d+)\)' \
 	"$fmt $v $vl"
