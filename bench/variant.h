@@ -4,7 +4,7 @@
  * instruction set (-DVARIANT=v3 with -mavx2, and so on, under
  * -DTERRAIN_NO_CLONES): every external name of noise.h, fbm.h and
  * tilecode.h gets the suffix _VARIANT, so the copies link beside
- * libcommon.a and noise_bench.c and tests/test_clones.c run each clone's
+ * libcommon.a and noise_bench.c and tests/unit/test_clones.c run each clone's
  * code in one process.
  */
 #ifndef VARIANT_H

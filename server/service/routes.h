@@ -227,7 +227,7 @@ void route_handler(struct routes *rt, struct http_handler *h);
  * Print the route table to f, one route a line: its methods, its path
  * and its metrics label, as in "GET,HEAD,OPTIONS /v1/presets presets"; a
  * path segment that takes any value prints as "*". For `terrain-server
- * routes`, which tests/openapi.sh checks the API description against.
+ * routes`, which tests/http/openapi.sh checks the API description against.
  */
 void route_print_table(FILE *f);
 
