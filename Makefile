@@ -127,6 +127,8 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(if $(ASSETS),$(BUILD)/gen/assets.
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# programs the test scripts run (tests/README.md)
+TEST_PROGS := $(BUILD)/tests/kill_on $(BUILD)/bench/cluster_load
 
 .PHONY: all deps test check run bench fuzz fuzz-long clean noopt asan check-headers help test-arm64 fresh-check \
 	container-test web FORCE
@@ -259,6 +261,16 @@ $(BUILD)/tests/%.o: tests/unit/%.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libserver.a $(BUILD)/libclient.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
 
+# Helper programs of the scripts: kill -9 on an inotify event
+# (tests/edits/edit_compact.sh) and the edit load of the cluster tests
+# (tests/cluster/*.sh, tests/edits/edit_compact.sh, bench/cluster.sh).
+$(BUILD)/tests/kill_on: tests/lib/kill_on.c
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $< -o $@
+$(BUILD)/bench/cluster_load: bench/cluster_load.c
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $< -lpthread -lm -o $@
+
 # Each x86-64 clone of the noise kernels once more on its own, without
 # target_clones and with its names suffixed (bench/variant.h), so that
 # tests/unit/test_clones.c compares their bits with the library's dispatch.
@@ -283,7 +295,7 @@ $(BUILD)/tests/test_clones: $(CLONE_OBJ)
 $(BUILD)/tests/test_clones.o: CFLAGS_ALL += -DHAVE_CLONES
 endif
 
-tests: all $(TEST_BIN)
+tests: all $(TEST_BIN) $(TEST_PROGS)
 .PHONY: tests
 # keep test objects between runs (they are intermediates of the pattern rule)
 .SECONDARY:

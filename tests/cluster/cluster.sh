@@ -13,12 +13,11 @@
 # (they are kept anyway when a check fails). About 90 s.
 . "$(dirname "$0")/../lib/lib.sh"
 
-for b in redis-server redis-cli python3 cc; do
+for b in redis-server redis-cli python3; do
 	command -v "$b" >/dev/null || { echo "skip: $b missing (scripts/deps.sh test)"; exit 0; }
 done
 CLIENT=$BUILD/terrain-client
-LOAD=$TMP/cluster_load
-cc -O2 -o "$LOAD" "$(dirname "$0")/../../bench/cluster_load.c" || exit 1
+LOAD=$BUILD/bench/cluster_load # make tests
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
 ROUNDS=${CLUSTER_ROUNDS:-10}
 

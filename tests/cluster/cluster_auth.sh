@@ -15,11 +15,10 @@
 # pid. About 30 s.
 . "$(dirname "$0")/../lib/lib.sh"
 
-for b in redis-server redis-cli python3 cc; do
+for b in redis-server redis-cli python3; do
 	command -v "$b" >/dev/null || { echo "skip: $b missing (scripts/deps.sh test)"; exit 0; }
 done
-LOAD=$TMP/cluster_load
-cc -O2 -o "$LOAD" "$(dirname "$0")/../../bench/cluster_load.c" || exit 1
+LOAD=$BUILD/bench/cluster_load # make tests
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
 unset TERRAIN_REDIS_PASSWORD TERRAIN_SENTINEL_PASSWORD TERRAIN_REDIS_PASSWORD_FILE \
 	TERRAIN_SENTINEL_PASSWORD_FILE

@@ -14,11 +14,10 @@
 # and on the late joiner, its batch trimmed away long since. About 40 s.
 . "$(dirname "$0")/../lib/lib.sh"
 
-for b in redis-server redis-cli python3 cc; do
+for b in redis-server redis-cli python3; do
 	command -v "$b" >/dev/null || { echo "skip: $b missing (scripts/deps.sh test)"; exit 0; }
 done
-LOAD=$TMP/cluster_load
-cc -O2 -o "$LOAD" "$(dirname "$0")/../../bench/cluster_load.c" || exit 1
+LOAD=$BUILD/bench/cluster_load # make tests
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
 # snapshots fold every edit (--history 0), as this test expects of their
 # bases; edit_reverts_cluster.sh has them keep the last --history

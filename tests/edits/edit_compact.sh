@@ -12,11 +12,8 @@
 # phase waits for its event (bounded by minutes), not for a fixed time.
 . "$(dirname "$0")/../lib/lib.sh"
 
-for b in cc python3; do
-	command -v "$b" >/dev/null || { echo "skip: $b missing"; exit 0; }
-done
-cc -O2 -o "$TMP/load" "$(dirname "$0")/../../bench/cluster_load.c" || exit 1
-cc -O2 -o "$TMP/kill_on" "$(dirname "$0")/../lib/kill_on.c" || exit 1
+command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 0; }
+LOAD=$BUILD/bench/cluster_load KILL_ON=$BUILD/tests/kill_on # make tests
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
 DIR=$TMP/data
 RT="chrt -f 10"
@@ -75,7 +72,7 @@ compacted() {
 # the load goes on until the log has compacted three times (a bound of
 # minutes: under ASan on a busy machine it takes many times the usual 5 s)
 up
-"$TMP/load" -h -t "$(scaled 300)" -r 600 -a "$TMP/acks.0" "$PORT" 8 compact >"$TMP/load.0" &
+"$LOAD" -h -t "$(scaled 300)" -r 600 -a "$TMP/acks.0" "$PORT" 8 compact >"$TMP/load.0" &
 lp=$!
 BG+=($lp)
 wait_until 300 compacted
@@ -101,7 +98,7 @@ check "... it dropped what the snapshots hold, kept every batch after ($base + $
 	test "$base" -ge $((3 * 300)) -a $((base + kept)) = "$acked"
 # a few batches more than the last snapshot holds (the load may end just as
 # one is cut), so that the check below compares hashes beyond the snapshot
-"$TMP/load" -h -n 20 -a "$TMP/acks.tail" "$PORT" 1 compact >/dev/null
+"$LOAD" -h -n 20 -a "$TMP/acks.tail" "$PORT" 1 compact >/dev/null
 cat "$TMP/acks.tail" >>"$TMP/acks.0"
 server_stop >/dev/null
 up
@@ -112,9 +109,9 @@ for when in create moved; do
 	# real-time priority, where allowed: the kill lands before the server's
 	# next system call, in the middle of the compaction
 	# (the load, bounded as kill_on, stops once kill_on has)
-	$RT "$TMP/kill_on" "$DIR" edits.log.compact "$when" "$NPID" "$(scaled 240)" >"$TMP/kill.$when" &
+	$RT "$KILL_ON" "$DIR" edits.log.compact "$when" "$NPID" "$(scaled 240)" >"$TMP/kill.$when" &
 	kp=$!
-	"$TMP/load" -h -t "$(scaled 240)" -r 600 -a "$TMP/acks.$when" "$PORT" 8 compact >"$TMP/load.$when" &
+	"$LOAD" -h -t "$(scaled 240)" -r 600 -a "$TMP/acks.$when" "$PORT" 8 compact >"$TMP/load.$when" &
 	lp=$!
 	BG+=($kp $lp)
 	wait "$kp"
