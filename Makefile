@@ -127,6 +127,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(if $(ASSETS),$(BUILD)/gen/assets.
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TESTLIB_SRC := $(filter-out tests/lib/kill_on.c,$(wildcard tests/lib/*.c))
 # programs the test scripts run (tests/README.md)
 TEST_PROGS := $(BUILD)/tests/kill_on $(BUILD)/bench/cluster_load
 
@@ -253,17 +254,23 @@ $(BUILD)/terrain-server: $(BUILD)/server/service/main.o $(BUILD)/libserver.a $(B
 $(BUILD)/terrain-client: $(BUILD)/client-sample/main.o $(BUILD)/libclient.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
 
-# The cmocka suites: tests/unit/test_NAME.c to $(BUILD)/tests/test_NAME.
+# The cmocka suites: tests/unit/test_NAME.c to $(BUILD)/tests/test_NAME,
+# each linked with the suites' helpers (tests/lib/*.c but kill_on.c: the
+# server harness, the preset fixture), of which it takes what it calls.
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
-	$(QCC)$(CC) $(CFLAGS_ALL) -I$(LLHTTP_INC) -MMD -MP -c $< -o $@
+	$(QCC)$(CC) $(CFLAGS_ALL) -Itests/lib -I$(LLHTTP_INC) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libserver.a $(BUILD)/libclient.a $(BUILD)/libcommon.a
+$(BUILD)/tests/libharness.a: $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/libharness.a $(BUILD)/libserver.a \
+		$(BUILD)/libclient.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
 
 # Helper programs of the scripts: kill -9 on an inotify event
 # (tests/edits/edit_compact.sh) and the edit load of the cluster tests
-# (tests/cluster/*.sh, tests/edits/edit_compact.sh, bench/cluster.sh).
+# (tests/cluster/*.sh, tests/edits/edit_compact.sh; bench/ may use it too).
 $(BUILD)/tests/kill_on: tests/lib/kill_on.c
 	@mkdir -p $(@D)
 	$(QCC)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $< -o $@
@@ -432,4 +439,4 @@ include clients/js/wasm/wasm.mk
 # The unit suites were tests/test_NAME.c before tests/unit/ (issue 37): the
 # dependency files of an older build folder still name them. Nothing makes
 # them; their objects are made again from tests/unit/.
-tests/test_%.c: ;
+$(TEST_SRC:tests/unit/%=tests/%): ;

@@ -20,25 +20,12 @@
 #include "err.h"
 #include "pipeline.h"
 #include "preset.h"
+#include "preset_fixture.h"
 #include "scatter.h"
 #include "tile.h"
 
 #define NEDITS 120
 #define SIDE 257
-
-static struct preset **presets;
-static size_t n_presets;
-
-static const struct preset *find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n_presets; i++)
-		if (!strcmp(preset_name(presets[i]), name))
-			return presets[i];
-	fail_msg("no preset %s", name);
-	return NULL;
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 
@@ -142,7 +129,7 @@ static void baked_free(struct baked *b)
 
 static void check_preset(const char *name)
 {
-	const struct preset *p = find(name);
+	const struct preset *p = preset_fixture_find(name);
 	const uint64_t seed = 77;
 	const int32_t cx = -3, cz = 5;
 	struct edit hist[NEDITS], around[NEDITS];
@@ -238,19 +225,6 @@ static void test_bake_delta_refuses_differences_beyond_int32(void **state)
 	assert_memory_equal(base, edited, sizeof(edited));
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return preset_load_builtin(&presets, &n_presets);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	preset_destroy_all(presets, n_presets);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,5 +233,5 @@ int main(void)
 		cmocka_unit_test(test_bake_delta_refuses_differences_beyond_int32),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, preset_fixture_setup, preset_fixture_teardown);
 }

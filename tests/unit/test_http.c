@@ -38,348 +38,35 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
+
 #define IO_TIMEOUT_S 30 /* generous: the ASan build is slow */
 
-struct server {
-	pid_t pid;
-	int port;
-	char log[64];
-	char dir[64];   /* its --data-dir */
-};
-
-static struct server main_srv;
-
-/* ---- the server process ------------------------------------------------------ */
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Start the server with extra arguments (NULL-terminated); 0 or -1. */
-static int server_start(struct server *s, ...)
-{
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char bin[512], line[512];
-	const char *argv[32];
-	int argc = 0, fd, i;
-	va_list ap;
-
-	snprintf(bin, sizeof(bin), "%s/terrain-server", build);
-	snprintf(s->log, sizeof(s->log), "/tmp/test_http.XXXXXX");
-	snprintf(s->dir, sizeof(s->dir), "/tmp/test_http_data.XXXXXX");
-	if (!mkdtemp(s->dir))
-		return -1;
-	fd = mkstemp(s->log);
-	if (fd < 0)
-		return -1;
-	argv[argc++] = bin;
-	argv[argc++] = "serve";
-	argv[argc++] = "--bind";
-	argv[argc++] = "127.0.0.1";
-	argv[argc++] = "--port";
-	argv[argc++] = "0";
-	argv[argc++] = "--data-dir";
-	argv[argc++] = s->dir;
-	va_start(ap, s);
-	while (argc < 31 && (argv[argc] = va_arg(ap, const char *)) != NULL)
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	s->pid = fork();
-	if (s->pid < 0)
-		return -1;
-	if (s->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fd, 2);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	close(fd);
-	for (i = 0; i < 1000; i++) { /* up to 20 s */
-		FILE *f = fopen(s->log, "r");
-
-		while (f && fgets(line, sizeof(line), f)) {
-			char *p = strstr(line, "listening on 127.0.0.1:");
-
-			if (p) {
-				s->port = atoi(p + strlen("listening on 127.0.0.1:"));
-				fclose(f);
-				return 0;
-			}
-		}
-		if (f)
-			fclose(f);
-		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
-			s->pid = 0;
-			return -1;
-		}
-		sleep_ms(20);
-	}
-	return -1;
-}
-
-/* Remove the server's log and data directory. */
-static void server_clean(struct server *s)
-{
-	char path[128];
-
-	unlink(s->log);
-	snprintf(path, sizeof(path), "%s/edits.log", s->dir);
-	unlink(path);
-	rmdir(s->dir);
-}
-
-/* SIGTERM and wait; returns the exit status, or -1 (after SIGKILL). */
-static int server_stop(struct server *s)
-{
-	int status, i;
-
-	if (s->pid <= 0)
-		return -1;
-	kill(s->pid, SIGTERM);
-	for (i = 0; i < 1000; i++) {
-		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
-			s->pid = 0;
-			server_clean(s);
-			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-		}
-		sleep_ms(20);
-	}
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, &status, 0);
-	s->pid = 0;
-	server_clean(s);
-	return -1;
-}
+static struct harness_server main_srv;
 
 /* ---- sockets and responses ------------------------------------------------------- */
 
-static int connect_to(int port)
-{
-	struct sockaddr_in a = { 0 };
-	struct timeval tv = { IO_TIMEOUT_S, 0 };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		fprintf(stderr, "connect: %s\n", strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static int connect_main(void)
 {
-	int fd = connect_to(main_srv.port);
+	int fd = harness_connect(main_srv.port, 0);
 
 	assert_true(fd >= 0);
 	return fd;
 }
 
-static void send_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		assert_true(n > 0);
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-static void send_str(int fd, const char *s)
-{
-	send_all(fd, s, strlen(s));
-}
-
-/* Buffered reader over one connection. */
-struct reader {
-	int fd;
-	char *buf;
-	size_t len, off, cap;
-	int eof;
-};
-
-static void reader_init(struct reader *r, int fd)
-{
-	*r = (struct reader){ fd, malloc(1 << 16), 0, 0, 1 << 16, 0 };
-	assert_non_null(r->buf);
-}
-
-static void reader_release(struct reader *r)
-{
-	free(r->buf);
-}
-
-/* Make at least n unread bytes available; 0, or -1 at EOF/timeout. */
-static int fill(struct reader *r, size_t n)
-{
-	while (r->len - r->off < n) {
-		ssize_t got;
-
-		if (r->off) {
-			memmove(r->buf, r->buf + r->off, r->len - r->off);
-			r->len -= r->off;
-			r->off = 0;
-		}
-		if (r->cap - r->len < 4096 || r->cap < n) {
-			r->cap = r->cap * 2 + n;
-			r->buf = realloc(r->buf, r->cap);
-			assert_non_null(r->buf);
-		}
-		got = recv(r->fd, r->buf + r->len, r->cap - r->len, 0);
-		if (got <= 0) {
-			r->eof = 1;
-			return -1;
-		}
-		r->len += (size_t)got;
-	}
-	return 0;
-}
-
-struct resp {
-	int status;
-	char head[8192];
-	char *body;
-	size_t body_len;
-};
-
-/* The value of header name in resp (case-insensitive), or NULL. */
-static const char *header(const struct resp *rp, const char *name, char *out,
-			  size_t cap)
-{
-	const char *p = strstr(rp->head, "\r\n");
-	size_t n = strlen(name);
-
-	while (p && p[2]) {
-		p += 2;
-		if (!strncasecmp(p, name, n) && p[n] == ':') {
-			const char *v = p + n + 1, *e = strstr(v, "\r\n");
-
-			while (*v == ' ')
-				v++;
-			snprintf(out, cap, "%.*s", (int)(e - v), v);
-			return out;
-		}
-		p = strstr(p, "\r\n");
-	}
-	return NULL;
-}
-
-static char *find_crlf2(char *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i + 4 <= n; i++)
-		if (!memcmp(p + i, "\r\n\r\n", 4))
-			return p + i;
-	return NULL;
-}
-
-/* Read one response; no_body for HEAD. Returns 0 or -1 (EOF first). */
-static int read_resp(struct reader *r, struct resp *rp, int no_body)
-{
-	char cl[32];
-	char *end;
-	size_t hlen;
-
-	memset(rp, 0, sizeof(*rp));
-	for (;;) {
-		if (r->len > r->off) {
-			end = find_crlf2(r->buf + r->off, r->len - r->off);
-			if (end)
-				break;
-		}
-		if (fill(r, r->len - r->off + 1) < 0)
-			return -1;
-	}
-	hlen = (size_t)(end - (r->buf + r->off)) + 4;
-	assert_true(hlen < sizeof(rp->head));
-	memcpy(rp->head, r->buf + r->off, hlen);
-	rp->head[hlen] = '\0';
-	r->off += hlen;
-	assert_int_equal(sscanf(rp->head, "HTTP/1.1 %d", &rp->status), 1);
-	if (no_body || rp->status == 204 || rp->status == 304 ||
-	    !header(rp, "Content-Length", cl, sizeof(cl)))
-		return 0;
-	rp->body_len = strtoul(cl, NULL, 10);
-	if (fill(r, rp->body_len) < 0)
-		return -1;
-	rp->body = malloc(rp->body_len + 1);
-	assert_non_null(rp->body);
-	memcpy(rp->body, r->buf + r->off, rp->body_len);
-	rp->body[rp->body_len] = '\0';
-	r->off += rp->body_len;
-	return 0;
-}
-
-/* One request on a new connection, Connection: close. */
-static int request(int port, const char *raw, struct resp *rp)
-{
-	struct reader r;
-	int fd = connect_to(port), rc;
-
-	if (fd < 0)
-		return -1;
-	send_str(fd, raw);
-	reader_init(&r, fd);
-	rc = read_resp(&r, rp, !strncmp(raw, "HEAD ", 5));
-	reader_release(&r);
-	close(fd);
-	return rc;
-}
-
-static int get(const char *path, struct resp *rp)
+static int get(const char *path, struct harness_resp *rp)
 {
 	char raw[2048];
 
 	snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", path);
-	return request(main_srv.port, raw, rp);
-}
-
-/*
- * Metric name (labels included) of the server on port into *v: 0, or -1
- * while the server is at its connection limit (503). A labelled counter
- * not printed yet reads 0.
- */
-static int metric_get(int port, const char *name, double *v)
-{
-	struct resp rp;
-	char pat[128];
-	const char *p;
-
-	assert_int_equal(request(port, "GET /metrics HTTP/1.1\r\nHost: t\r\n"
-				       "Connection: close\r\n\r\n", &rp), 0);
-	if (rp.status == 503) {
-		free(rp.body);
-		return -1;
-	}
-	assert_int_equal(rp.status, 200);
-	snprintf(pat, sizeof(pat), "\n%s ", name);
-	p = strstr(rp.body, pat);
-	if (!strchr(name, '{'))
-		assert_non_null(p);
-	*v = p ? strtod(p + strlen(pat), NULL) : 0;
-	free(rp.body);
-	return 0;
+	return harness_request(main_srv.port, raw, rp);
 }
 
 static double metric_on(int port, const char *name)
 {
 	double v;
 
-	assert_int_equal(metric_get(port, name, &v), 0);
+	assert_int_equal(harness_metric(port, name, &v), 0);
 	return v;
 }
 
@@ -390,7 +77,7 @@ static double metric(const char *name)
 
 static void assert_alive(void)
 {
-	struct resp rp;
+	struct harness_resp rp;
 
 	assert_int_equal(get("/healthz", &rp), 0);
 	assert_int_equal(rp.status, 200);
@@ -439,7 +126,7 @@ static void test_http_answers_ten_pipelined_requests_in_order(void **state)
 {
 	char buf[4096];
 	size_t len = 0;
-	struct reader r;
+	struct harness_reader r;
 	int i, fd = connect_main();
 
 	(void)state;
@@ -452,12 +139,12 @@ static void test_http_answers_ten_pipelined_requests_in_order(void **state)
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
 				"GET /v1/worlds/%d HTTP/1.1\r\nHost: t\r\n\r\n", i);
 	}
-	send_all(fd, buf, len); /* one write */
-	reader_init(&r, fd);
+	harness_send(fd, buf, len); /* one write */
+	harness_reader_init(&r, fd);
 	for (i = 0; i < 10; i++) {
-		struct resp rp;
+		struct harness_resp rp;
 
-		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 		assert_int_equal(rp.status, 200);
 		if (i % 2 == 0) {
 			int32_t cx;
@@ -473,7 +160,7 @@ static void test_http_answers_ten_pipelined_requests_in_order(void **state)
 		}
 		free(rp.body);
 	}
-	reader_release(&r);
+	harness_reader_release(&r);
 	close(fd);
 }
 
@@ -489,22 +176,22 @@ static void test_http_generates_once_for_64_concurrent_requests(void **state)
 	for (i = 0; i < 64; i++)
 		fd[i] = connect_main();
 	for (i = 0; i < 64; i++)
-		send_str(fd[i], req);
+		harness_send_str(fd[i], req);
 	for (i = 0; i < 64; i++) {
-		struct reader r;
-		struct resp rp;
+		struct harness_reader r;
+		struct harness_resp rp;
 		char etag[64], ce[32];
 
-		reader_init(&r, fd[i]);
-		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		harness_reader_init(&r, fd[i]);
+		assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 		assert_int_equal(rp.status, 200);
-		assert_non_null(header(&rp, "ETag", etag, sizeof(etag)));
-		assert_string_equal(header(&rp, "Content-Encoding", ce, sizeof(ce)), "zstd");
+		assert_non_null(harness_header(&rp, "ETag", etag, sizeof(etag)));
+		assert_string_equal(harness_header(&rp, "Content-Encoding", ce, sizeof(ce)), "zstd");
 		if (i == 0)
 			strcpy(etag0, etag);
 		assert_string_equal(etag, etag0);
 		free(rp.body);
-		reader_release(&r);
+		harness_reader_release(&r);
 		close(fd[i]);
 	}
 	assert_true(metric("terrain_generations_total") - before == 1.0);
@@ -512,26 +199,26 @@ static void test_http_generates_once_for_64_concurrent_requests(void **state)
 
 static void test_http_cuts_off_a_stalled_request_after_the_header_timeout(void **state)
 {
-	struct reader r;
-	struct resp rp;
+	struct harness_reader r;
+	struct harness_resp rp;
 	char buf[64];
 	int fd = connect_main(), served = 0;
 
 	(void)state;
-	send_str(fd, "GET /v1/wor");
+	harness_send_str(fd, "GET /v1/wor");
 	/* Another client is served while this one stalls. */
 	while (!readable(fd, 0) && served < 50) {
 		assert_alive();
 		served++;
-		sleep_ms(10);
+		harness_sleep_ms(10);
 	}
 	assert_true(served > 0);
-	reader_init(&r, fd);
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	harness_reader_init(&r, fd);
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 408);
 	assert_non_null(strstr(rp.body, "\"error\":\"request_timeout\""));
 	free(rp.body);
-	reader_release(&r);
+	harness_reader_release(&r);
 	assert_true(recv(fd, buf, sizeof(buf), 0) == 0); /* then closed */
 	close(fd);
 	assert_alive();
@@ -555,16 +242,16 @@ static void test_http_serves_1000_connections_opened_at_once(void **state)
 	for (i = 0; i < N; i++)
 		fd[i] = connect_main();
 	for (i = 0; i < N; i++)
-		send_str(fd[i], req);
+		harness_send_str(fd[i], req);
 	for (i = 0; i < N; i++) {
-		struct reader r;
-		struct resp rp;
+		struct harness_reader r;
+		struct harness_resp rp;
 
-		reader_init(&r, fd[i]);
-		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		harness_reader_init(&r, fd[i]);
+		assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 		assert_int_equal(rp.status, 200);
 		free(rp.body);
-		reader_release(&r);
+		harness_reader_release(&r);
 	}
 	assert_true(metric("terrain_connections_open") >= N);
 	for (i = 0; i < N; i++)
@@ -618,10 +305,10 @@ struct bad_case {
 
 static void check_status(int port, const char *raw, int want)
 {
-	struct resp rp;
+	struct harness_resp rp;
 	char v[128];
 
-	if (request(port, raw, &rp) < 0)
+	if (harness_request(port, raw, &rp) < 0)
 		fail_msg("no response to: %.60s", raw);
 	if (rp.status != want)
 		fail_msg("%.80s: got %d, want %d", raw, rp.status, want);
@@ -629,10 +316,10 @@ static void check_status(int port, const char *raw, int want)
 		assert_non_null(rp.body);
 		assert_non_null(strstr(rp.body, "\"error\":"));
 		assert_non_null(strstr(rp.body, "\"detail\":"));
-		assert_string_equal(header(&rp, "Content-Type", v, sizeof(v)), "application/json");
+		assert_string_equal(harness_header(&rp, "Content-Type", v, sizeof(v)), "application/json");
 	}
 	if (want == 405)
-		assert_non_null(header(&rp, "Allow", v, sizeof(v)));
+		assert_non_null(harness_header(&rp, "Allow", v, sizeof(v)));
 	free(rp.body);
 }
 
@@ -720,70 +407,70 @@ static void test_http_answers_every_bad_input_with_its_status(void **state)
  */
 static void test_http_closes_a_connection_that_never_sends(void **state)
 {
-	struct server s = { 0 };
+	struct harness_server s = { 0 };
 	char buf[16];
 	int fd;
 
 	(void)state;
-	assert_int_equal(server_start(&s, "--header-timeout", "1", "--workers", "1", NULL), 0);
-	fd = connect_to(s.port);
+	assert_int_equal(harness_start(&s, "--header-timeout", "1", "--workers", "1", NULL), 0);
+	fd = harness_connect(s.port, 0);
 	assert_true(fd >= 0);
 	assert_true(readable(fd, 15000)); /* about 1 s to accept + 1 s of timeout */
 	assert_true(recv(fd, buf, sizeof(buf), 0) <= 0);
 	close(fd);
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_end(&s), 0);
 }
 
 static void test_http_answers_503_past_the_connection_limit_but_to_monitors(void **state)
 {
-	struct server s = { 0 };
-	struct resp rp;
-	struct reader r;
+	struct harness_server s = { 0 };
+	struct harness_resp rp;
+	struct harness_reader r;
 	char v[64];
 	int a, b, c;
 
 	(void)state;
-	assert_int_equal(server_start(&s, "--max-connections", "2", "--workers", "1", NULL), 0);
-	a = connect_to(s.port);
-	b = connect_to(s.port);
+	assert_int_equal(harness_start(&s, "--max-connections", "2", "--workers", "1", NULL), 0);
+	a = harness_connect(s.port, 0);
+	b = harness_connect(s.port, 0);
 	assert_true(a >= 0 && b >= 0);
 	/* The listener defers accept() until a connection's first bytes (loop.c):
 	 * b sends half a request line, a a whole request, and then both count. */
-	send_str(b, "GET /hea");
-	send_str(a, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	reader_init(&r, a);
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	harness_send_str(b, "GET /hea");
+	harness_send_str(a, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	harness_reader_init(&r, a);
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	free(rp.body);
-	reader_release(&r);
-	c = connect_to(s.port);
+	harness_reader_release(&r);
+	c = harness_connect(s.port, 0);
 	assert_true(c >= 0);
-	send_str(c, "GET /v1/presets HTTP/1.1\r\nHost: t\r\n\r\n");
-	reader_init(&r, c);
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	harness_send_str(c, "GET /v1/presets HTTP/1.1\r\nHost: t\r\n\r\n");
+	harness_reader_init(&r, c);
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 503);
-	assert_non_null(header(&rp, "Retry-After", v, sizeof(v)));
+	assert_non_null(harness_header(&rp, "Retry-After", v, sizeof(v)));
 	assert_non_null(strstr(rp.body, "kept for monitors"));
 	free(rp.body);
 	/* a monitor still gets its answer, on the same kind of connection */
-	send_str(c, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	harness_send_str(c, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
-	reader_release(&r);
+	harness_reader_release(&r);
 	close(a);
 	close(b);
 	close(c);
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_end(&s), 0);
 }
 
 /* Send raw on a new connection to port, then reset it (SO_LINGER 0). */
 static void send_and_reset(int port, const char *raw)
 {
 	struct linger l = { 1, 0 };
-	int fd = connect_to(port);
+	int fd = harness_connect(port, 0);
 
 	assert_true(fd >= 0);
-	send_str(fd, raw);
+	harness_send_str(fd, raw);
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
 	close(fd);
 }
@@ -797,14 +484,14 @@ static void send_and_reset(int port, const char *raw)
  */
 static void test_http_forgets_connections_reset_before_their_answer(void **state)
 {
-	struct server s = { 0 };
-	struct resp rp;
+	struct harness_server s = { 0 };
+	struct harness_resp rp;
 	char raw[256];
 	double open = -1;
 	int i;
 
 	(void)state;
-	assert_int_equal(server_start(&s, "--max-connections", "4", "--workers", "1", NULL), 0);
+	assert_int_equal(harness_start(&s, "--max-connections", "4", "--workers", "1", NULL), 0);
 	for (i = 0; i < 12; i++) {
 		snprintf(raw, sizeof(raw), "GET /v1/worlds/reset/chunks/0/%d/0 HTTP/1.1\r\n"
 			 "Host: t\r\n\r\n", i);
@@ -816,16 +503,16 @@ static void test_http_forgets_connections_reset_before_their_answer(void **state
 	/* A reset connection counts until its answers are made (the cold
 	 * tiles: slow under ASan), then it must be gone. */
 	for (i = 0; i < 1500 && open != 1; i++) { /* the asking one: 1 */
-		sleep_ms(20);
-		if (metric_get(s.port, "terrain_connections_open", &open) < 0)
+		harness_sleep_ms(20);
+		if (harness_metric(s.port, "terrain_connections_open", &open) < 0)
 			open = -1;
 	}
 	assert_int_equal((int)open, 1);
-	assert_int_equal(request(s.port, "GET /healthz HTTP/1.1\r\nHost: t\r\n"
+	assert_int_equal(harness_request(s.port, "GET /healthz HTTP/1.1\r\nHost: t\r\n"
 				       "Connection: close\r\n\r\n", &rp), 0);
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_end(&s), 0);
 }
 
 /* A connection to port whose receive buffer is small (set before connect),
@@ -846,21 +533,21 @@ static int connect_small(int port)
 
 /* Read n answers on r: some 200s (each body over min_body bytes), then
  * only 503s with Retry-After; at least one of each. */
-static void read_some_then_busy(struct reader *r, int n, size_t min_body)
+static void read_some_then_busy(struct harness_reader *r, int n, size_t min_body)
 {
-	struct resp rp;
+	struct harness_resp rp;
 	char v[64];
 	int i, ok = 0, busy = 0;
 
 	for (i = 0; i < n; i++) {
-		assert_int_equal(read_resp(r, &rp, 0), 0);
+		assert_int_equal(harness_read_resp(r, &rp, 0), 0);
 		if (rp.status == 200) {
 			assert_int_equal(busy, 0); /* refusals come last */
 			assert_true(rp.body_len > min_body);
 			ok++;
 		} else {
 			assert_int_equal(rp.status, 503);
-			assert_non_null(header(&rp, "Retry-After", v, sizeof(v)));
+			assert_non_null(harness_header(&rp, "Retry-After", v, sizeof(v)));
 			assert_non_null(strstr(rp.body, "retry later"));
 			busy++;
 		}
@@ -887,38 +574,38 @@ static void test_http_holds_at_most_response_mb_of_bodies_made_per_request(void 
 {
 	static const char bundle[] = "GET /v1/worlds/held/chunks/0?cx0=0&cz0=0&cx1=3&cz1=3 "
 				     "HTTP/1.1\r\nHost: t\r\n\r\n";
-	struct server s = { 0 };
-	struct resp rp;
-	struct reader r;
+	struct harness_server s = { 0 };
+	struct harness_resp rp;
+	struct harness_reader r;
 	char buf[8 * sizeof(bundle)];
 	int i, fd;
 
 	(void)state;
-	assert_int_equal(server_start(&s, "--response-mb", "1", "--workers", "2", NULL), 0);
+	assert_int_equal(harness_start(&s, "--response-mb", "1", "--workers", "2", NULL), 0);
 	fd = connect_small(s.port);
 	buf[0] = '\0';
 	for (i = 0; i < 8; i++)
 		strcat(buf, bundle);
-	send_str(fd, buf);
+	harness_send_str(fd, buf);
 	for (i = 0; i < 1500 && metric_on(s.port, BATCH_503) == 0; i++)
-		sleep_ms(20); /* the eight are decided */
+		harness_sleep_ms(20); /* the eight are decided */
 	assert_true(metric_on(s.port, BATCH_503) >= 1);
 	assert_true(metric_on(s.port, "terrain_made_bytes") <= 1024 * 1024);
-	assert_int_equal(request(s.port, "GET /v1/worlds/held/chunks/0/9/9 HTTP/1.1\r\nHost: t\r\n"
+	assert_int_equal(harness_request(s.port, "GET /v1/worlds/held/chunks/0/9/9 HTTP/1.1\r\nHost: t\r\n"
 				       "Accept-Encoding: zstd\r\nConnection: close\r\n\r\n", &rp), 0);
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
-	reader_init(&r, fd);
+	harness_reader_init(&r, fd);
 	read_some_then_busy(&r, 8, 16 * 12000);
-	reader_release(&r);
+	harness_reader_release(&r);
 	close(fd);
 	for (i = 0; i < 250 && metric_on(s.port, "terrain_made_bytes") != 0; i++)
-		sleep_ms(20);
+		harness_sleep_ms(20);
 	assert_int_equal((int)metric_on(s.port, "terrain_made_bytes"), 0);
-	assert_int_equal(request(s.port, bundle, &rp), 0); /* the budget is back */
+	assert_int_equal(harness_request(s.port, bundle, &rp), 0); /* the budget is back */
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_end(&s), 0);
 }
 
 /* Post 1,000 edits to world, in four batches: a page of them (edits since
@@ -926,7 +613,7 @@ static void test_http_holds_at_most_response_mb_of_bodies_made_per_request(void 
 static void post_1000_edits(int port, const char *world)
 {
 	char body[32000], raw[33000];
-	struct resp rp;
+	struct harness_resp rp;
 	int i, k;
 
 	for (k = 0; k < 4; k++) {
@@ -940,7 +627,7 @@ static void post_1000_edits(int port, const char *world)
 		snprintf(raw, sizeof(raw), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 			 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
 			 "Connection: close\r\n\r\n%s", world, len, body);
-		assert_int_equal(request(port, raw, &rp), 0);
+		assert_int_equal(harness_request(port, raw, &rp), 0);
 		assert_int_equal(rp.status, 200);
 		free(rp.body);
 	}
@@ -959,7 +646,7 @@ static void send_pages_behind_a_cold_tile(int fd, const char *world, int n)
 		p += snprintf(p, sizeof(raw) - (size_t)(p - raw), "GET /v1/worlds/%s/edits?since=0 "
 			      "HTTP/1.1\r\nHost: t\r\n\r\n", world);
 	assert_true((size_t)(p - raw) < sizeof(raw));
-	send_str(fd, raw);
+	harness_send_str(fd, raw);
 }
 
 /*
@@ -971,24 +658,24 @@ static void send_pages_behind_a_cold_tile(int fd, const char *world, int n)
  */
 static void test_http_counts_large_json_answers_in_response_mb(void **state)
 {
-	struct server s = { 0 };
-	struct resp rp;
-	struct reader r;
+	struct harness_server s = { 0 };
+	struct harness_resp rp;
+	struct harness_reader r;
 	int fd;
 
 	(void)state;
-	assert_int_equal(server_start(&s, "--response-mb", "1", "--workers", "2", NULL), 0);
+	assert_int_equal(harness_start(&s, "--response-mb", "1", "--workers", "2", NULL), 0);
 	post_1000_edits(s.port, "page");
 	fd = connect_small(s.port);
 	send_pages_behind_a_cold_tile(fd, "page", 24);
-	reader_init(&r, fd);
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	harness_reader_init(&r, fd);
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
 	read_some_then_busy(&r, 24, 80000);
-	reader_release(&r);
+	harness_reader_release(&r);
 	close(fd);
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_end(&s), 0);
 }
 
 /*
@@ -1005,44 +692,44 @@ static void test_http_counts_large_json_answers_in_response_mb(void **state)
 static void test_http_shares_response_mb_between_connections(void **state)
 {
 	static const char page[] = "GET /v1/worlds/share/edits?since=0 HTTP/1.1\r\nHost: t\r\n\r\n";
-	struct server s = { 0 };
-	struct resp rp;
-	struct reader r;
+	struct harness_server s = { 0 };
+	struct harness_resp rp;
+	struct harness_reader r;
 	double held;
 	int i, fd;
 
 	(void)state;
-	assert_int_equal(server_start(&s, "--response-mb", "1", "--workers", "2", NULL), 0);
+	assert_int_equal(harness_start(&s, "--response-mb", "1", "--workers", "2", NULL), 0);
 	post_1000_edits(s.port, "share");
 	fd = connect_small(s.port);
 	send_pages_behind_a_cold_tile(fd, "share", 12);
 	for (i = 0; i < 1500 && metric_on(s.port, EDITS_503) == 0; i++)
-		sleep_ms(20);
-	sleep_ms(100); /* the twelve are decided together, as they are read */
+		harness_sleep_ms(20);
+	harness_sleep_ms(100); /* the twelve are decided together, as they are read */
 	/* two or three pages fit in the connection's 256 KiB; without the
 	 * share, ten or eleven would fit in the budget */
 	assert_true(metric_on(s.port, EDITS_503) >= 9);
 	held = metric_on(s.port, "terrain_made_bytes");
 	assert_true(held <= 1024 * 1024 / 4 + 100000);
-	assert_int_equal(request(s.port, "GET /v1/worlds/share/edits?since=0 HTTP/1.1\r\n"
+	assert_int_equal(harness_request(s.port, "GET /v1/worlds/share/edits?since=0 HTTP/1.1\r\n"
 				       "Host: t\r\nConnection: close\r\n\r\n", &rp), 0);
 	assert_int_equal(rp.status, 200); /* another client still gets its page */
 	assert_true(rp.body_len > 80000);
 	free(rp.body);
-	reader_init(&r, fd);
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	harness_reader_init(&r, fd);
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
 	read_some_then_busy(&r, 12, 80000);
 	for (i = 0; i < 250 && metric_on(s.port, "terrain_made_bytes") != 0; i++)
-		sleep_ms(20);
-	send_str(fd, page); /* it has read its answers: its share is back */
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+		harness_sleep_ms(20);
+	harness_send_str(fd, page); /* it has read its answers: its share is back */
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
-	reader_release(&r);
+	harness_reader_release(&r);
 	close(fd);
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_end(&s), 0);
 }
 
 /* Clients that reconnect as soon as they are answered, until stop. */
@@ -1093,29 +780,29 @@ static void test_http_answers_kept_alive_clients_while_others_reconnect(void **s
 {
 	struct flood f = { .port = 0 };
 	pthread_t t[FLOODERS];
-	struct server s = { 0 };
-	struct reader r;
-	struct resp rp;
+	struct harness_server s = { 0 };
+	struct harness_reader r;
+	struct harness_resp rp;
 	long during;
 	int i, fd, answered, progressed;
 
 	(void)state;
-	assert_int_equal(server_start(&s, "--workers", "1", NULL), 0);
+	assert_int_equal(harness_start(&s, "--workers", "1", NULL), 0);
 	f.port = s.port;
-	fd = connect_to(s.port);
-	reader_init(&r, fd);
-	send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	fd = harness_connect(s.port, 0);
+	harness_reader_init(&r, fd);
+	harness_send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	free(rp.body);
 	for (i = 0; i < FLOODERS; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, flood_client, &f), 0);
 	for (i = 0; i < 1000 && atomic_load(&f.answered) < 2000; i++)
-		sleep_ms(20);
+		harness_sleep_ms(20);
 	during = atomic_load(&f.answered);
-	send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	harness_send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
 	answered = readable(fd, 20000); /* answered while the others run */
 	for (i = 0; i < 1000 && atomic_load(&f.answered) <= during; i++)
-		sleep_ms(20); /* and they go on (a loaded machine may lag) */
+		harness_sleep_ms(20); /* and they go on (a loaded machine may lag) */
 	progressed = atomic_load(&f.answered) > during;
 	/* the flooders use f, on this stack: join them before any assert */
 	atomic_store(&f.stop, 1);
@@ -1124,12 +811,12 @@ static void test_http_answers_kept_alive_clients_while_others_reconnect(void **s
 	assert_true(answered);
 	assert_true(progressed);
 	assert_true(during >= 2000);
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
-	reader_release(&r);
+	harness_reader_release(&r);
 	close(fd);
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_end(&s), 0);
 }
 
 /* Have the kernel stamp what fd receives (SO_TIMESTAMPNS). */
@@ -1177,33 +864,33 @@ static void test_http_reads_16_new_connections_then_its_other_sockets(void **sta
 {
 	static const char again[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
 	int fd[NEWCOMERS], kept, i, status, after = 0;
-	struct server s = { 0 };
-	struct reader r;
-	struct resp rp;
+	struct harness_server s = { 0 };
+	struct harness_reader r;
+	struct harness_resp rp;
 	int64_t t;
 
 	(void)state;
-	assert_int_equal(server_start(&s, "--workers", "1", NULL), 0);
-	kept = connect_to(s.port);
-	reader_init(&r, kept);
-	send_str(kept, again);
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	assert_int_equal(harness_start(&s, "--workers", "1", NULL), 0);
+	kept = harness_connect(s.port, 0);
+	harness_reader_init(&r, kept);
+	harness_send_str(kept, again);
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	free(rp.body);
-	reader_release(&r);
+	harness_reader_release(&r);
 	stamp_answers(kept);
 	/* The bound counts per value of uv_now(), a clock of a few ms: let it
 	 * move on from the turn that read this first request. */
-	sleep_ms(50);
+	harness_sleep_ms(50);
 	assert_int_equal(kill(s.pid, SIGSTOP), 0);
 	assert_int_equal(waitpid(s.pid, &status, WUNTRACED), s.pid);
 	assert_true(WIFSTOPPED(status));
 	for (i = 0; i < NEWCOMERS; i++) {
-		fd[i] = connect_to(s.port);
+		fd[i] = harness_connect(s.port, 0);
 		assert_true(fd[i] >= 0);
 		stamp_answers(fd[i]);
-		send_str(fd[i], "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+		harness_send_str(fd[i], "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
 	}
-	send_str(kept, again);
+	harness_send_str(kept, again);
 	assert_int_equal(kill(s.pid, SIGCONT), 0);
 	t = answer_time(kept);
 	for (i = 0; i < NEWCOMERS; i++) {
@@ -1212,31 +899,31 @@ static void test_http_reads_16_new_connections_then_its_other_sockets(void **sta
 	}
 	close(kept);
 	assert_int_equal(after, NEWCOMERS - 16);
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_end(&s), 0);
 }
 
 static void test_http_keeps_alive_and_honours_connection_close(void **state)
 {
-	struct reader r;
-	struct resp rp;
+	struct harness_reader r;
+	struct harness_resp rp;
 	char buf[16];
 	int fd = connect_main(), i;
 
 	(void)state;
-	reader_init(&r, fd);
+	harness_reader_init(&r, fd);
 	for (i = 0; i < 3; i++) {
-		send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		harness_send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+		assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 		assert_int_equal(rp.status, 200);
-		assert_null(header(&rp, "Connection", buf, sizeof(buf)));
+		assert_null(harness_header(&rp, "Connection", buf, sizeof(buf)));
 		free(rp.body);
 	}
-	send_str(fd, "HEAD /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
-	assert_int_equal(read_resp(&r, &rp, 1), 0);
+	harness_send_str(fd, "HEAD /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	assert_int_equal(harness_read_resp(&r, &rp, 1), 0);
 	assert_int_equal(rp.status, 200);
-	assert_string_equal(header(&rp, "Connection", buf, sizeof(buf)), "close");
-	assert_int_equal(fill(&r, 1), -1); /* no body, then closed */
-	reader_release(&r);
+	assert_string_equal(harness_header(&rp, "Connection", buf, sizeof(buf)), "close");
+	assert_int_equal(harness_fill(&r, 1), -1); /* no body, then closed */
+	harness_reader_release(&r);
 	close(fd);
 }
 
@@ -1257,22 +944,22 @@ static void test_http_sends_a_last_answer_with_the_fin_in_one_segment(void **sta
 		{ "GET /healthz HTTP/1.0\r\n\r\n", 200 },
 		{ "GET /nowhere HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", 404 },
 	};
-	struct reader r;
-	struct resp rp;
+	struct harness_reader r;
+	struct harness_resp rp;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
 		int fd = connect_main();
 
-		send_str(fd, last[i].raw);
-		reader_init(&r, fd);
-		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		harness_send_str(fd, last[i].raw);
+		harness_reader_init(&r, fd);
+		assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 		assert_int_equal(rp.status, last[i].status);
-		assert_int_equal(fill(&r, 1), -1); /* then the FIN */
+		assert_int_equal(harness_fill(&r, 1), -1); /* then the FIN */
 		assert_in_range(segments_in(fd), 2, 3);
 		free(rp.body);
-		reader_release(&r);
+		harness_reader_release(&r);
 		close(fd);
 	}
 }
@@ -1293,35 +980,35 @@ static void test_http_holds_no_answer_back(void **state)
 	static const char tile[] =
 		"GET /v1/worlds/7/chunks/0/3/4 HTTP/1.1\r\nHost: t\r\nAccept-Encoding: zstd\r\n\r\n";
 	double wait[ANSWERS][CONNS], t;
-	struct reader r;
-	struct resp rp;
+	struct harness_reader r;
+	struct harness_resp rp;
 	int i, k;
 
 	(void)state;
-	assert_int_equal(request(main_srv.port, tile, &rp), 0); /* generated */
+	assert_int_equal(harness_request(main_srv.port, tile, &rp), 0); /* generated */
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
 	for (i = 0; i < CONNS; i++) {
 		int fd = connect_main();
 
-		reader_init(&r, fd);
+		harness_reader_init(&r, fd);
 		for (k = 0; k < ANSWERS; k++) {
 			t = now_ms();
 			if (k == 0)
-				send_str(fd, tile);
+				harness_send_str(fd, tile);
 			else if (k == 1)
-				send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
+				harness_send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
 					     "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
 			else if (k == 3)
-				send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
-			assert_int_equal(read_resp(&r, &rp, 0), 0);
+				harness_send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+			assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 			assert_int_equal(rp.status, 200);
 			free(rp.body);
 			if (k == 3)
-				assert_int_equal(fill(&r, 1), -1);
+				assert_int_equal(harness_fill(&r, 1), -1);
 			wait[k][i] = now_ms() - t;
 		}
-		reader_release(&r);
+		harness_reader_release(&r);
 		close(fd);
 	}
 	for (k = 0; k < ANSWERS; k++) {
@@ -1340,42 +1027,42 @@ static void test_http_holds_no_answer_back(void **state)
 static void test_http_carries_nothing_from_one_request_to_the_next(void **state)
 {
 	const char *tile = "/v1/worlds/carry/chunks/6/3/-2";
-	struct reader r1, r2;
-	struct resp rp;
+	struct harness_reader r1, r2;
+	struct harness_resp rp;
 	char buf[64], raw[512];
 	int a = connect_main(), b = connect_main(), i;
 
 	(void)state;
-	reader_init(&r1, a);
-	reader_init(&r2, b);
+	harness_reader_init(&r1, a);
+	harness_reader_init(&r2, b);
 	for (i = 0; i < 3; i++) {
 		snprintf(raw, sizeof(raw),
 			 "GET %s?gen=default HTTP/1.1\r\nHost: t\r\n"
 			 "Accept-Encoding: zstd\r\nIf-None-Match: *\r\n"
 			 "Content-Length: 5\r\n\r\nhello", tile);
-		send_str(a, raw);
-		assert_int_equal(read_resp(&r1, &rp, 0), 0);
+		harness_send_str(a, raw);
+		assert_int_equal(harness_read_resp(&r1, &rp, 0), 0);
 		assert_int_equal(rp.status, 304);
 		free(rp.body);
 
 		snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", tile);
-		send_str(b, raw);
-		assert_int_equal(read_resp(&r2, &rp, 0), 0);
+		harness_send_str(b, raw);
+		assert_int_equal(harness_read_resp(&r2, &rp, 0), 0);
 		assert_int_equal(rp.status, 200);
-		assert_null(header(&rp, "Content-Encoding", buf, sizeof(buf)));
-		assert_null(header(&rp, "Connection", buf, sizeof(buf)));
+		assert_null(harness_header(&rp, "Content-Encoding", buf, sizeof(buf)));
+		assert_null(harness_header(&rp, "Connection", buf, sizeof(buf)));
 		assert_true(rp.body_len > 64);
 		free(rp.body);
 	}
 	snprintf(raw, sizeof(raw), "GET %s HTTP/1.0\r\n\r\n", tile);
-	send_str(b, raw);
-	assert_int_equal(read_resp(&r2, &rp, 0), 0);
+	harness_send_str(b, raw);
+	assert_int_equal(harness_read_resp(&r2, &rp, 0), 0);
 	assert_int_equal(rp.status, 200);
-	assert_string_equal(header(&rp, "Connection", buf, sizeof(buf)), "close");
-	assert_null(header(&rp, "Content-Encoding", buf, sizeof(buf)));
+	assert_string_equal(harness_header(&rp, "Connection", buf, sizeof(buf)), "close");
+	assert_null(harness_header(&rp, "Content-Encoding", buf, sizeof(buf)));
 	free(rp.body);
-	reader_release(&r1);
-	reader_release(&r2);
+	harness_reader_release(&r1);
+	harness_reader_release(&r2);
 	close(a);
 	close(b);
 }
@@ -1385,7 +1072,7 @@ static void test_http_answers_100_pipelined_requests_beyond_the_queue_limit(void
 	enum { N = 100 };
 	char *buf = malloc(N * 64);
 	size_t len = 0;
-	struct reader r;
+	struct harness_reader r;
 	int i, fd = connect_main();
 
 	(void)state;
@@ -1394,58 +1081,58 @@ static void test_http_answers_100_pipelined_requests_beyond_the_queue_limit(void
 	 * tiles): reading pauses, then resumes on what it kept. */
 	for (i = 0; i < N; i++)
 		len += (size_t)sprintf(buf + len, "GET /v1/worlds/pipe/chunks/8/%d/0 HTTP/1.1\r\nHost: t\r\n\r\n", i);
-	send_all(fd, buf, len);
-	reader_init(&r, fd);
+	harness_send(fd, buf, len);
+	harness_reader_init(&r, fd);
 	for (i = 0; i < N; i++) {
-		struct resp rp;
+		struct harness_resp rp;
 		int32_t cx;
 
-		assert_int_equal(read_resp(&r, &rp, 0), 0);
+		assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 		assert_int_equal(rp.status, 200);
 		assert_true(rp.body_len > 64);
 		memcpy(&cx, rp.body + 24, 4);
 		assert_int_equal(cx, i);
 		free(rp.body);
 	}
-	reader_release(&r);
+	harness_reader_release(&r);
 	free(buf);
 	close(fd);
 }
 
 static void test_http_closes_idle_keep_alive_connections(void **state)
 {
-	struct server s = { 0 };
-	struct reader r;
-	struct resp rp;
+	struct harness_server s = { 0 };
+	struct harness_reader r;
+	struct harness_resp rp;
 	int fd;
 
 	(void)state;
-	assert_int_equal(server_start(&s, "--idle-timeout", "0.3", "--workers", "1", NULL), 0);
-	fd = connect_to(s.port);
+	assert_int_equal(harness_start(&s, "--idle-timeout", "0.3", "--workers", "1", NULL), 0);
+	fd = harness_connect(s.port, 0);
 	assert_true(fd >= 0);
-	send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	reader_init(&r, fd);
-	assert_int_equal(read_resp(&r, &rp, 0), 0);
+	harness_send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	harness_reader_init(&r, fd);
+	assert_int_equal(harness_read_resp(&r, &rp, 0), 0);
 	assert_int_equal(rp.status, 200);
 	free(rp.body);
-	assert_int_equal(fill(&r, 1), -1); /* closed by the server, no bytes */
-	reader_release(&r);
+	assert_int_equal(harness_fill(&r, 1), -1); /* closed by the server, no bytes */
+	harness_reader_release(&r);
 	close(fd);
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_end(&s), 0);
 }
 
 static int setup(void **state)
 {
 	(void)state;
 	alarm(600);
-	return server_start(&main_srv, "--header-timeout", "1", "--workers", "2",
+	return harness_start(&main_srv, "--header-timeout", "1", "--workers", "2",
 			    "--max-connections", "1100", NULL);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return server_stop(&main_srv) == 0 ? 0 : -1;
+	return harness_end(&main_srv) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -1474,5 +1161,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
+	harness_io_timeout_s = IO_TIMEOUT_S;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -46,220 +46,39 @@
 #include "tiles/bundle.h"
 #include "tiles/objects.h"
 
+#include "harness.h"
+
 #define IO_TIMEOUT_S 120 /* generous: eroded tiles in the ASan build are slow */
 
-struct server {
-	pid_t pid;
-	int port;
-	char log[64];
-	char dir[64];   /* its --data-dir */
-};
-
-static struct server main_srv, second_srv;
-
-/* ---- the server process ------------------------------------------------------ */
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* The port the server's log announces, or 0. */
-static int port_in_log(const char *log)
-{
-	FILE *f = fopen(log, "r");
-	char line[512], *p;
-	int port = 0;
-
-	while (f && !port && fgets(line, sizeof(line), f))
-		if ((p = strstr(line, "listening on 127.0.0.1:")) != NULL)
-			port = atoi(p + strlen("listening on 127.0.0.1:"));
-	if (f)
-		fclose(f);
-	return port;
-}
-
-/* Start the server with --workers N; 0 or -1. */
-static int server_start(struct server *s, const char *workers)
-{
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char bin[512];
-	int fd, i;
-
-	snprintf(bin, sizeof(bin), "%s/terrain-server", build);
-	snprintf(s->log, sizeof(s->log), "/tmp/test_http_tiles.XXXXXX");
-	snprintf(s->dir, sizeof(s->dir), "/tmp/test_http_tiles_data.XXXXXX");
-	if (!mkdtemp(s->dir) || (fd = mkstemp(s->log)) < 0)
-		return -1;
-	s->pid = fork();
-	if (s->pid < 0)
-		return -1;
-	if (s->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fd, 2);
-		execl(bin, bin, "serve", "--bind", "127.0.0.1", "--port", "0", "--data-dir",
-		      s->dir, "--workers", workers, (char *)NULL);
-		_exit(127);
-	}
-	close(fd);
-	for (i = 0; i < 1000; i++) { /* up to 20 s */
-		if ((s->port = port_in_log(s->log)) > 0)
-			return 0;
-		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
-			s->pid = 0;
-			return -1;
-		}
-		sleep_ms(20);
-	}
-	return -1;
-}
-
-/* SIGTERM and wait (SIGKILL after 20 s); remove its files. Returns the
- * exit status, or -1. Does nothing for a server not running. */
-static int server_stop(struct server *s)
-{
-	char path[128];
-	int status = -1, i;
-
-	if (s->pid <= 0)
-		return -1;
-	kill(s->pid, SIGTERM);
-	for (i = 0; i < 1000 && waitpid(s->pid, &status, WNOHANG) != s->pid; i++)
-		sleep_ms(20);
-	if (i == 1000) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, &status, 0);
-		status = -1;
-	}
-	s->pid = 0;
-	unlink(s->log);
-	snprintf(path, sizeof(path), "%s/edits.log", s->dir);
-	unlink(path);
-	rmdir(s->dir);
-	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+static struct harness_server main_srv, second_srv;
 
 /* ---- requests and responses ------------------------------------------------------ */
 
-/* A connection to 127.0.0.1:port; rcvbuf > 0 sets its receive buffer
- * (before connecting, so that it bounds the window). */
-static int connect_window(int port, int rcvbuf)
+/* Read one whole answer (Connection: close); a Content-Length it gives is
+ * its length. */
+static void read_resp(int fd, struct harness_resp *rp)
 {
-	struct sockaddr_in a = { 0 };
-	struct timeval tv = { IO_TIMEOUT_S, 0 };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	char cl[32];
 
-	assert_true(fd >= 0);
-	if (rcvbuf > 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	return fd;
-}
-
-static int connect_to(int port)
-{
-	return connect_window(port, 0);
-}
-
-static void send_str(int fd, const char *s)
-{
-	size_t len = strlen(s);
-
-	while (len > 0) {
-		ssize_t n = send(fd, s, len, MSG_NOSIGNAL);
-
-		assert_true(n > 0);
-		s += n;
-		len -= (size_t)n;
-	}
-}
-
-struct resp {
-	int status;
-	char head[8192];
-	uint8_t *body;    /* NUL-terminated, body_len bytes before it */
-	size_t body_len;
-};
-
-/* The value of header name (any case) into out, or NULL. */
-static const char *header(const struct resp *rp, const char *name, char *out, size_t cap)
-{
-	const char *p = strstr(rp->head, "\r\n");
-	size_t n = strlen(name);
-
-	while (p && p[2]) {
-		p += 2;
-		if (!strncasecmp(p, name, n) && p[n] == ':') {
-			const char *v = p + n + 1, *e = strstr(v, "\r\n");
-
-			while (*v == ' ')
-				v++;
-			snprintf(out, cap, "%.*s", (int)(e - v), v);
-			return out;
-		}
-		p = strstr(p, "\r\n");
-	}
-	return NULL;
-}
-
-/* Read one whole response (Connection: close) from fd. */
-static void read_resp(int fd, struct resp *rp)
-{
-	size_t cap = 1 << 16, len = 0, hlen;
-	char *buf = malloc(cap), *end, cl[32];
-	ssize_t n;
-
-	assert_non_null(buf);
-	memset(rp, 0, sizeof(*rp));
-	for (;;) {
-		if (len == cap) {
-			buf = realloc(buf, cap *= 2);
-			assert_non_null(buf);
-		}
-		n = recv(fd, buf + len, cap - len, 0);
-		assert_true(n >= 0);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf = realloc(buf, len + 1);
-	buf[len] = '\0';
-	end = strstr(buf, "\r\n\r\n");
-	assert_non_null(end);
-	hlen = (size_t)(end - buf) + 4;
-	assert_true(hlen < sizeof(rp->head));
-	memcpy(rp->head, buf, hlen);
-	assert_int_equal(sscanf(rp->head, "HTTP/1.1 %d", &rp->status), 1);
-	rp->body_len = len - hlen;
-	if (header(rp, "Content-Length", cl, sizeof(cl)))
+	harness_read_all(fd, rp);
+	if (harness_header(rp, "Content-Length", cl, sizeof(cl)))
 		assert_int_equal(strtoul(cl, NULL, 10), rp->body_len);
-	rp->body = malloc(rp->body_len + 1);
-	assert_non_null(rp->body);
-	memcpy(rp->body, buf + hlen, rp->body_len + 1);
-	free(buf);
 }
 
 /* Send GET path with extra header lines ("" or lines ending in \r\n). */
-static int send_get(const struct server *s, const char *path, const char *headers)
+static int send_get(const struct harness_server *s, const char *path, const char *headers)
 {
 	char raw[4096];
-	int fd = connect_to(s->port);
+	int fd = harness_connect(s->port, 0);
 
 	snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: t\r\n%sConnection: close\r\n\r\n",
 		 path, headers);
-	send_str(fd, raw);
+	harness_send_str(fd, raw);
 	return fd;
 }
 
-static void get_on(const struct server *s, const char *path, const char *headers,
-		   struct resp *rp)
+static void get_on(const struct harness_server *s, const char *path, const char *headers,
+		   struct harness_resp *rp)
 {
 	int fd = send_get(s, path, headers);
 
@@ -267,13 +86,13 @@ static void get_on(const struct server *s, const char *path, const char *headers
 	close(fd);
 }
 
-static void get(const char *path, const char *headers, struct resp *rp)
+static void get(const char *path, const char *headers, struct harness_resp *rp)
 {
 	get_on(&main_srv, path, headers, rp);
 }
 
 /* GET that must answer 200. */
-static void get_ok(const char *path, const char *headers, struct resp *rp)
+static void get_ok(const char *path, const char *headers, struct harness_resp *rp)
 {
 	get(path, headers, rp);
 	if (rp->status != 200)
@@ -281,9 +100,9 @@ static void get_ok(const char *path, const char *headers, struct resp *rp)
 	assert_int_equal(rp->status, 200);
 }
 
-static double metric_on(const struct server *s, const char *name)
+static double metric_on(const struct harness_server *s, const char *name)
 {
-	struct resp rp;
+	struct harness_resp rp;
 	char pat[128];
 	const char *p;
 	double v;
@@ -316,7 +135,7 @@ static void test_http_tiles_material_layer_is_v2_with_the_same_heights(void **st
 {
 #define BASE "/v1/worlds/layers/chunks/1/3/-2"
 	struct tile plain, layered;
-	struct resp a, b;
+	struct harness_resp a, b;
 	char ea[64], eb[64];
 	size_t n;
 
@@ -325,8 +144,8 @@ static void test_http_tiles_material_layer_is_v2_with_the_same_heights(void **st
 	get_ok("/v1/worlds/layers/chunks/1/3/-2?layers=height,material", "", &b);
 	assert_int_equal(a.body[4], TILE_VERSION);
 	assert_int_equal(b.body[4], TILE_VERSION_LAYERS);
-	assert_int_equal(tile_decode(a.body, a.body_len, &plain), 0);
-	assert_int_equal(tile_decode(b.body, b.body_len, &layered), 0);
+	assert_int_equal(tile_decode((const uint8_t *)a.body, a.body_len, &plain), 0);
+	assert_int_equal(tile_decode((const uint8_t *)b.body, b.body_len, &layered), 0);
 	assert_null(plain.material);
 	assert_non_null(layered.material);
 	n = (size_t)plain.side * plain.side;
@@ -334,8 +153,8 @@ static void test_http_tiles_material_layer_is_v2_with_the_same_heights(void **st
 	assert_memory_equal(layered.h, plain.h, n * sizeof(*plain.h));
 	for (size_t k = 0; k < n; k++)
 		assert_true(layered.material[k] < 6);
-	assert_string_not_equal(header(&a, "ETag", ea, sizeof(ea)),
-				header(&b, "ETag", eb, sizeof(eb)));
+	assert_string_not_equal(harness_header(&a, "ETag", ea, sizeof(ea)),
+				harness_header(&b, "ETag", eb, sizeof(eb)));
 	tile_release(&plain);
 	tile_release(&layered);
 	free(a.body);
@@ -343,7 +162,7 @@ static void test_http_tiles_material_layer_is_v2_with_the_same_heights(void **st
 
 	/* the layer list is the cache key: "height" is the plain tile */
 	get_ok("/v1/worlds/layers/chunks/1/3/-2?layers=height", "", &a);
-	assert_string_equal(header(&a, "ETag", eb, sizeof(eb)), ea);
+	assert_string_equal(harness_header(&a, "ETag", eb, sizeof(eb)), ea);
 	free(a.body);
 	get(BASE "?layers=height,bogus", "", &a);
 #undef BASE
@@ -360,11 +179,11 @@ static void post_edit(const char *seed, const char *json);
 
 static void get_tile(const char *path, struct tile *t, char *etag, size_t cap)
 {
-	struct resp rp;
+	struct harness_resp rp;
 
 	get_ok(path, "", &rp);
-	assert_int_equal(tile_decode(rp.body, rp.body_len, t), 0);
-	header(&rp, "ETag", etag, cap);
+	assert_int_equal(tile_decode((const uint8_t *)rp.body, rp.body_len, t), 0);
+	harness_header(&rp, "ETag", etag, cap);
 	free(rp.body);
 }
 
@@ -429,9 +248,9 @@ static int64_t le(const uint8_t *p, int bytes)
 	return (int64_t)v; /* 8 bytes: two's complement */
 }
 
-static size_t parse_binary(const struct resp *rp, struct obj **out)
+static size_t parse_binary(const struct harness_resp *rp, struct obj **out)
 {
-	const uint8_t *b = rp->body;
+	const uint8_t *b = (const uint8_t *)rp->body;
 	size_t n, k;
 
 	assert_true(rp->body_len >= OBJECTS_HEADER);
@@ -460,7 +279,7 @@ static int64_t scaled(const cJSON *o, const char *name, double unit)
 	return (int64_t)floor(v->valuedouble * unit + 0.5);
 }
 
-static size_t parse_json(const struct resp *rp, int32_t cx, int32_t cz, struct obj **out)
+static size_t parse_json(const struct harness_resp *rp, int32_t cx, int32_t cz, struct obj **out)
 {
 	cJSON *root = cJSON_ParseWithLength((const char *)rp->body, rp->body_len), *o;
 	const cJSON *arr;
@@ -498,7 +317,7 @@ static void objects_path(char *buf, size_t cap, const char *seed, int32_t cx, in
 
 static void test_http_tiles_objects_json_and_binary_agree_and_repeat(void **state)
 {
-	struct resp j, b, again;
+	struct harness_resp j, b, again;
 	struct obj *oj, *ob;
 	char path[128], ct[64], e1[64], e2[64], ez[72];
 	size_t n, k, got;
@@ -508,8 +327,8 @@ static void test_http_tiles_objects_json_and_binary_agree_and_repeat(void **stat
 	objects_path(path, sizeof(path), "42", 2, -1);
 	get_ok(path, "", &j);
 	get_ok(path, BINARY, &b);
-	assert_string_equal(header(&j, "Content-Type", ct, sizeof(ct)), OBJECTS_JSON_TYPE);
-	assert_string_equal(header(&b, "Content-Type", ct, sizeof(ct)), OBJECTS_BINARY_TYPE);
+	assert_string_equal(harness_header(&j, "Content-Type", ct, sizeof(ct)), OBJECTS_JSON_TYPE);
+	assert_string_equal(harness_header(&b, "Content-Type", ct, sizeof(ct)), OBJECTS_BINARY_TYPE);
 	assert_non_null(strstr(j.head, "Vary: Accept, Accept-Encoding"));
 	n = parse_json(&j, 2, -1, &oj);
 	assert_int_equal(parse_binary(&b, &ob), n);
@@ -529,16 +348,16 @@ static void test_http_tiles_objects_json_and_binary_agree_and_repeat(void **stat
 	get_ok(path, BINARY, &again);
 	assert_int_equal(again.body_len, b.body_len);
 	assert_memory_equal(again.body, b.body, b.body_len);
-	assert_string_equal(header(&again, "ETag", e1, sizeof(e1)),
-			    header(&b, "ETag", e2, sizeof(e2)));
+	assert_string_equal(harness_header(&again, "ETag", e1, sizeof(e1)),
+			    harness_header(&b, "ETag", e2, sizeof(e2)));
 	free(again.body);
 	get_ok(path, "Accept-Encoding: zstd\r\n", &again);
 	raw = malloc(j.body_len + 1);
 	got = ZSTD_decompress(raw, j.body_len + 1, again.body, again.body_len);
 	assert_int_equal(got, j.body_len);
 	assert_memory_equal(raw, j.body, j.body_len);
-	ztag(header(&j, "ETag", e2, sizeof(e2)), ez, sizeof(ez));
-	assert_string_equal(header(&again, "ETag", e1, sizeof(e1)), ez);
+	ztag(harness_header(&j, "ETag", e2, sizeof(e2)), ez, sizeof(ez));
+	assert_string_equal(harness_header(&again, "ETag", e1, sizeof(e1)), ez);
 	free(raw);
 	free(again.body);
 	free(oj);
@@ -565,7 +384,7 @@ static void test_http_tiles_objects_of_a_2x2_block_have_no_duplicates(void **sta
 	(void)state;
 	for (int32_t cz = -1; cz <= 0; cz++)
 		for (int32_t cx = 4; cx <= 5; cx++) {
-			struct resp rp;
+			struct harness_resp rp;
 
 			objects_path(path, sizeof(path), "42", cx, cz);
 			get_ok(path, BINARY, &rp);
@@ -591,13 +410,13 @@ static void test_http_tiles_objects_of_a_2x2_block_have_no_duplicates(void **sta
 static void post_edit(const char *seed, const char *json)
 {
 	char raw[2048];
-	struct resp rp;
-	int fd = connect_to(main_srv.port);
+	struct harness_resp rp;
+	int fd = harness_connect(main_srv.port, 0);
 
 	snprintf(raw, sizeof(raw), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: localhost\r\n"
 		 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
 		 "Connection: close\r\n\r\n%s", seed, strlen(json), json);
-	send_str(fd, raw);
+	harness_send_str(fd, raw);
 	read_resp(fd, &rp);
 	close(fd);
 	if (rp.status != 200)
@@ -622,7 +441,7 @@ static size_t near(const struct obj *o, size_t n, int64_t x, int64_t z, int64_t 
 static void test_http_tiles_sinking_the_ground_removes_objects_and_changes_the_etag(void **state)
 {
 	char path[128], json[512], e0[64], e1[64], eb0[64], eb1[64];
-	struct resp before, after, bb, ba;
+	struct harness_resp before, after, bb, ba;
 	struct obj *o0, *o1;
 	size_t n0, n1;
 	int64_t x, z;
@@ -651,10 +470,10 @@ static void test_http_tiles_sinking_the_ground_removes_objects_and_changes_the_e
 	assert_int_equal(near(o1, n1, x, z, 20000), 0);
 	assert_true(n1 < n0);
 	assert_non_null(strstr((char *)after.body, "\"edit_seq\":1,"));
-	assert_string_not_equal(header(&before, "ETag", e0, sizeof(e0)),
-				header(&after, "ETag", e1, sizeof(e1)));
-	assert_string_not_equal(header(&bb, "ETag", eb0, sizeof(eb0)),
-				header(&ba, "ETag", eb1, sizeof(eb1)));
+	assert_string_not_equal(harness_header(&before, "ETag", e0, sizeof(e0)),
+				harness_header(&after, "ETag", e1, sizeof(e1)));
+	assert_string_not_equal(harness_header(&bb, "ETag", eb0, sizeof(eb0)),
+				harness_header(&ba, "ETag", eb1, sizeof(eb1)));
 	free(o0);
 	free(o1);
 	free(before.body);
@@ -675,18 +494,18 @@ static void batch_path(char *buf, size_t cap, const char *seed, int lod, int cx0
 /* Check that bundle rp holds exactly the single tiles of the rectangle,
  * byte for byte, in row order; returns the sum of the single tiles' zstd
  * sizes. */
-static size_t check_members(const struct resp *rp, const char *seed, int lod, int cx0,
+static size_t check_members(const struct harness_resp *rp, const char *seed, int lod, int cx0,
 			    int cz0, int cx1, int cz1, const char *query)
 {
 	struct api_bundle_entry ent[64];
 	size_t n, k = 0, zsum = 0;
 	char path[256];
 
-	assert_int_equal(api_bundle_parse(rp->body, rp->body_len, ent, 64, &n), 0);
+	assert_int_equal(api_bundle_parse((const uint8_t *)rp->body, rp->body_len, ent, 64, &n), 0);
 	assert_int_equal(n, (size_t)((cx1 - cx0 + 1) * (cz1 - cz0 + 1)));
 	for (int cz = cz0; cz <= cz1; cz++)
 		for (int cx = cx0; cx <= cx1; cx++, k++) {
-			struct resp one, z;
+			struct harness_resp one, z;
 
 			assert_int_equal(ent[k].cx, cx);
 			assert_int_equal(ent[k].cz, cz);
@@ -704,7 +523,7 @@ static size_t check_members(const struct resp *rp, const char *seed, int lod, in
 }
 
 /* The identity bundle of path and its zstd form, checked to agree. */
-static void get_bundle(const char *path, struct resp *id, struct resp *z)
+static void get_bundle(const char *path, struct harness_resp *id, struct harness_resp *z)
 {
 	char ct[64], ce[32], e1[64], e2[64], ez[72];
 	uint8_t *raw;
@@ -712,17 +531,17 @@ static void get_bundle(const char *path, struct resp *id, struct resp *z)
 
 	get_ok(path, "", id);
 	get_ok(path, "Accept-Encoding: zstd\r\n", z);
-	assert_string_equal(header(id, "Content-Type", ct, sizeof(ct)), BUNDLE_TYPE);
-	assert_null(header(id, "Content-Encoding", ce, sizeof(ce)));
-	assert_string_equal(header(z, "Content-Encoding", ce, sizeof(ce)), "zstd");
+	assert_string_equal(harness_header(id, "Content-Type", ct, sizeof(ct)), BUNDLE_TYPE);
+	assert_null(harness_header(id, "Content-Encoding", ce, sizeof(ce)));
+	assert_string_equal(harness_header(z, "Content-Encoding", ce, sizeof(ce)), "zstd");
 	raw = malloc(id->body_len + 1);
 	got = ZSTD_decompress(raw, id->body_len + 1, z->body, z->body_len);
 	assert_int_equal(got, id->body_len);
 	assert_memory_equal(raw, id->body, id->body_len);
 	free(raw);
-	assert_int_equal(strlen(header(id, "ETag", e1, sizeof(e1))), 18);
+	assert_int_equal(strlen(harness_header(id, "ETag", e1, sizeof(e1))), 18);
 	ztag(e1, ez, sizeof(ez));
-	assert_string_equal(header(z, "ETag", e2, sizeof(e2)), ez);
+	assert_string_equal(harness_header(z, "ETag", e2, sizeof(e2)), ez);
 }
 
 static void test_http_tiles_batch_members_equal_single_tiles_and_compress_better(void **state)
@@ -740,7 +559,7 @@ static void test_http_tiles_batch_members_equal_single_tiles_and_compress_better
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct resp id, z;
+		struct harness_resp id, z;
 		size_t zsum;
 
 		batch_path(path, sizeof(path), "bundles", cases[i].lod, cases[i].cx0,
@@ -778,7 +597,7 @@ static void test_http_tiles_batch_rejects_bad_rectangles(void **state)
 		"/v1/worlds/42/chunks/2?cx0=0&cz0=0&cx1=1&cz1=x",
 		"/v1/worlds/42/chunks/9?cx0=0&cz0=0&cx1=1&cz1=1",    /* lod */
 	};
-	struct resp rp;
+	struct harness_resp rp;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -798,7 +617,7 @@ static void test_http_tiles_a_cold_batch_generates_each_tile_once(void **state)
 {
 	const char *path = "/v1/worlds/cold-batch/chunks/1?cx0=10&cz0=20&cx1=13&cz1=23";
 	double g0 = generations();
-	struct resp rp;
+	struct harness_resp rp;
 	int fd[7], i;
 	char etag0[64] = "", etag[64];
 
@@ -815,7 +634,7 @@ static void test_http_tiles_a_cold_batch_generates_each_tile_once(void **state)
 		close(fd[i]);
 		assert_int_equal(rp.status, 200);
 		if (i < 3) {
-			header(&rp, "ETag", etag, sizeof(etag));
+			harness_header(&rp, "ETag", etag, sizeof(etag));
 			if (!i)
 				strcpy(etag0, etag);
 			assert_string_equal(etag, etag0);
@@ -830,7 +649,7 @@ static void test_http_tiles_a_cold_batch_generates_each_tile_once(void **state)
 static void test_http_tiles_a_batch_mixes_cached_and_uncached_tiles(void **state)
 {
 	char path[256], xc[16], etag[64], e2[64], inm[96];
-	struct resp a, b, c, id, z;
+	struct harness_resp a, b, c, id, z;
 	double g0;
 
 	(void)state;
@@ -843,17 +662,17 @@ static void test_http_tiles_a_batch_mixes_cached_and_uncached_tiles(void **state
 	g0 = generations();
 	batch_path(path, sizeof(path), "mixed", 2, 0, 0, 3, 1, ""); /* 8 tiles */
 	get_ok(path, "", &a);
-	assert_string_equal(header(&a, "X-Cache", xc, sizeof(xc)), "miss");
+	assert_string_equal(harness_header(&a, "X-Cache", xc, sizeof(xc)), "miss");
 	assert_true(generations() - g0 == 6.0); /* 2 of the 8 were cached */
 	check_members(&a, "mixed", 2, 0, 0, 3, 1, "");
 	g0 = generations();
 	get_bundle(path, &id, &z);
 	assert_true(generations() - g0 == 0.0);
-	assert_string_equal(header(&id, "X-Cache", xc, sizeof(xc)), "hit");
+	assert_string_equal(harness_header(&id, "X-Cache", xc, sizeof(xc)), "hit");
 	assert_int_equal(id.body_len, a.body_len);
 	assert_memory_equal(id.body, a.body, a.body_len);
-	header(&id, "ETag", etag, sizeof(etag));
-	assert_string_equal(header(&a, "ETag", e2, sizeof(e2)), etag);
+	harness_header(&id, "ETag", etag, sizeof(etag));
+	assert_string_equal(harness_header(&a, "ETag", e2, sizeof(e2)), etag);
 	snprintf(inm, sizeof(inm), "If-None-Match: %s\r\n", etag);
 	get(path, inm, &b);
 	assert_int_equal(b.status, 304);
@@ -870,15 +689,15 @@ static void test_http_tiles_eroded_tile_is_the_same_cold_and_after_its_neighbour
 {
 	const char *path = "/v1/worlds/7/chunks/0/2/-3?gen=eroded";
 	char p[128];
-	struct resp cold, warm;
+	struct harness_resp cold, warm;
 	double hits;
 
 	(void)state;
 	get_ok(path, "", &cold); /* server A: nothing eroded cached yet */
-	assert_int_equal(server_start(&second_srv, "2"), 0);
+	assert_int_equal(harness_start(&second_srv, "--workers", "2", NULL), 0);
 	for (int dz = -1; dz <= 1; dz++)
 		for (int dx = -1; dx <= 1; dx++) {
-			struct resp rp;
+			struct harness_resp rp;
 
 			if (!dx && !dz)
 				continue;
@@ -900,7 +719,7 @@ static void test_http_tiles_eroded_tile_is_the_same_cold_and_after_its_neighbour
 	assert_memory_equal(warm.body, cold.body, cold.body_len);
 	free(cold.body);
 	free(warm.body);
-	assert_int_equal(server_stop(&second_srv), 0);
+	assert_int_equal(harness_end(&second_srv), 0);
 }
 
 /*
@@ -915,7 +734,7 @@ static void test_http_tiles_pipelined_hits_survive_a_full_socket(void **state)
 {
 	const char *path = "/v1/worlds/fullsocket/chunks/0/2/-3";
 	const int n = 200;
-	struct resp want;
+	struct harness_resp want;
 	size_t cap = 1 << 24, len = 0, off = 0;
 	uint8_t *buf = malloc(cap);
 	char req[256];
@@ -924,13 +743,13 @@ static void test_http_tiles_pipelined_hits_survive_a_full_socket(void **state)
 	(void)state;
 	assert_non_null(buf);
 	get_ok(path, "Accept-Encoding: zstd\r\n", &want);
-	fd = connect_window(main_srv.port, 4096);
+	fd = harness_connect(main_srv.port, 4096);
 	for (i = 0; i < n; i++) {
 		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: t\r\nAccept-Encoding: zstd\r\n"
 			 "%s\r\n", path, i == n - 1 ? "Connection: close\r\n" : "");
-		send_str(fd, req);
+		harness_send_str(fd, req);
 	}
-	sleep_ms(300); /* let the server fill the socket and queue the rest */
+	harness_sleep_ms(300); /* let the server fill the socket and queue the rest */
 	for (;;) {
 		ssize_t got = recv(fd, buf + len, cap - len, 0);
 
@@ -969,14 +788,14 @@ static int setup(void **state)
 {
 	(void)state;
 	alarm(900);
-	return server_start(&main_srv, "4");
+	return harness_start(&main_srv, "--workers", "4", NULL);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	server_stop(&second_srv); /* when a test failed before stopping it */
-	return server_stop(&main_srv) == 0 ? 0 : -1;
+	harness_end(&second_srv); /* when a test failed before stopping it */
+	return harness_end(&main_srv) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -996,5 +815,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
+	harness_io_timeout_s = IO_TIMEOUT_S;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

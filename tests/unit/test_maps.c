@@ -39,182 +39,39 @@
 #include "../client-sample/api.h"
 #include "tile.h"
 
+#include "harness.h"
+
 #define IO_TIMEOUT_S 120
 #define HALF_STEP (1.0 / 512 + 1e-9)
 
-static struct {
-	pid_t pid;
-	int port;
-	char log[64];
-	char dir[64];
-} srv;
+static struct harness_server srv;
 
 /* ---- the server process ------------------------------------------------------- */
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static int port_in_log(const char *log)
-{
-	FILE *f = fopen(log, "r");
-	char line[512], *p;
-	int port = 0;
-
-	while (f && !port && fgets(line, sizeof(line), f))
-		if ((p = strstr(line, "listening on 127.0.0.1:")) != NULL)
-			port = atoi(p + strlen("listening on 127.0.0.1:"));
-	if (f)
-		fclose(f);
-	return port;
-}
-
 static int setup(void **state)
 {
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char bin[512];
-	int fd, i;
-
 	(void)state;
 	alarm(600);
-	snprintf(bin, sizeof(bin), "%s/terrain-server", build);
-	snprintf(srv.log, sizeof(srv.log), "/tmp/test_maps.XXXXXX");
-	snprintf(srv.dir, sizeof(srv.dir), "/tmp/test_maps_data.XXXXXX");
-	if (!mkdtemp(srv.dir) || (fd = mkstemp(srv.log)) < 0)
-		return -1;
-	if ((srv.pid = fork()) < 0)
-		return -1;
-	if (srv.pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fd, 2);
-		execl(bin, bin, "serve", "--bind", "127.0.0.1", "--port", "0", "--data-dir",
-		      srv.dir, "--workers", "2", "--edit-rate", "0", "--edit-area", "0",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(fd);
-	for (i = 0; i < 1000; i++) {
-		if ((srv.port = port_in_log(srv.log)) > 0)
-			return 0;
-		if (waitpid(srv.pid, NULL, WNOHANG) == srv.pid)
-			return -1;
-		sleep_ms(20);
-	}
-	return -1;
+	return harness_start(&srv, "--workers", "2", "--edit-rate", "0", "--edit-area", "0", NULL);
 }
 
 static int teardown(void **state)
 {
-	char path[128];
-	int status = -1, i;
-
 	(void)state;
-	kill(srv.pid, SIGTERM);
-	for (i = 0; i < 1000 && waitpid(srv.pid, &status, WNOHANG) != srv.pid; i++)
-		sleep_ms(20);
-	if (i == 1000) {
-		kill(srv.pid, SIGKILL);
-		waitpid(srv.pid, &status, 0);
-		status = -1;
-	}
-	unlink(srv.log);
-	snprintf(path, sizeof(path), "%s/edits.log", srv.dir);
-	unlink(path);
-	rmdir(srv.dir);
-	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	return harness_end(&srv) == 0 ? 0 : -1;
 }
 
 /* ---- requests --------------------------------------------------------------------- */
 
-struct resp {
-	int status;
-	char head[8192];
-	uint8_t *body;    /* NUL-terminated */
-	size_t body_len;
-};
-
-static int connect_srv(void)
-{
-	struct sockaddr_in a = { 0 };
-	struct timeval tv = { IO_TIMEOUT_S, 0 };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)srv.port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	return fd;
-}
-
-static const char *header(const struct resp *rp, const char *name, char *out, size_t cap)
-{
-	const char *p = strstr(rp->head, "\r\n");
-	size_t n = strlen(name);
-
-	while (p && p[2]) {
-		p += 2;
-		if (!strncasecmp(p, name, n) && p[n] == ':') {
-			const char *v = p + n + 1, *e = strstr(v, "\r\n");
-
-			while (*v == ' ')
-				v++;
-			snprintf(out, cap, "%.*s", (int)(e - v), v);
-			return out;
-		}
-		p = strstr(p, "\r\n");
-	}
-	return NULL;
-}
-
 /* Send raw (a whole request with Connection: close) and read the answer. */
-static void exchange(const char *raw, struct resp *rp)
+static void exchange(const char *raw, struct harness_resp *rp)
 {
-	size_t cap = 1 << 16, len = 0, hlen, sent = 0, rl = strlen(raw);
-	int fd = connect_srv();
-	char *buf = malloc(cap), *end;
-	ssize_t n;
-
-	assert_non_null(buf);
-	while (sent < rl) {
-		n = send(fd, raw + sent, rl - sent, MSG_NOSIGNAL);
-		assert_true(n > 0);
-		sent += (size_t)n;
-	}
-	memset(rp, 0, sizeof(*rp));
-	for (;;) {
-		if (len == cap)
-			assert_non_null(buf = realloc(buf, cap *= 2));
-		n = recv(fd, buf + len, cap - len, 0);
-		assert_true(n >= 0);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	assert_non_null(buf = realloc(buf, len + 1));
-	buf[len] = '\0';
-	end = strstr(buf, "\r\n\r\n");
-	assert_non_null(end);
-	hlen = (size_t)(end - buf) + 4;
-	assert_true(hlen < sizeof(rp->head));
-	memcpy(rp->head, buf, hlen);
-	assert_int_equal(sscanf(rp->head, "HTTP/1.1 %d", &rp->status), 1);
-	rp->body_len = len - hlen;
-	assert_non_null(rp->body = malloc(rp->body_len + 1));
-	memcpy(rp->body, buf + hlen, rp->body_len);
-	rp->body[rp->body_len] = '\0';
-	free(buf);
+	harness_exchange(srv.port, raw, rp);
 }
 
 /* method path with extra header lines (each ending in \r\n). */
 static void request(const char *method, const char *path, const char *headers,
-		    struct resp *rp)
+		    struct harness_resp *rp)
 {
 	char raw[4096];
 
@@ -223,12 +80,12 @@ static void request(const char *method, const char *path, const char *headers,
 	exchange(raw, rp);
 }
 
-static void get(const char *path, const char *headers, struct resp *rp)
+static void get(const char *path, const char *headers, struct harness_resp *rp)
 {
 	request("GET", path, headers, rp);
 }
 
-static void get_ok(const char *path, struct resp *rp)
+static void get_ok(const char *path, struct harness_resp *rp)
 {
 	get(path, "", rp);
 	if (rp->status != 200)
@@ -239,7 +96,7 @@ static void get_ok(const char *path, struct resp *rp)
 static void post_edit(const char *seed, const char *json)
 {
 	char raw[2048];
-	struct resp rp;
+	struct harness_resp rp;
 
 	snprintf(raw, sizeof(raw), "POST /v1/worlds/%s/edits HTTP/1.1\r\nHost: localhost\r\n"
 		 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
@@ -283,17 +140,17 @@ static void assert_plain_png(const uint8_t *png, size_t len)
 static double *get_terrarium(const char *path, char *etag, size_t cap)
 {
 	png_image img = { .version = PNG_IMAGE_VERSION };
-	struct resp rp;
+	struct harness_resp rp;
 	uint8_t *px;
 	double *h;
 	size_t k;
 	char type[64];
 
 	get_ok(path, &rp);
-	assert_string_equal(header(&rp, "Content-Type", type, sizeof(type)), "image/png");
+	assert_string_equal(harness_header(&rp, "Content-Type", type, sizeof(type)), "image/png");
 	if (etag)
-		assert_non_null(header(&rp, "ETag", etag, cap));
-	assert_plain_png(rp.body, rp.body_len);
+		assert_non_null(harness_header(&rp, "ETag", etag, cap));
+	assert_plain_png((const uint8_t *)rp.body, rp.body_len);
 	assert_true(png_image_begin_read_from_memory(&img, rp.body, rp.body_len));
 	assert_int_equal(img.width, 256);
 	assert_int_equal(img.height, 256);
@@ -311,16 +168,16 @@ static double *get_terrarium(const char *path, char *etag, size_t cap)
 
 static void get_tile(const char *path, struct tile *t)
 {
-	struct resp rp;
+	struct harness_resp rp;
 
 	get_ok(path, &rp);
-	assert_int_equal(tile_decode(rp.body, rp.body_len, t), 0);
+	assert_int_equal(tile_decode((const uint8_t *)rp.body, rp.body_len, t), 0);
 	free(rp.body);
 }
 
 static cJSON *get_json(const char *path, const char *headers, int status)
 {
-	struct resp rp;
+	struct harness_resp rp;
 	cJSON *o;
 
 	get(path, headers, &rp);
@@ -353,7 +210,7 @@ static double jnum(const cJSON *o, const char *name)
 static void test_maps_tilejson_describes_the_pyramid(void **state)
 {
 	cJSON *o, *e;
-	struct resp rp;
+	struct harness_resp rp;
 	char etag[64], v[256], hdr[128];
 
 	(void)state;
@@ -391,9 +248,9 @@ static void test_maps_tilejson_describes_the_pyramid(void **state)
 	cJSON_Delete(o);
 	/* validators and CORS */
 	get("/v1/worlds/42/maps/terrarium", "", &rp);
-	assert_non_null(header(&rp, "ETag", etag, sizeof(etag)));
-	assert_string_equal(header(&rp, "Access-Control-Allow-Origin", v, sizeof(v)), "*");
-	assert_string_equal(header(&rp, "Content-Type", v, sizeof(v)), "application/json");
+	assert_non_null(harness_header(&rp, "ETag", etag, sizeof(etag)));
+	assert_string_equal(harness_header(&rp, "Access-Control-Allow-Origin", v, sizeof(v)), "*");
+	assert_string_equal(harness_header(&rp, "Content-Type", v, sizeof(v)), "application/json");
 	free(rp.body);
 	snprintf(hdr, sizeof(hdr), "If-None-Match: %s\r\n", etag);
 	get("/v1/worlds/42/maps/terrarium", hdr, &rp);
@@ -437,7 +294,7 @@ static size_t compare(const double *map, int px, int pz, const struct tile *t, u
 static void test_maps_terrarium_pixels_equal_the_binary_tiles(void **state)
 {
 	struct api_bundle_entry ent[64];
-	struct resp rp;
+	struct harness_resp rp;
 	struct tile t;
 	double *m, *east;
 	size_t n, k, c = 0;
@@ -457,7 +314,7 @@ static void test_maps_terrarium_pixels_equal_the_binary_tiles(void **state)
 	/* zoom 14: 8 x 8 chunks at LOD 3, one bundle of their tiles */
 	m = get_terrarium("/v1/worlds/42/maps/terrarium/14/8192/8191.png", NULL, 0);
 	get_ok("/v1/worlds/42/chunks/3?cx0=0&cz0=-8&cx1=7&cz1=-1", &rp);
-	assert_int_equal(api_bundle_parse(rp.body, rp.body_len, ent, 64, &n), 0);
+	assert_int_equal(api_bundle_parse((const uint8_t *)rp.body, rp.body_len, ent, 64, &n), 0);
 	assert_int_equal(n, 64);
 	for (k = 0; k < n; k++) {
 		assert_int_equal(tile_decode(ent[k].tile, ent[k].len, &t), 0);
@@ -470,7 +327,7 @@ static void test_maps_terrarium_pixels_equal_the_binary_tiles(void **state)
 	/* zoom 9, 256 m per pixel: the first 8 x 8 chunks' corner samples */
 	m = get_terrarium("/v1/worlds/42/maps/terrarium/9/255/256.png?gen=alpine", NULL, 0);
 	get_ok("/v1/worlds/42/chunks/8?cx0=-256&cz0=0&cx1=-249&cz1=7&gen=alpine", &rp);
-	assert_int_equal(api_bundle_parse(rp.body, rp.body_len, ent, 64, &n), 0);
+	assert_int_equal(api_bundle_parse((const uint8_t *)rp.body, rp.body_len, ent, 64, &n), 0);
 	for (k = 0, c = 0; k < n; k++) {
 		assert_int_equal(tile_decode(ent[k].tile, ent[k].len, &t), 0);
 		c += compare(m, t.cx + 256, t.cz, &t, 1);
@@ -486,25 +343,25 @@ static void test_maps_terrarium_pixels_equal_the_binary_tiles(void **state)
 static void test_maps_tiles_have_the_http_manners_of_tiles(void **state)
 {
 	const char *path = "/v1/worlds/manners/maps/shaded/16/32768/32767.png";
-	struct resp rp, again;
+	struct harness_resp rp, again;
 	char etag[64], v[256], hdr[128], len[32];
 	png_image img = { .version = PNG_IMAGE_VERSION };
 	cJSON *o;
 
 	(void)state;
 	get_ok(path, &rp);
-	assert_non_null(header(&rp, "ETag", etag, sizeof(etag)));
+	assert_non_null(harness_header(&rp, "ETag", etag, sizeof(etag)));
 	assert_true(etag[0] == '"' && strlen(etag) == 18); /* strong, 16 hex digits */
-	assert_string_equal(header(&rp, "Cache-Control", v, sizeof(v)), "public, max-age=60");
-	assert_string_equal(header(&rp, "Access-Control-Allow-Origin", v, sizeof(v)), "*");
-	assert_string_equal(header(&rp, "X-Cache", v, sizeof(v)), "miss");
-	assert_non_null(header(&rp, "Content-Length", len, sizeof(len)));
-	assert_plain_png(rp.body, rp.body_len);
+	assert_string_equal(harness_header(&rp, "Cache-Control", v, sizeof(v)), "public, max-age=60");
+	assert_string_equal(harness_header(&rp, "Access-Control-Allow-Origin", v, sizeof(v)), "*");
+	assert_string_equal(harness_header(&rp, "X-Cache", v, sizeof(v)), "miss");
+	assert_non_null(harness_header(&rp, "Content-Length", len, sizeof(len)));
+	assert_plain_png((const uint8_t *)rp.body, rp.body_len);
 	assert_true(png_image_begin_read_from_memory(&img, rp.body, rp.body_len));
 	assert_true(img.width == 256 && img.height == 256);
 	png_image_free(&img);
 	get_ok(path, &again);
-	assert_string_equal(header(&again, "X-Cache", v, sizeof(v)), "hit");
+	assert_string_equal(harness_header(&again, "X-Cache", v, sizeof(v)), "hit");
 	assert_int_equal(again.body_len, rp.body_len);
 	assert_memory_equal(again.body, rp.body, rp.body_len);
 	free(again.body);
@@ -513,11 +370,11 @@ static void test_maps_tiles_have_the_http_manners_of_tiles(void **state)
 	get(path, hdr, &rp);
 	assert_int_equal(rp.status, 304);
 	assert_int_equal(rp.body_len, 0);
-	assert_string_equal(header(&rp, "ETag", v, sizeof(v)), etag);
+	assert_string_equal(harness_header(&rp, "ETag", v, sizeof(v)), etag);
 	free(rp.body);
 	request("HEAD", path, "", &rp);
 	assert_int_equal(rp.status, 200);
-	assert_string_equal(header(&rp, "Content-Length", v, sizeof(v)), len);
+	assert_string_equal(harness_header(&rp, "Content-Length", v, sizeof(v)), len);
 	assert_int_equal(rp.body_len, 0);
 	free(rp.body);
 	request("OPTIONS", path, "Origin: https://game.example\r\n", &rp);
@@ -554,7 +411,7 @@ static void test_maps_tiles_follow_an_edit(void **state)
 	const char *shaded = "/v1/worlds/edited/maps/shaded/17/65546/65546.png";
 	char e17[64], e12[64], ea[64], es[64], f17[64], f12[64], fa[64], v[64];
 	double *b17, *b12, *a17, *a12, *x;
-	struct resp rp;
+	struct harness_resp rp;
 	struct tile t;
 
 	(void)state;
@@ -563,7 +420,7 @@ static void test_maps_tiles_follow_an_edit(void **state)
 	x = get_terrarium(away, ea, sizeof(ea));
 	free(x);
 	get_ok(shaded, &rp);
-	header(&rp, "ETag", es, sizeof(es));
+	harness_header(&rp, "ETag", es, sizeof(es));
 	free(rp.body);
 	post_edit("edited", "{\"edits\":[{\"op\":\"raise\",\"x\":2688,\"z\":2688,"
 		  "\"radius\":30,\"strength\":5}]}");
@@ -587,7 +444,7 @@ static void test_maps_tiles_follow_an_edit(void **state)
 	assert_int_equal(compare(a12, 80, 80, &t, 8), 64);
 	tile_release(&t);
 	get_ok(shaded, &rp);
-	assert_string_not_equal(header(&rp, "ETag", v, sizeof(v)), es);
+	assert_string_not_equal(harness_header(&rp, "ETag", v, sizeof(v)), es);
 	free(rp.body);
 	free(b17);
 	free(b12);
@@ -602,7 +459,7 @@ static void test_maps_tiles_of_a_baked_chunk_equal_the_binary_tiles(void **state
 	const char *z17 = "/v1/worlds/baked/maps/terrarium/17/65566/65566.png";
 	char body[4096], etag[64];
 	size_t n = 0;
-	struct resp rp;
+	struct harness_resp rp;
 	struct tile t;
 	double *px;
 	int i, k;
@@ -636,14 +493,14 @@ static void test_maps_an_origin_moves_the_window(void **state)
 {
 	char e1[64], e2[64], v[64];
 	double *a, *b;
-	struct resp rp;
+	struct harness_resp rp;
 
 	(void)state;
 	a = get_terrarium("/v1/worlds/42/maps/terrarium/15/16385/16383.png", e1, sizeof(e1));
 	/* origin chunk (4, -8): the window moves 1024 m east and 2048 m north, one
 	 * and two tiles of zoom 15: the same tile, from the same cache entry */
 	get_ok("/v1/worlds/42/maps/terrarium/15/16384/16385.png?origin=4,-8", &rp);
-	assert_string_equal(header(&rp, "X-Cache", v, sizeof(v)), "hit");
+	assert_string_equal(harness_header(&rp, "X-Cache", v, sizeof(v)), "hit");
 	free(rp.body);
 	b = get_terrarium("/v1/worlds/42/maps/terrarium/15/16384/16385.png?origin=4,-8", e2,
 			  sizeof(e2));
@@ -665,5 +522,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
+	harness_io_timeout_s = IO_TIMEOUT_S;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -24,23 +24,10 @@
 #include "maptile.h"
 #include "pipeline.h"
 #include "preset.h"
+#include "preset_fixture.h"
 #include "tile.h"
 
 #define W MAPTILE_SIZE
-
-static struct preset **presets;
-static size_t n_presets;
-
-static const struct preset *find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n_presets; i++)
-		if (!strcmp(preset_name(presets[i]), name))
-			return presets[i];
-	fail_msg("no preset %s", name);
-	return NULL;
-}
 
 static uint64_t rng = 0x2545f4914f6cdd1du;
 
@@ -59,24 +46,11 @@ static int64_t fdiv(int64_t a, int64_t b)
 	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return preset_load_builtin(&presets, &n_presets);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	preset_destroy_all(presets, n_presets);
-	return 0;
-}
-
 /* ---- the pyramid ------------------------------------------------------------------ */
 
 static void test_maptile_block_centres_the_window_on_the_origin(void **state)
 {
-	const struct preset *p = find("default");
+	const struct preset *p = preset_fixture_find("default");
 	struct maptile_block b;
 
 	(void)state;
@@ -99,7 +73,7 @@ static void test_maptile_block_centres_the_window_on_the_origin(void **state)
 
 static void test_maptile_block_refuses_tiles_outside_the_pyramid_and_grid(void **state)
 {
-	const struct preset *p = find("default"), *e = find("eroded");
+	const struct preset *p = preset_fixture_find("default"), *e = preset_fixture_find("eroded");
 	struct maptile_block b;
 	int64_t far = (int64_t)INT32_MAX * 256;
 
@@ -162,19 +136,19 @@ static void check_block_is_tiles(const struct preset *p, uint64_t seed, int lod,
 static void test_maptile_pixels_are_the_binary_tiles_samples(void **state)
 {
 	(void)state;
-	check_block_is_tiles(find("default"), 42, 0, 0, 0);
-	check_block_is_tiles(find("default"), 42, 0, -128 * 256, 77 * 256);
-	check_block_is_tiles(find("default"), 42, 3, -1024, 2048);
-	check_block_is_tiles(find("alpine"), 7, 8, -65536, 0);
-	check_block_is_tiles(find("mesa"), 9, 5, (int64_t)-3 * 8192, 8192);
+	check_block_is_tiles(preset_fixture_find("default"), 42, 0, 0, 0);
+	check_block_is_tiles(preset_fixture_find("default"), 42, 0, -128 * 256, 77 * 256);
+	check_block_is_tiles(preset_fixture_find("default"), 42, 3, -1024, 2048);
+	check_block_is_tiles(preset_fixture_find("alpine"), 7, 8, -65536, 0);
+	check_block_is_tiles(preset_fixture_find("mesa"), 9, 5, (int64_t)-3 * 8192, 8192);
 	/* eroded: in chunk-sized pieces, at both of its depths */
-	check_block_is_tiles(find("eroded"), 42, 0, 256, -256);
-	check_block_is_tiles(find("eroded"), 42, 2, -512, 0);
+	check_block_is_tiles(preset_fixture_find("eroded"), 42, 0, 256, -256);
+	check_block_is_tiles(preset_fixture_find("eroded"), 42, 2, -512, 0);
 }
 
 static void test_maptile_adjacent_tiles_have_no_seam(void **state)
 {
-	const struct preset *p = find("default");
+	const struct preset *p = preset_fixture_find("default");
 	int32_t *a = malloc(W * W * sizeof(int32_t)), *b = malloc(W * W * sizeof(int32_t));
 	int32_t *wide = malloc(2 * W * W * sizeof(int32_t));
 	int32_t *ba = malloc((W + 2) * (W + 2) * sizeof(int32_t));
@@ -244,7 +218,7 @@ static struct edit random_edit(void)
 static void check_chunkwise_edits(int lod, int64_t x0, int64_t z0, uint32_t w)
 {
 	enum { N = 60, S = 257 };
-	const struct preset *p = find("default");
+	const struct preset *p = preset_fixture_find("default");
 	uint32_t qum = preset_quantum_um(p);
 	struct edit hist[N], *pend[16];
 	struct bake_chunk bc[16];
@@ -367,5 +341,5 @@ int main(void)
 		cmocka_unit_test(test_maptile_terrarium_is_within_half_a_step),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, preset_fixture_setup, preset_fixture_teardown);
 }

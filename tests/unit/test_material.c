@@ -15,26 +15,13 @@
 #include "material.h"
 #include "pipeline.h"
 #include "preset.h"
+#include "preset_fixture.h"
 #include "tile.h"
-
-static struct preset **presets;
-static size_t n_presets;
-
-static const struct preset *find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n_presets; i++)
-		if (strcmp(preset_name(presets[i]), name) == 0)
-			return presets[i];
-	fail_msg("no preset %s", name);
-	return NULL;
-}
 
 static void mat_tile(const char *name, uint64_t seed, int lod, int32_t cx, int32_t cz,
 		     const struct edit *e, size_t n, struct tile *t)
 {
-	assert_int_equal(pipeline_tile(find(name), seed, lod, cx, cz, NULL, e, n, n,
+	assert_int_equal(pipeline_tile(preset_fixture_find(name), seed, lod, cx, cz, NULL, e, n, n,
 				       PIPELINE_LAYER_MATERIAL, t), 0);
 	assert_non_null(t->material);
 }
@@ -110,7 +97,7 @@ static void test_the_layer_leaves_heights_alone(void **state)
 
 	(void)state;
 	mat_tile("default", 2, 1, 0, 0, &e, 1, &a);
-	assert_int_equal(pipeline_tile(find("default"), 2, 1, 0, 0, NULL, &e, 1, 1, 0, &b), 0);
+	assert_int_equal(pipeline_tile(preset_fixture_find("default"), 2, 1, 0, 0, NULL, &e, 1, 1, 0, &b), 0);
 	assert_null(b.material);
 	assert_memory_equal(a.h, b.h, (size_t)a.side * a.side * sizeof(int32_t));
 	assert_int_equal(a.edit_seq, 1);
@@ -137,7 +124,7 @@ static void test_edits_move_materials(void **state)
  * a LOD that would make a negative or oversized shift. */
 static void test_classify_refuses_bad_arguments(void **state)
 {
-	const struct preset *p = find("islands");
+	const struct preset *p = preset_fixture_find("islands");
 	int32_t bordered[3 * 3] = { 0 };
 	uint8_t out[1];
 
@@ -163,19 +150,6 @@ static void test_material_table_names_every_id(void **state)
 	assert_int_equal(material_rgb(MATERIAL_SNOW), 0xf2f4f7);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return preset_load_builtin(&presets, &n_presets);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	preset_destroy_all(presets, n_presets);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,5 +162,5 @@ int main(void)
 		cmocka_unit_test(test_material_table_names_every_id),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, preset_fixture_setup, preset_fixture_teardown);
 }

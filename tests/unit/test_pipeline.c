@@ -16,10 +16,8 @@
 #include "err.h"
 #include "pipeline.h"
 #include "preset.h"
+#include "preset_fixture.h"
 #include "tile.h"
-
-static struct preset **presets;
-static size_t n_presets;
 
 /*
  * A small region cache for eroded presets, so the seam and nesting tests
@@ -78,21 +76,10 @@ static void region_release(void *ctx, const float *map)
 
 static const struct region_source region_cache = { region_acquire, region_release, NULL };
 
-static const struct preset *find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n_presets; i++)
-		if (strcmp(preset_name(presets[i]), name) == 0)
-			return presets[i];
-	fail_msg("no preset %s", name);
-	return NULL;
-}
-
 static void gen(const char *name, uint64_t seed, int lod, int32_t cx, int32_t cz,
 		struct tile *t)
 {
-	assert_int_equal(pipeline_generate_with(find(name), seed, lod, cx, cz, &region_cache, t),
+	assert_int_equal(pipeline_generate_with(preset_fixture_find(name), seed, lod, cx, cz, &region_cache, t),
 			 0);
 }
 
@@ -258,7 +245,7 @@ static void test_same_tile_on_four_threads_is_identical(void **state)
 	want = heights_hash(&t);
 	tile_release(&t);
 	for (i = 0; i < 4; i++) {
-		jobs[i] = (struct job){ find("default"), 0 };
+		jobs[i] = (struct job){ preset_fixture_find("default"), 0 };
 		assert_int_equal(pthread_create(&th[i], NULL, gen_thread, &jobs[i]), 0);
 	}
 	for (i = 0; i < 4; i++) {
@@ -330,8 +317,8 @@ static void test_generate_rejects_bad_lod(void **state)
 	struct tile t;
 
 	(void)state;
-	assert_int_equal(pipeline_generate(find("default"), 1, -1, 0, 0, &t), ERR_INVAL);
-	assert_int_equal(pipeline_generate(find("default"), 1, 9, 0, 0, &t), ERR_INVAL);
+	assert_int_equal(pipeline_generate(preset_fixture_find("default"), 1, -1, 0, 0, &t), ERR_INVAL);
+	assert_int_equal(pipeline_generate(preset_fixture_find("default"), 1, 9, 0, 0, &t), ERR_INVAL);
 }
 
 static void test_seeds_give_different_worlds(void **state)
@@ -344,12 +331,6 @@ static void test_seeds_give_different_worlds(void **state)
 	assert_true(heights_hash(&a) != heights_hash(&b));
 	tile_release(&a);
 	tile_release(&b);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return preset_load_builtin(&presets, &n_presets);
 }
 
 /* A block one sample wider than a tile holds the tile and its neighbours'
@@ -394,7 +375,7 @@ static void test_eroded_tiles_do_not_depend_on_the_region_source(void **state)
 	struct tile a, b;
 
 	(void)state;
-	assert_int_equal(pipeline_generate(find("eroded"), 8, 0, -1, 2, &a), 0);
+	assert_int_equal(pipeline_generate(preset_fixture_find("eroded"), 8, 0, -1, 2, &a), 0);
 	gen("eroded", 8, 0, -1, 2, &b);
 	assert_memory_equal(a.h, b.h, (size_t)a.side * a.side * sizeof(int32_t));
 	tile_release(&a);
@@ -403,7 +384,7 @@ static void test_eroded_tiles_do_not_depend_on_the_region_source(void **state)
 
 static void test_hydraulic_erosion_changes_the_terrain(void **state)
 {
-	const struct preset *eroded = find("eroded");
+	const struct preset *eroded = preset_fixture_find("eroded");
 	struct tile a, b;
 	size_t i, n, changed = 0;
 
@@ -415,7 +396,7 @@ static void test_hydraulic_erosion_changes_the_terrain(void **state)
 		changed += a.h[i] != b.h[i];
 	/* same base world, most samples moved, fingerprints differ */
 	assert_true(changed > n / 2);
-	assert_true(preset_is_eroded(eroded) && !preset_is_eroded(find("default")));
+	assert_true(preset_is_eroded(eroded) && !preset_is_eroded(preset_fixture_find("default")));
 	assert_true(a.fingerprint != b.fingerprint);
 	tile_release(&a);
 	tile_release(&b);
@@ -442,10 +423,10 @@ static void test_a_kept_workspace_gives_the_same_tiles(void **state)
 
 		int rc;
 
-		rc = pipeline_tile(find(g->preset), g->seed, g->lod, g->cx, g->cz, &region_cache,
+		rc = pipeline_tile(preset_fixture_find(g->preset), g->seed, g->lod, g->cx, g->cz, &region_cache,
 				   NULL, 0, 7, layers, &f);
 		/* both fail alike (an eroded block at LOD 8 spans too many regions) */
-		assert_int_equal(pipeline_tile_work(w, find(g->preset), g->seed, g->lod, g->cx,
+		assert_int_equal(pipeline_tile_work(w, preset_fixture_find(g->preset), g->seed, g->lod, g->cx,
 						    g->cz, &region_cache, NULL, 0, NULL, 7, layers,
 						    &t), rc);
 		if (rc)
@@ -468,7 +449,7 @@ static void test_a_kept_workspace_gives_the_same_tiles(void **state)
 		tile_release(&f);
 	}
 	assert_true(pipeline_work_bytes(w) > 0);
-	assert_int_equal(pipeline_tile_work(w, find("default"), 0, 9, 0, 0, NULL, NULL, 0, NULL,
+	assert_int_equal(pipeline_tile_work(w, preset_fixture_find("default"), 0, 9, 0, 0, NULL, NULL, 0, NULL,
 					    0, 0, &(const struct tile *){ NULL }), ERR_INVAL);
 	pipeline_work_destroy(w);
 	pipeline_work_destroy(NULL);
@@ -481,8 +462,7 @@ static int teardown(void **state)
 	(void)state;
 	for (k = 0; k < regions.n; k++)
 		free(regions.e[k].map);
-	preset_destroy_all(presets, n_presets);
-	return 0;
+	return preset_fixture_teardown(state);
 }
 
 int main(void)
@@ -502,5 +482,5 @@ int main(void)
 		cmocka_unit_test(test_a_kept_workspace_gives_the_same_tiles),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, preset_fixture_setup, teardown);
 }

@@ -13,10 +13,8 @@
 
 #include "pipeline.h"
 #include "preset.h"
+#include "preset_fixture.h"
 #include "tiles/regions.h"
-
-static struct preset **presets;
-static size_t n_presets;
 
 static const struct preset *eroded(void)
 {
@@ -129,19 +127,6 @@ static void test_held_regions_outlive_the_bound(void **state)
 	regions_destroy(r);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return preset_load_builtin(&presets, &n_presets);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	preset_destroy_all(presets, n_presets);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,5 +135,5 @@ int main(void)
 		cmocka_unit_test(test_held_regions_outlive_the_bound),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, preset_fixture_setup, preset_fixture_teardown);
 }

@@ -15,22 +15,9 @@
 #include "edit.h"
 #include "pipeline.h"
 #include "preset.h"
+#include "preset_fixture.h"
 #include "scatter.h"
 #include "tile.h"
-
-static struct preset **presets;
-static size_t n_presets;
-
-static const struct preset *find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n_presets; i++)
-		if (strcmp(preset_name(presets[i]), name) == 0)
-			return presets[i];
-	fail_msg("no preset %s", name);
-	return NULL;
-}
 
 static int by_position(const void *a, const void *b)
 {
@@ -57,7 +44,7 @@ static void test_chunks_add_up_to_one_big_query(void **state)
 			struct scatter_object *v;
 			size_t n;
 
-			assert_int_equal(scatter_chunk(find("default"), 17, cx, cz, NULL, NULL, 0,
+			assert_int_equal(scatter_chunk(preset_fixture_find("default"), 17, cx, cz, NULL, NULL, 0,
 						       &v, &n), 0);
 			assert_true(n_all + n <= cap);
 			for (k = 0; k < n; k++) {
@@ -71,7 +58,7 @@ static void test_chunks_add_up_to_one_big_query(void **state)
 			n_all += n;
 			free(v);
 		}
-	assert_int_equal(scatter_area(find("default"), 17, -512, -512, 1024, 1024, NULL, NULL,
+	assert_int_equal(scatter_area(preset_fixture_find("default"), 17, -512, -512, 1024, 1024, NULL, NULL,
 				      0, &big, &n_big), 0);
 	assert_true(n_big > 100);
 	assert_int_equal(n_all, n_big);
@@ -97,8 +84,8 @@ static void test_same_objects_every_run(void **state)
 	size_t na, nb;
 
 	(void)state;
-	assert_int_equal(scatter_chunk(find("islands"), 4, 3, -7, NULL, NULL, 0, &a, &na), 0);
-	assert_int_equal(scatter_chunk(find("islands"), 4, 3, -7, NULL, NULL, 0, &b, &nb), 0);
+	assert_int_equal(scatter_chunk(preset_fixture_find("islands"), 4, 3, -7, NULL, NULL, 0, &a, &na), 0);
+	assert_int_equal(scatter_chunk(preset_fixture_find("islands"), 4, 3, -7, NULL, NULL, 0, &b, &nb), 0);
 	assert_int_equal(na, nb);
 	assert_true(na > 0);
 	for (size_t k = 0; k < na; k++) {
@@ -126,9 +113,9 @@ static void test_nothing_in_water_or_too_steep(void **state)
 			struct tile t;
 			size_t n;
 
-			assert_int_equal(scatter_chunk(find(names[i]), 8, c, c, NULL, NULL, 0, &v,
+			assert_int_equal(scatter_chunk(preset_fixture_find(names[i]), 8, c, c, NULL, NULL, 0, &v,
 						       &n), 0);
-			assert_int_equal(pipeline_generate(find(names[i]), 8, 0, c, c, &t), 0);
+			assert_int_equal(pipeline_generate(preset_fixture_find(names[i]), 8, 0, c, c, &t), 0);
 			for (k = 0; k < n; k++) {
 				/* the sample at or below the object: floor division */
 				int64_t x = (v[k].x_mm - (int64_t)c * 256000) / 1000;
@@ -140,7 +127,7 @@ static void test_nothing_in_water_or_too_steep(void **state)
 				double sx = (h10 - h00 + h11 - h01) / 2, sz = (h01 - h00 + h11 - h10) / 2;
 
 				assert_true(v[k].type < SCATTER_TYPE_COUNT);
-				assert_true((double)v[k].y_um / 1e6 >= preset_sea_level(find(names[i])));
+				assert_true((double)v[k].y_um / 1e6 >= preset_sea_level(preset_fixture_find(names[i])));
 				assert_true(sqrt(sx * sx + sz * sz) <= steepest[v[k].type] + 1e-9);
 				assert_true(v[k].scale >= 700 && v[k].scale <= 1300);
 			}
@@ -160,8 +147,8 @@ static void test_edits_move_objects_with_the_ground(void **state)
 	(void)state;
 	/* a 4 km brush raising by at most 3 m keeps slopes and materials close:
 	 * compare the objects found at the same places */
-	assert_int_equal(scatter_chunk(find("default"), 2, 0, 0, NULL, NULL, 0, &a, &na), 0);
-	assert_int_equal(scatter_chunk(find("default"), 2, 0, 0, NULL, &e, 1, &b, &nb), 0);
+	assert_int_equal(scatter_chunk(preset_fixture_find("default"), 2, 0, 0, NULL, NULL, 0, &a, &na), 0);
+	assert_int_equal(scatter_chunk(preset_fixture_find("default"), 2, 0, 0, NULL, &e, 1, &b, &nb), 0);
 	for (k = 0; k < na && k < nb; k++)
 		if (a[k].x_mm == b[k].x_mm && a[k].z_mm == b[k].z_mm) {
 			assert_true(b[k].y_um > a[k].y_um);
@@ -178,25 +165,12 @@ static void test_scatter_rejects_unaligned_areas(void **state)
 	size_t n;
 
 	(void)state;
-	assert_int_equal(scatter_area(find("default"), 1, 4, 0, 64, 64, NULL, NULL, 0, &v, &n),
+	assert_int_equal(scatter_area(preset_fixture_find("default"), 1, 4, 0, 64, 64, NULL, NULL, 0, &v, &n),
 			 -1);
-	assert_int_equal(scatter_area(find("default"), 1, 0, 0, 8192, 64, NULL, NULL, 0, &v, &n),
+	assert_int_equal(scatter_area(preset_fixture_find("default"), 1, 0, 0, 8192, 64, NULL, NULL, 0, &v, &n),
 			 -1);
 	assert_null(scatter_type_name(SCATTER_TYPE_COUNT));
 	assert_string_equal(scatter_type_name(SCATTER_ROCK), "rock");
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return preset_load_builtin(&presets, &n_presets);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	preset_destroy_all(presets, n_presets);
-	return 0;
 }
 
 int main(void)
@@ -209,5 +183,5 @@ int main(void)
 		cmocka_unit_test(test_scatter_rejects_unaligned_areas),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, preset_fixture_setup, preset_fixture_teardown);
 }

@@ -24,22 +24,9 @@
 #include "err.h"
 #include "pipeline.h"
 #include "preset.h"
+#include "preset_fixture.h"
 #include "tile.h"
 #include "tiles/tilegen.h"
-
-static struct preset **presets;
-static size_t n_presets;
-
-static const struct preset *find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n_presets; i++)
-		if (!strcmp(preset_name(presets[i]), name))
-			return presets[i];
-	fail_msg("no preset %s", name);
-	return NULL;
-}
 
 /* Tiles of several shapes, so that a kept workspace changes size and
  * preset between them. */
@@ -63,7 +50,7 @@ static void one_off(size_t k, uint8_t **raw, size_t *len, uint8_t **z, size_t *z
 {
 	const struct shape *s = &shapes[k];
 
-	assert_int_equal(tilegen_encode(find(s->preset), 42, s->lod, s->cx, s->cz, NULL, NULL, 0,
+	assert_int_equal(tilegen_encode(preset_fixture_find(s->preset), 42, s->lod, s->cx, s->cz, NULL, NULL, 0,
 					s->layers, raw, len), 0);
 	assert_int_equal(tilegen_compress(*raw, *len, z, zlen), 0);
 }
@@ -108,7 +95,7 @@ static void test_tilegen_kept_workspace_gives_the_one_off_bytes(void **state)
 			size_t len, zlen, elen, zl;
 
 			one_off(k, &raw, &len, &z1, &zlen);
-			assert_int_equal(tilegen_encode_work(w, find(s->preset), 42, s->lod, s->cx,
+			assert_int_equal(tilegen_encode_work(w, preset_fixture_find(s->preset), 42, s->lod, s->cx,
 							     s->cz, NULL, NULL, 0, s->layers, &enc,
 							     &elen), 0);
 			assert_int_equal(elen, len);
@@ -224,13 +211,13 @@ static void *work_thread(void *arg)
 		uint8_t *raw;
 		size_t len, elen, zl;
 
-		if (!w || tilegen_encode(find(s->preset), 42, s->lod, s->cx, s->cz, NULL, NULL, 0,
+		if (!w || tilegen_encode(preset_fixture_find(s->preset), 42, s->lod, s->cx, s->cz, NULL, NULL, 0,
 					 s->layers, &raw, &len)) {
 			wk->failed = 1;
 			tilegen_pool_put(wk->pool, w);
 			return NULL;
 		}
-		if (tilegen_encode_work(w, find(s->preset), 42, s->lod, s->cx, s->cz, NULL, NULL,
+		if (tilegen_encode_work(w, preset_fixture_find(s->preset), 42, s->lod, s->cx, s->cz, NULL, NULL,
 					0, s->layers, &enc, &elen) || elen != len ||
 		    memcmp(enc, raw, len) || tilegen_compress_work(w, enc, elen, &z, &zl))
 			wk->failed = 1;
@@ -297,7 +284,7 @@ static void make_at(struct tilegen_work *w, const struct golden *g, int lod, int
 	const uint8_t *raw;
 	size_t len;
 
-	assert_int_equal(tilegen_encode_work_at(w, find(g->preset), g->seed, lod, cx, cz, NULL,
+	assert_int_equal(tilegen_encode_work_at(w, preset_fixture_find(g->preset), g->seed, lod, cx, cz, NULL,
 						NULL, 0, 0, um, TILE_FORM_CURRENT, &raw, &len), 0);
 	assert_int_equal(tile_decode(raw, len, t), 0);
 }
@@ -347,7 +334,7 @@ static void test_tilegen_precision_keeps_seams_and_nesting(void **state)
 	assert_int_equal(tilegen_work_create(&w), 0);
 	for (i = 0; i < sizeof(golden) / sizeof(golden[0]); i++) {
 		const struct golden *g = &golden[i];
-		int chunk_log2 = preset_chunk_log2(find(g->preset));
+		int chunk_log2 = preset_chunk_log2(preset_fixture_find(g->preset));
 		/* the east and south neighbours stay in int32 */
 		int32_t ex = g->cx == INT32_MAX ? g->cx - 1 : g->cx;
 		int32_t ez = g->cz == INT32_MAX ? g->cz - 1 : g->cz;
@@ -381,19 +368,6 @@ static void test_tilegen_precision_keeps_seams_and_nesting(void **state)
 	tilegen_work_destroy(w);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return preset_load_builtin(&presets, &n_presets);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	preset_destroy_all(presets, n_presets);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,5 +379,5 @@ int main(void)
 		cmocka_unit_test(test_tilegen_precision_keeps_seams_and_nesting),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, preset_fixture_setup, preset_fixture_teardown);
 }

@@ -42,219 +42,11 @@
 #include "err.h"
 #include "tile.h"
 
+#include "harness.h"
+
 #define IO_TIMEOUT_S 60
 
-struct server {
-	pid_t pid;
-	int port;
-	char log[96];
-	char dir[64];
-};
-
-/* ---- server processes ------------------------------------------------------------- */
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static void new_dir(struct server *s)
-{
-	snprintf(s->dir, sizeof(s->dir), "/tmp/test_world_http.XXXXXX");
-	assert_non_null(mkdtemp(s->dir));
-}
-
-/* Start the server on s->dir with extra arguments (NULL-terminated).
- * Returns 0 once it listens, or the exit status (>= 0 or -1) when it
- * ended first. */
-static int server_start(struct server *s, ...)
-{
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	const char *argv[32];
-	char bin[256], line[512];
-	int argc = 0, fd, i, status;
-	va_list ap;
-
-	snprintf(bin, sizeof(bin), "%s/terrain-server", build);
-	snprintf(s->log, sizeof(s->log), "%s/stderr", s->dir);
-	fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	argv[argc++] = bin;
-	argv[argc++] = "serve";
-	argv[argc++] = "--bind";
-	argv[argc++] = "127.0.0.1";
-	argv[argc++] = "--port";
-	argv[argc++] = "0";
-	argv[argc++] = "--workers";
-	argv[argc++] = "2";
-	argv[argc++] = "--data-dir";
-	argv[argc++] = s->dir;
-	va_start(ap, s);
-	while (argc < 31 && (argv[argc] = va_arg(ap, const char *)) != NULL)
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fd, 2);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	close(fd);
-	for (i = 0; i < 3000; i++) { /* up to 60 s: replay under ASan */
-		FILE *f = fopen(s->log, "r");
-
-		while (f && fgets(line, sizeof(line), f)) {
-			char *p = strstr(line, "listening on 127.0.0.1:");
-
-			if (p) {
-				s->port = atoi(p + strlen("listening on 127.0.0.1:"));
-				fclose(f);
-				return 0;
-			}
-		}
-		if (f)
-			fclose(f);
-		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
-			s->pid = 0;
-			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-		}
-		sleep_ms(20);
-	}
-	fail_msg("server did not start");
-	return -1;
-}
-
-static int server_stop(struct server *s)
-{
-	int status = 0;
-
-	if (s->pid <= 0)
-		return -1;
-	kill(s->pid, SIGTERM);
-	waitpid(s->pid, &status, 0);
-	s->pid = 0;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static void server_kill9(struct server *s)
-{
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, NULL, 0);
-	s->pid = 0;
-}
-
-/* Whether the server's stderr has a line containing text. */
-static int log_has(const struct server *s, const char *text)
-{
-	char line[1024];
-	FILE *f = fopen(s->log, "r");
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, text) != NULL;
-	if (f)
-		fclose(f);
-	return found;
-}
-
-static void remove_dir(struct server *s)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-	assert_int_equal(system(cmd), 0);
-}
-
 /* ---- HTTP ----------------------------------------------------------------------- */
-
-static int connect_to(int port)
-{
-	struct sockaddr_in a = { 0 };
-	struct timeval tv = { IO_TIMEOUT_S, 0 };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	return fd;
-}
-
-static void send_all(int fd, const char *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		assert_true(n > 0);
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-/* Buffered input of one connection. */
-struct reader {
-	int fd;
-	char *buf;
-	size_t len, off, cap;
-};
-
-static void reader_init(struct reader *r, int fd)
-{
-	*r = (struct reader){ fd, malloc(1 << 16), 0, 0, 1 << 16 };
-	assert_non_null(r->buf);
-}
-
-/* At least n unread bytes; 0, or -1 at EOF or timeout. */
-static int fill(struct reader *r, size_t n)
-{
-	while (r->len - r->off < n) {
-		ssize_t got;
-
-		if (r->off) {
-			memmove(r->buf, r->buf + r->off, r->len - r->off);
-			r->len -= r->off;
-			r->off = 0;
-		}
-		if (r->cap - r->len < 4096 || r->cap < n + 1) {
-			r->cap = r->cap * 2 + n;
-			r->buf = realloc(r->buf, r->cap);
-			assert_non_null(r->buf);
-		}
-		got = recv(r->fd, r->buf + r->len, r->cap - r->len - 1, 0);
-		if (got <= 0)
-			return -1;
-		r->len += (size_t)got;
-	}
-	return 0;
-}
-
-/* One line (without "\n", "\r" stripped) into out; 0 or -1. */
-static int read_line(struct reader *r, char *out, size_t cap)
-{
-	char *nl;
-
-	for (;;) {
-		nl = r->len > r->off ? memchr(r->buf + r->off, '\n', r->len - r->off) : NULL;
-		if (nl)
-			break;
-		if (fill(r, r->len - r->off + 1) < 0)
-			return -1;
-	}
-	*nl = '\0';
-	if (nl > r->buf + r->off && nl[-1] == '\r')
-		nl[-1] = '\0';
-	snprintf(out, cap, "%s", r->buf + r->off);
-	r->off = (size_t)(nl + 1 - r->buf);
-	return 0;
-}
 
 /* The first place text occurs in s, ignoring case, or NULL. */
 static const char *find_ci(const char *s, const char *text)
@@ -267,42 +59,15 @@ static const char *find_ci(const char *s, const char *text)
 	return NULL;
 }
 
-struct resp {
-	int status;
-	char head[4096];
-	char *body;
-	size_t len;
-};
-
-/* Read one response with a Content-Length body. */
-static void read_resp(struct reader *r, struct resp *rp)
+/* Read one answer by its Content-Length. */
+static void read_resp(struct harness_reader *r, struct harness_resp *rp)
 {
-	char line[1024];
-	const char *cl;
-
-	memset(rp, 0, sizeof(*rp));
-	assert_int_equal(read_line(r, line, sizeof(line)), 0);
-	assert_int_equal(sscanf(line, "HTTP/1.1 %d", &rp->status), 1);
-	for (;;) {
-		assert_int_equal(read_line(r, line, sizeof(line)), 0);
-		if (!line[0])
-			break;
-		strncat(rp->head, line, sizeof(rp->head) - strlen(rp->head) - 3);
-		strcat(rp->head, "\n");
-	}
-	cl = find_ci(rp->head, "content-length: ");
-	rp->len = cl ? strtoul(cl + 16, NULL, 10) : 0;
-	assert_int_equal(fill(r, rp->len), 0);
-	rp->body = malloc(rp->len + 1);
-	assert_non_null(rp->body);
-	memcpy(rp->body, r->buf + r->off, rp->len);
-	rp->body[rp->len] = '\0';
-	r->off += rp->len;
+	assert_int_equal(harness_read_resp(r, rp, 0), 0);
 }
 
 /* A request on a kept-alive connection. */
-static void exchange(struct reader *r, const char *method, const char *path,
-		     const char *headers, const char *body, struct resp *rp)
+static void exchange(struct harness_reader *r, const char *method, const char *path,
+		     const char *headers, const char *body, struct harness_resp *rp)
 {
 	char head[1024];
 	int n;
@@ -310,19 +75,19 @@ static void exchange(struct reader *r, const char *method, const char *path,
 	n = snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s"
 		     "Content-Length: %zu\r\n\r\n", method, path, headers ? headers : "",
 		     body ? strlen(body) : 0);
-	send_all(r->fd, head, (size_t)n);
+	harness_send(r->fd, head, (size_t)n);
 	if (body)
-		send_all(r->fd, body, strlen(body));
+		harness_send(r->fd, body, strlen(body));
 	read_resp(r, rp);
 }
 
 /* One request on a new connection. */
 static void request(int port, const char *method, const char *path,
-		    const char *headers, const char *body, struct resp *rp)
+		    const char *headers, const char *body, struct harness_resp *rp)
 {
-	struct reader r;
+	struct harness_reader r;
 
-	reader_init(&r, connect_to(port));
+	harness_reader_init(&r, harness_connect(port, 0));
 	exchange(&r, method, path, headers, body, rp);
 	close(r.fd);
 	free(r.buf);
@@ -334,7 +99,7 @@ static void request(int port, const char *method, const char *path,
 static cJSON *post(int port, const char *world, const char *batch, int want)
 {
 	char path[256];
-	struct resp rp;
+	struct harness_resp rp;
 	cJSON *o;
 
 	snprintf(path, sizeof(path), "/v1/worlds/%s/edits", world);
@@ -349,7 +114,7 @@ static cJSON *post(int port, const char *world, const char *batch, int want)
 
 static cJSON *get_json(int port, const char *path)
 {
-	struct resp rp;
+	struct harness_resp rp;
 	cJSON *o;
 
 	request(port, "GET", path, NULL, NULL, &rp);
@@ -382,12 +147,12 @@ static uint8_t *tile_bytes(int port, const char *world, int lod, int cx, int cz,
 			   size_t *len)
 {
 	char path[256];
-	struct resp rp;
+	struct harness_resp rp;
 
 	snprintf(path, sizeof(path), "/v1/worlds/%s/chunks/%d/%d/%d", world, lod, cx, cz);
 	request(port, "GET", path, NULL, NULL, &rp);
 	assert_int_equal(rp.status, 200);
-	*len = rp.len;
+	*len = rp.body_len;
 	return (uint8_t *)rp.body;
 }
 
@@ -403,7 +168,7 @@ static void get_tile(int port, const char *world, int lod, int cx, int cz,
 
 /* ---- tiles ---------------------------------------------------------------------- */
 
-static struct server main_srv;
+static struct harness_server main_srv;
 
 static void test_world_http_corner_edit_changes_exactly_four_chunks(void **state)
 {
@@ -510,13 +275,13 @@ struct client {
 static void *client_main(void *arg)
 {
 	struct client *c = arg;
-	struct reader r;
+	struct harness_reader r;
 	int k;
 
-	reader_init(&r, connect_to(c->port));
+	harness_reader_init(&r, harness_connect(c->port, 0));
 	for (k = 0; k < PER_CLIENT; k++) {
 		char body[256];
-		struct resp rp;
+		struct harness_resp rp;
 		cJSON *o;
 
 		snprintf(body, sizeof(body), "{\"edits\":[{\"op\":\"%s\",\"x\":%d.25,\"z\":%d,"
@@ -650,7 +415,7 @@ static void test_world_http_16_clients_get_contiguous_seqs_and_a_replayable_hash
 
 static void test_world_http_acknowledged_edits_survive_kill_9(void **state)
 {
-	struct server s = { 0 };
+	struct harness_server s = { 0 };
 	uint8_t *tiles[4];
 	size_t lens[4], len;
 	uint64_t hash, seq, seq2;
@@ -660,8 +425,7 @@ static void test_world_http_acknowledged_edits_survive_kill_9(void **state)
 	int i;
 
 	(void)state;
-	new_dir(&s);
-	assert_int_equal(server_start(&s, NULL), 0);
+	assert_int_equal(harness_start(&s, "--workers", "2", NULL), 0);
 	for (i = 0; i < 4; i++) {
 		c[i].port = s.port;
 		c[i].id = i;
@@ -676,10 +440,10 @@ static void test_world_http_acknowledged_edits_survive_kill_9(void **state)
 	cJSON_Delete(o);
 	for (i = 0; i < 4; i++)
 		tiles[i] = tile_bytes(s.port, "busy", i, -2 + i, -2 + i / 2, &lens[i]);
-	server_kill9(&s); /* right after the last acknowledgement */
+	harness_kill9(&s); /* right after the last acknowledgement */
 
-	assert_int_equal(server_start(&s, NULL), 0);
-	assert_true(log_has(&s, "replayed"));
+	assert_int_equal(harness_restart(&s, "--workers", "2", NULL), 0);
+	assert_true(harness_log_has(&s, "replayed"));
 	o = get_json(s.port, "/v1/worlds/busy");
 	assert_int_equal(num(o, "edit_seq"), seq);
 	assert_int_equal(hex(o, "world_hash"), hash);
@@ -696,7 +460,7 @@ static void test_world_http_acknowledged_edits_survive_kill_9(void **state)
 	assert_int_equal(seq2, seq);
 
 	/* A torn tail: the last record loses its end; replay drops it. */
-	server_kill9(&s);
+	harness_kill9(&s);
 	{
 		char path[128], cmd[256];
 
@@ -704,47 +468,47 @@ static void test_world_http_acknowledged_edits_survive_kill_9(void **state)
 		snprintf(cmd, sizeof(cmd), "truncate -s -5 '%s'", path);
 		assert_int_equal(system(cmd), 0);
 	}
-	assert_int_equal(server_start(&s, NULL), 0);
-	assert_true(log_has(&s, "torn tail"));
+	assert_int_equal(harness_restart(&s, "--workers", "2", NULL), 0);
+	assert_true(harness_log_has(&s, "torn tail"));
 	o = get_json(s.port, "/v1/worlds/busy");
 	assert_int_equal(num(o, "edit_seq"), seq - 2); /* the last batch held 2 */
 	cJSON_Delete(o);
-	assert_int_equal(server_stop(&s), 0);
-	remove_dir(&s);
+	assert_int_equal(harness_stop(&s), 0);
+	harness_clean(&s);
 }
 
 /* ---- event streams ---------------------------------------------------------------- */
 
 /* Open an event stream; returns the reader after the response head. */
-static void subscribe(struct reader *r, int port, const char *world,
+static void subscribe(struct harness_reader *r, int port, const char *world,
 		      const char *last_id)
 {
 	char req[512], line[512];
 	int n;
 
-	reader_init(r, connect_to(port));
+	harness_reader_init(r, harness_connect(port, 0));
 	n = snprintf(req, sizeof(req), "GET /v1/worlds/%s/events HTTP/1.1\r\nHost: t\r\n"
 		     "%s%s%sAccept: text/event-stream\r\n\r\n", world,
 		     last_id ? "Last-Event-ID: " : "", last_id ? last_id : "",
 		     last_id ? "\r\n" : "");
-	send_all(r->fd, req, (size_t)n);
-	assert_int_equal(read_line(r, line, sizeof(line)), 0);
+	harness_send(r->fd, req, (size_t)n);
+	assert_int_equal(harness_read_line(r, line, sizeof(line)), 0);
 	assert_string_equal(line, "HTTP/1.1 200 OK");
 	do {
-		assert_int_equal(read_line(r, line, sizeof(line)), 0);
+		assert_int_equal(harness_read_line(r, line, sizeof(line)), 0);
 		assert_null(find_ci(line, "content-length"));
 	} while (line[0]);
 }
 
 /* Read the next event (skipping comments); its id and data. */
-static void next_event(struct reader *r, uint64_t *id, cJSON **data)
+static void next_event(struct harness_reader *r, uint64_t *id, cJSON **data)
 {
 	char line[8192];
 	int got_id = 0;
 
 	*data = NULL;
 	for (;;) {
-		assert_int_equal(read_line(r, line, sizeof(line)), 0);
+		assert_int_equal(harness_read_line(r, line, sizeof(line)), 0);
 		if (!line[0] && got_id && *data)
 			return;
 		if (!strncmp(line, "id: ", 4)) {
@@ -761,7 +525,7 @@ static void next_event(struct reader *r, uint64_t *id, cJSON **data)
 
 static void test_world_http_events_deliver_each_batch_once_in_order_and_resume(void **state)
 {
-	struct reader live, resumed;
+	struct harness_reader live, resumed;
 	uint64_t id, hashes[6];
 	struct pollfd p;
 	cJSON *d, *o;
@@ -819,7 +583,7 @@ static void test_world_http_events_deliver_each_batch_once_in_order_and_resume(v
 /* The value of metric name on the main server. */
 static double metric(const char *name)
 {
-	struct resp rp;
+	struct harness_resp rp;
 	char pat[128];
 	const char *p;
 	double v;
@@ -837,7 +601,7 @@ static void test_world_http_drops_a_reader_that_does_not_read(void **state)
 {
 	double dropped = metric("terrain_sse_dropped_total");
 	char body[4096], buf[65536];
-	struct reader r;
+	struct harness_reader r;
 	size_t len;
 	int k, e;
 
@@ -864,37 +628,35 @@ static void test_world_http_drops_a_reader_that_does_not_read(void **state)
 
 static void test_world_http_sigterm_closes_event_streams(void **state)
 {
-	struct server s = { 0 };
-	struct reader r;
+	struct harness_server s = { 0 };
+	struct harness_reader r;
 	char line[256];
 
 	(void)state;
-	new_dir(&s);
-	assert_int_equal(server_start(&s, NULL), 0);
+	assert_int_equal(harness_start(&s, "--workers", "2", NULL), 0);
 	subscribe(&r, s.port, "x", "0");
 	kill(s.pid, SIGTERM);
-	while (read_line(&r, line, sizeof(line)) == 0)
+	while (harness_read_line(&r, line, sizeof(line)) == 0)
 		; /* the stream ends */
-	assert_int_equal(server_stop(&s), 0);
+	assert_int_equal(harness_stop(&s), 0);
 	close(r.fd);
 	free(r.buf);
-	remove_dir(&s);
+	harness_clean(&s);
 }
 
 static int setup(void **state)
 {
 	(void)state;
 	alarm(900);
-	new_dir(&main_srv);
-	return server_start(&main_srv, "--edit-area", "0", NULL) /* big brushes below */;
+	return harness_start(&main_srv, "--workers", "2", "--edit-area", "0", NULL) /* big brushes below */;
 }
 
 static int teardown(void **state)
 {
-	int rc = server_stop(&main_srv);
+	int rc = harness_stop(&main_srv);
 
 	(void)state;
-	remove_dir(&main_srv);
+	harness_clean(&main_srv);
 	return rc == 0 ? 0 : -1;
 }
 
@@ -912,5 +674,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
+	harness_io_timeout_s = IO_TIMEOUT_S;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
