@@ -13,7 +13,6 @@ unset TERRAIN_EDIT_TOKEN
 
 CLIENT=$BUILD/terrain-client
 T="timeout -k 5 60"
-CURL=(curl -sS --max-time 30)
 # to OUT ERR CMD...: run CMD with its output in OUT and ERR
 to() { local o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"; }
 # status CMD...: print CMD's exit status (its output discarded)

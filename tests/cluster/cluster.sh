@@ -12,92 +12,19 @@
 # ASan builds); CLUSTER_KEEP=1 keeps the logs in BUILD/test-logs/cluster/
 # (they are kept anyway when a check fails). About 90 s.
 . "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/lib_redis.sh"
 
-for b in redis-server redis-cli python3; do
-	command -v "$b" >/dev/null || { echo "skip: $b missing (scripts/deps.sh test)"; exit 0; }
-done
 CLIENT=$BUILD/terrain-client
 LOAD=$BUILD/bench/cluster_load # make tests
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
 ROUNDS=${CLUSTER_ROUNDS:-10}
+KEEP_LOGS=cluster
 
-declare -A RPID RPORT
-BG=()          # loaders, event recorders
-cluster_cleanup() {
-	kill_ours KILL "${RPID[@]}" "${BG[@]}"
-	if [ "$FAILED" != 0 ] || [ -n "${CLUSTER_KEEP:-}" ]; then # logs: BUILD/test-logs/cluster/
-		mkdir -p "$BUILD/test-logs/cluster" && cp "$TMP"/*.log "$BUILD/test-logs/cluster/"
-	fi
-}
-trap 'cluster_cleanup; cleanup' EXIT
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-rcli() { redis-cli -p "$1" "${@:2}" 2>/dev/null; }
-# until CMD succeeds (SECONDS is the time it takes an idle machine at most;
-# the bound is four times that, scaled: a busy one is many times slower,
-# tests/lib/lib.sh)
-wait_for() {
-	local secs=$1
-	shift
-	wait_until $((secs * 4)) "$@"
-}
-
-# redis_up NAME [ARGS...]: redis-server NAME on its port (picked once)
-redis_up() {
-	local name=$1
-	shift
-	[ -n "${RPORT[$name]:-}" ] || RPORT[$name]=$(free_port)
-	mkdir -p "$TMP/$name"
-	redis-server --port "${RPORT[$name]}" --bind 127.0.0.1 --dir "$TMP/$name" \
-		--appendonly yes --appendfsync always --save "" --repl-diskless-sync-delay 0 \
-		--replica-serve-stale-data no --logfile "$TMP/$name.log" "$@" &
-	RPID[$name]=$!
-	wait_for 5 pong "${RPORT[$name]}" || { echo "redis $name did not start"; cat "$TMP/$name.log"; exit 1; }
-}
-pong() { [ "$(rcli "$1" PING)" = PONG ]; }
-sentinel_up() {
-	local name=$1
-	RPORT[$name]=$(free_port)
-	cat >"$TMP/$name.conf" <<-EOF
-	port ${RPORT[$name]}
-	bind 127.0.0.1
-	dir $TMP
-	logfile $TMP/$name.log
-	sentinel monitor m 127.0.0.1 ${RPORT[r1]} 2
-	sentinel down-after-milliseconds m 1000
-	sentinel failover-timeout m 2000
-	sentinel parallel-syncs m 1
-	EOF
-	redis-server "$TMP/$name.conf" --sentinel &
-	RPID[$name]=$!
-	wait_for 5 pong "${RPORT[$name]}" || { echo "sentinel $name did not start"; exit 1; }
-}
-# the name (r1 or r2) of the primary the Sentinels name
-master() {
-	local p
-	[ -n "${RPORT[s1]:-}" ] || { echo r1; return; }
-	p=$(rcli "${RPORT[s1]}" SENTINEL get-master-addr-by-name m | sed -n 2p)
-	[ "$p" = "${RPORT[r1]}" ] && echo r1 || echo r2
-}
-other() { [ "$1" = r1 ] && echo r2 || echo r1; }
-online_replica() { rcli "${RPORT[$(master)]}" INFO replication | grep -q 'state=online'; }
-
+# the nodes' log: the Sentinels' (set once they are up), a 1 s timeout
 SPEC="sentinel://127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3/m"
-declare -A NPORT NPID
-# node_up I [ARGS...]: node I on the Redis log (its own data dir)
-node_up() {
-	local i=$1
-	shift
-	server_start --data-dir "$TMP/node$i" --edit-log "$SPEC?timeout=1000" "$@"
-	NPORT[$i]=$PORT
-	NPID[$i]=$(pgrep -P "$SERVER_PID") # the server, not timeout(1)
-	wait_for 10 healthy "$PORT" || { echo "node $i not healthy"; cat "$SERVER_LOG"; exit 1; }
-}
-# "healthy" here means ready for edits (/readyz); /healthz is liveness
-healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz")" = 200 ]; }
-all_healthy() { local i; for i in 1 2 3; do healthy "${NPORT[$i]}" || return 1; done; }
+sentinel_node() { node_up "$1" "$SPEC?timeout=1000"; }
+# (ready, lib_redis.sh: ready for edits, /readyz; /healthz is liveness)
+all_ready() { local i; for i in 1 2 3; do ready "${NPORT[$i]}" || return 1; done; }
 ports() { echo "${NPORT[1]},${NPORT[2]},${NPORT[3]}"; }
 # "edit_seq world_hash" of world SEED on node port
 state() {
@@ -194,10 +121,10 @@ sentinel_up s1
 sentinel_up s2
 sentinel_up s3
 SPEC="sentinel://127.0.0.1:${RPORT[s1]},127.0.0.1:${RPORT[s2]},127.0.0.1:${RPORT[s3]}/m"
-node_up 1
-node_up 2
-node_up 3
-check "three nodes on one Redis log are healthy" all_healthy
+sentinel_node 1
+sentinel_node 2
+sentinel_node 3
+check "three nodes on one Redis log are healthy" all_ready
 check "metrics name the redis backend" has <(curl -s "http://127.0.0.1:${NPORT[1]}/metrics") \
 	'^terrain_edit_log_info\{backend="redis"\} 1'
 
@@ -212,7 +139,7 @@ check "a node with another generator is refused ($?)" has "$TMP/other.log" \
 # a node that wants two replicas to confirm (WAIT 2) gets one here: the
 # batch is on the primary, not confirmed: 504, outcome unknown
 server_start --data-dir "$TMP/node4" --edit-log "$SPEC?replicas=2&timeout=1000"
-wait_for 10 healthy "$PORT"
+wait_for 10 ready "$PORT"
 check "?replicas=2 with one replica: edits get 504 (WAIT 2 short)" eq "$(post "$PORT" two 3)" 504
 server_stop >/dev/null
 
@@ -223,7 +150,7 @@ redis_up r3 --replicaof 127.0.0.1 "${RPORT[r1]}"
 two_online() { [ "$(rcli "${RPORT[r1]}" INFO replication | grep -c 'state=online')" = 2 ]; }
 wait_for 10 two_online || echo "  (r3 did not come online)"
 server_start --data-dir "$TMP/node5" --edit-log "$SPEC?replicas=all&timeout=1000"
-wait_for 10 healthy "$PORT"
+wait_for 10 ready "$PORT"
 sleep 0.6 # a beat: the node learns both replicas from ROLE
 "$LOAD" -n 300 "$PORT" 4 all >"$TMP/load.all"
 xlen() { rcli "${RPORT[$1]}" XLEN terrain:log; }
@@ -322,7 +249,7 @@ sleep 1.5
 kill -KILL "${NPID[3]}"
 wait "$lp"
 cat "$TMP/load.kill"
-node_up 3
+sentinel_node 3
 check "the restarted node catches up" wait_for 15 converged kill
 dump "${NPORT[1]}" kill >"$TMP/dump.kill"
 check "node kill -9: every acknowledged batch is in the log" eq "$(lost "$TMP/acks.kill" "$TMP/dump.kill")" 0
@@ -346,9 +273,9 @@ for round in $(seq 1 "$ROUNDS"); do
 	t1=$SECONDS
 	redis_up "$m" --replicaof 127.0.0.1 "${RPORT[$(master)]}" # as Sentinel would
 	wait_for 20 online_replica; t2=$SECONDS
-	wait_for 20 all_healthy; t3=$SECONDS
+	wait_for 20 all_ready; t3=$SECONDS
 	echo "  round $round: failover $((t1 - t0)) s, replica $((t2 - t1)) s, nodes $((t3 - t2)) s"
-	if ! { wait_for 20 online_replica && wait_for 20 all_healthy && wait_for 10 edit_ok; }; then
+	if ! { wait_for 20 online_replica && wait_for 20 all_ready && wait_for 10 edit_ok; }; then
 		echo "  round $round: the cluster did not come back"
 		break
 	fi
@@ -357,7 +284,7 @@ kill -TERM "$lp"
 wait "$lp"
 cat "$TMP/load.fail"
 check "$ROUNDS primary kills, $failovers Sentinel failovers" eq "$failovers" "$ROUNDS"
-check "nodes follow the new primary without a restart" all_healthy
+check "nodes follow the new primary without a restart" all_ready
 check "... and converge" wait_for 15 converged fail
 dump "${NPORT[1]}" fail >"$TMP/dump.fail"
 n_lost=$(lost "$TMP/acks.fail" "$TMP/dump.fail")
@@ -393,14 +320,14 @@ check "... with Retry-After" has <(curl -s -i --max-time 3 -H 'Content-Type: app
 check "... reads work: world info" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv")" 200
 check "... a tile never made before" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv/chunks/0/99/-99")" 200
 check "... the log" eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:${NPORT[2]}/v1/worlds/conv/edits")" 200
-check "... /readyz says edits are down" wait_for 5 not healthy "${NPORT[2]}"
+check "... /readyz says edits are down" wait_for 5 not ready "${NPORT[2]}"
 check "... in its body" has <(curl -s "http://127.0.0.1:${NPORT[2]}/readyz") '"edits":"unavailable"'
 check "... /healthz stays 200 (alive, reads served), saying so too" \
 	has <(curl -s -w ' %{http_code}' "http://127.0.0.1:${NPORT[2]}/healthz") '"edits":"unavailable".* 200$'
 for n in r1 r2; do kill -CONT "${RPID[$n]}"; done
 sleep 0.2
 for n in s1 s2 s3; do kill -CONT "${RPID[$n]}"; done
-check "Redis back: nodes recover by themselves" wait_for 20 all_healthy
+check "Redis back: nodes recover by themselves" wait_for 20 all_ready
 check "... and take edits" wait_for 15 edit_ok
 
 # ---------------------------------------------------------------- Redis restarted
@@ -411,7 +338,7 @@ redis_up "$(other "$m")" --replicaof 127.0.0.1 "${RPORT[$m]}"
 kill -TERM "${RPID[$m]}"
 wait "${RPID[$m]}"
 redis_up "$m"
-check "Redis restarted: nodes reconnect by themselves" wait_for 30 all_healthy
+check "Redis restarted: nodes reconnect by themselves" wait_for 30 all_ready
 check "... and take edits" wait_for 20 edit_ok
 
 finish

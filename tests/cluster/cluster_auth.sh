@@ -14,14 +14,13 @@
 # each refuse to start at once, saying why. Every process is killed by
 # pid. About 30 s.
 . "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/lib_redis.sh"
 
-for b in redis-server redis-cli python3; do
-	command -v "$b" >/dev/null || { echo "skip: $b missing (scripts/deps.sh test)"; exit 0; }
-done
 LOAD=$BUILD/bench/cluster_load # make tests
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
 unset TERRAIN_REDIS_PASSWORD TERRAIN_SENTINEL_PASSWORD TERRAIN_REDIS_PASSWORD_FILE \
 	TERRAIN_SENTINEL_PASSWORD_FILE
+KEEP_LOGS=cluster_auth
 
 # the node's ACL line, exactly as the documentation gives it
 RULES=$(grep -m1 '^user terrain on >PASSWORD ' "$(dirname "$0")/../../docs/cluster.md")
@@ -31,48 +30,12 @@ NODE_PW='n0de:p@ss/w%rd'       # needs percent-encoding in a spec
 NODE_PW_URL='n0de%3Ap%40ss%2Fw%25rd'
 ADMIN_PW=adm1n REPL_PW=repl1ca SENT_USER_PW=sent1nel SENT_PW='s3nt pass'
 
-declare -A RPID RPORT
-BG=()
-auth_cleanup() {
-	kill_ours KILL "${RPID[@]}" "${BG[@]}"
-	if [ "$FAILED" != 0 ]; then
-		mkdir -p "$BUILD/test-logs/cluster_auth" && cp "$TMP"/*.log "$BUILD/test-logs/cluster_auth/"
-	fi
-}
-trap 'auth_cleanup; cleanup' EXIT
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-# (SECONDS is the time it takes an idle machine at most; the bound is four
-# times that, scaled: a busy one is many times slower, tests/lib/lib.sh)
-wait_for() {
-	local secs=$1
-	shift
-	wait_until $((secs * 4)) "$@"
-}
 # redis-cli as the admin user, or as Sentinel's default user
 rcli() { redis-cli --no-auth-warning --user admin --pass "$ADMIN_PW" -p "$1" "${@:2}" 2>/dev/null; }
 scli() { redis-cli --no-auth-warning -a "$SENT_PW" -p "$1" "${@:2}" 2>/dev/null; }
-pong() { [ "$(rcli "$1" PING)" = PONG ]; }
-spong() { [ "$(scli "$1" PING)" = PONG ]; }
-
-# redis_up NAME [ARGS...]: a data node whose only users are the ACL ones
-redis_up() {
-	local name=$1
-	shift
-	[ -n "${RPORT[$name]:-}" ] || RPORT[$name]=$(free_port)
-	mkdir -p "$TMP/$name"
-	cat >"$TMP/$name.conf" <<-EOF
-	port ${RPORT[$name]}
-	bind 127.0.0.1
-	dir $TMP/$name
-	logfile $TMP/$name.log
-	appendonly yes
-	appendfsync always
-	save ""
-	repl-diskless-sync-delay 0
-	replica-serve-stale-data no
+# the data nodes' only users are the ACL ones (redis_up, lib_redis.sh)
+redis_conf() {
+	cat <<-EOF
 	masteruser replica
 	masterauth $REPL_PW
 	user default off resetpass ~* &* +@all
@@ -82,50 +45,18 @@ redis_up() {
 	user replica on >$REPL_PW +psync +replconf +ping
 	user sentinel on >$SENT_USER_PW allchannels +multi +slaveof +ping +exec +subscribe +config|rewrite +role +publish +info +client|setname +client|kill +script|kill
 	EOF
-	redis-server "$TMP/$name.conf" "$@" &
-	RPID[$name]=$!
-	wait_for 5 pong "${RPORT[$name]}" || { echo "redis $name did not start"; cat "$TMP/$name.log"; exit 1; }
 }
-sentinel_up() {
-	local name=$1
-	RPORT[$name]=$(free_port)
-	cat >"$TMP/$name.conf" <<-EOF
-	port ${RPORT[$name]}
-	bind 127.0.0.1
-	dir $TMP
-	logfile $TMP/$name.log
+# the Sentinels want a password and log in on the data nodes as "sentinel"
+sentinel_conf() {
+	cat <<-EOF
 	requirepass "$SENT_PW"
 	user nodes on >n0des -@all +sentinel|get-master-addr-by-name
-	sentinel monitor m 127.0.0.1 ${RPORT[r1]} 2
 	sentinel auth-user m sentinel
 	sentinel auth-pass m $SENT_USER_PW
-	sentinel down-after-milliseconds m 1000
-	sentinel failover-timeout m 2000
 	EOF
-	redis-server "$TMP/$name.conf" --sentinel &
-	RPID[$name]=$!
-	wait_for 5 spong "${RPORT[$name]}" || { echo "sentinel $name did not start"; exit 1; }
 }
-master() {
-	local p
-	[ -n "${RPORT[s1]:-}" ] || { echo r1; return; }
-	p=$(scli "${RPORT[s1]}" SENTINEL get-master-addr-by-name m | sed -n 2p)
-	[ "$p" = "${RPORT[r1]}" ] && echo r1 || echo r2
-}
-online_replica() { rcli "${RPORT[$(master)]}" INFO replication | grep -q 'state=online'; }
-
-declare -A NPORT NPID NLOG
-# node_up I SPEC [ARGS...] (environment as the caller sets it)
-node_up() {
-	local i=$1 spec=$2
-	shift 2
-	server_start --data-dir "$TMP/node$i" --edit-log "$spec" --snapshot-every 150 "$@"
-	NPORT[$i]=$PORT NLOG[$i]=$SERVER_LOG
-	NPID[$i]=$(pgrep -P "$SERVER_PID")
-	wait_for 10 healthy "$PORT" || { echo "node $i not healthy"; cat "$SERVER_LOG"; exit 1; }
-}
-healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz")" = 200 ]; }
-all_healthy() { local i; for i in 1 2 3; do healthy "${NPORT[$i]}" || return 1; done; }
+# (node_up, lib_redis.sh, with the caller's environment: the passwords)
+all_ready() { local i; for i in 1 2 3; do ready "${NPORT[$i]}" || return 1; done; }
 state() {
 	curl -s "http://127.0.0.1:$1/v1/worlds/$2" |
 		sed -n 's/.*"edit_seq":\([0-9]*\),"world_hash":"\([0-9a-f]*\)".*/\1 \2/p'
@@ -176,11 +107,11 @@ HOSTS="127.0.0.1:${RPORT[s1]},127.0.0.1:${RPORT[s2]},127.0.0.1:${RPORT[s3]}"
 echo "$NODE_PW" >"$TMP/redis.pw"
 printf 'n0des\n' >"$TMP/sentinel.pw"
 chmod 600 "$TMP/redis.pw" "$TMP/sentinel.pw"
-TERRAIN_REDIS_PASSWORD=$NODE_PW TERRAIN_SENTINEL_PASSWORD=$SENT_PW node_up 1 "sentinel://terrain@$HOSTS/m"
-node_up 2 "sentinel://terrain@$HOSTS/m?sentinel_user=nodes" --redis-password-file "$TMP/redis.pw" \
+TERRAIN_REDIS_PASSWORD=$NODE_PW TERRAIN_SENTINEL_PASSWORD=$SENT_PW node_up 1 "sentinel://terrain@$HOSTS/m" --snapshot-every 150
+node_up 2 "sentinel://terrain@$HOSTS/m?sentinel_user=nodes" --snapshot-every 150 --redis-password-file "$TMP/redis.pw" \
 	--sentinel-password-file "$TMP/sentinel.pw"
-TERRAIN_SENTINEL_PASSWORD=$SENT_PW node_up 3 "sentinel://terrain:$NODE_PW_URL@$HOSTS/m"
-check "three nodes with a user limited to the documented rules are healthy" all_healthy
+TERRAIN_SENTINEL_PASSWORD=$SENT_PW node_up 3 "sentinel://terrain:$NODE_PW_URL@$HOSTS/m" --snapshot-every 150
+check "three nodes with a user limited to the documented rules are healthy" all_ready
 check "node 1's command line holds no password" not grep -qaF "$NODE_PW" "/proc/${NPID[1]}/cmdline"
 check "... nor node 2's" not grep -qaF "n0de" "/proc/${NPID[2]}/cmdline"
 check "node 3 names its spec with the password hidden" not has "${NLOG[3]}" 'n0de%3A|n0de:'
@@ -200,7 +131,7 @@ other=$([ "$m" = r1 ] && echo r2 || echo r1)
 redis_up "$m" --replicaof 127.0.0.1 "${RPORT[$other]}"
 check "... the old primary comes back as a replica (masteruser)" wait_for 20 online_replica
 check "... and the nodes take edits again" wait_for 20 edit_ok
-wait_for 10 all_healthy
+wait_for 10 all_ready
 "$LOAD" -n 300 "${NPORT[1]},${NPORT[2]},${NPORT[3]}" 8 auth >"$TMP/load.auth2"
 cat "$TMP/load.auth2"
 check "... on every node" has "$TMP/load.auth2" ' ok 300 '
@@ -212,7 +143,7 @@ check "snapshots are shared and the log trimmed as the limited user" wait_for 90
 check "... no command of theirs refused (but CONFIG GET, which is not in the rules)" \
 	not has <(cat "${NLOG[@]}" | grep -v "'config|get'") 'NOPERM'
 check "... the log was trimmed" test -n "$(rcli "${RPORT[$(master)]}" HGET terrain:snapshot:meta trim)"
-TERRAIN_REDIS_PASSWORD=$NODE_PW TERRAIN_SENTINEL_PASSWORD=$SENT_PW node_up 4 "sentinel://terrain@$HOSTS/m"
+TERRAIN_REDIS_PASSWORD=$NODE_PW TERRAIN_SENTINEL_PASSWORD=$SENT_PW node_up 4 "sentinel://terrain@$HOSTS/m" --snapshot-every 150
 check "a late joiner takes the shared snapshot as the limited user" has "${NLOG[4]}" 'took the shared snapshot'
 
 # the primary's AOF alone holds every edit: Redis replays the scripts'

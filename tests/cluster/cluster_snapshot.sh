@@ -17,7 +17,6 @@ export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
 # snapshots fold every edit (--history 0), as this test expects of their
 # bases; edit_reverts_cluster.sh has them keep the last --history
 export TERRAIN_HISTORY=0
-CURL=(curl -sS --max-time 60)
 RPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$TMP/redis"
 redis-server --port "$RPORT" --bind 127.0.0.1 --dir "$TMP/redis" --appendonly yes \

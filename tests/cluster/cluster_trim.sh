@@ -13,70 +13,29 @@
 # Idempotency-Key made before all that is still answered as a replay on c
 # and on the late joiner, its batch trimmed away long since. About 40 s.
 . "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/lib_redis.sh"
 
-for b in redis-server redis-cli python3; do
-	command -v "$b" >/dev/null || { echo "skip: $b missing (scripts/deps.sh test)"; exit 0; }
-done
 LOAD=$BUILD/bench/cluster_load # make tests
 export TERRAIN_EDIT_RATE=0 TERRAIN_EDIT_AREA=0
 # snapshots fold every edit (--history 0), as this test expects of their
 # bases; edit_reverts_cluster.sh has them keep the last --history
 export TERRAIN_HISTORY=0
 EVERY=300
+KEEP_LOGS=cluster_trim
 
-declare -A RPID RPORT
-BG=()
-trim_cleanup() {
-	kill_ours CONT "${RPID[@]}" "${BG[@]}"
-	kill_ours KILL "${RPID[@]}" "${BG[@]}"
-	if [ "$FAILED" != 0 ] || [ -n "${CLUSTER_KEEP:-}" ]; then
-		mkdir -p "$BUILD/test-logs/cluster_trim" && cp "$TMP"/*.log "$BUILD/test-logs/cluster_trim/"
-	fi
-}
-trap 'trim_cleanup; cleanup' EXIT
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-# (SECONDS is the time it takes an idle machine at most; the bound is four
-# times that, scaled: a busy one is many times slower, tests/lib/lib.sh)
-wait_for() {
-	local secs=$1
-	shift
-	wait_until $((secs * 4)) "$@"
-}
-rcli() { redis-cli -p "${RPORT[r1]}" "$@" 2>/dev/null; }
-redis_up() {
-	local name=$1
-	shift
-	RPORT[$name]=$(free_port)
-	mkdir -p "$TMP/$name"
-	redis-server --port "${RPORT[$name]}" --bind 127.0.0.1 --dir "$TMP/$name" \
-		--appendonly yes --appendfsync always --save "" --repl-diskless-sync-delay 0 \
-		--replica-serve-stale-data no --logfile "$TMP/$name.log" "$@" &
-	RPID[$name]=$!
-	wait_for 5 sh -c "[ \"\$(redis-cli -p ${RPORT[$name]} PING 2>/dev/null)\" = PONG ]" ||
-		{ echo "redis $name did not start"; exit 1; }
-}
 redis_up r1
 redis_up r2 --replicaof 127.0.0.1 "${RPORT[r1]}"
-wait_for 10 sh -c "redis-cli -p ${RPORT[r1]} INFO replication | grep -q state=online" ||
-	{ echo "replica did not sync"; exit 1; }
-SPEC="redis://127.0.0.1:${RPORT[r1]}"
-
-declare -A NPORT NPID NLOG
-node_up() { # NAME [ARGS...]
-	local n=$1
-	shift
-	server_start --data-dir "$TMP/$n" --edit-log "$SPEC" --snapshot-every "$EVERY" --workers 2 "$@"
-	NPORT[$n]=$PORT NLOG[$n]=$SERVER_LOG
-	NPID[$n]=$(pgrep -P "$SERVER_PID")
-}
+wait_for 10 online_replica || { echo "replica did not sync"; exit 1; }
+r1cli() { rcli "${RPORT[r1]}" "$@"; }
+# redis_node NAME: a node of the log in r1 (lib_redis.sh), snapshots every $EVERY
+redis_node() { node_up "$1" --snapshot-every "$EVERY" --workers 2; }
+# alive: /healthz answers 200 (reads served)
 healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$1/healthz")" = 200 ]; }
 state() {
 	curl -s --max-time 5 "http://127.0.0.1:$1/v1/worlds/trim" |
 		sed -n 's/.*"edit_seq":\([0-9]*\),"world_hash":"\([0-9a-f]*\)".*/\1 \2/p'
 }
-head_seq() { rcli HGET terrain:heads "default:$(curl -s "http://127.0.0.1:${NPORT[a]}/v1/worlds/trim" | sed -n 's/.*"seed":"\([0-9]*\)".*/\1/p')"; }
+head_seq() { r1cli HGET terrain:heads "default:$(curl -s "http://127.0.0.1:${NPORT[a]}/v1/worlds/trim" | sed -n 's/.*"seed":"\([0-9]*\)".*/\1/p')"; }
 # every node given at the log's head, with one hash
 converged() {
 	local h s0 n
@@ -84,8 +43,8 @@ converged() {
 	[ -n "$s0" ] && [ "${s0%% *}" = "${h:-0}" ] || return 1
 	for n in "$@"; do [ "$(state "${NPORT[$n]}")" = "$s0" ] || return 1; done
 }
-meta() { rcli HGET terrain:snapshot:meta "$1"; }
-snapshots() { rcli --scan --pattern 'terrain:snapshot:*:*' | wc -l; }
+meta() { r1cli HGET terrain:snapshot:meta "$1"; }
+snapshots() { r1cli --scan --pattern 'terrain:snapshot:*:*' | wc -l; }
 tile() { curl -s -H 'Accept-Encoding: identity' "http://127.0.0.1:$1/v1/worlds/trim/chunks/0/$2/$3" | md5sum; }
 same_tiles() {
 	local cx cz
@@ -95,10 +54,9 @@ same_tiles() {
 	done; done
 }
 
-node_up a
-node_up b
-node_up c
-for n in a b c; do wait_for 10 healthy "${NPORT[$n]}" || { echo "node $n not healthy"; exit 1; }; done
+redis_node a
+redis_node b
+redis_node c
 curl -sN --max-time 120 "http://127.0.0.1:${NPORT[c]}/v1/worlds/trim/events" >"$TMP/sse.c" &
 SSE=$!
 BG+=($SSE)
@@ -128,7 +86,7 @@ echo "  node c stopped at $(cat "$TMP/c.before")"
 first=$(meta edits) cycles=0 maxlen=0 maxsnaps=0 prev=$first
 for i in $(seq 1 600); do
 	sleep 0.1
-	e=$(meta edits) len=$(rcli XLEN terrain:log) ns=$(snapshots)
+	e=$(meta edits) len=$(r1cli XLEN terrain:log) ns=$(snapshots)
 	[ -n "$len" ] && [ "$len" -gt "$maxlen" ] && maxlen=$len
 	[ "$ns" -gt "$maxsnaps" ] && maxsnaps=$ns
 	[ -n "$e" ] && [ "$e" != "$prev" ] && { cycles=$((cycles + 1)); prev=$e; }
@@ -139,10 +97,10 @@ echo "  $cycles snapshots shared while c was stopped (held edits $first -> $(met
 	"stream length at most $maxlen entries, snapshots in Redis at most $maxsnaps"
 check "five snapshot cycles while c is stopped" test "$cycles" -ge 5
 check "the log was trimmed below the snapshot before the newest" test -n "$(meta trim)"
-len=$(rcli XLEN terrain:log)
+len=$(r1cli XLEN terrain:log)
 # the oldest entry and the trim point in one script: the load goes on, and
 # a snapshot shared between two reads would move the trim under them
-both=$(rcli EVAL "return {redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1][1], \
+both=$(r1cli EVAL "return {redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1][1], \
 	redis.call('HGET', KEYS[1], 'trim')}" 2 terrain:snapshot:meta terrain:log | tr '\n' ' ')
 read -r oldest trim <<<"$both"
 check "the log starts where it was trimmed (at the snapshot before the newest)" eq "$oldest" "$trim"
@@ -179,11 +137,11 @@ curl -s -o /dev/null -H 'Content-Type: application/json' \
 check "an edit on c reaches a and b" wait_for 10 converged a b c
 
 # a node joining now: the shared snapshot plus the trimmed log
-node_up d
+redis_node d
 check "a late joiner takes the shared snapshot" has "${NLOG[d]}" 'took the shared snapshot'
 check "... and converges" wait_for 20 converged a b c d
 check "the keyed edit (the first) was trimmed away: the log holds fewer batches than edits" \
-	test "$(rcli XLEN terrain:log)" -lt "$(head_seq)"
+	test "$(r1cli XLEN terrain:log)" -lt "$(head_seq)"
 check "its retry on c, restored from the shared snapshot, is a replay of it" \
 	eq "$(keyed c)" "${early% *} True"
 check "... and on the late joiner" eq "$(keyed d)" "${early% *} True"

@@ -24,7 +24,6 @@ if [ ! -x "$NGINX" ]; then
 	echo "FAIL: nginx not installed (scripts/deps.sh test installs nginx-light)"
 	exit 1
 fi
-CURL=(curl -sS --max-time 30)
 TOK=front-test-token
 AUTH=(-H "Authorization: Bearer $TOK")
 NGINX_PID=

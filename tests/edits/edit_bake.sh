@@ -10,7 +10,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 60)
 metric() { "${CURL[@]}" "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 
 server_start --bake-after 8 --workers 2

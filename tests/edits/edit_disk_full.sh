@@ -16,7 +16,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 30)
 MNT=$TMP/disk
 mkdir -p "$MNT"
 unmount() { mountpoint -q "$MNT" && umount "$MNT"; cleanup; }

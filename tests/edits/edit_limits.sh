@@ -8,7 +8,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 30)
 post() { # BODY [CURL ARGS]: prints the status; headers to $TMP/h, body to $TMP/body
 	local body=$1
 	shift

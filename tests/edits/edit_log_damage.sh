@@ -8,7 +8,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 30)
 JSON=(-H 'Content-Type: application/json')
 post() {
 	"${CURL[@]}" -o "$TMP/body" -w '%{http_code}' -X POST "${JSON[@]}" --data-binary "$2" \

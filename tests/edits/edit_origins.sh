@@ -9,7 +9,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 30)
 JSON=(-H 'Content-Type: application/json')
 wipe='{"edits":[{"op":"set","x":0,"z":0,"radius":4096,"height":-100000}]}'
 small='{"edits":[{"op":"raise","x":10,"z":10,"radius":5,"strength":1}]}'

@@ -18,7 +18,6 @@ if [ ! -x "$NGINX" ]; then
 	exit 1
 fi
 command -v openssl >/dev/null || { echo "FAIL: openssl not installed (scripts/deps.sh test)"; exit 1; }
-CURL=(curl -sS --max-time 30)
 NGINX_PID=
 stop_front() {
 	if [ -n "$NGINX_PID" ]; then

@@ -14,7 +14,6 @@ cd "$(dirname "$0")/../.." || exit 1
 # keep the last --history one by one
 export TERRAIN_HISTORY=0
 
-CURL=(curl -sS --max-time 60)
 metric() { "${CURL[@]}" "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 field() { sed -n "s/.*\"$2\":\"\{0,1\}\([0-9a-f]*\)\"\{0,1\}[,}].*/\1/p" <<<"$1"; }
 world() { "${CURL[@]}" "$BASE/v1/worlds/$1"; }

@@ -19,7 +19,6 @@ if ! "$PY" -c 'import jwt, cryptography' 2>/dev/null || ! command -v openssl >/d
 	echo "FAIL: python3-jwt (with python3-cryptography) and openssl are needed (scripts/deps.sh test)"
 	exit 1
 fi
-CURL=(curl -sS --max-time 30)
 ok='{"edits":[{"op":"raise","x":10,"z":10,"radius":5,"strength":1}]}'
 # post TOKEN [BODY [WORLD [CURL ARGS...]]]: prints the status; the body goes to $TMP/body
 post() {

@@ -5,7 +5,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 30)
 JSON=(-H 'Content-Type: application/json')
 server_start --workers 2
 

@@ -9,7 +9,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 30)
 JSON=(-H 'Content-Type: application/json')
 ok='{"edits":[{"op":"raise","x":10,"z":10,"radius":5,"strength":1}]}'
 mkdir -p "$TMP/presets"

@@ -11,7 +11,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 60)
 server_start --workers 2
 
 hdr() { tr -d '\r' <"$1" | sed -n "s/^$2: //Ip" | head -n 1; }

@@ -6,7 +6,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 30)
 server_start --workers 2
 
 # ---- tiles equal `generate`, identity and zstd ---------------------------------

@@ -11,7 +11,6 @@
 # /healthz, /readyz and /metrics (others 503), until they too are taken.
 . "$(dirname "$0")/../lib/lib.sh"
 
-CURL=(curl -sS --max-time 30)
 
 # raw TEXT: send TEXT (Python escapes) on one connection, half-close, read
 # to the end; prints the status line's code and puts the answer in $TMP/ans

@@ -11,7 +11,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 30)
 # a token, so that edits may carry X-Request-Start (a proxy's sign)
 server_start --workers 2 --edit-rate 0 --edit-area 0 --edit-token edge-token
 AUTH=(-H 'Authorization: Bearer edge-token')

@@ -13,6 +13,8 @@
 #                          (status 1) once SECS of wall-clock time, scaled,
 #                          have passed without it.
 # scaled SECS              SECS times TEST_TIMEOUT_SCALE.
+# "${CURL[@]}" ARGS...     curl with errors shown and a bound (60 s, scaled)
+#                          on each request.
 #
 # Tests wait on conditions, never on fixed durations, and their bounds are
 # generous: a machine with other work running (load 20 to 48 on 2 cores)
@@ -29,6 +31,7 @@ FAILED=0
 TEST_TIMEOUT_SCALE=${TEST_TIMEOUT_SCALE:-1}
 
 scaled() { echo $(($1 * TEST_TIMEOUT_SCALE)); }
+CURL=(curl -sS --max-time "$(scaled 60)")
 wait_until() {
 	local end=$((SECONDS + $(scaled "$1")))
 	shift

@@ -10,7 +10,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
-CURL=(curl -sS --max-time 30)
 server_start --workers 2 --node-name tv-node-1
 
 # get URL [CURL ARGS...]: headers in $TMP/h (lowercase names, no CR), body in
