@@ -21,7 +21,7 @@ node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.ex
 npm_dir "$LINT"
 version=$(node -p 'require(process.argv[1]).version' "$LINT/node_modules/@redocly/cli/package.json")
 
-(cd "$LINT" && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true timeout 120 ./node_modules/.bin/redocly lint --format json ../../server/assets/openapi.json) \
+(cd "$LINT" && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true timeout 120 ./node_modules/.bin/redocly lint --format json ../../../server/assets/openapi.json) \
 	>"$TMP/lint.json" 2>"$TMP/lint.err"
 report() {
 	node -e '
