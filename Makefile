@@ -25,7 +25,7 @@ OPT     ?= -O2
 SAN     ?=
 PKGS    := libuv libzstd zlib libcjson libpng libtiff-4 cmocka hiredis libjwt libcrypto
 HOSTCC  ?= cc
-# Where Debian's node-llhttp puts llhttp's C; overridable (tests/first_run.sh).
+# Where Debian's node-llhttp puts llhttp's C; overridable (tests/platform/first_run.sh).
 LLHTTP_INC ?= /usr/share/include/llhttp
 LLHTTP_SRC ?= /usr/share/llhttp
 # The command that installs the packages of a target (its one argument):
@@ -51,7 +51,7 @@ endif
 # flags define the world, so they come last on every compile line, after
 # CFLAGS, and a CFLAGS that would change floating-point results is refused
 # (WORLD_FLAGS_UNSAFE=1 lets it through and puts CFLAGS after them: for
-# tests/world_flags.sh, whose binary the start-up self-check must refuse).
+# tests/platform/world_flags.sh, whose binary the start-up self-check must refuse).
 # -fno-trapping-math only says no code reads floating-point exception flags
 # (clang's default): gcc may then compute both sides of a float select, so
 # clamps and blends vectorise. Values are unchanged.
@@ -118,7 +118,7 @@ endif
 COMMON_SRC := $(wildcard common/*.c)
 SERVER_SRC := $(filter-out server/service/main.c,$(wildcard server/*/*.c))
 CLIENT_SRC := $(filter-out client-sample/main.c,$(wildcard client-sample/*.c))
-TEST_SRC   := $(wildcard tests/test_*.c)
+TEST_SRC   := $(wildcard tests/unit/test_*.c)
 PRESETS    := $(sort $(wildcard presets/*.json))
 # the viewer's files, and the JavaScript client module it imports (/assets/terrain.js)
 ASSETS     := $(sort $(wildcard server/assets/*)) clients/js/terrain.js
@@ -127,7 +127,10 @@ COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/builtin_presets.o
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(if $(ASSETS),$(BUILD)/gen/assets.o)
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 LLHTTP_OBJ := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
-TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TESTLIB_SRC := $(filter-out tests/lib/kill_on.c,$(wildcard tests/lib/*.c))
+# programs the test scripts run (tests/README.md)
+TEST_PROGS := $(BUILD)/tests/kill_on $(BUILD)/bench/cluster_load
 
 .PHONY: all deps test check run bench fuzz fuzz-long clean noopt asan check-headers help test-arm64 fresh-check \
 	container-test web FORCE
@@ -145,7 +148,7 @@ $(BUILD)/%.o: %.c
 
 # The generation kernels are written as loops for the vectoriser; gcc -O2
 # only vectorises trivial loops, so the default build takes them to -O3.
-# Results are identical at every level (tests/cross-compiler.sh checks -O0).
+# Results are identical at every level (tests/platform/cross-compiler.sh checks -O0).
 $(BUILD)/common/noise.o $(BUILD)/common/fbm.o $(BUILD)/common/pipeline.o \
 	$(BUILD)/common/pipeline_eval.o $(BUILD)/common/tilecode.o \
 	$(BUILD)/common/tilecode_enc.o $(BUILD)/common/tilecode_dec.o: \
@@ -202,7 +205,7 @@ $(BUILD)/libclient.a: $(CLIENT_OBJ) $(LLHTTP_OBJ)
 # and libterrain.a (the same objects linked into one and sealed to
 # terrain_* by objcopy, so that a program's own symbols never clash with
 # the core's). `make install PREFIX=... DESTDIR=...` copies the header,
-# both libraries and terrain.pc (tests/library.sh checks all of it).
+# both libraries and terrain.pc (tests/library/library.sh checks all of it).
 LIB_MAJOR   := $(shell sed -n 's/^\#define TERRAIN_VERSION_MAJOR //p' common/terrain.h)
 LIB_VERSION := $(LIB_MAJOR).$(shell sed -n 's/^\#define TERRAIN_VERSION_MINOR //p' common/terrain.h).$(shell sed -n 's/^\#define TERRAIN_VERSION_PATCH //p' common/terrain.h)
 LIB_SO      := $(BUILD)/lib/libterrain.so.$(LIB_VERSION)
@@ -254,12 +257,30 @@ $(BUILD)/terrain-server: $(BUILD)/server/service/main.o $(BUILD)/libserver.a $(B
 $(BUILD)/terrain-client: $(BUILD)/client-sample/main.o $(BUILD)/libclient.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libserver.a $(BUILD)/libclient.a $(BUILD)/libcommon.a
+# The cmocka suites: tests/unit/test_NAME.c to $(BUILD)/tests/test_NAME,
+# each linked with the suites' helpers (tests/lib/*.c but kill_on.c: the
+# server harness, the preset fixture), of which it takes what it calls.
+$(BUILD)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) -Itests/lib -I$(LLHTTP_INC) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/libharness.a: $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/libharness.a $(BUILD)/libserver.a \
+		$(BUILD)/libclient.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
+
+# Helper programs of the scripts: kill -9 on an inotify event
+# (tests/edits/edit_compact.sh) and the edit load of the cluster tests
+# (tests/cluster/*.sh, tests/edits/edit_compact.sh; bench/ may use it too).
+$(BUILD)/tests/kill_on: tests/lib/kill_on.c
+	@mkdir -p $(@D)
+	$(QCC)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $< -o $@
 
 # Each x86-64 clone of the noise kernels once more on its own, without
 # target_clones and with its names suffixed (bench/variant.h), so that
-# tests/test_clones.c compares their bits with the library's dispatch.
+# tests/unit/test_clones.c compares their bits with the library's dispatch.
 ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine)),)
 CLONE_OBJ := $(foreach v,base v3 v4,$(BUILD)/clones/noise_$(v).o $(BUILD)/clones/fbm_$(v).o \
 	$(foreach f,tilecode tilecode_enc tilecode_dec,$(BUILD)/clones/$(f)_$(v).o))
@@ -386,12 +407,12 @@ $(BUILD)/bench/wasm_native_scalar: bench/wasm_native.c $(BENCH_LIB) $(BENCH_SCAL
 	$(QLD)$(CC) $(CFLAGS_ALL) $< $(BENCH_SCALAR_OBJ) $(BENCH_LIB) $(LDFLAGS_ALL) $(LIBS) -o $@
 # ---- end of bench programs ----
 
-tests: all $(TEST_BIN)
+tests: all $(TEST_BIN) $(TEST_PROGS)
 .PHONY: tests
 # keep test objects between runs (they are intermediates of the pattern rule)
 .SECONDARY:
 
-# Runs every cmocka binary and every tests/*.sh against $(BUILD).
+# Runs every cmocka binary and every tests/SUBJECT/*.sh against $(BUILD).
 check: tests
 	@BUILD=$(BUILD) RUN_ONCE=$(RUN_ONCE) SCRIPTS=$(SCRIPTS) tests/run.sh $(TEST_BIN)
 
@@ -423,7 +444,7 @@ test-build-asan:
 .PHONY: test-builds test-build-gcc test-build-clang test-build-asan
 
 # deps, then a new make: one that read the file system before the packages
-# were installed would miss llhttp's sources (tests/first_run.sh).
+# were installed would miss llhttp's sources (tests/platform/first_run.sh).
 run:
 	@$(DEPS) build
 	@$(MAKE) --no-print-directory all
@@ -458,19 +479,19 @@ fuzz:
 	$(MAKE) BUILD=build-fuzz/gen CC=clang OPT=-O2 \
 		CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-coverage=trace-cmp -fno-sanitize-recover=all" \
 		build-fuzz/gen/libcommon.a
-	clang $(FUZZ_CFLAGS) tests/fuzz_tile.c \
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_tile.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_tile
-	clang $(FUZZ_CFLAGS) tests/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_http.c build-fuzz/fuzz/server_main.o build-fuzz/libserver.a \
 		build-fuzz/libcommon.a $(LIBS) -o build-fuzz/fuzz_http
-	clang $(FUZZ_CFLAGS) tests/fuzz_http_mem.c build-fuzz/libserver.a \
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_http_mem.c build-fuzz/libserver.a \
 		build-fuzz/gen/libcommon.a $(LIBS) -o build-fuzz/fuzz_http_mem
-	clang $(FUZZ_CFLAGS) tests/fuzz_edit.c \
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_edit.c \
 		build-fuzz/libcommon.a -lxxhash -lzstd -lcjson -lm -o build-fuzz/fuzz_edit
 	@mkdir -p build-fuzz/corpus build-fuzz/corpus-http build-fuzz/corpus-http-mem
 	@echo "run: build-fuzz/fuzz_tile -max_total_time=60 build-fuzz/corpus"
-	@echo "     build-fuzz/fuzz_http -dict=tests/fuzz_http.dict -max_total_time=600 build-fuzz/corpus-http tests/fuzz_http"
-	@echo "     build-fuzz/fuzz_http_mem -dict=tests/fuzz_http_mem.dict -max_total_time=600 build-fuzz/corpus-http-mem tests/fuzz_http_mem"
-	@echo "     build-fuzz/fuzz_edit -dict=tests/fuzz_edit.dict -max_total_time=60 tests/fuzz_edit"
+	@echo "     build-fuzz/fuzz_http -dict=tests/fuzz/fuzz_http.dict -max_total_time=600 build-fuzz/corpus-http tests/fuzz/fuzz_http"
+	@echo "     build-fuzz/fuzz_http_mem -dict=tests/fuzz/fuzz_http_mem.dict -max_total_time=600 build-fuzz/corpus-http-mem tests/fuzz/fuzz_http_mem"
+	@echo "     build-fuzz/fuzz_edit -dict=tests/fuzz/fuzz_edit.dict -max_total_time=60 tests/fuzz/fuzz_edit"
 	@echo "or:  make fuzz-long FUZZ_TIME=3600 (every target, its corpus kept in fuzz-corpus/)"
 
 # Every fuzz target for FUZZ_TIME seconds each, all at once under nice
@@ -493,13 +514,13 @@ test-arm64:
 	$(MAKE) --no-print-directory BUILD=$(BUILD) all
 	$(MAKE) --no-print-directory BUILD=build-arm64 CC=aarch64-linux-gnu-gcc all
 	$(MAKE) --no-print-directory BUILD=build-arm64 CC=aarch64-linux-gnu-gcc build-arm64/tests/test_selfcheck
-	bash tests/arm64.sh $(BUILD) build-arm64
+	bash tests/platform/arm64.sh $(BUILD) build-arm64
 
 # make run and make test from a clean `git archive` of HEAD in a Debian 12
 # chroot (debootstrap; needs root and the Debian mirror). FRESH_ARGS: e.g. --test.
 fresh-check:
 	@$(DEPS) fresh-check
-	bash tests/fresh-debian.sh $(FRESH_ARGS)
+	bash tests/platform/fresh-debian.sh $(FRESH_ARGS)
 
 # docker/compose.cluster.yaml built from a debootstrapped base, started,
 # loaded, put through Redis and node faults and checked, then torn down
@@ -521,3 +542,7 @@ clean:
 include clients/js/wasm/wasm.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# The unit suites were tests/test_NAME.c before tests/unit/ (issue 37): the
+# dependency files of an older build folder still name them. Nothing makes
+# them; their objects are made again from tests/unit/.
+$(TEST_SRC:tests/unit/%=tests/%): ;

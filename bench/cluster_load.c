@@ -1,6 +1,6 @@
 /*
  * cluster_load.c - edit load against several nodes of one world, for
- * tests/cluster.sh and bench/cluster.sh.
+ * tests/cluster/cluster.sh and bench/cluster.sh.
  *
  *   cluster_load [-p] [-h] [-l] [-k] [-n BATCHES] [-t SECONDS] [-w MS] [-r METRES] [-a ACKS] PORTS CLIENTS WORLD
  *

@@ -154,7 +154,7 @@ echo "note: world 43 (default) with $edited edits: a 24 m raise at the centre of
 	"the default client; local: terrain-client walk --local (libterrain makes every chunk no" \
 	"edit reaches, the server answers GET /hashes of the square, then again after --revalidate or" \
 	"when the square leaves it, and the tiles of edited chunks)"
-echo "note: target (issue 29): local / precision <= 0.05x, with identical heights (tests/local_mode.sh" \
+echo "note: target (issue 29): local / precision <= 0.05x, with identical heights (tests/client/local_mode.sh" \
 	"compares the maps of fetch and fetch --local byte for byte)"
 } >>"$out/precision_local.tsv"
 cat "$out/precision_local.tsv"

@@ -5,7 +5,7 @@
  * -mavx2 -mfma, and so on, under -DTERRAIN_NO_CLONES): every external name
  * of noise.h, fbm.h, tilecode.h and tilecode_int.h gets the suffix
  * _VARIANT, so the copies link beside libcommon.a and noise_bench.c and
- * tests/test_clones.c run each clone's code in one process.
+ * tests/unit/test_clones.c run each clone's code in one process.
  */
 #ifndef VARIANT_H
 #define VARIANT_H

@@ -1,7 +1,7 @@
 /*
  * selfcheck.c - the start-up check of the generated world (selfcheck.h).
  * Owns nothing but the choice of tiles; the hashes are those of
- * common/golden_tiles.inc, shared with tests/test_pipeline.c.
+ * common/golden_tiles.inc, shared with tests/unit/test_pipeline.c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,7 +25,7 @@ static const struct selfcheck_tile golden[] = {
  * The tiles of golden[] checked at start, by key: five generators, LOD 0
  * to 8, the int32 corners, far from the origin. Eroded tiles (about 100 ms
  * each: their regions) are left to the test suite. About 10 ms in all
- * (tests/test_selfcheck.c prints the figure).
+ * (tests/unit/test_selfcheck.c prints the figure).
  */
 static const struct {
 	const char *preset;

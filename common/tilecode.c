@@ -21,7 +21,7 @@
  * in 32 bits, and the "narrow" loops compute them in wrapping u32
  * arithmetic, a whole line at a time in a form gcc vectorises, with the
  * same results as the 64-bit "wide" loops that any other tile takes
- * (tests/test_tile.c compares the two on every test tile). The decoder
+ * (tests/unit/test_tile.c compares the two on every test tile). The decoder
  * keeps its rANS states in an array (the per-state chains run
  * interleaved) and reads the extra bits at a bit position, so the only
  * chains from sample to sample are that position and the unit pointer.

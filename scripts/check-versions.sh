@@ -1,6 +1,6 @@
 #!/bin/bash
 # check-versions.sh [BUILD_DIR] - the tile format versions the words name
-# are the ones the code writes and reads (tests/doc_versions.sh runs it in
+# are the ones the code writes and reads (tests/tiles/doc_versions.sh runs it in
 # make test; issue 37, part 6).
 #
 # The code's side: TILE_VERSION, TILE_VERSION_LAYERS, the small tiles'

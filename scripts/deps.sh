@@ -4,12 +4,12 @@
 #   build        make, make run:   the compiler and the libraries
 #   test         make test:        build + clang (with its sanitizer runtime), curl,
 #                                  gdal-bin, nodejs (node --test of the JS client),
-#                                  nginx-light (tests/nginx_front.sh), python3, prometheus
-#                                  (for promtool: tests/metrics.sh), mono-mcs, mono-runtime
+#                                  nginx-light (tests/cluster/nginx_front.sh), python3, prometheus
+#                                  (for promtool: tests/http/metrics.sh), mono-mcs, mono-runtime
 #                                  and golang-go (the C# and Go bindings' tests),
-#                                  godot3-server (tests/godot_export.sh), python3-jsonschema
-#                                  (the TileJSON schema: tests/tilejson_schema.sh), python3-jwt
-#                                  and openssl (players' tokens: tests/edit_tokens.sh)
+#                                  godot3-server (tests/client/godot_export.sh), python3-jsonschema
+#                                  (the TileJSON schema: tests/tiles/tilejson_schema.sh), python3-jwt
+#                                  and openssl (players' tokens: tests/edits/edit_tokens.sh)
 #   bench        make bench:       test + the anchors' packages
 #   wasm         make wasm:        build + clang, lld (wasm-ld), wasi-libc, compiler-rt for
 #                                  wasm32, dpkg-dev (dpkg-source unpacks Debian's cJSON
@@ -21,7 +21,7 @@
 #   container    make container-test: docker-compose and debootstrap (the Docker
 #                                  daemon itself, docker.io, is the operator's to
 #                                  install and start: the test says when it is missing)
-# tests/viewer_browser.sh, maps_browser.sh and js_client.sh install Debian's
+# tests/browser/viewer_browser.sh, maps_browser.sh and js_client.sh install Debian's
 # chromium themselves and their npm packages (tests/browser/package.json) into
 # tests/browser/node_modules, and the pages' (clients/web/package.json: what
 # `make web` installs) into clients/web/node_modules (skipped without Node.js
@@ -30,7 +30,7 @@
 # While another apt-get or dpkg holds the dpkg lock, it says so and waits
 # (up to DEPS_LOCK_TIMEOUT seconds, default 600) instead of failing with
 # "Could not get lock /var/lib/dpkg/lock-frontend"; apt-get itself gets
-# -o DPkg::Lock::Timeout for the same wait. For tests/newcomer.sh: DEPS_LOCKS
+# -o DPkg::Lock::Timeout for the same wait. For tests/platform/newcomer.sh: DEPS_LOCKS
 # (the lock files watched), APT_GET and DPKG_QUERY (the commands run).
 set -eu
 BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev libhiredis-dev libjwt-dev libssl-dev zstd"

@@ -11,8 +11,8 @@
 #               (NAME.K.log past the first) and -seed, all growing the same
 #               corpus; their executions are added up
 # Target NAME (BUILD_DIR/fuzz_NAME) grows CORPUS_DIR/NAME, starting from the
-# seeds in tests/fuzz_NAME/ when that folder exists, with the dictionary
-# tests/fuzz_NAME.dict when it exists. Its log is CORPUS_DIR/NAME.log; a
+# seeds in tests/fuzz/fuzz_NAME/ when that folder exists, with the dictionary
+# tests/fuzz/fuzz_NAME.dict when it exists. Its log is CORPUS_DIR/NAME.log; a
 # crash is saved as CORPUS_DIR/NAME-crash-*. Each run adds one line per
 # target to CORPUS_DIR/runs.log: date, target, seconds, executions this
 # run, executions over every run so far, corpus size, exit status. Exits 1
@@ -40,10 +40,10 @@ pids=()
 for n in "${names[@]}"; do
 	args=(-max_total_time="$time" -print_final_stats=1 -artifact_prefix="$corpus/$n-crash-")
 	[ -n "${FUZZ_RUNS:-}" ] && args+=(-runs="$(( (FUZZ_RUNS + jobs - 1) / jobs ))")
-	[ -f "tests/fuzz_$n.dict" ] && args+=(-dict="tests/fuzz_$n.dict")
+	[ -f "tests/fuzz/fuzz_$n.dict" ] && args+=(-dict="tests/fuzz/fuzz_$n.dict")
 	mkdir -p "$corpus/$n"
 	seeds=()
-	[ -d "tests/fuzz_$n" ] && seeds=("tests/fuzz_$n")
+	[ -d "tests/fuzz/fuzz_$n" ] && seeds=("tests/fuzz/fuzz_$n")
 	echo "fuzz-long: $n for ${time}s under nice $nice, $jobs job(s) (log: $corpus/$n.log)"
 	for k in $(seq 1 "$jobs"); do
 		# With the kernel's autogroups, nice orders threads only inside

@@ -1,6 +1,6 @@
 #!/bin/sh
 # nginx-loopback.sh - docker/nginx.conf rewritten for nodes on 127.0.0.1, on
-# stdout: the same file the containers run, so tests/nginx_front.sh and
+# stdout: the same file the containers run, so tests/cluster/nginx_front.sh and
 # bench/front.sh check what ships.
 #
 #   scripts/nginx-loopback.sh [--round-robin] LISTEN_PORT NODE_PORT...

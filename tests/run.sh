@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh - run test suites, several at once: the cmocka binaries and the
-# tests/*.sh integration scripts of one build or of several, printing one
-# line per suite as it ends and a final "N passed, N failed".
+# tests/DIR/*.sh integration scripts of one build or of several, printing
+# one line per suite as it ends and a final "N passed, N failed".
 #
 #   tests/run.sh [BINARY...]              one build ($BUILD): the binaries
 #                                         given (make check), then every script
@@ -19,12 +19,13 @@
 # test's clang and ASan builds); it runs in the pool, beside the suites of
 # the passes that are ready, and its pass's suites start once it is done
 # (a failed build fails the pass). --cross DIR_A,DIR_B also runs
-# tests/cross-compiler.sh once both builds are ready. A test binary is
-# DIR/tests/test_NAME for a tests/test_NAME.c, looked for when its pass is
-# ready; a script is any executable tests/*.sh but this one, lib.sh and
-# cross-compiler.sh, so new ones are picked up as they are added.
+# tests/platform/cross-compiler.sh once both builds are ready. A test binary
+# is DIR/tests/test_NAME for a tests/unit/test_NAME.c, looked for when its
+# pass is ready; a script is any executable tests/SUBJECT/*.sh (one folder
+# down) but those of tests/lib/ and cross-compiler.sh, so new ones are
+# picked up as they are added (tests/README.md: where a test goes).
 #
-# Markers, in the first 20 lines of a script or of a binary's tests/NAME.c
+# Markers, in the first 20 lines of a script or of a binary's tests/unit/NAME.c
 # (as a line "# run: WORD" in a script, " * run: WORD" in C):
 #   run: once   only in the first pass (RUN_ONCE=1 in the old interface):
 #               browser tests and slow fault scripts (kill -9, full disks,
@@ -37,7 +38,7 @@
 # longest suites start first, by the times of the last run kept in
 # DIR/test-logs/times (scripts before binaries when there is none). Each
 # suite has a 1200 s timeout (times TEST_TIMEOUT_SCALE, a whole number,
-# default 1: tests/lib.sh), far above what any takes on an idle machine:
+# default 1: tests/lib/lib.sh), far above what any takes on an idle machine:
 # under load the browser tests take minutes; its output is in
 # DIR/test-logs/NAME.log.
 # Old interface: BUILD, RUN_ONCE=0 (mode repeat), SCRIPTS=0 (mode binaries).
@@ -66,15 +67,15 @@ add_suites() { # P [BINARY...]
 	local p=$1 dir=${pass_dir[$1]} t s
 	shift
 	if [ $# -eq 0 ]; then
-		for t in tests/test_*.c; do
+		for t in tests/unit/test_*.c; do
 			t="$dir/tests/$(basename "$t" .c)"
 			[ -x "$t" ] && set -- "$@" "$t"
 		done
 	fi
 	for t in "$@"; do items+=("$p bin $t"); done
 	[ "${pass_mode[$p]}" = binaries ] && return
-	for s in tests/*.sh; do
-		case $s in tests/run.sh | tests/cross-compiler.sh | tests/lib.sh) continue ;; esac
+	for s in tests/*/*.sh; do
+		case $s in tests/lib/* | tests/platform/cross-compiler.sh) continue ;; esac
 		[ -x "$s" ] || continue
 		if [ "${pass_mode[$p]}" = repeat ] && marker "$s" once; then
 			skipped+=("$dir $(basename "$s")")
@@ -147,7 +148,7 @@ source_of() { # ITEM: the file whose markers count
 	local p kind path
 	read -r p kind path _ <<< "$1"
 	case $kind in
-		bin) echo "tests/$(basename "$path").c" ;;
+		bin) echo "tests/unit/$(basename "$path").c" ;;
 		sh) echo "$path" ;;
 	esac
 }
@@ -186,7 +187,7 @@ launch() { # INDEX: start the suite in the background
 		export BUILD="${pass_dir[$p]}"
 		case $kind in
 			prep) exec bash -c "${pass_prep[$p]}" ;;
-			cross) exec env "${env[@]}" timeout "$SUITE_TIMEOUT" tests/cross-compiler.sh \
+			cross) exec env "${env[@]}" timeout "$SUITE_TIMEOUT" tests/platform/cross-compiler.sh \
 				"${pass_dir[$path]}" "${pass_dir[$b]}" ;;
 			*) exec env "${env[@]}" timeout "$SUITE_TIMEOUT" "$path" ;;
 		esac

@@ -2,7 +2,7 @@
 // hash (read from common/golden_tiles.inc), tiles encoded as the server
 // sends them decoded back in every format version, edits and hashes,
 // errors, and, given a server's address, the server agreeing with it on an
-// edited world. Run by tests/bindings_csharp.sh:
+// edited world. Run by tests/library/bindings_csharp.sh:
 //     mono test.exe common/golden_tiles.inc [http://127.0.0.1:PORT]
 // Prints one line per check and "N passed, N failed"; exits 1 on failure.
 using System;

@@ -2,7 +2,7 @@
 // hash (read from common/golden_tiles.inc), every format version decoded
 // and re-encoded, edits and hashes, one World shared by goroutines, and,
 // with $TERRAIN_BASE, a real server agreeing on an edited world. Run by
-// tests/bindings_go.sh.
+// tests/library/bindings_go.sh.
 package terrain
 
 import (
@@ -220,7 +220,7 @@ func TestOneWorldSharedByGoroutines(t *testing.T) {
 	}
 }
 
-// read is a file of the server's answers that tests/bindings_go.sh fetched.
+// read is a file of the server's answers that tests/library/bindings_go.sh fetched.
 func read(t *testing.T, dir, name string) []byte {
 	b, err := os.ReadFile(dir + "/" + name)
 	if err != nil {
@@ -229,14 +229,14 @@ func read(t *testing.T, dir, name string) []byte {
 	return b
 }
 
-// The server's answers (fetched by tests/bindings_go.sh with curl, which
+// The server's answers (fetched by tests/library/bindings_go.sh with curl, which
 // keeps net/http and its TLS stack out of this test's build) about world
 // "go": the POST of batch.json, /hashes of chunks (0, 0) and (0, 1), and
 // three tiles of the edited chunks.
 func TestTheServerAgrees(t *testing.T) {
 	dir := os.Getenv("TERRAIN_SERVER_DIR")
 	if dir == "" {
-		t.Skip("no server answers: tests/bindings_go.sh fetches them")
+		t.Skip("no server answers: tests/library/bindings_go.sh fetches them")
 	}
 	var answer struct {
 		WorldHash string `json:"world_hash"`

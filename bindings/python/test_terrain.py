@@ -1,7 +1,7 @@
 """test_terrain.py - the Python binding against the library: every golden
 tile hash, tiles encoded as the server sends them decoded back to the same
 heights (every format version), edits with their hashes, heights anywhere,
-errors as terrain.Error. Run by tests/bindings_python.sh."""
+errors as terrain.Error. Run by tests/library/bindings_python.sh."""
 
 import json
 import os
@@ -131,7 +131,7 @@ class Edits(unittest.TestCase):
         self.assertIn("default", terrain.presets())
 
 
-@unittest.skipUnless(os.environ.get("TERRAIN_BASE"), "no server (tests/bindings_python.sh starts one)")
+@unittest.skipUnless(os.environ.get("TERRAIN_BASE"), "no server (tests/library/bindings_python.sh starts one)")
 class Server(unittest.TestCase):
     """The library against a real server on 127.0.0.1 ($TERRAIN_BASE)."""
 

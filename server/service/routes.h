@@ -189,7 +189,7 @@ void routes_handler(struct routes *rt, struct http_handler *h);
  * Print the sources' route table to f, one route a line: its methods, its
  * path and its metrics label, as in "GET,HEAD,OPTIONS /v1/presets
  * presets"; a path segment that takes any value prints as "*". For
- * `terrain-server routes`, which tests/openapi.sh checks the API
+ * `terrain-server routes`, which tests/http/openapi.sh checks the API
  * description against.
  */
 void routes_print(FILE *f, const struct route_source *src, size_t n);

@@ -201,7 +201,7 @@ static int h_static(struct req *q)
 }
 
 /* GET /v1/openapi.json: this API's OpenAPI 3.1 description, compiled in
- * from server/assets/openapi.json (tests/openapi.sh checks it against
+ * from server/assets/openapi.json (tests/http/openapi.sh checks it against
  * the route table and the real answers). */
 static int h_openapi(struct req *q)
 {

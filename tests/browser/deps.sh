@@ -1,5 +1,5 @@
-# deps.sh - source it (after tests/lib.sh): browser_deps, for the tests that
-# drive pages in headless Chromium (tests/maps_browser.sh, tests/js_client.sh).
+# deps.sh - source it (after tests/lib/lib.sh): browser_deps, for the tests that
+# drive pages in headless Chromium (tests/browser/maps_browser.sh, tests/client/js_client.sh).
 #
 # browser_deps      Debian's chromium (apt-get when missing and root), Node.js
 #                   20+ and npm, every package of tests/browser/package.json

@@ -1,6 +1,6 @@
 // maps.test.mjs - the world in MapLibre GL JS and in Leaflet, both from npm,
 // in headless Chromium against the live server (run by
-// tests/maps_browser.sh). The pages are clients/web/maplibre.html (a
+// tests/browser/maps_browser.sh). The pages are clients/web/maplibre.html (a
 // raster-dem source with hillshade and 3D terrain, from the TileJSON) and
 // clients/web/leaflet.html (CRS.Simple over the same tiles). Checks: both
 // draw, not blank; the elevations MapLibre reports (queryTerrainElevation)

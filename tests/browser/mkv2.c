@@ -1,7 +1,7 @@
 /*
  * mkv2 - turn a tile into a version 2 tile (the old form, filter 1 byte
  * planes, which decoders still read) with a material layer,
- * using the reference encoder (common/tile.c), for tests/viewer_browser.sh:
+ * using the reference encoder (common/tile.c), for tests/browser/viewer_browser.sh:
  * the page's decoder must read it back with the same heights and
  * material[k] = (k * 7 + k / side) % 6.
  *

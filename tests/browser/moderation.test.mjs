@@ -1,5 +1,5 @@
 // moderation.test.mjs - who edited here, and a moderator's revert and undo,
-// in the map viewer in headless Chromium (run by tests/viewer_moderation.sh,
+// in the map viewer in headless Chromium (run by tests/browser/viewer_moderation.sh,
 // which starts the servers and mints the tokens). Environment:
 //   BASE        http://127.0.0.1:PORT of the server under test
 //   REF         another server (same token secret, an empty log of its own)

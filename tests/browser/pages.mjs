@@ -21,7 +21,7 @@ export const check = (cond, m, detail = '') => (cond ? ok(m) : fail(detail ? `${
 export const failures = () => failed;
 // Bounds are generous (a busy machine makes everything many times slower;
 // a bound is only for a page that hangs) and grow with TEST_TIMEOUT_SCALE
-// (tests/lib.sh), as every wait of within() and newPage()'s pages does.
+// (tests/lib/lib.sh), as every wait of within() and newPage()'s pages does.
 export const SCALE = Math.max(1, Math.floor(Number(process.env.TEST_TIMEOUT_SCALE)) || 1);
 export const within = (p, ms, what) => {
 	ms *= SCALE;

@@ -1,5 +1,5 @@
 // three.test.mjs - clients/web/three.html in headless Chromium (run by
-// tests/js_client.sh): the page imports the JavaScript client module from
+// tests/client/js_client.sh): the page imports the JavaScript client module from
 // the live server (/assets/terrain.js) and three.js from clients/web's own
 // npm packages, turns the ring of 5 x 5 tiles around a chunk into one mesh
 // and draws it. Two views: the page's default (LOD 2 around the origin,

@@ -1,5 +1,5 @@
 // viewer.test.mjs - the map viewer in headless Chromium (run by
-// tests/viewer_browser.sh, which starts the server and prepares the
+// tests/browser/viewer_browser.sh, which starts the server and prepares the
 // reference files). Environment:
 //   BASE        http://127.0.0.1:PORT of the running server
 //   CLIENT      path of terrain-client (decode --heights after an edit)
@@ -26,7 +26,7 @@ const ok = (m) => console.log(`ok: ${m}`);
 const fail = (m) => { console.log(`FAIL: ${m}`); failed++; };
 const check = (cond, m, detail = '') => (cond ? ok(m) : fail(detail ? `${m} (${detail})` : m));
 // Bounds are generous (a busy machine is many times slower) and grow with
-// TEST_TIMEOUT_SCALE (tests/lib.sh); STEP is one wait for the page.
+// TEST_TIMEOUT_SCALE (tests/lib/lib.sh); STEP is one wait for the page.
 const SCALE = Math.max(1, Math.floor(Number(env.TEST_TIMEOUT_SCALE)) || 1), STEP = 120000;
 const within = (p, ms, what) => {
 	ms *= SCALE;

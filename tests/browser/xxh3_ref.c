@@ -1,6 +1,6 @@
 /*
  * xxh3_ref - XXH3-64 reference values from libxxhash for
- * tests/viewer_browser.sh.
+ * tests/browser/viewer_browser.sh.
  *
  *   xxh3_ref --table MAX   for each n in 0..MAX, "n <16 hex>": XXH3_64bits()
  *                          of the bytes b[k] = (k * 131 + n * 7 + 1) & 0xFF,

@@ -10,14 +10,14 @@
 # The world's flags rule here as everywhere (WORLD_FLAGS: no fast-math, no
 # FMA contraction); WebAssembly's float32/float64 arithmetic is IEEE 754
 # with round-to-nearest, so the same operations in the same order give the
-# same bits as x86-64 and arm64 (tests/wasm.sh checks the golden tiles).
+# same bits as x86-64 and arm64 (tests/library/wasm.sh checks the golden tiles).
 # cJSON comes as Debian's source package (scripts/cjson-src.sh), xxhash as
 # Debian's header with its implementation (clients/js/wasm/xxhash.c).
 
 WASM_CC     ?= clang
 WASM_TARGET ?= wasm32-wasi
 WASM_OPT    ?= -O3
-# simd128 only where it changes no result: tests/wasm.sh compares both.
+# simd128 only where it changes no result: tests/library/wasm.sh compares both.
 WASM_SIMD   ?= -msimd128
 WASM_DIR    := $(BUILD)/wasm
 CJSON_SRC   ?= $(WASM_DIR)/cjson
