@@ -2,27 +2,29 @@
 # container-test.sh - `make container-test`: the cluster of
 # docker/compose.cluster.yaml for real. Builds the base image from Debian's
 # packages (scripts/docker-base.sh) and the images (scripts/docker-images.sh),
-# starts three terrain nodes, nginx, three Redis data nodes and three
-# Sentinels with Debian's docker.io and docker-compose (v1), then:
+# starts the `terrain` service scaled to three nodes, the HAProxy front, three
+# Redis data nodes and three Sentinels with Debian's docker.io and
+# docker-compose (v1), then:
 #   - edits under a read load: WRITERS clients post BATCHES batches each
-#     through nginx, at once, each batch with its own Idempotency-Key
+#     through the front, at once, each batch with its own Idempotency-Key
 #     (retried with it until 200), while READERS connections fetch random
-#     tiles through nginx (wrk when installed, else curl loops): every batch
+#     tiles through the front (wrk when installed, else curl loops): every batch
 #     must get 200 at its first attempt (issue 35: no error answer without a
 #     fault; the check says how many did not), and the read load's numbers
 #     are printed;
-#   - the swarm load test (terrain-client swarm) through nginx;
+#   - the swarm load test (terrain-client swarm) through the front;
 #   - convergence: every node reports the same edit_seq (every acknowledged
 #     edit, once) and world_hash, and the same bytes for an edited tile;
-#   - nginx: tiles spread over the nodes, a ?v= tile is served from its cache;
-#   - faults, each under a load of LOADERS clients editing through nginx:
+#   - the front: tiles spread over the nodes, a ?v= tile is served from its
+#     cache;
+#   - faults, each under a load of LOADERS clients editing through the front:
 #     kill -9 of the primary's redis-server twice in a row (the restart
 #     policy brings it back in between), docker kill + docker start of the
 #     primary, docker pause of the primary, docker pause of a node, docker
 #     network disconnect of a node (its reads and liveness stay, readiness
 #     says edits are down) and back. Each intended edit (coordinates no
 #     other uses) has its own Idempotency-Key and is retried with it on
-#     every answer but 200 (503, 504, 409, nginx's 502 or 504, no answer
+#     every answer but 200 (503, 504, 409, the front's 502 or 503, no answer
 #     within 5 s), with a short backoff, until 200; 400 and 422 would be
 #     bugs (counted, not retried); a loader told to stop finishes the edit it
 #     holds, for at most HOLD s (unresolved ones fail the check). After
@@ -31,8 +33,13 @@
 #     (each one's first_seq and coordinates), every intended edit is in the
 #     log exactly once (0 missing, 0 duplicated; the check gives the
 #     answers by status and the retries), every node has one world hash,
-#     and Redis is one primary with two connected replicas again; and over
-#     all rounds, every intended edit exactly once and nothing else;
+#     and Redis is one primary with two connected replicas again;
+#   - elastic nodes, each step under the same load and checked the same way:
+#     scale 3 -> 5 (the new nodes answer through the front once healthy, the
+#     front not restarted), then 5 -> 2 (the removed nodes drained: each
+#     said so and did not hit its drain limit; the front answers from the
+#     others only); and over all rounds, every intended edit exactly once
+#     and nothing else;
 #   - a fresh node replaying the log from Redis holds every intended edit
 #     exactly once and the nodes' log edit for edit;
 # and tears everything down (volumes too). Outside `make test`: it needs a
@@ -88,11 +95,11 @@ check() {
 		failed=$((failed + 1))
 	fi
 }
-loader_pids=() reader_pids=()
+loader_pids=() reader_pids=() log_pids=()
 teardown() {
 	local p
 	touch "$tmp/stop" "$tmp/reads.stop"
-	for p in "${loader_pids[@]}" "${reader_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${loader_pids[@]}" "${reader_pids[@]}" "${log_pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	if [ "${CT_KEEP:-0}" = 1 ]; then
 		say "CT_KEEP=1: left up; docker-compose -p $project -f docker/compose.cluster.yaml down -v"
 	else
@@ -107,15 +114,19 @@ scripts/docker-base.sh "${TERRAIN_BASE_IMAGE:-terrain-base:bookworm}"
 say "building the images"
 LOG=$tmp/build.log scripts/docker-images.sh
 say "starting the cluster ($((SECONDS - t0)) s)"
-dc up -d >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; dc logs --tail 30 >&2; exit 1; }
+dc up -d --scale terrain=3 >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; dc logs --tail 30 >&2; exit 1; }
 
 id_of() { dc ps -q "$1"; }
+# the containers of the scaled node service, by id; a node's name
+# (X-Terrain-Node) is its host name, the first 12 digits of its id
+nodes() { dc ps -q terrain; }
+name_of() { echo "${1:0:12}"; }
 # every service healthy, within 120 s
-services="redis1 redis2 redis3 s1 s2 s3 terrain1 terrain2 terrain3 nginx"
+services="redis1 redis2 redis3 s1 s2 s3 front"
 healthy() {
 	local s
-	for s in $services; do
-		[ "$(docker inspect -f '{{.State.Health.Status}}' "$(id_of "$s")" 2>/dev/null)" = healthy ] ||
+	for s in $(for s in $services; do id_of "$s"; done) $(nodes); do
+		[ "$(docker inspect -f '{{.State.Health.Status}}' "$s" 2>/dev/null)" = healthy ] ||
 			return 1
 	done
 }
@@ -129,8 +140,11 @@ fi
 # a lost DNS answer costs 1 s, not glibc's 5 (compose.cluster.yaml's x-dns)
 resolv_ok() {
 	local n
-	for n in s1 s2 s3 redis1 redis2 redis3 terrain1 terrain2 terrain3; do
+	for n in s1 s2 s3 redis1 redis2 redis3; do
 		dc exec -T "$n" grep -q '^options.*timeout:1' /etc/resolv.conf || return 1
+	done
+	for n in $(nodes); do
+		docker exec "$n" grep -q '^options.*timeout:1' /etc/resolv.conf || return 1
 	done
 }
 check "every Redis, Sentinel and node waits 1 s for a DNS answer (resolv.conf)" resolv_ok
@@ -147,10 +161,12 @@ check "a Sentinel refuses a client without its password" \
 	eval '[[ "$(dc exec -T s1 redis-cli -p 26379 --raw SENTINEL masters 2>&1)" == *NOAUTH* ]]'
 check "a node with a wrong Redis password refuses to start, saying why" \
 	eval '[[ "$(dc run --rm --no-deps -e TERRAIN_REDIS_PASSWORD=wrong -e TERRAIN_DATA_DIR=/tmp/d \
-		terrain1 2>&1)" == *"refusing to start"*WRONGPASS* ]]'
-port=$(dc port nginx 8080 | sed 's/.*://')
+		terrain 2>&1)" == *"refusing to start"*WRONGPASS* ]]'
+check "three nodes, each its own name (its container id): $(nodes | cut -c1-12 | tr '\n' ' ')" \
+	test "$(nodes | cut -c1-12 | sort -u | wc -l)" = 3
+port=$(dc port front 8080 | sed 's/.*://')
 F=http://127.0.0.1:$port
-say "healthy; nginx on $F ($((SECONDS - t0)) s)"
+say "healthy; the front on $F ($((SECONDS - t0)) s)"
 
 post() { # WORLD BODY [KEY] -> the answer's body, then its status on the last line
 	local key=()
@@ -161,7 +177,7 @@ post() { # WORLD BODY [KEY] -> the answer's body, then its status on the last li
 }
 # WORLD BODY KEY CODES LIMIT: post BODY with Idempotency-Key KEY until it
 # gets 200, retrying the same key on every other answer (503, 504, 409,
-# nginx's 502/504, 000 for none) after a short backoff; 400 and 422 end it
+# the front's 502/503, 000 for none) after a short backoff; 400 and 422 end it
 # (a bug: the key is good and the body the same). Gives up LIMIT s after
 # the first attempt, or HOLD s after $tmp/stop appears. Appends each
 # answer's status to the file CODES ("200 replay" for a replayed one);
@@ -189,9 +205,9 @@ keyed_post() {
 # status counts of files: "503 x4, 504 x1"
 statuses() { cat "$@" 2>/dev/null | sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s%s x%s", s, substr($0, 2), c; s = ", " }'; }
 
-# ---- edits through nginx, WRITERS at once, under a read load ----------------------
+# ---- edits through the front, WRITERS at once, under a read load ------------------
 # READERS connections fetch tiles of world 42 at random (LOD 0 to 2, cx and
-# cz in [-512, 512)) through nginx: unversioned, so each one goes to its node
+# cz in [-512, 512)) through the front: unversioned, so each one goes to its node
 # and most are generated there. wrk (Debian's package) when installed, else
 # one curl loop per 4 connections.
 reads=
@@ -259,7 +275,7 @@ writer() {
 		echo "${res##*$'\n'}" >>"$tmp/tries"
 	done
 }
-say "edits: $WRITERS writers x $BATCHES batches through nginx, under a read load of $READERS connections"
+say "edits: $WRITERS writers x $BATCHES batches through the front, under a read load of $READERS connections"
 read_load_start
 writer_pids=()
 for w in $(seq "$WRITERS"); do
@@ -281,13 +297,13 @@ check "the read load ran beside them ($reads, $READERS connections: $read_stats;
 want_seq=$((acked * 2))
 
 # ---- the swarm --------------------------------------------------------------------------
-say "swarm: $SWARM_PLAYERS players for $SWARM_SECONDS s through nginx"
+say "swarm: $SWARM_PLAYERS players for $SWARM_SECONDS s through the front"
 if dc --profile swarm run --rm swarm >"$tmp/swarm.log" 2>&1; then swarm_ok=1; else swarm_ok=0; fi
 sed 's/^/  /' "$tmp/swarm.log"
 check "the swarm ran without errors" test "$swarm_ok" = 1
 
 # ---- convergence ------------------------------------------------------------------------
-# GET PATH of node $1: a service, or @ID for a container by its id
+# GET PATH of node $1: a service, or @ID for a container by its id (the nodes)
 node_get() {
 	case $1 in
 	@*) docker exec "${1#@}" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
@@ -295,13 +311,16 @@ node_get() {
 	esac
 }
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9a-f]*\)\"\{0,1\}[,}].*/\1/p"; }
-# every node: the same edit_seq (and at least $2) and world_hash of world $1
+# every node (every container of the service now): the same edit_seq (and
+# at least $2) and world_hash of world $1; $tmp/info.first is the first one's
 converged() {
 	local world=$1 least=$2 n seq hash first=
-	for n in terrain1 terrain2 terrain3; do
-		node_get "$n" "/v1/worlds/$world" >"$tmp/info.$n"
-		seq=$(field edit_seq <"$tmp/info.$n")
-		hash=$(field world_hash <"$tmp/info.$n")
+	rm -f "$tmp"/info.*
+	for n in $(nodes); do
+		node_get "@$n" "/v1/worlds/$world" >"$tmp/info.$(name_of "$n")"
+		seq=$(field edit_seq <"$tmp/info.$(name_of "$n")")
+		hash=$(field world_hash <"$tmp/info.$(name_of "$n")")
+		[ -n "$first" ] || cp "$tmp/info.$(name_of "$n")" "$tmp/info.first"
 		[ -n "$seq" ] && [ "$seq" -ge "$least" ] || return 1
 		[ -z "$first" ] && first="$seq $hash"
 		[ "$seq $hash" = "$first" ] || return 1
@@ -309,25 +328,26 @@ converged() {
 }
 show_nodes() {
 	local n
-	for n in terrain1 terrain2 terrain3; do
+	for n in $(nodes); do
+		n=$(name_of "$n")
 		echo "  $n: edit_seq $(field edit_seq <"$tmp/info.$n") world_hash $(field world_hash <"$tmp/info.$n")"
 	done
 }
 for _ in $(seq 60); do converged 42 "$want_seq" && break; sleep 0.5; done
 show_nodes
 check "every node: edit_seq $want_seq and one world_hash" converged 42 "$want_seq"
-check "... and no more (edit_seq = acknowledged edits)" test "$(field edit_seq <"$tmp/info.terrain1")" = "$want_seq"
+check "... and no more (edit_seq = acknowledged edits)" test "$(field edit_seq <"$tmp/info.first")" = "$want_seq"
 # a chunk the first batch touched
 chunk=$(head -n 1 "$tmp/ack.1.1" | sed -n 's/.*"chunks":\[\[\(-\{0,1\}[0-9]*\),\(-\{0,1\}[0-9]*\)\].*/\1 \2/p')
 cx=${chunk% *} cz=${chunk#* }
-for n in terrain1 terrain2 terrain3; do
-	dc exec -T "$n" sh -c "curl -fsS http://127.0.0.1:8080/v1/worlds/42/chunks/0/$cx/$cz | sha256sum" \
-		>"$tmp/tile.$n" 2>/dev/null || true
+for n in $(nodes); do
+	docker exec "$n" sh -c "curl -fsS http://127.0.0.1:8080/v1/worlds/42/chunks/0/$cx/$cz | sha256sum" \
+		>"$tmp/tile.$(name_of "$n")" 2>/dev/null || true
 done
 check "an edited tile (0/$cx/$cz) has the same bytes on every node" \
-	test "$(sort -u "$tmp"/tile.terrain* | wc -l)" = 1 -a -n "$cx"
+	test "$(sort -u "$tmp"/tile.* | wc -l)" = 1 -a -n "$cx"
 
-# ---- nginx in front ---------------------------------------------------------------------
+# ---- the front (HAProxy) ----------------------------------------------------------------
 for x in 0 1 2 3 4 5 6 7; do
 	curl -sS -o /dev/null -D - "$F/v1/worlds/42/chunks/3/$x/0" | tr -d '\r' |
 		sed -n 's/^[Xx]-[Tt]errain-[Nn]ode: //p'
@@ -338,10 +358,10 @@ v=$(curl -sS "$F/v1/worlds/42/hashes?cx0=$cx&cz0=$cz&cx1=$cx&cz1=$cz" | grep -o 
 	cut -d: -f2 || true)
 check "the edited chunk has a version ($v)" test "${v:-0}" -gt 0
 xcs "$F/v1/worlds/42/chunks/2/$cx/$cz?v=${v:-0}" >/dev/null
-check "a ?v= tile comes from nginx's cache" test "$(xcs "$F/v1/worlds/42/chunks/2/$cx/$cz?v=${v:-0}")" = HIT
+check "a ?v= tile comes from the front's cache" test "$(xcs "$F/v1/worlds/42/chunks/2/$cx/$cz?v=${v:-0}")" = HIT
 
 # ---- faults ------------------------------------------------------------------------------
-# Loaders edit world LW through nginx until $tmp/stop, one edit a batch at
+# Loaders edit world LW through the front until $tmp/stop, one edit a batch at
 # coordinates no other batch uses, each with its own Idempotency-Key, retried
 # with it until 200 (keyed_post; at most HOLD s once told to stop). Files of
 # round R, loader L: R.intended.L ("x z" of every edit meant), R.codes.L
@@ -395,7 +415,7 @@ log_of() {
 	done
 	sort -u "$tmp/log"
 }
-# Probe: one edit through nginx every 0.2 s until one is acknowledged;
+# Probe: one edit through the front every 0.2 s until one is acknowledged;
 # prints the seconds since $1 (a time from now_ms) that took, or fails after $2 s.
 now_ms() { date +%s%3N; }
 edits_back() {
@@ -431,8 +451,8 @@ topology_ok() {
 }
 all_ready() {
 	local n
-	for n in terrain1 terrain2 terrain3; do
-		[ "$(dc exec -T "$n" curl -s -o /dev/null -w '%{http_code}' --max-time 3 \
+	for n in $(nodes); do
+		[ "$(docker exec "$n" curl -s -o /dev/null -w '%{http_code}' --max-time 3 \
 			http://127.0.0.1:8080/readyz 2>/dev/null)" = 200 ] || return 1
 	done
 }
@@ -471,16 +491,16 @@ fault_end() {
 	sleep 2
 	load_stop
 	# An attempt with no answer is in the log, or never will be, within the
-	# nodes' --edit-deadline (5 s) + Redis timeout (3 s) of nginx's stamp;
+	# nodes' --edit-deadline (5 s) + Redis timeout (3 s) of the front's stamp;
 	# the loaders gave up on theirs after 5 s (docs/cluster.md, Late edits).
 	# With its key a late one is a replay: wait that out, then count.
 	sleep 4
 	cat "$tmp"/acked.* 2>/dev/null | sort -u >"$tmp/acked"
 	a=$(wc -l <"$tmp/acked")
 	for _ in $(seq 60); do converged $LW "$a" && break; sleep 0.5; done
-	check "$fault: one world hash on every node (edit_seq $(field edit_seq <"$tmp/info.terrain1"))" \
+	check "$fault: one world hash on every node ($(nodes | wc -l); edit_seq $(field edit_seq <"$tmp/info.first"))" \
 		converged $LW "$a"
-	log_of terrain1 >"$tmp/logged"
+	log_of "@$(nodes | head -n 1)" >"$tmp/logged"
 	comm -23 "$tmp/acked" "$tmp/logged" >"$tmp/lost"
 	lost=$(wc -l <"$tmp/lost")
 	[ "$lost" = 0 ] || { say "acknowledged (first_seq x z) but not so in the log:"; head -n 5 "$tmp/lost" >&2; }
@@ -520,7 +540,7 @@ redis_pid() {
 restarts() { docker inspect -f '{{.RestartCount}}' "$1"; }
 running() { [ "$(docker inspect -f '{{.State.Running}}' "$1")" = true ]; }
 
-say "faults: each under $LOADERS clients editing world $LW through nginx; edits must be back within $BOUND s (down-after $DOWN_MS ms + $SLACK s)"
+say "faults: each under $LOADERS clients editing world $LW through the front; edits must be back within $BOUND s (down-after $DOWN_MS ms + $SLACK s)"
 for k in 1 2; do
 	fault_start "kill -9 of the primary's redis-server ($k of 2)"
 	p=$(sentinel_primary)
@@ -562,46 +582,133 @@ docker unpause "$id" >/dev/null
 say "docker unpause $p"
 fault_end
 
+# the distinct X-Terrain-Node values of $1 tile answers through the front
+# (tiles of LOD 3 from column $2 on, unversioned: each asks its node), or
+# "status-N" for an answer other than 200
+front_nodes() {
+	local i
+	for i in $(seq "$1"); do
+		curl -sS -o /dev/null -D - --max-time 10 "$F/v1/worlds/42/chunks/3/$(($2 + i))/$2" 2>/dev/null |
+			tr -d '\r' | awk '/^HTTP/ { c = $2 } tolower($1) == "x-terrain-node:" { n = $2 }
+				END { if (c == 200) print n; else print "status-" (c == "" ? "000" : c) }'
+	done | sort -u
+}
+# when the front's container started, and its restarts: the same all along
+# means the front followed every change of the nodes by itself
+front_started() { docker inspect -f '{{.State.StartedAt}} restarts {{.RestartCount}}' "$(id_of front)"; }
+front0=$(front_started)
+# the front's slots for nodes that are UP, as "nodeN ADDRESS" (HAProxy's CSV
+# statistics, on 127.0.0.1 inside its container)
+front_up() {
+	docker exec "$(id_of front)" curl -s --max-time 3 'http://127.0.0.1:8404/stats;csv' |
+		awk -F, '$1 == "tiles" && $2 ~ /^node/ && $18 == "UP" { print $2, $74 }'
+}
+
 fault_start "docker pause of a node"
-id=$(id_of terrain2)
+id=$(nodes | sed -n 2p)
+nn=$(name_of "$id")
 t=$(now_ms)
 docker pause "$id" >/dev/null
-say "docker pause terrain2"
+say "docker pause $nn"
 check_back "$t"
 sleep 3
 docker unpause "$id" >/dev/null
-say "docker unpause terrain2"
+say "docker unpause $nn"
 fault_end
 
 fault_start "docker network disconnect of a node, and back"
-id=$(id_of terrain3)
+id=$(nodes | sed -n 3p)
+nn=$(name_of "$id")
 net=${project}_default
 ip=$(docker inspect -f "{{(index .NetworkSettings.Networks \"$net\").IPAddress}}" "$id")
 t=$(now_ms)
 docker network disconnect "$net" "$id"
-say "terrain3 ($ip) disconnected from $net"
+say "$nn ($ip) disconnected from $net"
 check_back "$t"
-ready_code() { dc exec -T terrain3 curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:8080/$1" 2>/dev/null || true; }
-check "$fault: terrain3 says it is not ready for edits (/readyz 503)" wait_for 15 eval '[ "$(ready_code readyz)" = 503 ]'
+ready_code() { docker exec "$id" curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:8080/$1" 2>/dev/null || true; }
+check "$fault: $nn says it is not ready for edits (/readyz 503)" wait_for 15 eval '[ "$(ready_code readyz)" = 503 ]'
 check "... alive all the same (/healthz 200)" test "$(ready_code healthz)" = 200
 check "... and serves reads (a tile)" test "$(ready_code v1/worlds/42/chunks/0/5/5)" = 200
-node_get terrain3 /metrics >"$tmp/metrics"
+node_get "@$id" /metrics >"$tmp/metrics"
 check "... and the metrics say edits are down (terrain_edit_log_up 0)" grep -q '^terrain_edit_log_up 0' "$tmp/metrics"
 sleep 16 # three health checks of 5 s
 check "... and Docker still finds it healthy" \
 	test "$(docker inspect -f '{{.State.Health.Status}}' "$id")" = healthy
-docker network connect --alias terrain3 "$net" "$id"
+# back under the service's name, as compose connected it
+docker network connect --alias terrain --alias "$nn" "$net" "$id"
 ip2=$(docker inspect -f "{{(index .NetworkSettings.Networks \"$net\").IPAddress}}" "$id")
-say "terrain3 connected again ($ip2)"
-if [ "$ip2" != "$ip" ]; then
-	say "its address changed ($ip -> $ip2): nginx resolves names once, restarting nginx"
-	dc restart nginx >/dev/null 2>&1
-fi
-check "$fault: terrain3 ready for edits again within $BOUND s" \
+say "$nn connected again ($ip2$([ "$ip2" = "$ip" ] || echo ", was $ip"))"
+check "$fault: $nn ready for edits again within $BOUND s" \
 	wait_for "$BOUND" eval '[ "$(ready_code readyz)" = 200 ]'
+check "$fault: the front has $nn ($ip2) in rotation again within $BOUND s, by DNS" \
+	wait_for "$BOUND" eval 'front_up | grep -q " $ip2:8080$"'
 fault_end
 
-say "faults: $total_acked edits acknowledged in world $LW over $round rounds"
+# ---- elastic nodes: scale up, then down, under the same load -------------------------
+# `up --scale` with --no-recreate: nothing but the node count changes.
+scale() { dc up -d --no-recreate --scale terrain="$1" >"$tmp/scale.log" 2>&1 || { cat "$tmp/scale.log" >&2; return 1; }; }
+names() { local n; for n in "$@"; do name_of "$n"; done | tr '\n' ' '; }
+
+fault_start "scale 3 -> 5 nodes"
+before=$(nodes | sort)
+check "$fault: docker-compose up --scale terrain=5" scale 5
+new=$(nodes | sort | comm -13 <(echo "$before") -)
+say "new nodes: $(names $new)"
+check "$fault: two new nodes, each its own name ($(names $new))" \
+	test "$(echo "$new" | grep -c .)" = 2 -a "$(nodes | cut -c1-12 | sort -u | wc -l)" = 5
+new_healthy() {
+	local n
+	for n in $new; do
+		[ "$(docker inspect -f '{{.State.Health.Status}}' "$n")" = healthy ] || return 1
+	done
+}
+check "$fault: the new nodes healthy within 60 s (each restored the world from Redis)" wait_for 60 new_healthy
+new_answer() {
+	local n
+	front_nodes 60 $((RANDOM % 1000 + 100)) >"$tmp/answered"
+	for n in $new; do grep -qx "$(name_of "$n")" "$tmp/answered" || return 1; done
+	! grep -q '^status-' "$tmp/answered"
+}
+check "$fault: the front sends to the new nodes once healthy (60 tiles answered by $(wait_for "$BOUND" new_answer; tr '\n' ' ' <"$tmp/answered"))" \
+	new_answer
+check "$fault: ... with no front restart ($(front_started))" test "$(front_started)" = "$front0"
+fault_end
+
+fault_start "scale 5 -> 2 nodes"
+before=$(nodes | sort)
+log_pids=()
+for n in $before; do # each node's output until it is gone, to see it drain
+	docker logs -f "$n" >"$tmp/nodelog.$(name_of "$n")" 2>&1 &
+	log_pids+=($!)
+done
+check "$fault: docker-compose up --scale terrain=2" scale 2
+after=$(nodes | sort)
+gone=$(echo "$after" | comm -23 <(echo "$before") -)
+say "removed: $(names $gone); left: $(names $after)"
+check "$fault: three nodes removed, two left" \
+	test "$(echo "$gone" | grep -c .)" = 3 -a "$(echo "$after" | grep -c .)" = 2
+sleep 1
+for p in "${log_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+wait "${log_pids[@]}" 2>/dev/null || true
+log_pids=()
+for n in $gone; do
+	nn=$(name_of "$n")
+	check "$fault: $nn drained: stopped by SIGTERM, its drain ended before the limit" \
+		eval 'grep -q "draining" "$tmp/nodelog.$nn" && ! grep -q "drain limit reached" "$tmp/nodelog.$nn"'
+done
+only_left() {
+	local n
+	front_nodes 30 $((RANDOM % 1000 + 100)) >"$tmp/answered"
+	for n in $(cat "$tmp/answered"); do
+		case " $(names $after)" in *" $n "*) ;; *) return 1 ;; esac
+	done
+}
+check "$fault: the front answers from the nodes left only, within $BOUND s (30 tiles answered by $(wait_for "$BOUND" only_left; tr '\n' ' ' <"$tmp/answered"))" \
+	only_left
+check "$fault: ... with no front restart ($(front_started))" test "$(front_started)" = "$front0"
+fault_end
+
+say "faults and scaling: $total_acked edits acknowledged in world $LW over $round rounds"
 # every round's intended edits, each in the log exactly once, and nothing else
 cat "$tmp"/[0-9]*.intended.* 2>/dev/null | sort -u >"$tmp/intended"
 cat "$tmp"/[0-9]*.tries.* 2>/dev/null >"$tmp/tries"
@@ -611,12 +718,12 @@ read -r e d m < <(once "$tmp/intended" "$tmp/logged")
 # "seq x z" of the log that no loader meant
 strangers() { awk 'NR == FNR { meant[$1 " " $2] = 1; next } !meant[$2 " " $3]' "$1" "$2"; }
 u=$(strangers "$tmp/intended" "$tmp/logged" | wc -l)
-lseq=$(field edit_seq <"$tmp/info.terrain1")
-check "faults, all $round rounds: exactly once: $i intended edits, $e in the log once, $d duplicated, $m missing, $u not intended; edit_seq $lseq; answers: $(statuses "$tmp"/[0-9]*.codes.*); $(awk '{ r += $3 - 1 } END { printf "%d retries", r }' "$tmp/tries")" \
+lseq=$(field edit_seq <"$tmp/info.first")
+check "faults and scaling, all $round rounds: exactly once: $i intended edits, $e in the log once, $d duplicated, $m missing, $u not intended; edit_seq $lseq; answers: $(statuses "$tmp"/[0-9]*.codes.*); $(awk '{ r += $3 - 1 } END { printf "%d retries", r }' "$tmp/tries")" \
 	test "$e" = "$i" -a "$d" = 0 -a "$m" = 0 -a "$u" = 0 -a "$lseq" = "$i" -a "$i" -gt 0
 
 # ---- what the log in Redis holds: a fresh node replays it ---------------------------
-fresh=$(dc run -d --no-deps -e TERRAIN_DATA_DIR=/tmp/fresh -e TERRAIN_NODE_NAME=fresh terrain1 | tail -n 1)
+fresh=$(dc run -d --no-deps -e TERRAIN_DATA_DIR=/tmp/fresh -e TERRAIN_NODE_NAME=fresh terrain | tail -n 1)
 fresh_up() { [ -n "$(node_get "@$fresh" "/v1/worlds/$LW" | field edit_seq)" ]; }
 wait_for 60 fresh_up || true
 log_of "@$fresh" >"$tmp/fresh"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # docker-images.sh - the four images of docker/Dockerfile, compiled once:
-# terrain-server, terrain-client, terrain-nginx and terrain-redis, all
+# terrain-server, terrain-client, terrain-front and terrain-redis, all
 # tagged :local (the names the compose files use).
 #
 #   scripts/docker-images.sh [--no-cache]
@@ -35,8 +35,8 @@ build() { # TARGET [OPTION...]
 : >"$log"
 build server $nocache
 t1=$SECONDS
-for t in client nginx redis; do build "$t"; done
-for t in server client nginx redis; do
+for t in client front redis; do build "$t"; done
+for t in server client front redis; do
 	say "terrain-$t:local $(docker image inspect -f '{{.Size}}' "terrain-$t:local" |
 		awk '{ printf "%.0f MB", $1 / 1e6 }')"
 done
