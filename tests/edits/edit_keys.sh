@@ -110,9 +110,16 @@ wait_until 10 later
 check "1.3 s later, another keyed edit moves the log's clock on" eq "$(post 9 '"w-2"' "$B")" 200
 check "... and the first key is forgotten: applied again" \
 	eq "$(post 9 '"w-1"' "$A")/$(ans replay)/$(ans first_seq)" 200/None/3
-check "most 3 keys: after w-3 and w-4" eq "$(post 9 '"w-3"' "$B")$(post 9 '"w-4"' "$B")" 200200
-check "... w-2 is forgotten" eq "$(post 9 '"w-2"' "$B")/$(ans replay)" 200/None
-check "... w-4 is remembered" eq "$(post 9 '"w-4"' "$B")/$(ans replay)" 200/true
+server_stop
+
+# The most keys, apart from the window: a slow machine may take more than
+# the 1 s window above between two posts, which would forget keys by time.
+server_start --idempotency-keys 3
+check "most 3 keys: m-1 to m-4" eq \
+	"$(post 9 '"m-1"' "$B")$(post 9 '"m-2"' "$B")$(post 9 '"m-3"' "$B")$(post 9 '"m-4"' "$B")" \
+	200200200200
+check "... m-1, the oldest, is forgotten" eq "$(post 9 '"m-1"' "$B")/$(ans replay)" 200/None
+check "... m-4 is remembered" eq "$(post 9 '"m-4"' "$B")/$(ans replay)" 200/true
 check "... 3 keys held" has <(curl -s "$BASE/metrics") '^terrain_idempotency_keys 3$'
 server_stop
 finish
