@@ -38,6 +38,7 @@ if ! err=$(docker info 2>&1 >/dev/null); then
 	say "no Docker engine: $(printf '%s\n' "$err" | grep . | tail -n 1)"
 	exit $NO_ENGINE
 fi
+command -v ss >/dev/null || { say "ss is missing (Debian: apt-get install iproute2)"; exit 1; }
 state=$(docker info -f '{{.Swarm.LocalNodeState}}')
 if [ "$state" != inactive ]; then
 	say "this engine is already in a swarm ($state): not touched (docker swarm leave --force first)"
