@@ -99,6 +99,8 @@ teardown() {
 	rm -rf "$tmp"
 }
 trap teardown EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 t0=$SECONDS
 
 # ---- images, swarm, labels, secrets -------------------------------------------------------
