@@ -104,6 +104,8 @@ trap 'exit 143' TERM
 t0=$SECONDS
 
 # ---- images, swarm, labels, secrets -------------------------------------------------------
+docker image inspect "${TERRAIN_BASE_IMAGE:-terrain-base:bookworm}" >/dev/null 2>&1 ||
+	scripts/deps.sh container # debootstrap, for the base image
 scripts/docker-base.sh "${TERRAIN_BASE_IMAGE:-terrain-base:bookworm}"
 say "building the images (cached layers when they are current)"
 LOG=$tmp/build.log scripts/docker-images.sh
