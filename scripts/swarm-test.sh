@@ -260,7 +260,7 @@ front_up() {
 	docker exec "$front" curl -s --max-time 3 'http://127.0.0.1:8404/stats;csv' |
 		awk -F, '$1 == "any" && $2 ~ /^node/ && $18 == "UP"' | wc -l
 }
-scale() { docker service scale "${detach[@]}" "${STACK}_terrain=$1" >"$tmp/scale.log" 2>&1 || { cat "$tmp/scale.log" >&2; return 1; }; }
+scale() { docker service scale --detach "${STACK}_terrain=$1" >"$tmp/scale.log" 2>&1 || { cat "$tmp/scale.log" >&2; return 1; }; }
 
 say "edits: $LOADERS loaders through the front while the nodes go 3 -> 5 -> 2 ($((SECONDS - t0)) s)"
 for l in $(seq "$LOADERS"); do
