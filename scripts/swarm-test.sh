@@ -74,7 +74,7 @@ wait_for() { # SECONDS COMMAND...: until COMMAND succeeds
 }
 
 # ---- clean-up, whatever happens ---------------------------------------------------------
-loader_pids=() log_pids=() joined= made_gwbridge=
+loader_pids=() log_pids=() joined='' made_gwbridge=''
 stack_gone() {
 	[ -z "$(docker ps -aq --filter "label=com.docker.stack.namespace=$STACK")" ] &&
 		[ -z "$(docker network ls -q --filter "label=com.docker.stack.namespace=$STACK")" ]
