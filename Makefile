@@ -11,6 +11,7 @@
 #   make test-arm64      arm64 cross build, its tiles under qemu-user against native
 #   make fresh-check     make run + make test in a debootstrapped Debian 12 chroot
 #   make container-test  the cluster in containers (needs a Docker daemon; .ci/run runs it after make test)
+#   make swarm-test      docker/stack.yaml on a one-machine Docker Swarm (likewise, after container-test)
 #   make BUILD=dir CC=clang   the same sources with another compiler into another folder
 #   make noopt | asan    re-invoke make with -O0 or with sanitizers (into build-noopt, build-asan)
 #   make fuzz            libFuzzer targets: the tile decoder, the server over TCP and in memory, edit JSON (clang)
@@ -83,7 +84,7 @@ PKG_DEBS := libuv:libuv1-dev libzstd:libzstd-dev zlib:zlib1g-dev libcjson:libcjs
 	libpng:libpng-dev libtiff-4:libtiff-dev cmocka:libcmocka-dev hiredis:libhiredis-dev \
 	libxxhash:libxxhash-dev libjwt:libjwt-dev libcrypto:libssl-dev
 INSTALLS_FIRST := help clean deps run test bench fuzz fuzz-long noopt asan fresh-check \
-	container-test test-arm64 test-builds test-build-gcc test-build-clang test-build-asan
+	container-test swarm-test test-arm64 test-builds test-build-gcc test-build-clang test-build-asan
 ifneq ($(filter-out $(INSTALLS_FIRST),$(or $(MAKECMDGOALS),all)),)
 pkg_name = $(word $2,$(subst :, ,$1))
 ifeq ($(shell $(PKG_CONFIG) --version >/dev/null 2>&1 && echo y),)
@@ -133,11 +134,11 @@ TESTLIB_SRC := $(filter-out tests/lib/kill_on.c,$(wildcard tests/lib/*.c))
 TEST_PROGS := $(BUILD)/tests/kill_on $(BUILD)/bench/cluster_load
 
 .PHONY: all deps test check run bench fuzz fuzz-long clean noopt asan check-headers help test-arm64 fresh-check \
-	container-test web FORCE
+	container-test swarm-test web FORCE
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client lib
 
 help:
-	@sed -n '2,20p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,21p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(DEPS) build
@@ -528,6 +529,12 @@ fresh-check:
 # check; make reports either as its own exit 2, so .ci/run calls the script).
 container-test:
 	scripts/container-test.sh
+
+# docker/stack.yaml on a swarm of this one engine (docker swarm init on
+# 127.0.0.1, deploy, scaling under an edit load, stack rm, swarm leave);
+# the same exits as container-test (scripts/swarm-test.sh).
+swarm-test:
+	scripts/swarm-test.sh
 
 check-headers:
 	@for h in common/*.h server/*/*.h client-sample/*.h; do \

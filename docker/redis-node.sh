@@ -17,8 +17,10 @@
 # Sentinels on the data nodes) and topology (this script and the health
 # checks), the last three with TERRAIN_REDIS_ADMIN_PASSWORD; the Sentinels
 # have requirepass TERRAIN_SENTINEL_PASSWORD, which the nodes and this
-# script use on them. The users are written at each start to a file of
-# mode 600 in the container (the passwords hashed), read by redis-server.
+# script use on them. Each may come from a file instead, its first line:
+# TERRAIN_REDIS_PASSWORD_FILE and so on (Swarm secrets, docker/stack.yaml).
+# The users are written at each start to a file of mode 600 in the
+# container (the passwords hashed), read by redis-server.
 #
 # A data node asks the Sentinels who the primary is before it starts:
 #   - a quorum names another: it starts as that one's replica;
@@ -67,6 +69,16 @@ ELECT_WAIT=${TERRAIN_ELECT_WAIT:-30}
 DB=${TERRAIN_REDIS_DB:-0}
 LOG_KEY=${TERRAIN_REDIS_LOG_KEY:-terrain:log}
 DATA=/var/lib/terrain/redis
+# VAR_FILE: a file whose first line is VAR (a Docker or Swarm secret,
+# /run/secrets/NAME); both set is refused.
+for v in TERRAIN_REDIS_PASSWORD TERRAIN_REDIS_ADMIN_PASSWORD TERRAIN_SENTINEL_PASSWORD; do
+	eval "f=\${${v}_FILE:-} val=\${$v:-}"
+	[ -n "$f" ] || continue
+	[ -z "$val" ] || { echo "redis-node $ME: both $v and ${v}_FILE are set: give it once" >&2; exit 2; }
+	[ -r "$f" ] || { echo "redis-node $ME: ${v}_FILE $f: cannot read it" >&2; exit 2; }
+	val=$(head -n 1 "$f" | tr -d '\r')
+	eval "$v=\$val"
+done
 REDIS_PW=${TERRAIN_REDIS_PASSWORD:-}
 ADMIN_PW=${TERRAIN_REDIS_ADMIN_PASSWORD:-}
 SENT_PW=${TERRAIN_SENTINEL_PASSWORD:-}

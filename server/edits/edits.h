@@ -38,8 +38,10 @@ struct world_map;
  * options are the journal's (journal.h).
  */
 struct edits_config {
-	const char *token;           /* --edit-token; NULL or "": loopback
-					clients only, or players' tokens */
+	const char *token;           /* --edit-token, or what edits_config_load()
+					read from --edit-token-file; NULL or "":
+					loopback clients only, or players' tokens */
+	const char *token_file;      /* --edit-token-file */
 	const char *token_secret_file;     /* --token-secret-file */
 	const char *token_public_key_file; /* --token-public-key-file */
 	const char *cors_origins;    /* web origins that may edit besides the
@@ -62,6 +64,8 @@ struct edits_config {
 	unsigned history_s;          /* --history: how far back, by the log's
 					clock, a revert reaches */
 	/* edits_config_load(): the key files' bytes, or NULL */
+	char *token_read;            /* --edit-token-file's first line (token
+					points at it) */
 	uint8_t *token_secret;
 	size_t token_secret_len;
 	char *token_public_key;
@@ -72,8 +76,9 @@ struct option;
 /* The module's option table (options.h); returns its length. */
 size_t edits_options(const struct option **out);
 
-/* Read the files c names (the token keys) and check that they can verify
- * tokens. 0, or ERR_* with err saying why (a bad argument). */
+/* Read the files c names (the edit token, the token keys) and check that
+ * the keys can verify tokens; the edit token and its file together are
+ * refused. 0, or ERR_* with err saying why (a bad argument). */
 int edits_config_load(struct edits_config *c, char *err, size_t errlen);
 
 /* Free what edits_config_load() read (the secret wiped first). */

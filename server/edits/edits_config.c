@@ -19,6 +19,9 @@ static const struct option options[] = {
 	ROW("edit-token", "TERRAIN_EDIT_TOKEN", "TOKEN", "", OPTION_STR, token, 0, 0,
 	    "edits need Authorization: Bearer TOKEN (author admin); unset: loopback "
 	    "clients only, or players' tokens"),
+	ROW("edit-token-file", "TERRAIN_EDIT_TOKEN_FILE", "FILE", "", OPTION_STR, token_file, 0, 0,
+	    "the edit token, the file's first line (a Docker or Swarm secret: "
+	    "/run/secrets/NAME); keeps it out of the environment"),
 	ROW("token-secret-file", "TERRAIN_TOKEN_SECRET_FILE", "FILE", "", OPTION_STR,
 	    token_secret_file, 0, 0, "players' tokens (JWT, HS256): the key, the file's first "
 	    "line as bytes (32 or more; docs/edits.md)"),
@@ -61,8 +64,20 @@ int edits_config_load(struct edits_config *c, char *err, size_t errlen)
 {
 	struct token_keys *k = NULL;
 	char *secret = NULL;
+	size_t len;
 	int rc;
 
+	if (c->token_file && c->token_file[0]) {
+		if (c->token && c->token[0]) {
+			snprintf(err, errlen, "both --edit-token (or TERRAIN_EDIT_TOKEN) and "
+				 "--edit-token-file are set: give the token once");
+			return ERR_INVAL;
+		}
+		if ((rc = token_read_secret("edit-token-file", c->token_file, &c->token_read,
+					    &len, err, errlen)) != 0)
+			return rc;
+		c->token = c->token_read;
+	}
 	if (c->token_secret_file && c->token_secret_file[0]) {
 		if ((rc = token_read_secret("token-secret-file", c->token_secret_file, &secret,
 					    &c->token_secret_len, err, errlen)) != 0)
@@ -88,6 +103,13 @@ int edits_config_load(struct edits_config *c, char *err, size_t errlen)
 
 void edits_config_free(struct edits_config *c)
 {
+	if (c->token_read) {
+		memset(c->token_read, 0, strlen(c->token_read));
+		if (c->token == c->token_read)
+			c->token = NULL;
+	}
+	free(c->token_read);
+	c->token_read = NULL;
 	if (c->token_secret)
 		memset(c->token_secret, 0, c->token_secret_len);
 	free(c->token_secret);

@@ -10,7 +10,10 @@
 # token's worlds and a brush outside its area, nothing applied; the edit
 # token still acts as admin beside tokens; an Idempotency-Key is each
 # author's own; with nothing configured, tokenless loopback clients still
-# edit; a short secret or a file that is no key stops the start.
+# edit; the edit token read from --edit-token-file (its first line; also
+# TERRAIN_EDIT_TOKEN_FILE), an empty or missing one, or one beside
+# --edit-token, stopping the start; a short secret or a file that is no key
+# stops the start.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
@@ -166,6 +169,29 @@ check "tokenless loopback edits when nothing is configured" eq "$(post '')" 200
 check "a bearer is not needed there" eq "$(post "$alice")" 200
 server_stop >/dev/null
 
+# ---- the edit token from a file (a Docker or Swarm secret) -------------------------------------
+printf 'f1le-token\nsecond line ignored\n' >"$TMP/edit-token"
+server_start --edit-token-file "$TMP/edit-token" --data-dir "$TMP/tokfile"
+check "--edit-token-file: its first line is the edit token" eq "$(post f1le-token)" 200
+check "... the whole file is not" eq "$(post 'f1le-token second line ignored')" 401
+check "... nor no token at all" eq "$(post '')" 401
+server_stop >/dev/null
+export TERRAIN_EDIT_TOKEN_FILE="$TMP/edit-token"
+server_start --data-dir "$TMP/tokfile"
+unset TERRAIN_EDIT_TOKEN_FILE
+check "TERRAIN_EDIT_TOKEN_FILE names the file as well" eq "$(post f1le-token)" 200
+server_stop >/dev/null
+: >"$TMP/empty"
+check "an edit token file with an empty first line stops the start (2)" eq \
+	"$("$SERVER_BIN" serve --port 0 --data-dir "$TMP/bad" --edit-token-file "$TMP/empty" 2>"$TMP/err"; echo $?)" 2
+check "... saying why" grep -q 'edit-token-file .*: the first line is empty' "$TMP/err"
+check "a missing edit token file stops the start (2)" eq \
+	"$("$SERVER_BIN" serve --port 0 --data-dir "$TMP/bad" --edit-token-file "$TMP/none" 2>"$TMP/err"; echo $?)" 2
+check "... saying why" grep -q "edit-token-file $TMP/none: No such file" "$TMP/err"
+check "--edit-token and --edit-token-file together stop the start (2)" eq \
+	"$(TERRAIN_EDIT_TOKEN=x "$SERVER_BIN" serve --port 0 --data-dir "$TMP/bad" --edit-token-file "$TMP/edit-token" 2>"$TMP/err"; echo $?)" 2
+check "... saying why" grep -q 'both --edit-token (or TERRAIN_EDIT_TOKEN) and --edit-token-file are set' "$TMP/err"
+
 # ---- bad configuration -------------------------------------------------------------------------
 printf 'short\n' >"$TMP/short"
 check "a secret under 32 bytes stops the start (2)" eq \
@@ -176,5 +202,6 @@ check "a public key file that is no key stops the start (2)" eq \
 check "... saying why" grep -q 'token-public-key-file: not a PEM public key' "$TMP/err"
 "$SERVER_BIN" --help >"$TMP/help"
 check "--help lists --token-secret-file" grep -q -- '--token-secret-file FILE' "$TMP/help"
+check "--help lists --edit-token-file" grep -q -- '--edit-token-file FILE' "$TMP/help"
 check "--help lists --token-public-key-file" grep -q -- '--token-public-key-file FILE' "$TMP/help"
 finish
