@@ -166,10 +166,11 @@ PY
 	holders+=($!)
 }
 code() { "${CURL[@]}" -o "$TMP/body" -w '%{http_code}' "$BASE$1"; }
-# until_code PATH STATUS: wait (up to 60 s) until PATH answers STATUS
+# until_code PATH STATUS: wait (up to 600 tries, 60 s at least, times
+# TEST_TIMEOUT_SCALE) until PATH answers STATUS
 until_code() {
 	local i
-	for i in $(seq 1 600); do
+	for i in $(seq 1 "$(scaled 600)"); do
 		[ "$(code "$1")" = "$2" ] && return 0
 		sleep 0.1
 	done
