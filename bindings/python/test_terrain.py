@@ -140,23 +140,24 @@ class Server(unittest.TestCase):
             return r.read()
 
     def test_the_server_agrees_on_tiles_and_hashes(self):
+        name = os.environ.get("TERRAIN_TEST_WORLD", "py")  # a world no edit has touched
         batch = ('{"edits": [{"op": "lower", "x": -300, "z": 40.5, "radius": 70, "strength": 4, '
                  '"falloff": "linear"}, {"op": "set", "x": -255, "z": 0, "radius": 9, '
                  '"height": 12.5}]}')
-        req = urllib.request.Request(os.environ["TERRAIN_BASE"] + "/v1/worlds/py/edits?gen=mesa",
+        req = urllib.request.Request(os.environ["TERRAIN_BASE"] + f"/v1/worlds/{name}/edits?gen=mesa",
                                      batch.encode(), {"Content-Type": "application/json"})
         with urllib.request.urlopen(req) as r:
             answer = json.load(r)
-        w = terrain.World("mesa", "py")
+        w = terrain.World("mesa", name)
         e = terrain.Edits(w)
         e.apply_json(batch, author=answer["author"], time_ms=answer["time"])
         self.assertEqual(answer["world_hash"], f"{e.world_hash:016x}")
-        hashes = json.loads(self.get("/v1/worlds/py/hashes?gen=mesa&cx0=-2&cz0=-1&cx1=0&cz1=0"))
+        hashes = json.loads(self.get(f"/v1/worlds/{name}/hashes?gen=mesa&cx0=-2&cz0=-1&cx1=0&cz1=0"))
         self.assertGreaterEqual(len(hashes["chunks"]), 2)
         for c in hashes["chunks"]:
             self.assertEqual(e.chunk(c["cx"], c["cz"]), (c["version"], int(c["hash"], 16)))
         for lod, layers, fmt in ((0, "height", 5), (1, "height,material", 5), (0, "height", 3), (2, "height", 1)):
-            body = self.get(f"/v1/worlds/py/chunks/{lod}/-2/0?gen=mesa&layers={layers}&format={fmt}")
+            body = self.get(f"/v1/worlds/{name}/chunks/{lod}/-2/0?gen=mesa&layers={layers}&format={fmt}")
             self.assertEqual(w.tile_bytes(lod, -2, 0, materials="material" in layers, fmt=fmt,
                                           edits=e), body)
 

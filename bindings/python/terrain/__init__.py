@@ -1,4 +1,4 @@
-"""terrain.py - libterrain (common/terrain.h) from Python through ctypes.
+"""terrain - libterrain (common/terrain.h) from Python through ctypes.
 
 Standard library only. The world's heights in-process, bit for bit the
 server's: tiles at any LOD and precision, heights anywhere, the tile format,
@@ -9,18 +9,29 @@ edit records with the server's chunk and world hashes (docs/library.md).
     t = w.tile(0, 0, 0)                     # LOD 0, chunk (0, 0)
     print(t.side, t.heights[0] * t.quantum_um / 1e6, "m")
 
-The library is found by $TERRAIN_LIB (a path), else as libterrain.so.1 on
-the system's library path. Errors raise terrain.Error, whose .code is the
-TERRAIN_ERR_* value and whose message is terrain_strerror()'s (plus the
-library's detail where it gives one).
+Install: `pip install ./bindings/python` (offline: add --no-index
+--no-build-isolation; docs/library.md). The C library is found by
+$TERRAIN_LIB (a path), else on the system's library path (ldconfig,
+LD_LIBRARY_PATH), else in the library directory of its install prefix as
+pkg-config names it (`make install PREFIX=...`; PKG_CONFIG_PATH for a
+prefix of your own), else in this Python's own prefix and /usr/local/lib;
+failing all, importing raises LibraryNotFound, which says so. Errors raise
+terrain.Error, whose .code is the TERRAIN_ERR_* value and whose message is
+terrain_strerror()'s (plus the library's detail where it gives one).
 """
+
+from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import os
+import shutil
+import subprocess
+import sys
+from typing import Optional, Sequence, Union
 
 __all__ = ["Error", "World", "Edits", "Tile", "decode", "heights_hash", "seed_parse",
-           "presets", "version", "LAYER_MATERIAL", "FORMAT_CURRENT", "FORMAT_CODED2", "FORMAT_LZ21"]
+           "presets", "version", "selfcheck", "LibraryNotFound", "LAYER_MATERIAL", "FORMAT_CURRENT", "FORMAT_CODED2", "FORMAT_LZ21"]
 
 LAYER_MATERIAL = 1
 FORMAT_CURRENT = 5  # versions 5/6 (1/2 below side 33): what the server sends
@@ -29,9 +40,50 @@ FORMAT_LZ21 = 1     # versions 1/2 (?format=1)
 EDIT_SIZE = 42
 
 
-def _load():
-    path = os.environ.get("TERRAIN_LIB") or ctypes.util.find_library("terrain") or "libterrain.so.1"
-    return ctypes.CDLL(path)
+SONAME = "libterrain.so.1"
+
+
+class LibraryNotFound(ImportError):
+    """libterrain could not be loaded; the message says where it looked."""
+
+
+def _pkgconfig_libdir() -> Optional[str]:
+    """The libdir of an installed terrain.pc (honours PKG_CONFIG_PATH)."""
+    exe = shutil.which("pkg-config")
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, "--variable=libdir", "terrain"], capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _load() -> ctypes.CDLL:
+    env = os.environ.get("TERRAIN_LIB")
+    if env:
+        try:
+            return ctypes.CDLL(env)
+        except OSError as e:
+            raise LibraryNotFound(f"TERRAIN_LIB={env} does not load: {e}") from None
+    tried = []
+    found = ctypes.util.find_library("terrain")
+    candidates = [found] if found else []
+    candidates.append(SONAME)  # LD_LIBRARY_PATH and the loader's own paths
+    for d in (_pkgconfig_libdir(), os.path.join(sys.prefix, "lib"), "/usr/local/lib"):
+        if d:
+            candidates.append(os.path.join(d, SONAME))
+    for c in candidates:
+        try:
+            return ctypes.CDLL(c)
+        except OSError:
+            tried.append(c)
+    raise LibraryNotFound(
+        f"libterrain ({SONAME}) not found; tried {', '.join(tried)}. Install the C library "
+        "(make install PREFIX=...; with a prefix of your own set PKG_CONFIG_PATH to its "
+        "lib/pkgconfig, or run ldconfig) or set TERRAIN_LIB to the library's path, e.g. "
+        "TERRAIN_LIB=build/lib/libterrain.so.1")
 
 
 _lib = _load()
@@ -118,28 +170,28 @@ for _name, (_res, _args) in _sigs.items():
 class Error(Exception):
     """A TERRAIN_ERR_* code from the library; .code is the number."""
 
-    def __init__(self, code, detail=""):
+    def __init__(self, code: int, detail: str = "") -> None:
         self.code = code
         text = _lib.terrain_strerror(code).decode()
         super().__init__(f"{text}: {detail}" if detail else text)
 
 
-def _check(rc, detail=""):
+def _check(rc: int, detail: str = "") -> None:
     if rc:
         raise Error(rc, detail)
 
 
-def version():
+def version() -> str:
     """The running library's version text, e.g. "1.0.0"."""
     return _lib.terrain_version_string().decode()
 
 
-def presets():
+def presets() -> list[str]:
     """The built-in presets' names."""
     return [_lib.terrain_preset_name(i).decode() for i in range(_lib.terrain_preset_count())]
 
 
-def seed_parse(text):
+def seed_parse(text: str) -> int:
     """A seed as the HTTP API writes it ("42", "my-world") as an int."""
     b = text.encode()
     out = c_u64()
@@ -147,7 +199,7 @@ def seed_parse(text):
     return out.value
 
 
-def heights_hash(heights):
+def heights_hash(heights: Sequence[int]) -> int:
     """XXH3-64 of heights as little-endian int32: the golden tiles' hash."""
     arr = heights if isinstance(heights, ctypes.Array) else (c_i32 * len(heights))(*heights)
     return _lib.terrain_heights_hash(arr, len(arr))
@@ -157,17 +209,17 @@ class Tile:
     """A tile's header fields (as attributes) and its heights (side * side
     ints, rows of z) and materials (bytes, or None)."""
 
-    def __init__(self, info, heights, materials):
+    def __init__(self, info: TileInfo, heights: Sequence[int], materials: Optional[bytes]) -> None:
         for name, _ in TileInfo._fields_[1:]:
             setattr(self, name, getattr(info, name))
         self.heights = heights
         self.materials = materials
 
-    def metres(self, i, j):
+    def metres(self, i: int, j: int) -> float:
         """Height of sample (i, j) in metres."""
         return self.heights[j * self.side + i] * self.quantum_um / 1e6
 
-    def encode(self, fmt=FORMAT_CURRENT):
+    def encode(self, fmt: int = FORMAT_CURRENT) -> bytes:
         """The tile's canonical bytes (what terrain_encode() writes)."""
         info = TileInfo(size=ctypes.sizeof(TileInfo))
         for name, _ in TileInfo._fields_[1:]:
@@ -183,7 +235,7 @@ class Tile:
         return out.raw[:n.value]
 
 
-def decode(data):
+def decode(data: Union[bytes, bytearray, memoryview]) -> Tile:
     """Decode a tile of any format version the server sends into a Tile."""
     data = bytes(data)
     info = TileInfo(size=ctypes.sizeof(TileInfo))
@@ -201,7 +253,8 @@ class World:
     in the library at once): give each thread its own World; they give the
     same heights. close() (or a with block) frees it."""
 
-    def __init__(self, preset="default", seed=0, json=None):
+    def __init__(self, preset: str = "default", seed: Union[int, str] = 0,
+                 json: Union[str, bytes, None] = None) -> None:
         self._h = self._work = None
         if isinstance(seed, str):
             seed = seed_parse(seed)
@@ -222,25 +275,26 @@ class World:
         for name, _ in WorldInfo._fields_[1:]:
             setattr(self, name, getattr(info, name))
 
-    def close(self):
+    def close(self) -> None:
         if self._h:
             _lib.terrain_work_destroy(self._work)
             _lib.terrain_world_destroy(self._h)
             self._h = self._work = None
 
-    def __enter__(self):
+    def __enter__(self) -> "World":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         self.close()
 
-    def side(self, lod):
+    def side(self, lod: int) -> int:
         return _lib.terrain_tile_side(self._h, lod)
 
-    def _request(self, lod, cx, cz, precision, materials, fmt):
+    def _request(self, lod: int, cx: int, cz: int, precision: Optional[str], materials: bool,
+                 fmt: int) -> TileRequest:
         q = 0
         if precision:
             q = _lib.terrain_precision_um(precision.encode(), len(precision))
@@ -249,7 +303,8 @@ class World:
         return TileRequest(size=ctypes.sizeof(TileRequest), lod=lod, cx=cx, cz=cz, quantum_um=q,
                            layers=LAYER_MATERIAL if materials else 0, format=fmt)
 
-    def tile(self, lod, cx, cz, precision=None, materials=False, edits=None):
+    def tile(self, lod: int, cx: int, cz: int, precision: Optional[str] = None,
+             materials: bool = False, edits: Optional["Edits"] = None) -> Tile:
         """The tile of chunk (cx, cz) at lod ("1cm", "10cm", ... precision;
         materials: the material layer; edits: an Edits of this world)."""
         rq = self._request(lod, cx, cz, precision, materials, 0)
@@ -261,8 +316,9 @@ class World:
                                      ctypes.byref(info)))
         return Tile(info, heights, bytes(mats) if materials else None)
 
-    def tile_bytes(self, lod, cx, cz, precision=None, materials=False, fmt=FORMAT_CURRENT,
-                   edits=None):
+    def tile_bytes(self, lod: int, cx: int, cz: int, precision: Optional[str] = None,
+                   materials: bool = False, fmt: int = FORMAT_CURRENT,
+                   edits: Optional["Edits"] = None) -> bytes:
         """The tile as the server's tile route sends it, byte for byte."""
         rq = self._request(lod, cx, cz, precision, materials, fmt)
         cap = _lib.terrain_tile_bound(self._h, ctypes.byref(rq))
@@ -271,14 +327,16 @@ class World:
                                              ctypes.byref(rq), out, cap, ctypes.byref(n)))
         return out.raw[:n.value]
 
-    def heights(self, lod, x0, z0, nx, nz, edits=None):
+    def heights(self, lod: int, x0: int, z0: int, nx: int, nz: int,
+                edits: Optional["Edits"] = None) -> Sequence[int]:
         """The nx x nz block of the LOD-lod lattice at world (x0, z0)."""
         out = (c_i32 * (nx * nz))()
         _check(_lib.terrain_heights(self._h, edits._h if edits else None, self._work, lod, x0, z0,
                                     nx, nz, out, nx * nz))
         return out
 
-    def sample(self, points, edits=None):
+    def sample(self, points: Sequence[tuple[float, float]],
+               edits: Optional["Edits"] = None) -> list[float]:
         """Heights in metres at [(x, z), ...] (bilinear between LOD-0 samples)."""
         xz = (c_double * (2 * len(points)))(*[v for p in points for v in p])
         out = (c_double * len(points))()
@@ -292,21 +350,22 @@ class Edits:
     and chunk versions and hashes the server publishes. Reads may share it
     across threads; applies need it alone."""
 
-    def __init__(self, world):
+    def __init__(self, world: World) -> None:
         self._h = None
         self.world = world
         self._h = c_ptr()
         _check(_lib.terrain_edits_create(world._h, ctypes.byref(self._h)))
 
-    def close(self):
+    def close(self) -> None:
         if self._h:
             _lib.terrain_edits_destroy(self._h)
             self._h = None
 
-    def __del__(self):
+    def __del__(self) -> None:
         self.close()
 
-    def record(self, json, first_seq=None, author=None, time_ms=0):
+    def record(self, json: Union[str, bytes], first_seq: Optional[int] = None,
+               author: Optional[str] = None, time_ms: int = 0) -> bytes:
         """The canonical record of a batch given as POST .../edits JSON,
         numbered from first_seq (default: the next sequence number); with
         author and time_ms (the server's answer has them) as the server
@@ -323,7 +382,8 @@ class Edits:
         _check(rc, msg.value.decode())
         return out.raw[:n.value]
 
-    def revert_record(self, json, author, time_ms, floor=1, seq=None):
+    def revert_record(self, json: Union[str, bytes], author: str, time_ms: int, floor: int = 1,
+                      seq: Optional[int] = None) -> bytes:
         """The canonical record of a revert or undo given as POST .../reverts
         JSON (a filter, or {"undo": SEQ}), sent by author at the log's
         time_ms, reaching back to edit floor, at seq (default: the next)."""
@@ -335,30 +395,31 @@ class Edits:
                                                 msg, 256), msg.value.decode())
         return out.raw[:n.value]
 
-    def apply_record(self, record):
+    def apply_record(self, record: bytes) -> None:
         record = bytes(record)
         _check(_lib.terrain_edits_apply_record(self._h, record, len(record)))
 
-    def apply_json(self, json, author=None, time_ms=0):
+    def apply_json(self, json: Union[str, bytes], author: Optional[str] = None,
+                   time_ms: int = 0) -> None:
         """record() then apply_record(): the batch as the next edits."""
         self.apply_record(self.record(json, author=author, time_ms=time_ms))
 
     @property
-    def seq(self):
+    def seq(self) -> int:
         return _lib.terrain_edits_seq(self._h)
 
     @property
-    def world_hash(self):
+    def world_hash(self) -> int:
         return _lib.terrain_edits_world_hash(self._h)
 
-    def chunk(self, cx, cz):
+    def chunk(self, cx: int, cz: int) -> tuple[int, int]:
         """(version, hash) of chunk (cx, cz); (0, 0) when no edit touches it."""
         v, h = c_u64(), c_u64()
         _check(_lib.terrain_edits_chunk(self._h, cx, cz, ctypes.byref(v), ctypes.byref(h)))
         return v.value, h.value
 
 
-def selfcheck():
+def selfcheck() -> None:
     """Raise Error unless this library makes the world it was built to make."""
     msg = ctypes.create_string_buffer(512)
     _check(_lib.terrain_selfcheck(msg, 512), msg.value.decode())
