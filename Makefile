@@ -206,7 +206,10 @@ $(BUILD)/libclient.a: $(CLIENT_OBJ) $(LLHTTP_OBJ)
 # and libterrain.a (the same objects linked into one and sealed to
 # terrain_* by objcopy, so that a program's own symbols never clash with
 # the core's). `make install PREFIX=... DESTDIR=...` copies the header,
-# both libraries and terrain.pc (tests/library/library.sh checks all of it).
+# both libraries, terrain.pc and CMake's terrainConfig.cmake with its
+# version file (paths relative to it), then runs ldconfig when it installed
+# as root, without DESTDIR, into a folder of ldconfig's (tests/library/library.sh
+# checks all of it).
 LIB_MAJOR   := $(shell sed -n 's/^\#define TERRAIN_VERSION_MAJOR //p' common/terrain.h)
 LIB_VERSION := $(LIB_MAJOR).$(shell sed -n 's/^\#define TERRAIN_VERSION_MINOR //p' common/terrain.h).$(shell sed -n 's/^\#define TERRAIN_VERSION_PATCH //p' common/terrain.h)
 LIB_SO      := $(BUILD)/lib/libterrain.so.$(LIB_VERSION)
@@ -216,6 +219,7 @@ OBJCOPY     ?= $(if $(filter %-gcc,$(CC)),$(patsubst %-gcc,%-objcopy,$(CC)),objc
 PREFIX      ?= /usr/local
 LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
+CMAKEDIR    ?= $(LIBDIR)/cmake/terrain
 .PHONY: lib install uninstall
 
 $(COMMON_OBJ): CFLAGS_ALL += -fPIC -fvisibility=hidden
@@ -246,10 +250,21 @@ install: lib
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(LIB_VERSION)|' common/terrain.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/terrain.pc
+	install -d $(DESTDIR)$(CMAKEDIR)
+	for f in terrainConfig terrainConfigVersion; do \
+		sed -e 's|@VERSION@|$(LIB_VERSION)|g; s|@MAJOR@|$(LIB_MAJOR)|g' \
+		    -e "s|@LIBREL@|$$(realpath -m --relative-to=$(CMAKEDIR) $(LIBDIR))|" \
+		    -e "s|@INCREL@|$$(realpath -m --relative-to=$(CMAKEDIR) $(INCLUDEDIR))|" \
+		    common/$$f.cmake.in > $(DESTDIR)$(CMAKEDIR)/$$f.cmake || exit 1; \
+	done
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null && \
+	    ldconfig -N -v 2>/dev/null | grep -q "^$$(realpath -m $(LIBDIR)):"; then \
+		echo "ldconfig ($(LIBDIR) is one of its folders)"; ldconfig; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/terrain.h $(DESTDIR)$(LIBDIR)/libterrain.so* \
-		$(DESTDIR)$(LIBDIR)/libterrain.a $(DESTDIR)$(LIBDIR)/pkgconfig/terrain.pc
+		$(DESTDIR)$(LIBDIR)/libterrain.a $(DESTDIR)$(LIBDIR)/pkgconfig/terrain.pc \
+		$(DESTDIR)$(CMAKEDIR)/terrainConfig.cmake $(DESTDIR)$(CMAKEDIR)/terrainConfigVersion.cmake
 # ---- end of libterrain ----
 
 $(BUILD)/terrain-server: $(BUILD)/server/service/main.o $(BUILD)/libserver.a $(BUILD)/libcommon.a

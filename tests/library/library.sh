@@ -3,8 +3,10 @@
 # library's soname, and that it exports exactly the functions terrain.h
 # declares (nm -D) and the static one no other global symbol; `make install
 # PREFIX=/opt/terrain DESTDIR=tmp` puts the header, both libraries and
-# terrain.pc in place; bindings/c/example.c builds against the staged
-# install with pkg-config, shared and static (beside a program defining
+# terrain.pc and the CMake package in place; bindings/c/example.c builds
+# against the staged install with pkg-config and with CMake (find_package,
+# the tree moved elsewhere; a major version too new refused), and
+# shared and static (beside a program defining
 # core names of its own, which the sealed archive must not clash with),
 # runs, prints the golden heights hash of tile default/0/0 (0, 0), and
 # writes a tile byte-identical to the real server's answer for the same URL.
@@ -80,6 +82,44 @@ check "example.c links the sealed libterrain.a beside its own tile_decode()" tes
 check "... and does not need libterrain.so" not has <(readelf -d "$TMP/ex-static") libterrain
 "$TMP/ex-static" >"$TMP/static.out" 2>&1
 check "... and prints what the shared build prints" cmp -s "$TMP/shared.out" "$TMP/static.out"
+
+# ---- CMake: find_package(terrain), the imported targets ----
+if command -v cmake >/dev/null; then
+	for f in terrainConfig.cmake terrainConfigVersion.cmake; do
+		check "installed lib/cmake/terrain/$f" test -e "$ROOT/opt/terrain/lib/cmake/terrain/$f"
+	done
+	# the installed tree moved elsewhere: the package's paths are relative
+	cp -a "$ROOT/opt/terrain" "$TMP/moved"
+	mkdir "$TMP/cm"
+	cp bindings/c/example.c "$TMP/cm/"
+	cat >"$TMP/cm/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.13)
+project(app C)
+find_package(terrain ${WANT} REQUIRED)
+add_executable(app example.c)
+target_link_libraries(app PRIVATE terrain::terrain)
+add_executable(app_static example.c)
+target_link_libraries(app_static PRIVATE terrain::terrain_static)
+message(STATUS "terrain ${terrain_VERSION} at ${terrain_DIR}")
+EOF
+	cmake -S "$TMP/cm" -B "$TMP/cm/b" -DCMAKE_PREFIX_PATH="$TMP/moved" -DWANT="$LIBVER" \
+		-DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="$SAN" >"$TMP/cmake.log" 2>&1 &&
+		cmake --build "$TMP/cm/b" >>"$TMP/cmake.log" 2>&1
+	check "find_package(terrain $LIBVER) + terrain::terrain and terrain::terrain_static build" test $? = 0
+	check "... found $LIBVER in the moved tree" has "$TMP/cmake.log" "terrain $LIBVER at $TMP/moved/lib/cmake/terrain"
+	"$TMP/cm/b/app" >"$TMP/cm.out" 2>&1
+	check "... the shared one runs (CMake's rpath) and prints the golden hash" has "$TMP/cm.out" "heights hash $golden"
+	check "... the static one needs no libterrain.so" not has <(readelf -d "$TMP/cm/b/app_static") libterrain
+	"$TMP/cm/b/app_static" >"$TMP/cms.out" 2>&1
+	check "... and prints the same" cmp -s "$TMP/cm.out" "$TMP/cms.out"
+	next=$((${LIBVER%%.*} + 1))
+	cmake -S "$TMP/cm" -B "$TMP/cm/b2" -DCMAKE_PREFIX_PATH="$TMP/moved" -DWANT="$next" \
+		>"$TMP/cmake2.log" 2>&1
+	check "find_package(terrain $next) is refused by the version file" \
+		has "$TMP/cmake2.log" "version: $LIBVER"
+else
+	echo "skip: no cmake (scripts/deps.sh test installs it)"
+fi
 
 # ---- the server's bytes ----
 "$TMP/ex-shared" alpine my-world 2 3 -1 "$TMP/lib.tile" >"$TMP/alpine.out" 2>&1
