@@ -224,7 +224,16 @@ CMAKEDIR    ?= $(LIBDIR)/cmake/terrain
 
 $(COMMON_OBJ): CFLAGS_ALL += -fPIC -fvisibility=hidden
 
-lib: $(LIB_SO) $(LIB_A)
+LIB_PC_UNINSTALLED := $(BUILD)/lib/pkgconfig/terrain-uninstalled.pc
+lib: $(LIB_SO) $(LIB_A) $(LIB_PC_UNINSTALLED)
+
+# pkg-config prefers NAME-uninstalled.pc where it finds one, so that
+# PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig builds against this tree (the Go
+# binding's `#cgo pkg-config: terrain`, docs/library.md)
+$(LIB_PC_UNINSTALLED): common/terrain.pc.in common/terrain.h
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(CURDIR)|; s|@LIBDIR@|$(abspath $(BUILD)/lib)|; s|@INCLUDEDIR@|$(CURDIR)/common|' \
+		-e 's|@VERSION@|$(LIB_VERSION)|' $< > $@
 
 # clang's sanitizers leave their runtime to the executable: no -z defs there
 $(LIB_SO): $(COMMON_OBJ) common/terrain.map

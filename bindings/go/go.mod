@@ -1,3 +1,3 @@
-module terrain
+module terrain.example/terrain
 
 go 1.19

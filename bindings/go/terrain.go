@@ -9,15 +9,17 @@
 //	t, err := w.Tile(terrain.Request{Lod: 0, Cx: 0, Cz: 0}, nil)
 //	fmt.Println(t.Metres(0, 0))
 //
-// Build with the library installed (make install), or point cgo at a build
-// tree: C_INCLUDE_PATH=.../common LIBRARY_PATH=.../build/lib. A World may
+// The module is terrain.example/terrain (docs/library.md, "Go"); cgo finds
+// the library with pkg-config: installed (make install; PKG_CONFIG_PATH for
+// a prefix of your own) or a build tree's (PKG_CONFIG_PATH=build/lib/pkgconfig,
+// where make writes terrain-uninstalled.pc). A World may
 // be used by any number of goroutines at once: each call takes a
 // workspace from a pool. Edits may be read concurrently; Apply* needs it
 // alone.
 package terrain
 
 /*
-#cgo LDFLAGS: -lterrain
+#cgo pkg-config: terrain
 #include <stdlib.h>
 #include <terrain.h>
 */
@@ -108,10 +110,10 @@ func SelfCheck() error {
 
 // WorldInfo is struct terrain_world_info.
 type WorldInfo struct {
-	AlgoVersion                       uint32
+	AlgoVersion                       int
 	Fingerprint, Seed                 uint64
 	ChunkLog2, MaxLod                 int
-	QuantumUm                         uint32
+	QuantumUm                         int // micrometres per height unit
 	Eroded                            bool
 	MinHeightM, MaxHeightM, SeaLevelM float64
 }
@@ -143,8 +145,8 @@ func newWorld(h *C.struct_terrain_world) (*World, error) {
 		return nil, err
 	}
 	w.Name = C.GoString(C.terrain_world_name(h))
-	w.Info = WorldInfo{uint32(info.algo_version), uint64(info.fingerprint), uint64(info.seed),
-		int(info.chunk_log2), int(info.max_lod), uint32(info.quantum_um), info.eroded != 0,
+	w.Info = WorldInfo{int(info.algo_version), uint64(info.fingerprint), uint64(info.seed),
+		int(info.chunk_log2), int(info.max_lod), int(info.quantum_um), info.eroded != 0,
 		float64(info.min_height_m), float64(info.max_height_m), float64(info.sea_level_m)}
 	return w, nil
 }
@@ -227,18 +229,18 @@ func edits(e *Edits) *C.struct_terrain_edits {
 
 // TileInfo is a tile's header (struct terrain_tile_info).
 type TileInfo struct {
-	Version           uint32
+	Version           int
 	Fingerprint, Seed uint64
 	Cx, Cz            int32
 	Lod, ChunkLog2    int
-	Side, QuantumUm   uint32
+	Side, QuantumUm   int // samples a row; micrometres per height unit
 	EditSeq, Checksum uint64
-	Layers, Filter    uint32
+	Layers, Filter    uint32 // bit sets
 }
 
 func infoOf(i *C.struct_terrain_tile_info) TileInfo {
-	return TileInfo{uint32(i.version), uint64(i.fingerprint), uint64(i.seed), int32(i.cx),
-		int32(i.cz), int(i.lod), int(i.chunk_log2), uint32(i.side), uint32(i.quantum_um),
+	return TileInfo{int(i.version), uint64(i.fingerprint), uint64(i.seed), int32(i.cx),
+		int32(i.cz), int(i.lod), int(i.chunk_log2), int(i.side), int(i.quantum_um),
 		uint64(i.edit_seq), uint64(i.checksum), uint32(i.layers), uint32(i.filter)}
 }
 
@@ -251,7 +253,7 @@ type Tile struct {
 
 // Metres is the height of sample (i, j).
 func (t *Tile) Metres(i, j int) float64 {
-	return float64(t.Heights[j*int(t.Side)+i]) * float64(t.QuantumUm) / 1e6
+	return float64(t.Heights[j*t.Side+i]) * float64(t.QuantumUm) / 1e6
 }
 
 // Tile generates the tile r of w with the edits of e (nil: none).

@@ -72,7 +72,7 @@ func TestFormatsDecodeAndEncodeBack(t *testing.T) {
 	for _, c := range []struct {
 		lod, format int
 		mat         bool
-		version     uint32
+		version     int
 	}{{0, 5, false, 5}, {2, 5, true, 6}, {0, 3, false, 3}, {2, 3, true, 4}, {1, 1, false, 1}, {3, 1, true, 2}} {
 		r := Request{Lod: c.lod, Cx: 3, Cz: -1, Materials: c.mat, Format: c.format}
 		body, err := w.TileBytes(r, nil)

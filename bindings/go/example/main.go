@@ -1,7 +1,7 @@
 // Command example is libterrain from Go: a tile, a height anywhere, the
 // server's bytes, an edit and the hashes a client checks itself with.
 //
-//	cd bindings/go && C_INCLUDE_PATH=$PWD/../../common LIBRARY_PATH=$PWD/../../build/lib \
+//	cd bindings/go && PKG_CONFIG_PATH=$PWD/../../build/lib/pkgconfig \
 //	    LD_LIBRARY_PATH=$PWD/../../build/lib go run ./example
 package main
 
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"log"
 
-	"terrain"
+	"terrain.example/terrain"
 )
 
 func main() {
