@@ -2,17 +2,23 @@
 //
 // The world's heights in-process, bit for bit the server's: tiles at any
 // LOD and precision, heights anywhere, the tile format, edit records with
-// the server's chunk and world hashes (docs/library.md). Built and tested
-// with Debian's Mono (mcs, mono); nothing here is Mono-specific.
+// the server's chunk and world hashes (docs/library.md). Terrain.csproj
+// builds it as the Terrain assembly with `dotnet`; tested with Debian's
+// Mono (mcs, mono), as Terrain.dll beside Terrain.dll.config.
 //
 //     using (var w = new Terrain.World("default", 42)) {
 //         Terrain.Tile t = w.Tile(0, 0, 0);
 //         Console.WriteLine(t.Metres(0, 0));
 //     }
 //
-// The native library is libterrain.so.1, found on the library path
-// (LD_LIBRARY_PATH, or installed by `make install`). Errors throw
-// Terrain.TerrainException, whose Code is the TERRAIN_ERR_* value.
+// The native library is imported by its bare name, "terrain", which each
+// runtime maps to the platform's file: Mono through Terrain.dll.config
+// (libterrain.so.1 on Linux, libterrain.1.dylib on macOS; else its own
+// probing: libterrain.so, terrain.dll), .NET through the resolver below
+// (the same names first, then its own probing). It is looked for on the
+// library path (LD_LIBRARY_PATH, ldconfig's cache after `make install`).
+// Errors throw Terrain.TerrainException, whose Code is the TERRAIN_ERR_*
+// value.
 using System;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -51,7 +57,23 @@ namespace Terrain
 
 	internal static class Native
 	{
-		const string Lib = "libterrain.so.1";
+		const string Lib = "terrain";
+
+#if NET5_0_OR_GREATER
+		// .NET: the versioned file first (a runtime-only install has no
+		// unversioned libterrain.so), then the runtime's own probing.
+		static Native()
+		{
+			NativeLibrary.SetDllImportResolver(typeof(Native).Assembly, (name, asm, path) => {
+				if (name != Lib)
+					return IntPtr.Zero;
+				string file = OperatingSystem.IsLinux() ? "libterrain.so.1"
+					: OperatingSystem.IsMacOS() ? "libterrain.1.dylib" : null;
+				IntPtr h;
+				return file != null && NativeLibrary.TryLoad(file, asm, path, out h) ? h : IntPtr.Zero;
+			});
+		}
+#endif
 
 		[DllImport(Lib)] public static extern uint terrain_version();
 		[DllImport(Lib)] public static extern IntPtr terrain_version_string();

@@ -1,8 +1,10 @@
 // Example.cs - libterrain from C#: a tile, a height anywhere, the server's
 // bytes, an edit and the hashes a client checks itself with.
 //
-//     mcs -out:example.exe bindings/csharp/Terrain.cs bindings/csharp/Example.cs
-//     LD_LIBRARY_PATH=build/lib mono example.exe
+//     mcs -target:library -out:Terrain.dll bindings/csharp/Terrain/Terrain.cs
+//     cp bindings/csharp/Terrain/Terrain.dll.config .
+//     mcs -r:Terrain.dll -out:example.exe bindings/csharp/Example/Example.cs
+//     LD_LIBRARY_PATH=build/lib mono example.exe    (or: cd bindings/csharp/Example && dotnet run)
 using System;
 
 static class Example
