@@ -12,6 +12,11 @@
 #     must get 200 at its first attempt (issue 35: no error answer without a
 #     fault; the check says how many did not), and the read load's numbers
 #     are printed;
+#   - the load tool's capacity table at the end of that phase
+#     (scripts/cluster-load.sh, capacity_report): edits acknowledged/s,
+#     cold and warm tiles/s with the nodes' CPU per tile, each node's
+#     resident memory, Redis used_memory, the nodes' CPU in cores; printed,
+#     never asserted (the check is that its six lines are there);
 #   - the swarm load test (terrain-client swarm) through the front;
 #   - convergence: every node reports the same edit_seq (every acknowledged
 #     edit, once) and world_hash, and the same bytes for an edited tile;
@@ -47,14 +52,14 @@
 # engine answers (said in one line; nothing was built). CT_KEEP=1 leaves the
 # cluster up for a look. Processes and containers are killed by pid and by
 # container id, never by name patterns.
-# The load tool (post, keyed_post, the loaders, log_of)
+# The load tool (post, keyed_post, the loaders, log_of, the capacity table)
 # is scripts/cluster-load.sh, shared with scripts/swarm-test.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 say() { echo "container-test: $*" >&2; }
 NO_ENGINE=77
-# check, post, keyed_post, loader, load_start, log_of, ...
+# check, post, keyed_post, loader, load_start, log_of, capacity_report, ...
 . scripts/cluster-load.sh
 
 if ! command -v docker >/dev/null; then
@@ -168,6 +173,10 @@ node_get() {
 	*) dc exec -T "$1" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
 	esac
 }
+# cluster-load.sh's hooks: node_get above, its name for a node by id,
+# redis-cli on a data node
+node_ref() { echo "@$1"; }
+redis_cli() { dc exec -T "$1" redis-node.sh cli "${@:2}"; }
 
 # ---- edits through the front, WRITERS at once, under a read load ------------------
 # READERS connections fetch tiles of world 42 at random (LOD 0 to 2, cx and
@@ -240,6 +249,8 @@ writer() {
 	done
 }
 say "edits: $WRITERS writers x $BATCHES batches through the front, under a read load of $READERS connections"
+capacity_mark load0
+load_t0=$(date +%s%3N)
 read_load_start
 writer_pids=()
 for w in $(seq "$WRITERS"); do
@@ -247,6 +258,7 @@ for w in $(seq "$WRITERS"); do
 	writer_pids+=($!)
 done
 wait "${writer_pids[@]}"
+load_s=$(awk -v t0="$load_t0" -v t1="$(date +%s%3N)" 'BEGIN { printf "%.1f", (t1 - t0) / 1000 }')
 load_avg=$(cut -d ' ' -f 1 /proc/loadavg)
 read_load_stop >"$tmp/read_stats"
 read_stats=$(cat "$tmp/read_stats")
@@ -259,6 +271,11 @@ check "no error answer without a fault: $((WRITERS * BATCHES - first_ok)) of $((
 check "the read load ran beside them ($reads, $READERS connections: $read_stats; load average $load_avg)" \
 	test "${read_stats%% *}" -gt 0
 want_seq=$((acked * 2))
+capacity_report "$want_seq" "$load_s" "$WRITERS writers of 2-edit batches, beside the read load" >"$tmp/capacity" ||
+	say "capacity_report failed (its figures are never asserted; the check below counts its lines)"
+cat "$tmp/capacity"
+check "the load tool printed its capacity table ($(capacity_lines "$tmp/capacity") of 6 figures)" \
+	test "$(capacity_lines "$tmp/capacity")" = 6
 
 # ---- the swarm --------------------------------------------------------------------------
 say "swarm: $SWARM_PLAYERS players for $SWARM_SECONDS s through the front"

@@ -17,6 +17,11 @@
 #     intended edit exactly once, and every remaining node has one edit_seq
 #     and world_hash (each reached by docker exec, curl on 127.0.0.1 inside
 #     it);
+#   - at the end of that load phase, the load tool's capacity table
+#     (scripts/cluster-load.sh, capacity_report): edits acknowledged/s,
+#     cold and warm tiles/s with the nodes' CPU per tile, each node's
+#     resident memory, Redis used_memory, the nodes' CPU in cores; printed,
+#     never asserted (the check is that its six lines are there);
 #   - `docker stack rm` removes every container and the network, and
 #     `docker swarm leave --force` leaves the engine as it was.
 # Cleans up on every exit (trap): loaders by pid, the stack, its volumes,
@@ -24,14 +29,14 @@
 # status: 0 all passed, 1 a check failed (or the engine is already in a
 # swarm: not touched), 77 no Docker engine answers. The last line is
 # "swarm-test: N passed, N failed". ST_KEEP=1 leaves it all up. The load
-# tool (keyed edits, loaders, log_of) is scripts/cluster-load.sh, shared
-# with scripts/container-test.sh.
+# tool (keyed edits, loaders, log_of, the capacity table) is
+# scripts/cluster-load.sh, shared with scripts/container-test.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 say() { echo "swarm-test: $*" >&2; }
 NO_ENGINE=77
-# check, post, keyed_post, loader, load_start, log_of, ...
+# check, post, keyed_post, loader, load_start, log_of, capacity_report, ...
 . scripts/cluster-load.sh
 
 if ! command -v docker >/dev/null; then
@@ -148,8 +153,10 @@ TERRAIN_PORT=$port TERRAIN_REPLICAS=3 docker stack deploy "${detach[@]}" --resol
 # the running containers of service $1 (terrain, front, redis1, ...)
 ctrs() { docker ps -q --filter "label=com.docker.swarm.service.name=${STACK}_$1"; }
 nodes() { ctrs terrain; }
-# cluster-load.sh's hook: GET PATH on node $1 (docker exec, curl inside it)
+# cluster-load.sh's hooks: GET PATH on node $1 (docker exec, curl inside
+# it), redis-cli on data node $1 (redis1, ...)
 node_get() { docker exec "$1" curl -sS --max-time 10 "http://127.0.0.1:8080$2" 2>/dev/null || true; }
+redis_cli() { local c; c=$(ctrs "$1"); docker exec "$c" redis-node.sh cli "${@:2}"; }
 healthy_n() { # SERVICE N: N running containers, each healthy
 	local c n=0
 	for c in $(ctrs "$1"); do
@@ -214,6 +221,8 @@ front_up() {
 scale() { docker service scale --detach "${STACK}_terrain=$1" >"$tmp/scale.log" 2>&1 || { cat "$tmp/scale.log" >&2; return 1; }; }
 
 say "edits: $LOADERS loaders through the front while the nodes go 3 -> 5 -> 2 ($((SECONDS - t0)) s)"
+capacity_mark load0
+load_t0=$(date +%s%3N)
 load_start
 sleep 5
 a0=$(acked_now)
@@ -248,6 +257,13 @@ check "... the three removed ($(for n in $gone; do printf '%s ' "${n:0:12}"; don
 check "... and the front has the two left in rotation within 20 s" wait_for 20 eval '[ "$(front_up)" = 2 ]'
 sleep 5
 load_stop
+load_s=$(awk -v t0="$load_t0" -v t1="$(date +%s%3N)" 'BEGIN { printf "%.1f", (t1 - t0) / 1000 }')
+# the capacity table (its tile probe also waits out late attempts, below)
+capacity_report "$(acked_now)" "$load_s" "$LOADERS loaders, one edit a request" >"$tmp/capacity" ||
+	say "capacity_report failed (its figures are never asserted; the check below counts its lines)"
+cat "$tmp/capacity"
+check "the load tool printed its capacity table ($(capacity_lines "$tmp/capacity") of 6 figures)" \
+	test "$(capacity_lines "$tmp/capacity")" = 6
 # a late attempt (no answer) is in the log or never will be after the
 # nodes' --edit-deadline (5 s) and the Redis timeout (3 s)
 sleep 4

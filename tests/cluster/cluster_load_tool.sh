@@ -3,13 +3,16 @@
 # scripts/container-test.sh and scripts/swarm-test.sh source, without
 # Docker: two nodes (--edit-token) on one Redis log (a primary and a
 # replica on loopback) stand in for the containers, the first node for the
-# front, and the hooks (node_get, nodes) are this
+# front, and the hooks (node_get, nodes, redis_cli, node_ref) are this
 # script's. Checked: a wrong token gets 401 through post; a keyed edit sent
 # twice is answered once and then as a replay ("200 replay" in its codes);
 # loaders in a round (load_start ROUND: the container test's fault rounds,
 # files tagged "ROUND.") and untagged (load_start: the swarm test's) put
 # every intended edit in the log exactly once, read back by log_of through
-# node_get with @ID (the container test's form). About 20 s.
+# node_get with @ID (the container test's form); capacity_report prints its
+# six figures (edits/s, cold and warm tiles/s, node memory, Redis
+# used_memory, node CPU), cold tiles generated and warm ones from the
+# nodes' caches. Its figures are not asserted. About 25 s.
 # run: once
 . "$(dirname "$0")/../../scripts/cluster-load.sh"
 . "$(dirname "$0")/../lib/lib.sh" # its check, after the load tool's
@@ -27,7 +30,15 @@ node_up b --edit-token "$EDIT_TOKEN" --workers 2
 # the load tool's inputs and hooks: nodes by 12-digit ids as Docker's
 declare -A IDPORT=([aaaaaaaaaaaa]=${NPORT[a]} [bbbbbbbbbbbb]=${NPORT[b]})
 nodes() { printf '%s\n' aaaaaaaaaaaa bbbbbbbbbbbb; }
+node_ref() { echo "@$1"; }
 node_get() { curl -sS --max-time 10 "http://127.0.0.1:${IDPORT[${1#@}]}$2" 2>/dev/null || true; }
+redis_cli() {
+	case $1 in
+	redis1) rcli "${RPORT[r1]}" "${@:2}" ;;
+	redis2) rcli "${RPORT[r2]}" "${@:2}" ;;
+	*) return 1 ;;
+	esac
+}
 tmp=$TMP/load
 mkdir -p "$tmp"
 F=http://127.0.0.1:${NPORT[a]}
@@ -47,12 +58,15 @@ once() {
 	     END { print one + 0, bad + 0 }' "$2" "$1"
 }
 enough() { [ "$(acked_now)" -ge "$1" ]; }
+capacity_mark load0
+t0=$(date +%s%3N)
 load_start 1 # the container test's way
 wait_for 10 enough 30
 load_stop
 load_start # the swarm test's way
 wait_for 10 enough 60
 load_stop
+secs=$(awk -v t0="$t0" -v t1="$(date +%s%3N)" 'BEGIN { printf "%.1f", (t1 - t0) / 1000 }')
 cat "$tmp"/1.intended.* | sort -u >"$tmp/round"
 cat "$tmp"/intended.* | sort -u >"$tmp/untagged"
 check "load_start 1 tags its loaders' files (1.intended.11..13: $(ls "$tmp" | grep -c '^1\.intended\.1[123]$')) and load_start does not (intended.1..3: $(ls "$tmp" | grep -c '^intended\.[123]$'))" \
@@ -67,4 +81,12 @@ acked_in_log() { cat "$tmp"/acked.* | sort -u | comm -23 - "$tmp/logged" | grep 
 check "... and each acknowledged edit's first_seq and coordinates in it ($(acked_in_log) missing)" \
 	test "$(acked_in_log)" = 0
 
+CAP_TILES=40 CAP_WARM=3 capacity_report "$(acked_now)" "$secs" "$LOADERS loaders" >"$tmp/capacity"
+sed 's/^/  /' "$tmp/capacity"
+check "capacity_report: its six figures ($(capacity_lines "$tmp/capacity") of 6)" eq "$(capacity_lines "$tmp/capacity")" 6
+check "... the cold tiles all answered and generated (40 misses, no hit)" \
+	grep -q '^capacity: tiles/s cold: .*(40 of 40 new .* node cache 40 misses, 0 hits' "$tmp/capacity"
+check "... the warm ones all answered from the cache (120 hits, no miss)" \
+	grep -q '^capacity: tiles/s warm: .*(120 of 120 repeated .* node cache 0 misses, 120 hits' "$tmp/capacity"
+check "... Redis used_memory of the primary, redis1" grep -q '^capacity: Redis used_memory: .* on the primary, redis1$' "$tmp/capacity"
 finish
