@@ -3,7 +3,13 @@
 # terrain-client swarm with 50 and with 500 simulated players walking in 10
 # worlds against a fresh server, each for SWARM_S seconds (default 10),
 # beside wrk's figure for the same server on one hot cached tile (the
-# ceiling a request loop sees). Figures are printed, never asserted.
+# ceiling a request loop sees). After each swarm, the server's CPU over it
+# (utime + stime of /proc/PID/stat): in cores, and per player. Figures are
+# printed, never asserted. Env: SWARM_S, SWARM_PLAYERS (the swarms' player
+# counts, "50 500"; a few players for long, e.g. SWARM_PLAYERS=20
+# SWARM_S=40, ask what players ask rather than what the server can give),
+# SWARM_WRK (1; 0: no wrk run), SWARM_ARGS (more terrain-client swarm
+# options, e.g. "--speed 10").
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: bench/swarm.sh BUILD_DIR" >&2; exit 2; }
 build="$(cd "$1" && pwd)"
@@ -28,21 +34,27 @@ start() {
 	exit 1
 }
 stop() { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=; }
+# the server's user + system CPU so far, in clock ticks
+ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
 
 echo "## 8. Swarm: simulated players (terrain-client swarm), ${dur} s each"
 echo
-for players in 50 500; do
+for players in ${SWARM_PLAYERS:-50 500}; do
 	start
+	c0=$(ticks) t0=$(date +%s%N)
 	echo "### $players players, 10 worlds, 16 connections, fresh server"
 	echo
 	echo '```'
 	"$build/terrain-client" swarm --server "http://127.0.0.1:$port" --players "$players" \
-		--duration "$dur" 2>&1 | tail -n 12
+		--duration "$dur" ${SWARM_ARGS:-} 2>&1 | tail -n 12
 	echo '```'
 	echo
+	awk -v c="$(($(ticks) - c0))" -v hz="$(getconf CLK_TCK)" -v ns="$(($(date +%s%N) - t0))" -v n="$players" 'BEGIN {
+		printf "server CPU: %.2f s in %.1f s of wall: %.3f cores; %.2f ms of CPU per player-second\n\n",
+			c / hz, ns / 1e9, (c / hz) / (ns / 1e9), 1000 * (c / hz) / (ns / 1e9) / n }'
 	stop
 done
-if command -v wrk >/dev/null; then
+if [ "${SWARM_WRK:-1}" = 1 ] && command -v wrk >/dev/null; then
 	start
 	curl -s -o /dev/null -H 'Accept-Encoding: zstd' "http://127.0.0.1:$port/v1/worlds/42/chunks/0/0/0"
 	echo "### wrk on one hot cached tile (64 connections, keep-alive, 5 s)"

@@ -12,6 +12,11 @@
 #     must get 200 at its first attempt (issue 35: no error answer without a
 #     fault; the check says how many did not), and the read load's numbers
 #     are printed;
+#   - the load tool's capacity table at the end of that phase
+#     (scripts/cluster-load.sh, capacity_report): edits acknowledged/s,
+#     cold and warm tiles/s with the nodes' CPU per tile, each node's
+#     resident memory, Redis used_memory, the nodes' CPU in cores; printed,
+#     never asserted (the check is that its six lines are there);
 #   - the swarm load test (terrain-client swarm) through the front;
 #   - convergence: every node reports the same edit_seq (every acknowledged
 #     edit, once) and world_hash, and the same bytes for an edited tile;
@@ -47,11 +52,15 @@
 # engine answers (said in one line; nothing was built). CT_KEEP=1 leaves the
 # cluster up for a look. Processes and containers are killed by pid and by
 # container id, never by name patterns.
+# The load tool (post, keyed_post, the loaders, log_of, the capacity table)
+# is scripts/cluster-load.sh, shared with scripts/swarm-test.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 say() { echo "container-test: $*" >&2; }
 NO_ENGINE=77
+# check, post, keyed_post, loader, load_start, log_of, capacity_report, ...
+. scripts/cluster-load.sh
 
 if ! command -v docker >/dev/null; then
 	say "no Docker engine: the docker command is missing (Debian: apt-get install docker.io; then start dockerd)"
@@ -73,9 +82,9 @@ DOWN_MS=${CT_DOWN_MS:-2000}
 SLACK=${CT_SLACK:-8}
 BOUND=$((DOWN_MS / 1000 + SLACK))
 export TERRAIN_SENTINEL_DOWN_MS=$DOWN_MS
-secret() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
 export TERRAIN_EDIT_TOKEN TERRAIN_REDIS_PASSWORD TERRAIN_REDIS_ADMIN_PASSWORD TERRAIN_SENTINEL_PASSWORD
 TERRAIN_EDIT_TOKEN=$(secret)
+EDIT_TOKEN=$TERRAIN_EDIT_TOKEN # post's
 TERRAIN_REDIS_PASSWORD=$(secret) TERRAIN_REDIS_ADMIN_PASSWORD=$(secret) TERRAIN_SENTINEL_PASSWORD=$(secret)
 export TERRAIN_PUBLISH=127.0.0.1: # a free port, read back below
 export SWARM_PLAYERS=${CT_PLAYERS:-50} SWARM_SECONDS=${CT_SECONDS:-10}
@@ -84,17 +93,6 @@ run=$project.$(date +%s) # Idempotency-Keys unique to this run
 dc() { docker-compose -p "$project" -f docker/compose.cluster.yaml "$@"; }
 tmp=$(mktemp -d /tmp/terrain-ct.XXXXXX)
 failed=0 passed=0
-check() {
-	local msg=$1
-	shift
-	if "$@"; then
-		echo "ok: $msg"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $msg"
-		failed=$((failed + 1))
-	fi
-}
 loader_pids=() reader_pids=() log_pids=()
 teardown() {
 	local p
@@ -168,42 +166,17 @@ port=$(dc port front 8080 | sed 's/.*://')
 F=http://127.0.0.1:$port
 say "healthy; the front on $F ($((SECONDS - t0)) s)"
 
-post() { # WORLD BODY [KEY] -> the answer's body, then its status on the last line
-	local key=()
-	[ -z "${3:-}" ] || key=(-H "Idempotency-Key: \"$3\"")
-	curl -sS --max-time "${CURL_MAX:-30}" -w '\n%{http_code}\n' -X POST \
-		-H "Authorization: Bearer $TERRAIN_EDIT_TOKEN" -H 'Content-Type: application/json' \
-		"${key[@]}" -d "$2" "$F/v1/worlds/$1/edits" 2>/dev/null || printf '\n000\n'
+# GET PATH of node $1: a service, or @ID for a container by its id (the nodes)
+node_get() {
+	case $1 in
+	@*) docker exec "${1#@}" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
+	*) dc exec -T "$1" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
+	esac
 }
-# WORLD BODY KEY CODES LIMIT: post BODY with Idempotency-Key KEY until it
-# gets 200, retrying the same key on every other answer (503, 504, 409,
-# the front's 502/503, 000 for none) after a short backoff; 400 and 422 end it
-# (a bug: the key is good and the body the same). Gives up LIMIT s after
-# the first attempt, or HOLD s after $tmp/stop appears. Appends each
-# answer's status to the file CODES ("200 replay" for a replayed one);
-# prints the last answer (body, status), then the attempts on a line.
-keyed_post() {
-	local n=0 end=$((SECONDS + $5)) held='' out code
-	while :; do
-		n=$((n + 1))
-		out=$(post "$1" "$2" "$3")
-		code=${out##*$'\n'}
-		case $code,$out in
-		200,*'"replay":true'*) echo "200 replay" ;;
-		*) echo "$code" ;;
-		esac >>"$4"
-		case $code in 200 | 400 | 422) break ;; esac
-		if [ -e "$tmp/stop" ] && [ -z "$held" ]; then
-			held=1
-			[ $((SECONDS + HOLD)) -ge "$end" ] || end=$((SECONDS + HOLD))
-		fi
-		[ "$SECONDS" -lt "$end" ] || break
-		sleep "0.$((n < 5 ? n * 2 : 9))"
-	done
-	printf '%s\n%s\n' "$out" "$n"
-}
-# status counts of files: "503 x4, 504 x1"
-statuses() { cat "$@" 2>/dev/null | sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s%s x%s", s, substr($0, 2), c; s = ", " }'; }
+# cluster-load.sh's hooks: node_get above, its name for a node by id,
+# redis-cli on a data node
+node_ref() { echo "@$1"; }
+redis_cli() { dc exec -T "$1" redis-node.sh cli "${@:2}"; }
 
 # ---- edits through the front, WRITERS at once, under a read load ------------------
 # READERS connections fetch tiles of world 42 at random (LOD 0 to 2, cx and
@@ -276,6 +249,8 @@ writer() {
 	done
 }
 say "edits: $WRITERS writers x $BATCHES batches through the front, under a read load of $READERS connections"
+capacity_mark load0
+load_t0=$(date +%s%3N)
 read_load_start
 writer_pids=()
 for w in $(seq "$WRITERS"); do
@@ -283,6 +258,7 @@ for w in $(seq "$WRITERS"); do
 	writer_pids+=($!)
 done
 wait "${writer_pids[@]}"
+load_s=$(awk -v t0="$load_t0" -v t1="$(date +%s%3N)" 'BEGIN { printf "%.1f", (t1 - t0) / 1000 }')
 load_avg=$(cut -d ' ' -f 1 /proc/loadavg)
 read_load_stop >"$tmp/read_stats"
 read_stats=$(cat "$tmp/read_stats")
@@ -295,6 +271,11 @@ check "no error answer without a fault: $((WRITERS * BATCHES - first_ok)) of $((
 check "the read load ran beside them ($reads, $READERS connections: $read_stats; load average $load_avg)" \
 	test "${read_stats%% *}" -gt 0
 want_seq=$((acked * 2))
+capacity_report "$want_seq" "$load_s" "$WRITERS writers of 2-edit batches, beside the read load" >"$tmp/capacity" ||
+	say "capacity_report failed (its figures are never asserted; the check below counts its lines)"
+cat "$tmp/capacity"
+check "the load tool printed its capacity table ($(capacity_lines "$tmp/capacity") of 6 figures)" \
+	test "$(capacity_lines "$tmp/capacity")" = 6
 
 # ---- the swarm --------------------------------------------------------------------------
 say "swarm: $SWARM_PLAYERS players for $SWARM_SECONDS s through the front"
@@ -303,14 +284,6 @@ sed 's/^/  /' "$tmp/swarm.log"
 check "the swarm ran without errors" test "$swarm_ok" = 1
 
 # ---- convergence ------------------------------------------------------------------------
-# GET PATH of node $1: a service, or @ID for a container by its id (the nodes)
-node_get() {
-	case $1 in
-	@*) docker exec "${1#@}" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
-	*) dc exec -T "$1" curl -sS --max-time 5 "http://127.0.0.1:8080$2" 2>/dev/null || true ;;
-	esac
-}
-field() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9a-f]*\)\"\{0,1\}[,}].*/\1/p"; }
 # every node (every container of the service now): the same edit_seq (and
 # at least $2) and world_hash of world $1; $tmp/info.first is the first one's
 converged() {
@@ -361,60 +334,14 @@ xcs "$F/v1/worlds/42/chunks/2/$cx/$cz?v=${v:-0}" >/dev/null
 check "a ?v= tile comes from the front's cache" test "$(xcs "$F/v1/worlds/42/chunks/2/$cx/$cz?v=${v:-0}")" = HIT
 
 # ---- faults ------------------------------------------------------------------------------
-# Loaders edit world LW through the front until $tmp/stop, one edit a batch at
-# coordinates no other batch uses, each with its own Idempotency-Key, retried
-# with it until 200 (keyed_post; at most HOLD s once told to stop). Files of
-# round R, loader L: R.intended.L ("x z" of every edit meant), R.codes.L
-# (every answer's status), R.tries.L ("x z attempts last-status"); acked.L
-# ("first_seq x z" of each acknowledged one, all rounds).
+# Loaders (cluster-load.sh's load_start ROUND) edit world LW through the
+# front until $tmp/stop, one edit a batch at coordinates no other batch
+# uses, each with its own Idempotency-Key, retried with it until 200
+# (keyed_post; at most HOLD s once told to stop). Files of round R, loader
+# L: R.intended.L ("x z" of every edit meant), R.codes.L (every answer's
+# status), R.tries.L ("x z attempts last-status"); acked.L ("first_seq x z"
+# of each acknowledged one, all rounds).
 LW=7
-loader() {
-	local l=$1 r=$round b=0 x z res out code seq
-	while [ ! -e "$tmp/stop" ]; do
-		b=$((b + 1))
-		x=$((l * 100000 + b)) z=$((-b))
-		echo "$x $z" >>"$tmp/$r.intended.$l"
-		res=$(CURL_MAX=5 keyed_post $LW "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":4,\"strength\":0.25}]}" \
-			"$run.$l.$b" "$tmp/$r.codes.$l" 600)
-		out=${res%$'\n'*}
-		code=${out##*$'\n'}
-		echo "$x $z ${res##*$'\n'} $code" >>"$tmp/$r.tries.$l"
-		if [ "$code" = 200 ]; then
-			seq=$(printf '%s' "$out" | sed -n 's/.*"first_seq":\([0-9]*\).*/\1/p')
-			echo "$seq $x $z" >>"$tmp/acked.$l"
-		fi
-	done
-}
-load_start() {
-	local l
-	rm -f "$tmp/stop"
-	loader_pids=()
-	for l in $(seq "$LOADERS"); do
-		loader "$((l + 10 * round))" &
-		loader_pids+=($!)
-	done
-}
-load_stop() {
-	touch "$tmp/stop"
-	wait "${loader_pids[@]}" 2>/dev/null || true
-	loader_pids=()
-}
-# the edits of world LW in the log of node $1, as "seq x z"
-log_of() {
-	local since=0 next
-	: >"$tmp/log"
-	while :; do
-		node_get "$1" "/v1/worlds/$LW/edits?since=$since&limit=1000" >"$tmp/page"
-		echo >>"$tmp/page" # its last line, which sed would leave unended
-		sed 's/},{/}\n{/g' "$tmp/page" |
-			sed -n 's/.*"seq":\([0-9]*\),"op":"raise","x":\(-\{0,1\}[0-9]*\),"z":\(-\{0,1\}[0-9]*\),.*/\1 \2 \3/p' \
-				>>"$tmp/log"
-		next=$(grep -o '"next":[0-9]*' "$tmp/page" | cut -d: -f2 || true)
-		[ -n "$next" ] || break
-		since=$next
-	done
-	sort -u "$tmp/log"
-}
 # Probe: one edit through the front every 0.2 s until one is acknowledged;
 # prints the seconds since $1 (a time from now_ms) that took, or fails after $2 s.
 now_ms() { date +%s%3N; }
@@ -469,7 +396,7 @@ fault_start() { # NAME: a fault round under load
 	round=$((round + 1))
 	fault=$1
 	say "fault $round: $fault"
-	load_start
+	load_start "$round"
 	sleep 2
 }
 # exactly-once counts of the edits "x z" in file $1 against the log "seq x z"

@@ -17,18 +17,27 @@
 #     intended edit exactly once, and every remaining node has one edit_seq
 #     and world_hash (each reached by docker exec, curl on 127.0.0.1 inside
 #     it);
+#   - at the end of that load phase, the load tool's capacity table
+#     (scripts/cluster-load.sh, capacity_report): edits acknowledged/s,
+#     cold and warm tiles/s with the nodes' CPU per tile, each node's
+#     resident memory, Redis used_memory, the nodes' CPU in cores; printed,
+#     never asserted (the check is that its six lines are there);
 #   - `docker stack rm` removes every container and the network, and
 #     `docker swarm leave --force` leaves the engine as it was.
 # Cleans up on every exit (trap): loaders by pid, the stack, its volumes,
 # the secrets, the swarm, and docker_gwbridge when this made it. Exit
 # status: 0 all passed, 1 a check failed (or the engine is already in a
 # swarm: not touched), 77 no Docker engine answers. The last line is
-# "swarm-test: N passed, N failed". ST_KEEP=1 leaves it all up.
+# "swarm-test: N passed, N failed". ST_KEEP=1 leaves it all up. The load
+# tool (keyed edits, loaders, log_of, the capacity table) is
+# scripts/cluster-load.sh, shared with scripts/container-test.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 say() { echo "swarm-test: $*" >&2; }
 NO_ENGINE=77
+# check, post, keyed_post, loader, load_start, log_of, capacity_report, ...
+. scripts/cluster-load.sh
 
 if ! command -v docker >/dev/null; then
 	say "no Docker engine: the docker command is missing (Debian: apt-get install docker.io; then start dockerd)"
@@ -48,22 +57,10 @@ fi
 
 LOADERS=${ST_LOADERS:-4}
 STACK=terrain
-secret() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
-TOKEN=$(secret)
+EDIT_TOKEN=$(secret)
 run=st$$.$(date +%s) # Idempotency-Keys unique to this run
 tmp=$(mktemp -d /tmp/terrain-st.XXXXXX)
 failed=0 passed=0
-check() {
-	local msg=$1
-	shift
-	if "$@"; then
-		echo "ok: $msg"
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $msg"
-		failed=$((failed + 1))
-	fi
-}
 wait_for() { # SECONDS COMMAND...: until COMMAND succeeds
 	local end=$((SECONDS + $1))
 	shift
@@ -137,7 +134,7 @@ label() {
 }
 check "a swarm of one (node ${node:0:12}), labelled for the three Redis pairs and the front" label
 for s in edit_token redis_password redis_admin_password sentinel_password; do
-	if [ $s = edit_token ]; then printf '%s\n' "$TOKEN"; else secret; fi |
+	if [ $s = edit_token ]; then printf '%s\n' "$EDIT_TOKEN"; else secret; fi |
 		docker secret create "terrain_$s" - >/dev/null
 done
 port=
@@ -156,6 +153,10 @@ TERRAIN_PORT=$port TERRAIN_REPLICAS=3 docker stack deploy "${detach[@]}" --resol
 # the running containers of service $1 (terrain, front, redis1, ...)
 ctrs() { docker ps -q --filter "label=com.docker.swarm.service.name=${STACK}_$1"; }
 nodes() { ctrs terrain; }
+# cluster-load.sh's hooks: GET PATH on node $1 (docker exec, curl inside
+# it), redis-cli on data node $1 (redis1, ...)
+node_get() { docker exec "$1" curl -sS --max-time 10 "http://127.0.0.1:8080$2" 2>/dev/null || true; }
+redis_cli() { local c; c=$(ctrs "$1"); docker exec "$c" redis-node.sh cli "${@:2}"; }
 healthy_n() { # SERVICE N: N running containers, each healthy
 	local c n=0
 	for c in $(ctrs "$1"); do
@@ -185,7 +186,7 @@ no_secret_env() {
 	local c
 	for c in $(docker ps -q --filter "label=com.docker.stack.namespace=$STACK"); do
 		docker inspect -f '{{range .Config.Env}}{{println .}}{{end}}' "$c" |
-			grep -q -e "$TOKEN" -e '_PASSWORD=' -e '_TOKEN=' && return 1
+			grep -q -e "$EDIT_TOKEN" -e '_PASSWORD=' -e '_TOKEN=' && return 1
 	done
 	return 0
 }
@@ -199,62 +200,19 @@ check "the front finds the three nodes as tasks.terrain" \
 # ---- a tile and an edit through the front -----------------------------------------------
 code=$(curl -sS -o "$tmp/tile" -w '%{http_code}' --compressed --max-time 30 "$F/v1/worlds/42/chunks/0/0/0" || true)
 check "a tile through the front (200, $(wc -c <"$tmp/tile") bytes)" test "$code" = 200
-post() { # WORLD BODY [KEY] -> the answer's body, then its status on the last line
-	local key=()
-	[ -z "${3:-}" ] || key=(-H "Idempotency-Key: \"$3\"")
-	curl -sS --max-time "${CURL_MAX:-30}" -w '\n%{http_code}\n' -X POST \
-		-H "Authorization: Bearer ${AUTH-$TOKEN}" -H 'Content-Type: application/json' \
-		"${key[@]}" -d "$2" "$F/v1/worlds/$1/edits" 2>/dev/null || printf '\n000\n'
-}
 out=$(AUTH=wrong post 42 '{"edits":[{"op":"raise","x":5,"z":5,"radius":8,"strength":1}]}')
 check "an edit with a wrong token: 401" test "${out##*$'\n'}" = 401
 out=$(post 42 '{"edits":[{"op":"raise","x":5,"z":5,"radius":8,"strength":1}]}' "$run.first")
 check "an edit through the front with the token from the secret: 200" test "${out##*$'\n'}" = 200
 
 # ---- edits under load while the nodes are scaled 3 -> 5 -> 2 -----------------------------
-# Loaders edit world LW until $tmp/stop, one edit a batch at coordinates no
-# other uses, each with its own Idempotency-Key, retried with it on every
-# answer but 200 (short backoff; 400/422 end it), for at most 60 s once told
-# to stop. Files of loader L: intended.L ("x z"), codes.L (every answer's
-# status), tries.L ("x z attempts last-status"), acked.L ("first_seq x z").
-LW=7
-keyed_post() { # WORLD BODY KEY CODES LIMIT -> last answer (body, status), then attempts
-	local n=0 end=$((SECONDS + $5)) held='' out code
-	while :; do
-		n=$((n + 1))
-		out=$(post "$1" "$2" "$3")
-		code=${out##*$'\n'}
-		echo "$code" >>"$4"
-		case $code in 200 | 400 | 422) break ;; esac
-		if [ -e "$tmp/stop" ] && [ -z "$held" ]; then
-			held=1
-			[ $((SECONDS + 60)) -ge "$end" ] || end=$((SECONDS + 60))
-		fi
-		[ "$SECONDS" -lt "$end" ] || break
-		sleep "0.$((n < 5 ? n * 2 : 9))"
-	done
-	printf '%s\n%s\n' "$out" "$n"
-}
-loader() {
-	local l=$1 b=0 x z res out code seq
-	while [ ! -e "$tmp/stop" ]; do
-		b=$((b + 1))
-		x=$((l * 100000 + b)) z=$((-b))
-		echo "$x $z" >>"$tmp/intended.$l"
-		res=$(CURL_MAX=5 keyed_post $LW "{\"edits\":[{\"op\":\"raise\",\"x\":$x,\"z\":$z,\"radius\":4,\"strength\":0.25}]}" \
-			"$run.$l.$b" "$tmp/codes.$l" 600)
-		out=${res%$'\n'*}
-		code=${out##*$'\n'}
-		echo "$x $z ${res##*$'\n'} $code" >>"$tmp/tries.$l"
-		if [ "$code" = 200 ]; then
-			seq=$(printf '%s' "$out" | sed -n 's/.*"first_seq":\([0-9]*\).*/\1/p')
-			echo "$seq $x $z" >>"$tmp/acked.$l"
-		fi
-	done
-}
-# status counts of files: "503 x4, 504 x1"
-statuses() { cat "$@" 2>/dev/null | sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s%s x%s", s, substr($0, 2), c; s = ", " }'; }
-acked_now() { cat "$tmp"/acked.* 2>/dev/null | wc -l; }
+# Loaders (cluster-load.sh's load_start) edit world LW until $tmp/stop, one
+# edit a batch at coordinates no other uses, each with its own
+# Idempotency-Key, retried with it on every answer but 200 (short backoff;
+# 400/422 end it), for at most HOLD s once told to stop. Files of loader L:
+# intended.L ("x z"), codes.L (every answer's status), tries.L ("x z
+# attempts last-status"), acked.L ("first_seq x z").
+LW=7 HOLD=60
 # the front's slots for nodes that are UP (HAProxy's CSV statistics)
 front_up() {
 	docker exec "$front" curl -s --max-time 3 'http://127.0.0.1:8404/stats;csv' |
@@ -263,10 +221,9 @@ front_up() {
 scale() { docker service scale --detach "${STACK}_terrain=$1" >"$tmp/scale.log" 2>&1 || { cat "$tmp/scale.log" >&2; return 1; }; }
 
 say "edits: $LOADERS loaders through the front while the nodes go 3 -> 5 -> 2 ($((SECONDS - t0)) s)"
-for l in $(seq "$LOADERS"); do
-	loader "$l" &
-	loader_pids+=($!)
-done
+capacity_mark load0
+load_t0=$(date +%s%3N)
+load_start
 sleep 5
 a0=$(acked_now)
 check "scale 3 -> 5: docker service scale ${STACK}_terrain=5 ($a0 edits acknowledged so far)" scale 5
@@ -299,31 +256,19 @@ check "... the three removed ($(for n in $gone; do printf '%s ' "${n:0:12}"; don
 	eval '[ "$(echo "$gone" | grep -c .)" = 3 ] && drained'
 check "... and the front has the two left in rotation within 20 s" wait_for 20 eval '[ "$(front_up)" = 2 ]'
 sleep 5
-touch "$tmp/stop"
-wait "${loader_pids[@]}" 2>/dev/null || true
-loader_pids=()
+load_stop
+load_s=$(awk -v t0="$load_t0" -v t1="$(date +%s%3N)" 'BEGIN { printf "%.1f", (t1 - t0) / 1000 }')
+# the capacity table (its tile probe also waits out late attempts, below)
+capacity_report "$(acked_now)" "$load_s" "$LOADERS loaders, one edit a request" >"$tmp/capacity" ||
+	say "capacity_report failed (its figures are never asserted; the check below counts its lines)"
+cat "$tmp/capacity"
+check "the load tool printed its capacity table ($(capacity_lines "$tmp/capacity") of 6 figures)" \
+	test "$(capacity_lines "$tmp/capacity")" = 6
 # a late attempt (no answer) is in the log or never will be after the
 # nodes' --edit-deadline (5 s) and the Redis timeout (3 s)
 sleep 4
 
 # ---- every acknowledged edit on every remaining node ----------------------------------------
-node_get() { docker exec "$1" curl -sS --max-time 10 "http://127.0.0.1:8080$2" 2>/dev/null || true; }
-field() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9a-f]*\)\"\{0,1\}[,}].*/\1/p"; }
-log_of() { # the edits of world LW in node $1's log, as "seq x z"
-	local since=0 next
-	: >"$tmp/log"
-	while :; do
-		node_get "$1" "/v1/worlds/$LW/edits?since=$since&limit=1000" >"$tmp/page"
-		echo >>"$tmp/page"
-		sed 's/},{/}\n{/g' "$tmp/page" |
-			sed -n 's/.*"seq":\([0-9]*\),"op":"raise","x":\(-\{0,1\}[0-9]*\),"z":\(-\{0,1\}[0-9]*\),.*/\1 \2 \3/p' \
-				>>"$tmp/log"
-		next=$(grep -o '"next":[0-9]*' "$tmp/page" | cut -d: -f2 || true)
-		[ -n "$next" ] || break
-		since=$next
-	done
-	sort -u "$tmp/log"
-}
 cat "$tmp"/acked.* 2>/dev/null | sort -u >"$tmp/acked"
 cat "$tmp"/intended.* 2>/dev/null | sort -u >"$tmp/intended"
 cat "$tmp"/tries.* 2>/dev/null >"$tmp/tries"
