@@ -16,13 +16,13 @@
 #     Node.js against a real server (its address put in for
 #     http://127.0.0.1:8080) and prints the grid and that the tile made
 #     here is the server's;
-#   - TypeScript (tsc of tests/library/npm_package/package.json's version,
+#   - TypeScript 7 and 5 (the versions of tests/library/npm_package/package.json,
 #     npm ci into $BUILD/npm-package-ts: needs the npm registry once, else
-#     a skip: line): tsc --strict --noEmit takes usage.ts, a typed use of
-#     every export (module nodenext and bundler), the declared exports are
-#     terrain.js's exports one for one, every wrong/*.ts fails with the
-#     error its first line expects (the types are not any), and without
-#     terrain.d.ts the import fails with TS7016;
+#     a skip: line), each: tsc --strict --noEmit takes usage.ts, a typed
+#     use of every export (module nodenext and bundler), the declared
+#     exports are terrain.js's exports one for one, every wrong/*.ts fails
+#     with the error its first line expects (the types are not any), and
+#     without terrain.d.ts the import fails with TS7016;
 #   - the same example in headless Chromium, a plain page importing the
 #     package through an import map (page.mjs; SKIP without Chromium and
 #     tests/browser's npm packages).
@@ -118,72 +118,82 @@ check "... the tile made by terrain.wasm from the package is the server's" \
 	has "$TMP/example.out" "^tile \\(0, 0\\) made here is the server's: true$"
 
 # ---- TypeScript ----------------------------------------------------------------------------
-# tsc from npm, once, into $BUILD (outside git) by npm ci from the lockfile
+# tsc from npm, once, into $BUILD (outside git) by npm ci from the lockfile:
+# typescript (7, the native compiler) and typescript5 (npm:typescript@5.x,
+# what most projects still have); TSCS their tsc
 ts_deps() {
-	local dir want
+	local dir pkg want have
 	dir=$(cd "$BUILD" && pwd)/npm-package-ts
-	want=$(node -p 'require(process.argv[1]).dependencies.typescript' "$PKG/package.json")
 	mkdir -p "$dir"
 	exec 8>"$dir/.npm-install.lock"
 	flock -w "$(scaled 600)" 8 || return 1
-	if ! cmp -s "$PKG/package-lock.json" "$dir/package-lock.json" ||
-		[ "$(node -p 'require(process.argv[1]).version' "$dir/node_modules/typescript/package.json" 2>/dev/null)" != "$want" ]; then
-		echo "installing typescript $want from npm into $dir/node_modules..."
+	installed() {
+		for pkg in typescript typescript5; do
+			want=$(node -p "require(process.argv[1]).dependencies.$pkg.replace(/.*@/, '')" "$PKG/package.json")
+			have=$(node -p 'require(process.argv[1]).version' "$dir/node_modules/$pkg/package.json" 2>/dev/null)
+			[ "$have" = "$want" ] || return 1
+		done
+		cmp -s "$PKG/package-lock.json" "$dir/package-lock.json"
+	}
+	if ! installed; then
+		echo "installing typescript from npm into $dir/node_modules ($(node -p 'Object.values(require(process.argv[1]).dependencies).join(", ")' "$PKG/package.json"))..."
 		cp "$PKG/package.json" "$PKG/package-lock.json" "$dir/"
-		(cd "$dir" && timeout "$(scaled 300)" npm ci --no-audit --no-fund) >"$TMP/npm-ts.log" 2>&1 ||
+		(cd "$dir" && timeout "$(scaled 300)" npm ci --no-audit --no-fund) >"$TMP/npm-ts.log" 2>&1 && installed ||
 			{ rm -f "$dir/package-lock.json"; exec 8>&-; return 1; }
 	fi
 	exec 8>&-
-	TSC=$dir/node_modules/.bin/tsc
-	"$TSC" --version >/dev/null 2>&1
+	TSCS=("$dir/node_modules/typescript/bin/tsc" "$dir/node_modules/typescript5/bin/tsc")
 }
+# the module's exports at run time, and a file that fails unless the declarations name exactly those
+(cd "$P" && node --input-type=module -e "console.log(Object.keys(await import('$NAME')).sort().join(' '))") >"$TMP/exports"
+exports=$(cat "$TMP/exports")
+check "terrain.js has 31 exports" eq "$(wc -w <"$TMP/exports")" 31
+{
+	echo "import * as T from '$NAME';"
+	echo "type Runtime = '$(echo "$exports" | sed "s/ /' | '/g")';"
+	echo "type Declared = keyof typeof T;"
+	echo "const undeclared: [Exclude<Runtime, Declared>] extends [never] ? true : Exclude<Runtime, Declared> = true;"
+	echo "const notExported: [Exclude<Declared, Runtime>] extends [never] ? true : Exclude<Declared, Runtime> = true;"
+	echo "export { undeclared, notExported };"
+} >"$P/exports.ts"
+cp "$PKG/usage.ts" "$P/" && cp -r "$PKG/wrong" "$P/"
+missing=
+for e in $exports; do
+	sed -n '/^import {/,/} from/p' "$P/usage.ts" | grep -qw "$e" || missing="$missing $e"
+done
+check "usage.ts imports every export" eq "$missing" ""
 if ! ts_deps; then
 	echo "skip: TypeScript: npm ci of typescript failed (is the npm registry reachable?): $(tail -n 3 "$TMP/npm-ts.log" 2>/dev/null | tr '\n' ' ')"
 else
-	echo "$("$TSC" --version)"
-	cp "$PKG/usage.ts" "$P/" && cp -r "$PKG/wrong" "$P/"
-	tsc_q() { (cd "$P" && timeout "$(scaled 120)" "$TSC" --strict --noEmit --target es2022 "$@"); }
-	# the module's exports at run time, and a file that fails unless the declarations name exactly those
-	(cd "$P" && node --input-type=module -e "console.log(Object.keys(await import('$NAME')).sort().join(' '))") >"$TMP/exports"
-	exports=$(cat "$TMP/exports")
-	check "terrain.js has 31 exports" eq "$(wc -w <"$TMP/exports")" 31
-	{
-		echo "import * as T from '$NAME';"
-		echo "type Runtime = '$(echo "$exports" | sed "s/ /' | '/g")';"
-		echo "type Declared = keyof typeof T;"
-		echo "const undeclared: [Exclude<Runtime, Declared>] extends [never] ? true : Exclude<Runtime, Declared> = true;"
-		echo "const notExported: [Exclude<Declared, Runtime>] extends [never] ? true : Exclude<Declared, Runtime> = true;"
-		echo "export { undeclared, notExported };"
-	} >"$P/exports.ts"
-	tsc_q --module nodenext exports.ts >"$TMP/tsc-exports.log" 2>&1
-	check "terrain.d.ts declares exactly terrain.js's exports" test $? = 0
-	cat "$TMP/tsc-exports.log"
-	missing=
-	for e in $exports; do
-		sed -n '/^import {/,/} from/p' "$P/usage.ts" | grep -qw "$e" || missing="$missing $e"
+	for TSC in "${TSCS[@]}"; do
+		tsc_q() { (cd "$P" && timeout "$(scaled 120)" node "$TSC" --strict --noEmit --target es2022 "$@"); }
+		v=$(tsc_q --version)
+		echo "-- tsc $v"
+		tsc_q --module nodenext exports.ts >"$TMP/tsc-exports.log" 2>&1
+		check "$v: terrain.d.ts declares exactly terrain.js's exports" test $? = 0
+		cat "$TMP/tsc-exports.log"
+		tsc_q --module nodenext usage.ts >"$TMP/tsc-usage.log" 2>&1
+		check "$v: tsc --strict --noEmit --module nodenext usage.ts passes" test $? = 0
+		cat "$TMP/tsc-usage.log"
+		tsc_q --module preserve --moduleResolution bundler usage.ts >"$TMP/tsc-bundler.log" 2>&1
+		check "$v: ... and with --moduleResolution bundler" test $? = 0
+		cat "$TMP/tsc-bundler.log"
+		for f in "$P"/wrong/*.ts; do
+			w=wrong/$(basename "$f")
+			code=$(sed -n '1s/^\/\/ expect \(TS[0-9]*\): .*/\1/p' "$f")
+			tsc_q --module nodenext "$w" >"$TMP/tsc-wrong.log" 2>&1
+			rc=$?
+			check "$v: tsc refuses $w ($(sed -n '1s/^\/\/ expect TS[0-9]*: //p' "$f")): $code on line 3" \
+				eval '[ $rc != 0 ] && [ -n "$code" ] && has "$TMP/tsc-wrong.log" "^${w//./\\.}\\(3,[0-9]+\\): error $code:"'
+			[ $rc != 0 ] || echo "  tsc took it"
+			grep -q "error $code" "$TMP/tsc-wrong.log" || cat "$TMP/tsc-wrong.log"
+		done
+		# what the package had before it carried its declarations
+		mv "$I/terrain.d.ts" "$TMP/terrain.d.ts.away"
+		tsc_q --module nodenext usage.ts >"$TMP/tsc-none.log" 2>&1
+		check "$v: without terrain.d.ts, tsc --strict says TS7016 (no declaration file)" has "$TMP/tsc-none.log" 'error TS7016:'
+		mv "$TMP/terrain.d.ts.away" "$I/terrain.d.ts"
 	done
-	check "usage.ts imports every export" eq "$missing" ""
-	tsc_q --module nodenext usage.ts >"$TMP/tsc-usage.log" 2>&1
-	check "tsc --strict --noEmit --module nodenext usage.ts passes" test $? = 0
-	cat "$TMP/tsc-usage.log"
-	tsc_q --module preserve --moduleResolution bundler usage.ts >"$TMP/tsc-bundler.log" 2>&1
-	check "... and with --moduleResolution bundler" test $? = 0
-	cat "$TMP/tsc-bundler.log"
-	for f in "$P"/wrong/*.ts; do
-		w=wrong/$(basename "$f")
-		code=$(sed -n '1s/^\/\/ expect \(TS[0-9]*\): .*/\1/p' "$f")
-		tsc_q --module nodenext "$w" >"$TMP/tsc-wrong.log" 2>&1
-		rc=$?
-		check "tsc refuses $w ($(sed -n '1s/^\/\/ expect TS[0-9]*: //p' "$f")): $code on line 3" \
-			eval '[ $rc != 0 ] && [ -n "$code" ] && has "$TMP/tsc-wrong.log" "^${w//./\\.}\\(3,[0-9]+\\): error $code:"'
-		[ $rc != 0 ] || echo "  tsc took it"
-		grep -q "error $code" "$TMP/tsc-wrong.log" || cat "$TMP/tsc-wrong.log"
-	done
-	# what the package had before it carried its declarations
-	mv "$I/terrain.d.ts" "$TMP/terrain.d.ts.away"
-	tsc_q --module nodenext usage.ts >"$TMP/tsc-none.log" 2>&1
-	check "without terrain.d.ts, tsc --strict says TS7016 (no declaration file)" has "$TMP/tsc-none.log" 'error TS7016:'
-	mv "$TMP/terrain.d.ts.away" "$I/terrain.d.ts"
 fi
 
 # ---- the same example in a plain page ---------------------------------------------------------
