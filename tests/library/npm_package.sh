@@ -34,6 +34,8 @@ BROWSER_DIR=$HERE/../browser
 . "$BROWSER_DIR/deps.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
 PKG=$HERE/npm_package
+# npm asks the registry only where this says so (npm ci of TypeScript)
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
 skip() {
 	echo "SKIP: $*"
