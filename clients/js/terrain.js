@@ -9,10 +9,13 @@
 // (postEdits).
 //
 // The server's map viewer imports this very file (served as
-// /assets/terrain.js); a web game can import it from there, or copy it.
+// /assets/terrain.js); a web game can import it from there, or copy it, or
+// install the npm package terrain-chunk-client (clients/js/package.json:
+// this file, terrain.wasm and the TypeScript declarations terrain.d.ts,
+// which must follow every change of an export here).
 // Runs in pages, workers and Node.js 18+ (fetch). docs/js-client.md.
 //
-//   import { fetchBundle, stitch, gridMesh } from 'http://127.0.0.1:8080/assets/terrain.js';
+//   import { fetchBundle, stitch, gridMesh } from 'terrain-chunk-client';
 //   const tiles = await fetchBundle('http://127.0.0.1:8080', { seed: 42, lod: 2, cx0: -1, cz0: -1, cx1: 1, cz1: 1 });
 //   const grid = stitch(tiles, { cx0: -1, cz0: -1, cx1: 1, cz1: 1 });   // 193 x 193 heights, edges shared
 //   const { positions, indices } = gridMesh(grid);

@@ -1,0 +1,3 @@
+// expect TS2345: a string is not tile bytes
+import { decodeTile } from 'terrain-chunk-client';
+decodeTile('not a tile');
