@@ -178,12 +178,13 @@ $(BUILD)/gen/assets.c: $(ASSETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(Q)$(BUILD)/tools/embed assets $(ASSETS) > $@
 
-# The version and commit (server/base/buildinfo.c): remade by every make, rewritten
-# only when they change, so a new commit recompiles that one file.
+# The version and commit (server/base/buildinfo.c, client-sample/main.c):
+# remade by every make, rewritten only when they change, so a new commit
+# recompiles those two files.
 $(BUILD)/gen/version.h: FORCE
 	@mkdir -p $(@D)
 	$(Q)tools/version.sh > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
-$(BUILD)/server/base/buildinfo.o: $(BUILD)/gen/version.h
+$(BUILD)/server/base/buildinfo.o $(BUILD)/client-sample/main.o: $(BUILD)/gen/version.h
 FORCE:
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
