@@ -1,7 +1,11 @@
 # Terrain chunk server. `make help` lists the targets.
 #
 #   make                 build build/terrain-server, build/terrain-client, build/lib/libterrain.{so,a}
-#   make install         the library: PREFIX=/usr/local DESTDIR= (header, libs, terrain.pc; docs/library.md)
+#   make install         PREFIX=/usr/local DESTDIR= BINDIR= ...: install-lib + install-server (docs/operations.md)
+#   make install-lib     the library alone (header, libs, terrain.pc, CMake files; docs/library.md)
+#   make install-server  terrain-server, terrain-client, their man pages, the systemd unit and its options file
+#   make uninstall       removes both (uninstall-lib, uninstall-server: each alone)
+#   make man             dist/man/*.1 again from the programs' --help (tools/man.sh)
 #   make test            install deps, then gcc + clang + ASan/UBSan suites and the gcc/clang tile check
 #   make run             install deps, build, serve on 127.0.0.1:8080
 #   make bench           benchmarks against the anchors measured in the same run
@@ -138,7 +142,7 @@ TEST_PROGS := $(BUILD)/tests/kill_on $(BUILD)/bench/cluster_load
 all: $(BUILD)/libcommon.a $(BUILD)/terrain-server $(BUILD)/terrain-client lib
 
 help:
-	@sed -n '2,21p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,/^$$/{/^#/p}' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@$(DEPS) build
@@ -178,12 +182,13 @@ $(BUILD)/gen/assets.c: $(ASSETS) $(BUILD)/tools/embed
 	@mkdir -p $(@D)
 	$(Q)$(BUILD)/tools/embed assets $(ASSETS) > $@
 
-# The version and commit (server/base/buildinfo.c): remade by every make, rewritten
-# only when they change, so a new commit recompiles that one file.
+# The version and commit (server/base/buildinfo.c, client-sample/main.c):
+# remade by every make, rewritten only when they change, so a new commit
+# recompiles those two files.
 $(BUILD)/gen/version.h: FORCE
 	@mkdir -p $(@D)
 	$(Q)tools/version.sh > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
-$(BUILD)/server/base/buildinfo.o: $(BUILD)/gen/version.h
+$(BUILD)/server/base/buildinfo.o $(BUILD)/client-sample/main.o: $(BUILD)/gen/version.h
 FORCE:
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
@@ -220,7 +225,7 @@ PREFIX      ?= /usr/local
 LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
 CMAKEDIR    ?= $(LIBDIR)/cmake/terrain
-.PHONY: lib install uninstall
+.PHONY: lib install-lib uninstall-lib
 
 $(COMMON_OBJ): CFLAGS_ALL += -fPIC -fvisibility=hidden
 
@@ -249,7 +254,7 @@ $(LIB_A): $(COMMON_OBJ)
 	$(Q)$(OBJCOPY) --localize-hidden $(@D)/terrain-all.o
 	$(Q)rm -f $@ && ar rcs $@ $(@D)/terrain-all.o
 
-install: lib
+install-lib: lib
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 common/terrain.h $(DESTDIR)$(INCLUDEDIR)/terrain.h
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
@@ -270,11 +275,63 @@ install: lib
 	    ldconfig -N -v 2>/dev/null | grep -q "^$$(realpath -m $(LIBDIR)):"; then \
 		echo "ldconfig ($(LIBDIR) is one of its folders)"; ldconfig; fi
 
-uninstall:
+uninstall-lib:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/terrain.h $(DESTDIR)$(LIBDIR)/libterrain.so* \
 		$(DESTDIR)$(LIBDIR)/libterrain.a $(DESTDIR)$(LIBDIR)/pkgconfig/terrain.pc \
 		$(DESTDIR)$(CMAKEDIR)/terrainConfig.cmake $(DESTDIR)$(CMAKEDIR)/terrainConfigVersion.cmake
 # ---- end of libterrain ----
+
+# ---- the operator's install: the library, the programs, the service ----
+# `make install` = install-lib (above) + install-server: terrain-server and
+# terrain-client into BINDIR, their man pages (dist/man, kept true to
+# --help by tests/platform/install.sh) into MANDIR/man1, the systemd unit
+# (dist/terrain-server.service.in, its folders filled in) into
+# SYSTEMDUNITDIR and its options file into SYSCONFDIR/terrain, the
+# latter only when missing (an operator's edits are kept). `make
+# uninstall` removes all of it, the options file only while unchanged.
+# As root without DESTDIR on a machine that runs systemd, it reloads
+# systemd's units. docs/operations.md, "The operator's install".
+BINDIR         ?= $(PREFIX)/bin
+MANDIR         ?= $(PREFIX)/share/man
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR     ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+ENV_FILE       := $(SYSCONFDIR)/terrain/terrain-server.env
+.PHONY: install uninstall install-server uninstall-server man
+install: install-lib install-server
+uninstall: uninstall-lib uninstall-server
+
+install-server: $(BUILD)/terrain-server $(BUILD)/terrain-client
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSTEMDUNITDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/terrain
+	install -m 755 $(BUILD)/terrain-server $(BUILD)/terrain-client $(DESTDIR)$(BINDIR)/
+	install -m 644 dist/man/terrain-server.1 dist/man/terrain-client.1 $(DESTDIR)$(MANDIR)/man1/
+	sed -e 's|@BINDIR@|$(BINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' dist/terrain-server.service.in \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/terrain-server.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/terrain-server.service
+	@if [ -e $(DESTDIR)$(ENV_FILE) ]; then echo "kept $(DESTDIR)$(ENV_FILE)"; \
+	else echo "install -m 640 dist/terrain-server.env $(DESTDIR)$(ENV_FILE)"; \
+		install -m 640 dist/terrain-server.env $(DESTDIR)$(ENV_FILE); fi
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && [ -d /run/systemd/system ]; then \
+		echo "systemctl daemon-reload"; systemctl daemon-reload; \
+		echo "start it: systemctl enable --now terrain-server"; fi
+
+uninstall-server:
+	rm -f $(DESTDIR)$(BINDIR)/terrain-server $(DESTDIR)$(BINDIR)/terrain-client \
+		$(DESTDIR)$(MANDIR)/man1/terrain-server.1 $(DESTDIR)$(MANDIR)/man1/terrain-client.1 \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/terrain-server.service
+	@if [ -e $(DESTDIR)$(ENV_FILE) ] && ! cmp -s dist/terrain-server.env $(DESTDIR)$(ENV_FILE); then \
+		echo "kept $(DESTDIR)$(ENV_FILE): changed since it was installed"; \
+	else rm -f $(DESTDIR)$(ENV_FILE); rmdir $(DESTDIR)$(SYSCONFDIR)/terrain 2>/dev/null || true; fi
+
+# dist/man/*.1 again from the programs' --help and --version (tools/man.sh
+# rewrites the part each page marks), after a change to an option or a
+# command: tests/platform/install.sh fails until then.
+man: $(BUILD)/terrain-server $(BUILD)/terrain-client
+	for p in terrain-server terrain-client; do \
+		tools/man.sh dist/man/$$p.1 $(BUILD)/$$p >$(BUILD)/$$p.1.tmp && \
+		mv $(BUILD)/$$p.1.tmp dist/man/$$p.1 || exit 1; \
+	done
+# ---- end of the operator's install ----
 
 $(BUILD)/terrain-server: $(BUILD)/server/service/main.o $(BUILD)/libserver.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@

@@ -36,6 +36,7 @@
 #include "png.h"
 #include "swarm.h"
 #include "tile.h"
+#include "version.h" /* made by tools/version.sh into $(BUILD)/gen */
 #include "walk.h"
 
 #define PROG "terrain-client"
@@ -565,7 +566,7 @@ static const struct command commands[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: " PROG " COMMAND [ARGS]\n\n");
+	fprintf(out, "usage: " PROG " COMMAND [ARGS]\n       " PROG " --version\n\n");
 	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
 		fprintf(out, "  " PROG " %s %s\n      %s\n", commands[k].name,
 			commands[k].args, commands[k].help);
@@ -587,6 +588,10 @@ int main(int argc, char **argv)
 	}
 	if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
 		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf(PROG " %s\ncommit %s\n", BUILD_VERSION, BUILD_COMMIT);
 		return 0;
 	}
 	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {

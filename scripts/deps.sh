@@ -11,7 +11,9 @@
 #                                  and golang-go (the C# and Go bindings' tests),
 #                                  godot3-server (tests/client/godot_export.sh), python3-jsonschema
 #                                  (the TileJSON schema: tests/tiles/tilejson_schema.sh), python3-jwt
-#                                  and openssl (players' tokens: tests/edits/edit_tokens.sh)
+#                                  and openssl (players' tokens: tests/edits/edit_tokens.sh),
+#                                  systemd (systemd-analyze, never started), man-db and strace
+#                                  (the operator's install: tests/platform/install.sh)
 #   bench        make bench:       test + the anchors' packages
 #   wasm         make wasm:        build + clang, lld (wasm-ld), wasi-libc, compiler-rt for
 #                                  wasm32, dpkg-dev (dpkg-source unpacks Debian's cJSON
@@ -36,7 +38,7 @@
 # (the lock files watched), APT_GET and DPKG_QUERY (the commands run).
 set -eu
 BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev libhiredis-dev libjwt-dev libssl-dev zstd"
-TEST_PKGS="clang cmake libclang-rt-14-dev curl wget gdal-bin nginx-light python3 python3-venv python3-setuptools-whl python3-wheel-whl prometheus nodejs redis-server redis-tools mono-mcs mono-runtime golang-go godot3-server python3-jsonschema python3-jwt openssl"
+TEST_PKGS="clang cmake libclang-rt-14-dev curl wget gdal-bin nginx-light python3 python3-venv python3-setuptools-whl python3-wheel-whl prometheus nodejs redis-server redis-tools mono-mcs mono-runtime golang-go godot3-server python3-jsonschema python3-jwt openssl systemd man-db strace"
 WASM_PKGS="clang lld wasi-libc libclang-rt-14-dev-wasm32 dpkg-dev"
 BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
 ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64 libhiredis-dev:arm64 libjwt-dev:arm64 libssl-dev:arm64 zlib1g-dev:arm64"

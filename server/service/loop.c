@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "base/options.h"
+#include "base/sdnotify.h"
 #include "err.h"
 #include "http/http.h"
 #include "util.h"
@@ -32,6 +33,7 @@ struct loop {
 	void (*on_drain)(void *arg);     /* told when the drain starts */
 	void *drain_arg;
 	int forced;
+	char where[64];                  /* "127.0.0.1:8080", "[::1]:8080": for errors */
 };
 
 /*
@@ -114,6 +116,8 @@ int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 	if (!l)
 		return ERR_NOMEM;
 	l->workers = workers;
+	snprintf(l->where, sizeof(l->where), strchr(cfg->bind, ':') ? "[%s]:%u" : "%s:%u",
+		 cfg->bind, cfg->port);
 	l->drain_ms = cfg->drain_ms;
 	l->backlog = cfg->backlog;
 	if ((rc = uv_loop_init(&l->uv)) < 0) {
@@ -124,7 +128,7 @@ int loop_create(const struct loop_config *cfg, struct loop **out, char *err,
 	uv_tcp_init(&l->uv, &l->listener);
 	rc = uv_tcp_bind(&l->listener, (struct sockaddr *)&addr, 0);
 	if (rc < 0) {
-		snprintf(err, errlen, "bind %s:%u: %s", cfg->bind, cfg->port, uv_strerror(rc));
+		snprintf(err, errlen, "bind %s: %s", l->where, uv_strerror(rc));
 		uv_close((uv_handle_t *)&l->listener, NULL);
 		uv_run(&l->uv, UV_RUN_DEFAULT);
 		uv_loop_close(&l->uv);
@@ -166,6 +170,15 @@ static void on_drained(void *arg)
 	uv_close((uv_handle_t *)&l->deadline, NULL);
 }
 
+/* Tell systemd (Type=notify) the server's new state (sdnotify.h); a
+ * failure is only reported: the server serves either way. */
+static void notify(const char *state)
+{
+	if (sdnotify(state) < 0)
+		fprintf(stderr, "terrain-server: NOTIFY_SOCKET %s: %s (sending %s)\n",
+			getenv("NOTIFY_SOCKET"), strerror(errno), state);
+}
+
 static void on_deadline(uv_timer_t *t)
 {
 	struct loop *l = t->data;
@@ -186,6 +199,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 	}
 	fprintf(stderr, "terrain-server: %s, draining\n", strsignal(signum));
 	l->draining = 1;
+	notify("STOPPING=1");
 	if (l->on_drain)
 		l->on_drain(l->drain_arg);
 	uv_close((uv_handle_t *)&l->listener, NULL);
@@ -204,26 +218,27 @@ static void on_hup(uv_signal_t *sig, int signum)
 			strerror(errno));
 }
 
-static void print_address(struct loop *l)
+/* The address listened on, with the port a --port 0 got: "HOST:PORT". */
+static void bound_address(struct loop *l, char *out, size_t n)
 {
 	struct sockaddr_storage ss;
 	char host[64] = "?";
-	int len = sizeof(ss), port = 0;
+	int len = sizeof(ss);
 
-	uv_tcp_getsockname(&l->listener, (struct sockaddr *)&ss, &len);
-	if (ss.ss_family == AF_INET6) {
+	if (uv_tcp_getsockname(&l->listener, (struct sockaddr *)&ss, &len) < 0) {
+		snprintf(out, n, "%s", l->where);
+	} else if (ss.ss_family == AF_INET6) {
 		uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof(host));
-		port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-		fprintf(stderr, "terrain-server: listening on [%s]:%d\n", host, port);
+		snprintf(out, n, "[%s]:%d", host, ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
 	} else {
 		uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof(host));
-		port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		fprintf(stderr, "terrain-server: listening on %s:%d\n", host, port);
+		snprintf(out, n, "%s:%d", host, ntohs(((struct sockaddr_in *)&ss)->sin_port));
 	}
 }
 
 int loop_run(struct loop *l, struct http_server *s)
 {
+	char where[80], state[128];
 	int rc;
 
 	l->server = s;
@@ -231,7 +246,7 @@ int loop_run(struct loop *l, struct http_server *s)
 		l->deadline.data = l;
 	rc = uv_listen((uv_stream_t *)&l->listener, l->backlog, on_connection);
 	if (rc < 0) {
-		fprintf(stderr, "terrain-server: listen: %s\n", uv_strerror(rc));
+		fprintf(stderr, "terrain-server: listen %s: %s\n", l->where, uv_strerror(rc));
 		return ERR_IO;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -244,7 +259,11 @@ int loop_run(struct loop *l, struct http_server *s)
 	uv_signal_start(&l->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&l->sigint, on_signal, SIGINT);
 	uv_signal_start(&l->sighup, on_hup, SIGHUP);
-	print_address(l);
+	bound_address(l, where, sizeof(where));
+	fprintf(stderr, "terrain-server: listening on %s\n", where);
+	/* the port is open: a Type=notify unit is started */
+	snprintf(state, sizeof(state), "READY=1\nSTATUS=listening on %s", where);
+	notify(state);
 	uv_run(&l->uv, UV_RUN_DEFAULT);
 	return l->forced;
 }

@@ -64,6 +64,11 @@ static void usage(FILE *f, const struct option_group *g, size_t ng)
 	options_usage(f, g, ng);
 	fprintf(f, "  %-26s %s\n\n", "--help", "this text");
 	fprintf(f,
+		"The data directory (edit log, snapshots) is --data-dir, else\n"
+		"TERRAIN_DATA_DIR, else STATE_DIRECTORY (set by systemd for a unit with\n"
+		"StateDirectory=terrain: /var/lib/terrain; the first folder when it lists\n"
+		"several), else ./data.\n\n");
+	fprintf(f,
 		"generate writes one uncompressed tile body (docs/tile-format.md) of the\n"
 		"unedited world, byte-identical to the identity body of\n"
 		"GET /v1/worlds/S/chunks/L/X/Z?gen=NAME&layers=LIST while that chunk has\n"
@@ -148,9 +153,9 @@ static int serve_with(const struct service_config *c, struct catalog *cat)
 	char err[512];
 	int rv;
 
-	if (loop_create(&c->loop, &lp, err, sizeof(err)) < 0) {
+	if ((rv = loop_create(&c->loop, &lp, err, sizeof(err))) < 0) {
 		fprintf(stderr, "terrain-server: %s\n", err);
-		return 1;
+		return rv == ERR_INVAL ? 2 : 1; /* a --bind that is no address: usage */
 	}
 	warn_open_edits(c);
 	if (service_create(loop_uv(lp), cat, c, &svc, err, sizeof(err)) < 0) {
@@ -233,6 +238,28 @@ static void help(FILE *f)
 	usage(f, groups, SERVICE_OPTION_GROUPS);
 }
 
+/*
+ * Under systemd, StateDirectory=terrain sets STATE_DIRECTORY=/var/lib/terrain
+ * (colon-separated when the unit names several folders: the first is ours).
+ * It stands in for TERRAIN_DATA_DIR when that is unset, so the flag and the
+ * variable still win, and ./data stays the default without either.
+ */
+static void state_directory_default(void)
+{
+	const char *sd = getenv("STATE_DIRECTORY");
+	char dir[4096];
+	size_t n;
+
+	if (!sd || !sd[0] || getenv("TERRAIN_DATA_DIR"))
+		return;
+	n = strcspn(sd, ":");
+	if (n == 0 || n >= sizeof(dir))
+		return;
+	memcpy(dir, sd, n);
+	dir[n] = 0;
+	setenv("TERRAIN_DATA_DIR", dir, 0);
+}
+
 static int serve(int argc, char **argv)
 {
 	struct option_group groups[SERVICE_OPTION_GROUPS];
@@ -240,6 +267,7 @@ static int serve(int argc, char **argv)
 	char err[600];
 	int rv;
 
+	state_directory_default();
 	service_config_init(&c);
 	service_options(&c, groups);
 	rv = options_read("terrain-server", groups, SERVICE_OPTION_GROUPS, argc, argv);

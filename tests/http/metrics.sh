@@ -2,8 +2,10 @@
 # metrics.sh - /metrics against the real server: `promtool check metrics`
 # passes (before and after traffic of every kind), the per-route duration
 # histograms count exactly the responses of their route and are well formed,
-# the process_* figures equal what /proc says of the server's pid, and the
-# build and generator info match `terrain-server version` and /v1/presets.
+# the process_* figures equal what /proc says of the server's pid (each
+# family with its HELP and TYPE), and the build and generator info match
+# `terrain-server version` (the release of common/terrain.h and the
+# commit) and /v1/presets.
 . "$(dirname "$0")/../lib/lib.sh"
 
 if ! command -v promtool >/dev/null; then
@@ -150,6 +152,20 @@ check "process_open_fds is /proc/PID/fd and the scrape's connection (0..2 apart)
 	python3 -c "import sys; sys.exit(not ($nfd <= $fds <= $nfd + 2))"
 check "process_max_fds is the soft open-files limit" \
 	eq "$(sample "$TMP/m2" process_max_fds)" "$(awk '/^Max open files/ { print $4 }' "/proc/$PID/limits")"
+for f in process_cpu_seconds_total:counter process_resident_memory_bytes:gauge \
+	process_virtual_memory_bytes:gauge process_open_fds:gauge process_max_fds:gauge \
+	process_start_time_seconds:gauge; do
+	check "${f%%:*} has its HELP and TYPE ${f#*:} lines, then one sample" python3 - "$TMP/m2" "${f%%:*}" "${f#*:}" <<'EOF2'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+name, kind = sys.argv[2], sys.argv[3]
+i = next((k for k, l in enumerate(lines) if l.startswith("# HELP %s " % name)), None)
+ok = (i is not None and i + 2 < len(lines) and lines[i + 1] == "# TYPE %s %s" % (name, kind)
+      and lines[i + 2].startswith(name + " ")
+      and sum(1 for l in lines if l.split(" ")[0] == name) == 1)
+sys.exit(0 if ok else print("  " + "\n  ".join(l for l in lines if name in l)) or 1)
+EOF2
+done
 cpu=$(sample "$TMP/m2" process_cpu_seconds_total)
 check "process_cpu_seconds_total is at most /proc's figure read after it" \
 	python3 -c "import sys; sys.exit(not (0 <= $cpu <= $(proc_cpu)))"
@@ -163,6 +179,9 @@ ver=$("$SERVER_BIN" version)
 want="version=\"$(sed -n 's/^terrain-server //p' <<<"$ver")\",commit=\"$(sed -n 's/^commit //p' <<<"$ver")\""
 check "terrain_build_info carries the version and commit of terrain-server version" \
 	has "$TMP/m3" "^terrain_build_info\\{$want,compiler=\"(gcc|clang) [0-9.]+\",.*\\} 1$"
+release=$(sed -n 's/^#define TERRAIN_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' common/terrain.h | paste -sd.)
+check "the version is the release of common/terrain.h, $release" \
+	has "$TMP/m3" "^terrain_build_info\\{version=\"${release//./\\.}\",commit=\"[0-9a-f]{12}(-dirty)?\","
 if git rev-parse --short=12 HEAD >/dev/null 2>&1; then
 	check "the commit is git's HEAD" contains "$ver" "commit $(git rev-parse --short=12 HEAD)"
 fi

@@ -1,6 +1,7 @@
 #!/bin/bash
 # server_cli.sh - the command line: generate's argument errors (exit 2),
-# --help, options from flags and environment, --presets DIR.
+# --help, options from flags and environment, --presets DIR, and the
+# errors that name the address (a busy port, an address not here).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
@@ -63,4 +64,22 @@ echo '{"name": "broken"' >"$TMP/presets/broken.json"
 check "a broken preset file stops startup with 2" \
 	eq "$(status "$SERVER_BIN" serve --port 0 --presets "$TMP/presets" 2>"$TMP/err")" 2
 check "and names the file" grep -q broken.json "$TMP/err"
+
+# Every error about the address names it. A second server on a busy port
+# (libuv reports the bind's EADDRINUSE at listen), addresses this machine
+# does not have (TEST-NET-1 of RFC 5737, 2001:db8::/32 of RFC 3849), a name.
+server_start
+other() { timeout "$(scaled 120)" "$SERVER_BIN" serve --data-dir "$TMP/data2" "$@" 2>"$TMP/err"; }
+check "a second server on the busy port exits 1" eq "$(status other --bind 127.0.0.1 --port "$PORT")" 1
+check "... saying listen 127.0.0.1:$PORT: address already in use" \
+	has "$TMP/err" "^terrain-server: listen 127\.0\.0\.1:$PORT: address already in use$"
+check "the first server still answers" "${CURL[@]}" -fo /dev/null "$BASE/healthz"
+check "bind to an address not here exits 1" eq "$(status other --bind 192.0.2.1 --port "$PORT")" 1
+check "... naming it: bind 192.0.2.1:$PORT" has "$TMP/err" "^terrain-server: bind 192\.0\.2\.1:$PORT: "
+check "an IPv6 one exits 1" eq "$(status other --bind 2001:db8::1 --port "$PORT")" 1
+check "... naming it in brackets: bind [2001:db8::1]:$PORT" \
+	has "$TMP/err" "^terrain-server: bind \[2001:db8::1\]:$PORT: "
+check "a host name for --bind exits 2" eq "$(status other --bind nohost.invalid --port "$PORT")" 2
+check "... naming it" has "$TMP/err" "^terrain-server: --bind nohost\.invalid: not an IPv4 or IPv6 address$"
+check "server stops with 0" server_stop
 finish

@@ -51,8 +51,8 @@ if [ $rc = 0 ]; then tail -n 3 "$TMP/inst.log"; else cat "$TMP/inst.log"; fi
 check "... with no test skipped" not has "$TMP/inst.log" 'skipped' 
 
 # the library through its install prefix, then nowhere
-make --no-print-directory -s BUILD="$BUILD" PREFIX="$TMP/prefix" install >"$TMP/install.log" 2>&1
-check "make install PREFIX=\$TMP/prefix" test $? = 0
+make --no-print-directory -s BUILD="$BUILD" PREFIX="$TMP/prefix" install-lib >"$TMP/install.log" 2>&1
+check "make install-lib PREFIX=\$TMP/prefix" test $? = 0
 (cd "$TMP/t" && env -u TERRAIN_LIB PKG_CONFIG_PATH="$TMP/prefix/lib/pkgconfig" \
 	"$TMP/venv/bin/python" -c 'import terrain; print("found", terrain.version())') >"$TMP/prefix.log" 2>&1
 check "no TERRAIN_LIB: found in the prefix pkg-config names" has "$TMP/prefix.log" "^found $LIBVER"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # library.sh - libterrain as a user gets it (docs/library.md): the shared
 # library's soname, and that it exports exactly the functions terrain.h
-# declares (nm -D) and the static one no other global symbol; `make install
+# declares (nm -D) and the static one no other global symbol; `make install-lib
 # PREFIX=/opt/terrain DESTDIR=tmp` puts the header, both libraries and
 # terrain.pc and the CMake package in place; bindings/c/example.c builds
 # against the staged install with pkg-config and with CMake (find_package,
@@ -38,9 +38,9 @@ check "libterrain.a defines every declared function" diff "$TMP/declared" "$TMP/
 
 # ---- install ----
 ROOT=$TMP/root
-make --no-print-directory -s BUILD="$BUILD" PREFIX=/opt/terrain DESTDIR="$ROOT" install \
+make --no-print-directory -s BUILD="$BUILD" PREFIX=/opt/terrain DESTDIR="$ROOT" install-lib \
 	>"$TMP/install.log" 2>&1
-check "make install PREFIX=/opt/terrain DESTDIR=..." test $? = 0
+check "make install-lib PREFIX=/opt/terrain DESTDIR=..." test $? = 0
 LIBVER=$(sed -n 's/^#define TERRAIN_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' common/terrain.h | paste -sd.)
 for f in include/terrain.h lib/libterrain.so.$LIBVER lib/libterrain.so.1 lib/libterrain.so \
 	lib/libterrain.a lib/pkgconfig/terrain.pc; do
