@@ -192,7 +192,7 @@ static int rl_append(void *be, const uint8_t *rec, size_t len, uint64_t first_se
 struct rcall {
 	size_t n;
 	int wait;                        /* a WAIT confirms them, not the tail */
-	struct rappend *a[CALL_MAX];
+	struct rappend *a[];             /* n of them, at most CALL_MAX */
 };
 
 /* Appends whose key the log held end once the tail followed the entry
@@ -316,14 +316,18 @@ static void on_wait(struct redis_conn *c, redisReply *r, void *arg)
  * sent). */
 static int send_call(struct rlog *g, struct rappend **from, int wait)
 {
-	struct rcall *call = malloc(sizeof(*call));
-	const char **argv = malloc((6 + 5 * CALL_MAX) * sizeof(*argv));
-	size_t *lens = malloc((6 + 5 * CALL_MAX) * sizeof(*lens)), n = 0, k = 6;
+	const char **argv = g->argv;
+	size_t *lens = g->lens, n = 0, k = 6;
+	struct rcall *call;
 	char ttl[24];
 	struct rappend *a;
 	int rc = ERR_NOMEM;
 
-	if (call && argv && lens) {
+	for (a = *from; a && n < CALL_MAX; a = a->next)
+		n++;
+	call = malloc(sizeof(*call) + n * sizeof(call->a[0]));
+	n = 0;
+	if (call) {
 		snprintf(ttl, sizeof(ttl), "%llu", (ull)g->key_ttl_ms);
 		argv[0] = "EVALSHA", argv[1] = g->sha, argv[2] = "2", argv[3] = KEY_LOG;
 		argv[4] = KEY_HEADS, argv[5] = ttl;
@@ -341,8 +345,6 @@ static int send_call(struct rlog *g, struct rappend **from, int wait)
 		call->wait = wait;
 		rc = redis_conn_command(&g->cmd, g->timeout_ms, on_script, call, (int)k, argv, lens);
 	}
-	free(argv);
-	free(lens);
 	if (rc) {
 		free(call);
 		return rc;

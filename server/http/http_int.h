@@ -135,6 +135,7 @@ struct conn {
 	char *left;                       /* unparsed input while paused */
 	size_t left_len;
 	char peer[48];
+	struct sockaddr_storage peer_addr; /* http_req_peer()'s, once has_peer */
 	struct http_stream *stream;       /* the open stream, if any */
 	struct memconn *mem;              /* NULL: a TCP socket */
 	size_t held;                      /* the handler's, http_req_held() */
@@ -152,6 +153,7 @@ struct conn {
 	unsigned rejected : 1;
 	unsigned reserve : 1;             /* a monitor slot past max_connections */
 	unsigned ext_paused : 1;          /* paused after a chunk extension value */
+	unsigned has_peer : 1;            /* peer_addr holds the socket's peer */
 	size_t chunk_ext;                 /* extension bytes of this chunk line */
 };
 

@@ -95,14 +95,23 @@ const char *http_status_line(int status)
 int http_req_peer(const struct http_req *pub, struct sockaddr_storage *out)
 {
 	const struct conn_req *r = container_of(pub, const struct conn_req, pub);
-	int len = sizeof(*out);
+	struct conn *c = r->conn;
+	int len = sizeof(c->peer_addr);
 
-	if (r->conn->closing)
+	if (c->closing)
 		return ERR_IO;
-	if (r->conn->mem) /* http_server_feed() */
-		*out = r->conn->mem->peer;
-	else if (uv_tcp_getpeername(&r->conn->tcp, (struct sockaddr *)out, &len) < 0)
-		return ERR_IO;
+	if (c->mem) { /* http_server_feed() */
+		*out = c->mem->peer;
+		return 0;
+	}
+	/* a connection's peer never changes: one system call per connection,
+	 * not one per request (an edit asks for it once or twice) */
+	if (!c->has_peer) {
+		if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&c->peer_addr, &len) < 0)
+			return ERR_IO;
+		c->has_peer = 1;
+	}
+	*out = c->peer_addr;
 	return 0;
 }
 
