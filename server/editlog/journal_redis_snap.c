@@ -1,7 +1,7 @@
 /*
  * journal_redis_snap.c - the shared edit log's snapshot in Redis
  * (journal_redis_int.h): sending each snapshot this node writes, the trim
- * of the log below the one before it, and the restore of a node that
+ * of the log below it once it is shared, and the restore of a node that
  * fell behind that trim.
  *
  * Keys: terrain:snapshot:meta, a hash: edits, id (the log entry the
@@ -14,10 +14,12 @@
  * chunks go into a hash of this node's (with a TTL, should the node die
  * while sending), then one script makes it the shared one when it holds
  * more edits than the one there, deletes the old one and trims the log
- * below the old one's id (XTRIM MINID): the log keeps one snapshot's worth
- * of batches, so a node that took the previous snapshot a moment ago
- * still finds what follows it. Redis then holds at most two snapshots
- * (one while the next is sent) and the batches since the one before.
+ * below the new one's own id (XTRIM MINID): every batch up to that id is
+ * in it (format 4 keeps the batches within --history as records, so
+ * reverts still reach them), so the first shared snapshot already trims.
+ * Redis then holds at most two snapshots (one while the next is sent) and
+ * the batches since the shared one. A node that had taken the one before
+ * and not yet read past the new id falls behind and restores again (below).
  *
  * A node whose tail finds the log no longer holds the entry it last
  * followed (journal_redis.c checks that behind every read) fetches the
@@ -40,9 +42,11 @@
 #include "util.h"
 
 /*
- * Make the sent snapshot the shared one. KEYS: meta, its chunks, the log;
- * ARGV: edits, id, bytes, sum, chunks. 1: shared; 0: the log holds one
- * of as many edits or more (the sent one is deleted).
+ * Make the sent snapshot the shared one and trim the log below its own id
+ * (the entry it was cut at stays: a node restored from it checks that the
+ * log still holds it). KEYS: meta, its chunks, the log; ARGV: edits, id,
+ * bytes, sum, chunks. 1: shared; 0: the log holds one of as many edits or
+ * more (the sent one is deleted).
  */
 static const char commit_script[] =
 	"local have = tonumber(redis.call('HGET', KEYS[1], 'edits') or '0')\n"
@@ -50,15 +54,12 @@ static const char commit_script[] =
 	"if redis.call('HLEN', KEYS[2]) ~= tonumber(ARGV[5]) then\n"
 	"  redis.call('DEL', KEYS[2]) return redis.error_reply('ERR snapshot incomplete')\n"
 	"end\n"
-	"local old = redis.call('HMGET', KEYS[1], 'key', 'id')\n"
+	"local old = redis.call('HGET', KEYS[1], 'key')\n"
 	"redis.call('PERSIST', KEYS[2])\n"
 	"redis.call('HSET', KEYS[1], 'edits', ARGV[1], 'id', ARGV[2], 'bytes', ARGV[3],\n"
-	"           'sum', ARGV[4], 'chunks', ARGV[5], 'key', KEYS[2])\n"
-	"if old[1] and old[1] ~= KEYS[2] then redis.call('DEL', old[1]) end\n"
-	"if old[2] then\n"
-	"  redis.call('XTRIM', KEYS[3], 'MINID', old[2])\n"
-	"  redis.call('HSET', KEYS[1], 'trim', old[2])\n"
-	"end\n"
+	"           'sum', ARGV[4], 'chunks', ARGV[5], 'key', KEYS[2], 'trim', ARGV[2])\n"
+	"if old and old ~= KEYS[2] then redis.call('DEL', old) end\n"
+	"redis.call('XTRIM', KEYS[3], 'MINID', ARGV[2])\n"
 	"return 1\n";
 
 /* One snapshot being sent. */
@@ -263,7 +264,7 @@ static void on_commit(struct redis_conn *c, redisReply *r, void *arg)
 	if (is(r, REDIS_REPLY_INTEGER) && r->integer == 1) {
 		g->puts++;
 		fprintf(stderr, "terrain-server: edit log %s: snapshot shared (%llu edits, %zu"
-			" bytes in %zu chunks, %.2f s), the log trimmed below the one before\n",
+			" bytes in %zu chunks, %.2f s), the log trimmed below it\n",
 			g->name, (ull)p->edits, p->len, p->chunks,
 			(double)(uv_hrtime() - p->t0) / 1e9);
 	}
