@@ -105,6 +105,8 @@ struct snapshots {
 	struct idem *keys;       /* NULL: none kept */
 	uint64_t history_ms;     /* --history: edits kept one by one */
 	uint64_t every, since;
+	uint64_t bytes, since_bytes; /* --snapshot-bytes, and since the last */
+	uint64_t interval_ms, last_ms; /* --snapshot-interval; the last start */
 	snapshots_written_fn on_written;
 	snapshots_position_fn position;
 	void *written_arg;
@@ -123,6 +125,13 @@ static const struct option options[] = {
 	       OPTION_UINT, compact_log, 0, 1, "drop from the file log the batches the snapshot "
 	       "holds, at start and after each snapshot while serving (the history before it "
 	       "is then only in the snapshot: docs/edit-log.md)"),
+	OPTION(struct snapshots_config, "snapshot-bytes", "TERRAIN_SNAPSHOT_BYTES", "BYTES",
+	       "2097152", OPTION_UINT, bytes, 0, 0xffffffffu, "also write one after this many "
+	       "bytes of the log's records (a one-edit batch: about 130), whichever comes "
+	       "first; with a Redis log this bounds the stream (docs/cluster.md; 0: no limit)"),
+	OPTION(struct snapshots_config, "snapshot-interval", "TERRAIN_SNAPSHOT_INTERVAL",
+	       "SECONDS", "300", OPTION_MS, interval_ms, 0, 0, "also write one at the first "
+	       "edit applied this long after the last one started (0: no limit)"),
 };
 size_t snapshots_options(const struct option **out)
 {
@@ -147,6 +156,9 @@ int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct 
 	s->bakes = bakes;
 	s->rs = rs;
 	s->every = cfg->every;
+	s->bytes = cfg->bytes;
+	s->interval_ms = cfg->interval_ms;
+	s->last_ms = uv_now(loop);
 	*out = s;
 	return 0;
 }
@@ -169,6 +181,15 @@ static void job_free(struct job *j)
 	free(j->shared);
 	store_snap_abort(j->w);
 	free(j);
+}
+
+/* A snapshot is due: edits since the last one, and enough of them, their
+ * records' bytes or the time since it started (--snapshot-*). */
+static int due(const struct snapshots *s)
+{
+	return s->every && s->since &&
+	       (s->since >= s->every || (s->bytes && s->since_bytes >= s->bytes) ||
+		(s->interval_ms && uv_now(s->loop) - s->last_ms >= s->interval_ms));
 }
 
 /* Record the remembered keys as they are now, encoded. */
@@ -446,8 +467,8 @@ static void job_done(uv_work_t *w, int status)
 		}
 	}
 	job_free(j);
-	if (s->every && s->since >= s->every && !s->stopped)
-		snapshots_applied(s, 0); /* one fell due while this one was written */
+	if (due(s) && !s->stopped)
+		snapshots_applied(s, 0, 0); /* one fell due while this one was written */
 }
 
 int snapshots_start(struct snapshots *s)
@@ -459,7 +480,8 @@ int snapshots_start(struct snapshots *s)
 		return ERR_BUSY;
 	if (s->stopped)
 		return ERR_INVAL;
-	s->since = 0; /* the next try comes after `every` more edits */
+	s->since = s->since_bytes = 0; /* the next try: after as many more */
+	s->last_ms = uv_now(s->loop);
 	if (!(j = calloc(1, sizeof(*j))))
 		return ERR_NOMEM;
 	j->s = s;
@@ -476,12 +498,13 @@ int snapshots_start(struct snapshots *s)
 	return 0;
 }
 
-void snapshots_applied(struct snapshots *s, uint64_t n)
+void snapshots_applied(struct snapshots *s, uint64_t n, uint64_t bytes)
 {
 	if (!s || !s->every)
 		return;
 	s->since += n;
-	if (s->since >= s->every && !s->job && !s->stopped) {
+	s->since_bytes += bytes;
+	if (due(s) && !s->job && !s->stopped) {
 		int rc = snapshots_start(s);
 
 		if (rc)
@@ -772,7 +795,7 @@ int snapshots_restore(struct snapshots *s, const uint8_t *buf, size_t len,
 	ld->touched = 1;
 	if ((rc = pass(s, buf, len, 2, ld, msg, msglen)) != 0)
 		return rc;
-	s->since = 0;
+	s->since = s->since_bytes = 0;
 	s->st.edits = ld->edits;
 	s->st.chunks = ld->chunks;
 	s->st.bytes = ld->bytes;
