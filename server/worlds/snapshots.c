@@ -127,7 +127,7 @@ static const struct option options[] = {
 	       "is then only in the snapshot: docs/edit-log.md)"),
 	OPTION(struct snapshots_config, "snapshot-bytes", "TERRAIN_SNAPSHOT_BYTES", "BYTES",
 	       "2097152", OPTION_UINT, bytes, 0, 0xffffffffu, "also write one after this many "
-	       "bytes of the log's records (a one-edit batch: about 130), whichever comes "
+	       "bytes of the log's records (a one-edit batch: about 90), whichever comes "
 	       "first; with a Redis log this bounds the stream (docs/cluster.md; 0: no limit)"),
 	OPTION(struct snapshots_config, "snapshot-interval", "TERRAIN_SNAPSHOT_INTERVAL",
 	       "SECONDS", "300", OPTION_MS, interval_ms, 0, 0, "also write one at the first "
