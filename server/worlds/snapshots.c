@@ -84,6 +84,7 @@ struct job {
 	struct cut_chunk *chunks;
 	size_t nchunks, next;
 	uint64_t edits, bytes, t0;
+	uint64_t cut_us;         /* the cut's time on the loop */
 	struct store_snap *w;
 	uint8_t *shared;         /* the file's bytes for on_written, or NULL */
 	size_t shared_len;
@@ -183,11 +184,25 @@ static void job_free(struct job *j)
 	free(j);
 }
 
-/* A snapshot is due: edits since the last one, and enough of them, their
- * records' bytes or the time since it started (--snapshot-*). */
+/*
+ * The log bytes a snapshot must wait for whatever fired: half the last
+ * one's size P once that is above twice --snapshot-bytes (always, with
+ * --snapshot-bytes 0), else none. Writing (and sharing) a snapshot costs
+ * about P, so each costs at most twice the log bytes since the one before
+ * it, or 2 --snapshot-bytes: the work stays linear in the log's bytes
+ * while P grows with --history's content.
+ */
+static uint64_t floor_bytes(const struct snapshots *s)
+{
+	return s->st.bytes / 2 > s->bytes ? s->st.bytes / 2 : 0;
+}
+
+/* A snapshot is due: edits since the last one, at least floor_bytes() of
+ * their records, and enough edits, bytes or time since the last one
+ * started (--snapshot-*). */
 static int due(const struct snapshots *s)
 {
-	return s->every && s->since &&
+	return s->every && s->since && s->since_bytes >= floor_bytes(s) &&
 	       (s->since >= s->every || (s->bytes && s->since_bytes >= s->bytes) ||
 		(s->interval_ms && uv_now(s->loop) - s->last_ms >= s->interval_ms));
 }
@@ -457,8 +472,9 @@ static void job_done(uv_work_t *w, int status)
 		s->st.bytes = j->bytes;
 		s->st.ms = (uv_hrtime() - j->t0) / 1000000;
 		fprintf(stderr, "terrain-server: snapshot of %llu edits in %zu worlds, %zu chunks,"
-			" %llu bytes, in %llu ms\n", (ull)j->edits, j->nworlds, j->nchunks,
-			(ull)j->bytes, (ull)s->st.ms);
+			" %llu bytes, in %llu ms (the cut %.1f ms of it on the loop, %zu records)\n",
+			(ull)j->edits, j->nworlds, j->nchunks, (ull)j->bytes, (ull)s->st.ms,
+			(double)j->cut_us / 1e3, j->nhist);
 		if (s->on_written && (j->shared || !s->want_bytes)) {
 			uint8_t *buf = j->shared;
 
@@ -488,7 +504,9 @@ int snapshots_start(struct snapshots *s)
 	j->t0 = uv_hrtime();
 	if (s->position)
 		s->position(s->written_arg, j->pos, sizeof(j->pos));
-	if ((rc = cut(s, j)) != 0 || (rc = store_snap_begin(s->dir, &j->w)) != 0 ||
+	rc = cut(s, j);
+	j->cut_us = (uv_hrtime() - j->t0) / 1000;
+	if (rc != 0 || (rc = store_snap_begin(s->dir, &j->w)) != 0 ||
 	    (rc = uv_queue_work(s->loop, &j->work, job_work, job_done) ? ERR_NOMEM : 0)) {
 		job_free(j);
 		s->st.failed++;
