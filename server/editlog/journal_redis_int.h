@@ -26,6 +26,7 @@ struct uv_timer_s;
 #define KEY_IDENTITY "terrain:identity"
 #define KEY_META     "terrain:snapshot:meta"   /* the shared snapshot: what and where */
 #define KEY_SNAP_PFX "terrain:snapshot:"       /* + node:n: its chunks (a hash) */
+#define KEY_SNAP_LOCK "terrain:snapshot:lock"  /* the node sending one now */
 #define SNAP_CHUNK   (256u << 10)   /* bytes per chunk of a shared snapshot */
 #define SNAP_WINDOW  4              /* chunks asked for at once when fetching */
 #define SNAP_TTL_S   600            /* a snapshot being sent, left by a crash */

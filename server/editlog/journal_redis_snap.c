@@ -44,22 +44,41 @@
 /*
  * Make the sent snapshot the shared one and trim the log below its own id
  * (the entry it was cut at stays: a node restored from it checks that the
- * log still holds it). KEYS: meta, its chunks, the log; ARGV: edits, id,
- * bytes, sum, chunks. 1: shared; 0: the log holds one of as many edits or
- * more (the sent one is deleted).
+ * log still holds it); let go of the lock if it is this node's. KEYS:
+ * meta, its chunks, the log, the lock; ARGV: edits, id, bytes, sum,
+ * chunks, node. 1: shared; 0: the log holds one of as many edits or more
+ * (the sent one is deleted). Hashes go by UNLINK, so that Redis frees a
+ * big one's chunks off its main thread rather than within the script
+ * (which every append would wait behind).
  */
 static const char commit_script[] =
+	"if redis.call('GET', KEYS[4]) == ARGV[6] then redis.call('DEL', KEYS[4]) end\n"
 	"local have = tonumber(redis.call('HGET', KEYS[1], 'edits') or '0')\n"
-	"if tonumber(ARGV[1]) <= have then redis.call('DEL', KEYS[2]) return 0 end\n"
+	"if tonumber(ARGV[1]) <= have then redis.call('UNLINK', KEYS[2]) return 0 end\n"
 	"if redis.call('HLEN', KEYS[2]) ~= tonumber(ARGV[5]) then\n"
-	"  redis.call('DEL', KEYS[2]) return redis.error_reply('ERR snapshot incomplete')\n"
+	"  redis.call('UNLINK', KEYS[2]) return redis.error_reply('ERR snapshot incomplete')\n"
 	"end\n"
 	"local old = redis.call('HGET', KEYS[1], 'key')\n"
 	"redis.call('PERSIST', KEYS[2])\n"
 	"redis.call('HSET', KEYS[1], 'edits', ARGV[1], 'id', ARGV[2], 'bytes', ARGV[3],\n"
 	"           'sum', ARGV[4], 'chunks', ARGV[5], 'key', KEYS[2], 'trim', ARGV[2])\n"
-	"if old and old ~= KEYS[2] then redis.call('DEL', old) end\n"
+	"if old and old ~= KEYS[2] then redis.call('UNLINK', old) end\n"
 	"redis.call('XTRIM', KEYS[3], 'MINID', ARGV[2])\n"
+	"return 1\n";
+
+/*
+ * Take the lock before sending a snapshot: every node writes one at about
+ * the same batch, and one sent is enough, so that Redis holds at most two
+ * (the shared one and the one being sent). KEYS: meta, the lock; ARGV:
+ * edits, node, ms. 1: this node's for ms; 0: the log holds one of as many
+ * edits or more; -1: another node is sending one.
+ */
+static const char claim_script[] =
+	"local have = tonumber(redis.call('HGET', KEYS[1], 'edits') or '0')\n"
+	"if tonumber(ARGV[1]) <= have then return 0 end\n"
+	"local who = redis.call('GET', KEYS[2])\n"
+	"if who and who ~= ARGV[2] then return -1 end\n"
+	"redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])\n"
 	"return 1\n";
 
 /* One snapshot being sent. */
@@ -198,9 +217,16 @@ void journal_redis__snapc_down(struct redis_conn *c, const char *why)
 /* ---- sending -------------------------------------------------------------------- */
 
 static void put_next(struct rlog *g);
+static void claim(struct rlog *g);
 static void send_chunk(struct rlog *g);
 static void commit(struct rlog *g);
 static void put_end(struct rlog *g, const char *why);
+
+/* How long the lock holds without a chunk sent: twice a chunk's timeout. */
+static unsigned lock_ms(const struct rlog *g)
+{
+	return 20 * g->timeout_ms;
+}
 
 #define PUT_TRIES 20   /* tries of one snapshot, a second apart */
 
@@ -211,10 +237,7 @@ static void on_put_retry(uv_timer_t *t)
 	if (!g->put || g->closing)
 		return;
 	g->put->fresh = 1;
-	if (g->put->next < g->put->chunks)
-		send_chunk(g);
-	else
-		commit(g);
+	claim(g); /* the lock may have lapsed meanwhile */
 }
 
 /*
@@ -275,8 +298,8 @@ static void commit(struct rlog *g)
 {
 	struct rsnap_put *p = g->put;
 	char edits[24], bytes[24], sum[24], chunks[24];
-	const char *argv[] = { "EVALSHA", g->snap_sha, "3", KEY_META, p->key, KEY_LOG, edits,
-			       p->pos, bytes, sum, chunks };
+	const char *argv[] = { "EVALSHA", g->snap_sha, "4", KEY_META, p->key, KEY_LOG,
+			       KEY_SNAP_LOCK, edits, p->pos, bytes, sum, chunks, g->node };
 	size_t lens[ARRAY_LEN(argv)], k;
 
 	snprintf(edits, sizeof(edits), "%llu", (ull)p->edits);
@@ -316,18 +339,62 @@ static void on_expire(struct redis_conn *c, redisReply *r, void *arg)
 	(void)arg; /* a failure shows in the chunk behind it */
 }
 
-/* The next chunk: HSET key i bytes (and EXPIRE after the first). */
+static void on_claim(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_put *p = arg;
+
+	if (g->put != p)
+		return;
+	if (!is(r, REDIS_REPLY_INTEGER)) {
+		put_fail(g, is(r, REDIS_REPLY_ERROR) ? r->str : "the primary is out of reach", 0);
+		return;
+	}
+	if (r->integer != 1) {
+		fprintf(stderr, "terrain-server: edit log %s: snapshot of %llu edits not shared: %s\n",
+			g->name, (ull)p->edits, r->integer ? "another node is sending one" :
+			"the log holds one as new");
+		put_end(g, NULL);
+	} else if (p->next < p->chunks) {
+		send_chunk(g);
+	} else {
+		commit(g);
+	}
+}
+
+/* The lock for this node (claim_script), then the chunks from p->next. */
+static void claim(struct rlog *g)
+{
+	struct rsnap_put *p = g->put;
+	char edits[24], ms[16];
+	const char *argv[] = { "EVAL", claim_script, "2", KEY_META, KEY_SNAP_LOCK, edits, g->node,
+			       ms };
+	size_t lens[ARRAY_LEN(argv)], k;
+
+	snprintf(edits, sizeof(edits), "%llu", (ull)p->edits);
+	snprintf(ms, sizeof(ms), "%u", lock_ms(g));
+	for (k = 0; k < ARRAY_LEN(argv); k++)
+		lens[k] = strlen(argv[k]);
+	if (snapc_open(g) || redis_conn_command(&g->snapc, g->timeout_ms, on_claim, p,
+						(int)ARRAY_LEN(argv), argv, lens))
+		put_fail(g, "the primary is out of reach", 0);
+}
+
+/* The next chunk: HSET key i bytes (and EXPIRE after the first), the
+ * lock held on. */
 static void send_chunk(struct rlog *g)
 {
 	struct rsnap_put *p = g->put;
 	size_t off = p->next * SNAP_CHUNK, n = p->len - off < SNAP_CHUNK ? p->len - off : SNAP_CHUNK;
-	char field[24], ttl[16];
+	char field[24], ttl[16], ms[16];
 	const char *argv[] = { "HSET", p->key, field, (const char *)p->buf + off };
 	const char *exp[] = { "EXPIRE", p->key, ttl };
+	const char *hold[] = { "PEXPIRE", KEY_SNAP_LOCK, ms };
 	int rc;
 
 	snprintf(field, sizeof(field), "%zu", p->next);
 	snprintf(ttl, sizeof(ttl), "%d", SNAP_TTL_S);
+	snprintf(ms, sizeof(ms), "%u", lock_ms(g));
 	/* a chunk crosses the wire in much less than ten timeouts */
 	rc = snapc_open(g) ? ERR_AGAIN :
 	     redis_conn_command(&g->snapc, 10 * g->timeout_ms, on_chunk, p, 4, argv,
@@ -337,6 +404,8 @@ static void send_chunk(struct rlog *g)
 		return;
 	}
 	p->next++;
+	redis_conn_command(&g->snapc, g->timeout_ms, on_expire, p, 3, hold,
+			   (size_t[]){ 7, strlen(KEY_SNAP_LOCK), strlen(ms) });
 	if (p->fresh) /* the first chunk of a try: the TTL anew */
 		redis_conn_command(&g->snapc, g->timeout_ms, on_expire, p, 3, exp,
 				   (size_t[]){ 6, strlen(p->key), strlen(ttl) });
@@ -365,7 +434,7 @@ static void sum_done(uv_work_t *w, int status)
 		put_end(g, "cancelled");
 	} else {
 		p->fresh = 1;
-		send_chunk(g);
+		claim(g);
 	}
 }
 
