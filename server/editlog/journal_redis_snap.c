@@ -8,18 +8,24 @@
  * snapshot was cut at: it holds every batch up to it), bytes, sum
  * (XXH3-64, hex), chunks, key (the hash holding the bytes, fields "0",
  * "1", ... of SNAP_CHUNK bytes each) and trim (the id the log was last
- * trimmed at). A snapshot is sent on a connection of its own (snapc), one
- * chunk in flight at a time, so that the primary interleaves appends with
- * it and none waits behind more than one chunk's write and fsync; the
- * chunks go into a hash of this node's (with a TTL, should the node die
- * while sending), then one script makes it the shared one when it holds
- * more edits than the one there, deletes the old one and trims the log
- * below the new one's own id (XTRIM MINID): every batch up to that id is
- * in it (format 4 keeps the batches within --history as records, so
- * reverts still reach them), so the first shared snapshot already trims.
- * Redis then holds at most two snapshots (one while the next is sent) and
- * the batches since the shared one. A node that had taken the one before
- * and not yet read past the new id falls behind and restores again (below).
+ * trimmed at); terrain:snapshot:lock, the node sending one now. Every
+ * node writes a snapshot at about the same batch and one sent is enough:
+ * a node sends its own only after taking the lock (claim_script: not when
+ * the shared one is as new or another node holds it). A snapshot is sent
+ * on a connection of its own (snapc), one chunk in flight at a time, each
+ * followed by a WAIT 1 when a replica confirms appends, so that the
+ * primary interleaves appends with it and none waits behind more than one
+ * chunk's write, fsync and replication; the chunks go into a hash of this
+ * node's (with a TTL, should the node die while sending), then one script
+ * makes it the shared one when it holds more edits than the one there,
+ * unlinks the old one, lets go of the lock and trims the log below the
+ * new one's own id (XTRIM MINID): every batch up to that id is in it
+ * (format 4 keeps the batches within --history as records, so reverts
+ * still reach them), so the first shared snapshot already trims. Redis
+ * then holds at most two snapshots (the shared one, the one being sent)
+ * and the batches since the shared one. A node that had taken the one
+ * before and not yet read past the new id falls behind and restores again
+ * (below).
  *
  * A node whose tail finds the log no longer holds the entry it last
  * followed (journal_redis.c checks that behind every read) fetches the
@@ -90,6 +96,7 @@ struct rsnap_put {
 	size_t len, next, chunks;
 	size_t acked;                    /* chunks confirmed */
 	int tries, fresh;                /* fresh: the next chunk begins a try */
+	char err[128];                   /* the chunk's HSET failed (paced) */
 	uint64_t edits, sum, t0;
 	char pos[48], key[160];
 };
@@ -314,15 +321,11 @@ static void commit(struct rlog *g)
 		put_fail(g, "the primary is out of reach", 0);
 }
 
-static void on_chunk(struct redis_conn *c, redisReply *r, void *arg)
+/* The chunk sent is confirmed (err NULL) or not: the next, or a retry. */
+static void chunk_done(struct rlog *g, struct rsnap_put *p, const char *err)
 {
-	struct rlog *g = c->owner;
-	struct rsnap_put *p = arg;
-
-	if (g->put != p)
-		return;
-	if (!r || is(r, REDIS_REPLY_ERROR)) {
-		put_fail(g, r ? r->str : "the primary is out of reach", 0);
+	if (err) {
+		put_fail(g, err, 0);
 		return;
 	}
 	p->acked = p->next;
@@ -330,6 +333,39 @@ static void on_chunk(struct redis_conn *c, redisReply *r, void *arg)
 		send_chunk(g);
 	else
 		commit(g);
+}
+
+/* The chunk's HSET answered; paced, the WAIT behind it ends the chunk. */
+static void on_chunk(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_put *p = arg;
+	const char *err = !r ? "the primary is out of reach" :
+			  is(r, REDIS_REPLY_ERROR) ? r->str : NULL;
+
+	if (g->put != p)
+		return;
+	if (g->replicas > 0) {
+		if (err)
+			snprintf(p->err, sizeof(p->err), "%s", err);
+		return;
+	}
+	chunk_done(g, p, err);
+}
+
+/* The WAIT behind a chunk: a replica has it (or the WAIT timed out, which
+ * paces only: the commit does not depend on it). */
+static void on_chunk_wait(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_put *p = arg;
+	char err[sizeof(p->err)];
+
+	if (g->put != p)
+		return;
+	snprintf(err, sizeof(err), "%s", p->err[0] ? p->err : r ? "" : "the primary is out of reach");
+	p->err[0] = '\0';
+	chunk_done(g, p, err[0] ? err : NULL);
 }
 
 static void on_expire(struct redis_conn *c, redisReply *r, void *arg)
@@ -356,6 +392,7 @@ static void on_claim(struct redis_conn *c, redisReply *r, void *arg)
 			"the log holds one as new");
 		put_end(g, NULL);
 	} else if (p->next < p->chunks) {
+		p->err[0] = '\0'; /* what a try before this one left */
 		send_chunk(g);
 	} else {
 		commit(g);
@@ -380,21 +417,29 @@ static void claim(struct rlog *g)
 		put_fail(g, "the primary is out of reach", 0);
 }
 
-/* The next chunk: HSET key i bytes (and EXPIRE after the first), the
- * lock held on. */
+/*
+ * The next chunk: HSET key i bytes (and EXPIRE after the first), the
+ * lock held on. When appends are confirmed by a replica, a WAIT 1 behind
+ * each chunk paces the transfer to what the replica has taken: an append
+ * is confirmed only once the replica has everything before it, so
+ * chunks sent ahead of the replica would each delay the appends behind
+ * them by their transfer, write and fsync there.
+ */
 static void send_chunk(struct rlog *g)
 {
 	struct rsnap_put *p = g->put;
 	size_t off = p->next * SNAP_CHUNK, n = p->len - off < SNAP_CHUNK ? p->len - off : SNAP_CHUNK;
-	char field[24], ttl[16], ms[16];
+	char field[24], ttl[16], ms[16], wait_ms[16];
 	const char *argv[] = { "HSET", p->key, field, (const char *)p->buf + off };
 	const char *exp[] = { "EXPIRE", p->key, ttl };
 	const char *hold[] = { "PEXPIRE", KEY_SNAP_LOCK, ms };
+	const char *wait[] = { "WAIT", "1", wait_ms };
 	int rc;
 
 	snprintf(field, sizeof(field), "%zu", p->next);
 	snprintf(ttl, sizeof(ttl), "%d", SNAP_TTL_S);
 	snprintf(ms, sizeof(ms), "%u", lock_ms(g));
+	snprintf(wait_ms, sizeof(wait_ms), "%u", g->timeout_ms);
 	/* a chunk crosses the wire in much less than ten timeouts */
 	rc = snapc_open(g) ? ERR_AGAIN :
 	     redis_conn_command(&g->snapc, 10 * g->timeout_ms, on_chunk, p, 4, argv,
@@ -410,6 +455,12 @@ static void send_chunk(struct rlog *g)
 		redis_conn_command(&g->snapc, g->timeout_ms, on_expire, p, 3, exp,
 				   (size_t[]){ 6, strlen(p->key), strlen(ttl) });
 	p->fresh = 0;
+	if (g->replicas > 0 &&
+	    redis_conn_command(&g->snapc, 10 * g->timeout_ms, on_chunk_wait, p, 3, wait,
+			       (size_t[]){ 4, 1, strlen(wait_ms) })) {
+		p->err[0] = '\0';
+		put_fail(g, "the primary is out of reach", 0);
+	}
 }
 
 static void sum_work(uv_work_t *w)
