@@ -104,7 +104,8 @@ struct job {
 	size_t hist_len, hist_cap, nhist;
 	size_t hworld, hnext;    /* the next record to encode: world, batch */
 	uint64_t restores;       /* s->restores at the cut */
-	uint64_t slice_us;       /* the longest slice of records on the loop */
+	uint64_t slice_us, slice_cpu_us; /* the longest slice of records on
+				    the loop, and the most CPU one took */
 	int err;
 };
 
@@ -272,7 +273,7 @@ static int hist_pending(const struct job *j)
  */
 static int hist_slice(struct snapshots *s, struct job *j)
 {
-	uint64_t t0 = uv_hrtime();
+	uint64_t t0 = uv_hrtime(), c0 = cpu_us();
 	size_t k, len;
 
 	if (j->restores != s->restores)
@@ -306,6 +307,8 @@ static int hist_slice(struct snapshots *s, struct job *j)
 	}
 	if (uv_hrtime() - t0 > j->slice_us * 1000)
 		j->slice_us = (uv_hrtime() - t0) / 1000;
+	if (cpu_us() - c0 > j->slice_cpu_us)
+		j->slice_cpu_us = cpu_us() - c0;
 	return 0;
 }
 
@@ -533,9 +536,10 @@ static void job_done(uv_work_t *w, int status)
 		s->st.ms = (uv_hrtime() - j->t0) / 1000000;
 		fprintf(stderr, "terrain-server: snapshot of %llu edits in %zu worlds, %zu chunks,"
 			" %llu bytes, in %llu ms (on the loop: the cut %.1f ms, %.1f ms of CPU; %zu records"
-			" in slices of at most %.1f ms)\n", (ull)j->edits, j->nworlds, j->nchunks,
-			(ull)j->bytes, (ull)s->st.ms, (double)j->cut_us / 1e3,
-			(double)j->cut_cpu_us / 1e3, j->nhist, (double)j->slice_us / 1e3);
+			" in slices of at most %.1f ms, %.1f ms of CPU)\n", (ull)j->edits, j->nworlds,
+			j->nchunks, (ull)j->bytes, (ull)s->st.ms, (double)j->cut_us / 1e3,
+			(double)j->cut_cpu_us / 1e3, j->nhist, (double)j->slice_us / 1e3,
+			(double)j->slice_cpu_us / 1e3);
 		if (s->on_written && (j->shared || !s->want_bytes)) {
 			uint8_t *buf = j->shared;
 
