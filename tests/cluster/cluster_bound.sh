@@ -94,8 +94,8 @@ check "... restores from the shared snapshot" wait_for 30 has "${NLOG[d]}" 'caug
 wait "$lp"
 check "snapshots kept coming meanwhile" shared_more_than "$before"
 check "... and d ends on a's world hash" wait_for 20 same_state a d
-echo "  d restored $(metric d terrain_edit_log_restores_total) time(s)," \
-	"$(grep -c 'snapshot shared' "${NLOG[a]}" "${NLOG[c]}" "${NLOG[d]}" | paste -sd' ') shared"
+echo "  d restored $(metric d terrain_edit_log_restores_total) time(s); snapshots shared by" \
+	"a, c, d: $(for n in a c d; do grep -c 'snapshot shared' "${NLOG[$n]}"; done | paste -sd,)"
 check "... c too" wait_for 10 same_state a c
 check "... and no snapshot sent failed" \
 	not has <(cat "${NLOG[a]}" "${NLOG[c]}" "${NLOG[d]}") 'snapshot not shared \('
