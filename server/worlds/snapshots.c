@@ -59,7 +59,7 @@
 #define SNAP_KEY     60                     /* bytes of a remembered key */
 #define SLICE        32          /* chunks per worker job */
 #ifndef HIST_SLICE
-#define HIST_SLICE   1024        /* records encoded per turn of the loop */
+#define HIST_SLICE   256         /* records encoded per turn of the loop */
 #endif
 
 struct cut_world {
