@@ -52,7 +52,7 @@
  * (the entry it was cut at stays: a node restored from it checks that the
  * log still holds it); let go of the lock if it is this node's. KEYS:
  * meta, its chunks, the log, the lock; ARGV: edits, id, bytes, sum,
- * chunks, node. 1: shared; 0: the log holds one of as many edits or more
+ * chunks, node, chunk size. 1: shared; 0: the log holds one of as many edits or more
  * (the sent one is deleted). Hashes go by UNLINK, so that Redis frees a
  * big one's chunks off its main thread rather than within the script
  * (which every append would wait behind).
@@ -67,7 +67,8 @@ static const char commit_script[] =
 	"local old = redis.call('HGET', KEYS[1], 'key')\n"
 	"redis.call('PERSIST', KEYS[2])\n"
 	"redis.call('HSET', KEYS[1], 'edits', ARGV[1], 'id', ARGV[2], 'bytes', ARGV[3],\n"
-	"           'sum', ARGV[4], 'chunks', ARGV[5], 'key', KEYS[2], 'trim', ARGV[2])\n"
+	"           'sum', ARGV[4], 'chunks', ARGV[5], 'key', KEYS[2], 'trim', ARGV[2],\n"
+	"           'csize', ARGV[7])\n"
 	"if old and old ~= KEYS[2] then redis.call('UNLINK', old) end\n"
 	"redis.call('XTRIM', KEYS[3], 'MINID', ARGV[2])\n"
 	"return 1\n";
@@ -118,7 +119,7 @@ static int is(const redisReply *r, int type)
 /* ---- meta and checks ---------------------------------------------------------- */
 
 const char *const journal_redis__meta_argv[] = { "HMGET", KEY_META, "edits", "id", "bytes",
-						 "sum", "chunks", "key" };
+						 "sum", "chunks", "key", "csize" };
 
 int journal_redis__meta(const redisReply *r, struct snap_meta *m)
 {
@@ -130,15 +131,21 @@ int journal_redis__meta(const redisReply *r, struct snap_meta *m)
 	e = (const redisReply *const *)r->element;
 	if (is(e[0], REDIS_REPLY_NIL))
 		return ERR_NOTFOUND;
-	for (size_t k = 0; k < r->elements; k++)
+	for (size_t k = 0; k < r->elements - 1; k++)
 		if (!is(e[k], REDIS_REPLY_STRING))
 			return ERR_CORRUPT;
 	m->edits = strtoull(e[0]->str, NULL, 10);
 	m->bytes = strtoull(e[2]->str, NULL, 10);
 	m->sum = strtoull(e[3]->str, NULL, 16);
 	m->chunks = (size_t)strtoull(e[4]->str, NULL, 10);
+	/* no csize: a build before's, of SNAP_CHUNK_V1; nor when a node of
+	 * such a build shared the last one over this build's csize */
+	m->csize = is(e[6], REDIS_REPLY_STRING) ? (size_t)strtoull(e[6]->str, NULL, 10) : 0;
+	if (!m->csize || m->csize > SNAP_CHUNK_V1 || !m->bytes ||
+	    m->chunks != (m->bytes + m->csize - 1) / m->csize)
+		m->csize = SNAP_CHUNK_V1;
 	if (e[1]->len >= sizeof(m->id) || e[5]->len >= sizeof(m->key) || !m->bytes ||
-	    m->chunks != (m->bytes + SNAP_CHUNK - 1) / SNAP_CHUNK)
+	    m->chunks != (m->bytes + m->csize - 1) / m->csize)
 		return ERR_CORRUPT;
 	memcpy(m->id, e[1]->str, e[1]->len + 1);
 	memcpy(m->key, e[5]->str, e[5]->len + 1);
@@ -304,15 +311,16 @@ static void on_commit(struct redis_conn *c, redisReply *r, void *arg)
 static void commit(struct rlog *g)
 {
 	struct rsnap_put *p = g->put;
-	char edits[24], bytes[24], sum[24], chunks[24];
+	char edits[24], bytes[24], sum[24], chunks[24], csize[24];
 	const char *argv[] = { "EVALSHA", g->snap_sha, "4", KEY_META, p->key, KEY_LOG,
-			       KEY_SNAP_LOCK, edits, p->pos, bytes, sum, chunks, g->node };
+			       KEY_SNAP_LOCK, edits, p->pos, bytes, sum, chunks, g->node, csize };
 	size_t lens[ARRAY_LEN(argv)], k;
 
 	snprintf(edits, sizeof(edits), "%llu", (ull)p->edits);
 	snprintf(bytes, sizeof(bytes), "%zu", p->len);
 	snprintf(sum, sizeof(sum), "%016llx", (ull)p->sum);
 	snprintf(chunks, sizeof(chunks), "%zu", p->chunks);
+	snprintf(csize, sizeof(csize), "%u", SNAP_CHUNK);
 	for (k = 0; k < ARRAY_LEN(argv); k++)
 		lens[k] = strlen(argv[k]);
 	if (snapc_open(g) || !g->snap_sha[0] ||
@@ -596,9 +604,8 @@ static void on_fetch_chunk(struct redis_conn *c, redisReply *r, void *arg)
 {
 	struct rlog *g = c->owner;
 	struct rsnap_get *q = g->get;
-	size_t i = (size_t)(uintptr_t)arg, off = i * SNAP_CHUNK;
-	size_t want = q && q->buf ? (q->m.bytes - off < SNAP_CHUNK ? q->m.bytes - off : SNAP_CHUNK) :
-		      0;
+	size_t i = (size_t)(uintptr_t)arg, cs = q ? q->m.csize : 0, off = i * cs;
+	size_t want = q && q->buf ? (q->m.bytes - off < cs ? q->m.bytes - off : cs) : 0;
 
 	if (!q || !q->buf || g->closing)
 		return;
