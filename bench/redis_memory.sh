@@ -9,9 +9,10 @@
 # acknowledged. Every 0.25 s: used_memory, the stream's length, the shared
 # snapshot, and the nodes' snapshot lines. Prints one row per snapshot
 # cycle, the bound of docs/cluster.md,
-#   used_memory <= M0 + 2 (5/4) P + (max(B, P / 2) / r + v T) e + R
-# (M0 Redis before the load, P the largest snapshot (5/4: each 256 KiB
-# chunk takes jemalloc's 320 KiB size class), B --snapshot-bytes, r
+#   used_memory <= M0 + 2 f P + (max(B, P / 2) / r + v T) e + R
+# (M0 Redis before the load, P the largest snapshot, f what a snapshot
+# costs Redis over its bytes, MEMORY USAGE of the shared one at the end
+# (1.25 when chunks were 256 KiB), B --snapshot-bytes, r
 # the bytes of a batch's record as the stream holds it, e what an entry
 # costs Redis, measured before the first trim; v the batches a second, T
 # the longest write plus the longest share; R the replication backlog and
@@ -99,13 +100,19 @@ kill -TERM "$sp" 2>/dev/null || true; wait "$sp" 2>/dev/null || true
 per=$(rc MEMORY USAGE terrain:log SAMPLES 0) len=$(rc XLEN terrain:log)
 per=$(( ${per:-0} / (${len:-0} > 0 ? len : 1) ))
 backlog=$(rc CONFIG GET repl-backlog-size | tail -1)
+# f: the shared snapshot's cost in Redis over its bytes
+f=$(rc EVAL "local k = redis.call('HGET', KEYS[1], 'key') \
+	if not k then return '1' end \
+	return tostring(redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '0') / \
+		tonumber(redis.call('HGET', KEYS[1], 'bytes')))" 1 terrain:snapshot:meta)
 rec=$(rc EVAL "local e = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1][2] \
 	local n = 0 for i = 2, #e, 2 do n = n + string.len(e[i]) end return n" 1 terrain:log)
 
-python3 - "$tmp" "$m0" "$acked" "$bytes" "${rec:-0}" "$batch" "$per" "${backlog:-1048576}" <<'EOF'
+python3 - "$tmp" "$m0" "$acked" "$bytes" "${rec:-0}" "$batch" "$per" "${backlog:-1048576}" "${f:-1}" <<'EOF'
 import re, statistics, sys
 tmp, m0, acked, B, rec = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 batch, per, R = int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8]) + 3 * 327680
+f = float(sys.argv[9])
 rows = [(float(t), int(u), int(x or 0), int(e), int(b or 0))
         for t, u, x, e, b in (l.split() for l in open(tmp + "/samples"))]
 secs = rows[-1][0] if rows else 1
@@ -157,13 +164,13 @@ umax = max([c["used"] for c in cycles] + [m0])
 v = acked / batch / secs
 T = max([x[2] for x in writes] + [0]) + max([x[2] for x in shares] + [0])
 F = max(B, pmax / 2)
-bound = m0 + 2 * 1.25 * pmax + (F / rec + v * T) * per + R
+bound = m0 + 2 * f * pmax + (F / rec + v * T) * per + R
 print()
 print(f"M0 {mib(m0)} MiB before the load; e = {per:.0f} bytes per entry (MEMORY USAGE of the stream over its length, at the end);"
-      f" P = {mib(pmax)} MiB (the largest shared); max(B, P / 2) / r = {F:.0f} / {rec} = {F / rec:.0f} entries;"
+      f" P = {mib(pmax)} MiB (the largest shared), f = {f:.3f}; max(B, P / 2) / r = {F:.0f} / {rec} = {F / rec:.0f} entries;"
       f" v T = {v:.0f} batches/s x {T:.2f} s (the longest write plus the longest share) = {v * T:.0f} entries;"
       f" R = {mib(R)} MiB (the backlog, and a chunk three times); longest stream seen {lmax} entries.")
-print(f"Bound M0 + 2 (5/4) P + (max(B, P / 2) / r + v T) e + R = **{mib(bound)} MiB**; most used_memory seen"
+print(f"Bound M0 + 2 f P + (max(B, P / 2) / r + v T) e + R = **{mib(bound)} MiB**; most used_memory seen"
       f" **{mib(umax)} MiB** ({umax / bound:.2f} of the bound) over {len(cycles) - 1} shared snapshots.")
 print(f"Untrimmed, the stream would hold all {acked // batch} entries: about {mib(m0 + acked / batch * per)} MiB.")
 print()

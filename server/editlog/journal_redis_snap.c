@@ -7,11 +7,12 @@
  * Keys: terrain:snapshot:meta, a hash: edits, id (the log entry the
  * snapshot was cut at: it holds every batch up to it), bytes, sum
  * (XXH3-64, hex), chunks, key (the hash holding the bytes, fields "0",
- * "1", ... of SNAP_CHUNK bytes each) and trim (the id the log was last
- * trimmed at); terrain:snapshot:lock, the node sending one now. Every
- * node writes a snapshot at about the same batch and one sent is enough:
- * a node sends its own only after taking the lock (claim_script: not when
- * the shared one is as new or another node holds it). A snapshot is sent
+ * "1", ... of SNAP_CHUNK bytes each), trim (the id the log was last
+ * trimmed at) and csize (SNAP_CHUNK); terrain:snapshot:lock, the node
+ * sending one now. Every node writes a snapshot at about the same batch
+ * and one sent is enough: a node sends its own only after taking the
+ * lock (claim_script: not when the shared one is as new or another node
+ * holds it). A snapshot is sent
  * on a connection of its own (snapc), one chunk in flight at a time, each
  * followed by a WAIT 1 when a replica confirms appends, so that the
  * primary interleaves appends with it and none waits behind more than one
