@@ -2,10 +2,11 @@
  * cluster_load.c - edit load against several nodes of one world, for
  * tests/cluster/cluster.sh and bench/cluster.sh.
  *
- *   cluster_load [-p] [-h] [-l] [-k] [-n BATCHES] [-t SECONDS] [-w MS] [-r METRES] [-a ACKS] PORTS CLIENTS WORLD
+ *   cluster_load [-p] [-h] [-l] [-k] [-n BATCHES] [-t SECONDS] [-w MS] [-r METRES] [-e EDITS] [-a ACKS] PORTS CLIENTS WORLD
  *
  * CLIENTS clients (one epoll thread, as bench/edit_load.c) each post one
- * one-edit batch at a time to 127.0.0.1 at a node of PORTS (comma-
+ * one-edit batch (-e: EDITS edits, 1 to 64; the ACKS lines and the
+ * client's brush are then the first edit's) at a time to 127.0.0.1 at a node of PORTS (comma-
  * separated) picked at random for every batch (-p: client i always posts
  * to node i mod the number of nodes), with kept-alive connections, and
  * wait for the answer (and then MS more, -w). Brushes fall within METRES
@@ -52,6 +53,7 @@ struct client {
 static int ports[MAX_NODES], nports, pin;
 static double pause_s;
 static long long range_m = 50000;   /* brushes within +-range_m of the origin */
+static int per_batch = 1;           /* -e: edits per batch */
 static const char *world;
 static volatile sig_atomic_t stop;
 static long sent, ok, unavailable, other, errors;
@@ -130,7 +132,7 @@ static int connect_to(int ep, struct client *c, int idx, int node)
 static void send_batch(int ep, struct client *c, int idx)
 {
 	static unsigned long long keys;
-	char body[256], req[640], key[96] = "";
+	char body[64 * 112 + 16], req[sizeof(body) + 384], key[96] = "";
 	unsigned long long x = next(c);
 	int node = pin ? idx % nports : (int)(x % (unsigned)nports), n, len;
 
@@ -142,9 +144,23 @@ static void send_batch(int ep, struct client *c, int idx)
 	c->x_mm = ((long long)((x >> 8) % (2 * range_m)) - range_m) * 1000 + 500;
 	c->z_mm = ((long long)((x >> 28) % (2 * range_m)) - range_m) * 1000;
 	c->r_mm = (1 + (long long)((x >> 48) % 8)) * 1000;
-	len = snprintf(body, sizeof(body), "{\"edits\":[{\"op\":\"raise\",\"x\":%.1f,\"z\":%lld,"
-		       "\"radius\":%lld,\"strength\":0.25}]}", (double)c->x_mm / 1000,
-		       c->z_mm / 1000, c->r_mm / 1000);
+	len = snprintf(body, sizeof(body), "{\"edits\":[");
+	for (int k = 0; k < per_batch; k++) {
+		long long xm = c->x_mm, zm = c->z_mm, rm = c->r_mm;
+
+		if (k) { /* the others: brushes of their own */
+			unsigned long long y = next(c);
+
+			xm = ((long long)((y >> 8) % (2 * range_m)) - range_m) * 1000 + 500;
+			zm = ((long long)((y >> 28) % (2 * range_m)) - range_m) * 1000;
+			rm = (1 + (long long)((y >> 48) % 8)) * 1000;
+		}
+		len += snprintf(body + len, sizeof(body) - (size_t)len,
+				"%s{\"op\":\"raise\",\"x\":%.1f,\"z\":%lld,\"radius\":%lld,"
+				"\"strength\":0.25}", k ? "," : "", (double)xm / 1000, zm / 1000,
+				rm / 1000);
+	}
+	len += snprintf(body + len, sizeof(body) - (size_t)len, "]}");
 	if (keyed)
 		snprintf(key, sizeof(key), "Idempotency-Key: \"%d-%llu-%llu\"\r\n", (int)getpid(),
 			 x, ++keys);
@@ -240,7 +256,7 @@ int main(int argc, char **argv)
 	int clients, ep, opt, busy, show_lat = 0;
 	char *p;
 
-	while ((opt = getopt(argc, argv, "phlkn:t:w:a:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "phlkn:t:w:a:r:e:")) != -1) {
 		if (opt == 'k')
 			keyed = 1;
 		else if (opt == 'h')
@@ -249,6 +265,8 @@ int main(int argc, char **argv)
 			range_m = atol(optarg) > 0 ? atol(optarg) : 1;
 		else if (opt == 'p')
 			pin = 1;
+		else if (opt == 'e')
+			per_batch = atoi(optarg) >= 1 && atoi(optarg) <= 64 ? atoi(optarg) : 1;
 		else if (opt == 'l')
 			show_lat = 1;
 		else if (opt == 'n')
@@ -264,7 +282,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 3) {
 		fprintf(stderr, "usage: cluster_load [-p] [-h] [-l] [-k] [-n BATCHES] [-t SECONDS] [-w MS] "
-			"[-r METRES] [-a ACKS] PORTS CLIENTS WORLD\n");
+			"[-r METRES] [-e EDITS] [-a ACKS] PORTS CLIENTS WORLD\n");
 		return 2;
 	}
 	for (p = argv[optind]; *p && nports < MAX_NODES; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")

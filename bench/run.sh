@@ -28,7 +28,8 @@
 #  14. cluster   bench/cluster.sh: 3 nodes on one Redis edit log: edits/s vs Redis XADD,
 #                visibility lag across nodes; bench/late_joiner.sh: a node joining after
 #                10^6 and 10^7 edits, append latency while snapshots are shared;
-#                bench/redis_memory.sh: Redis used_memory over 12 snapshot cycles
+#                bench/redis_memory.sh: Redis used_memory against its bound up to 10^6 edits,
+#                snapshot write and share times, append p99 with and without one
 #  15. precision bench/precision.sh: bytes and requests per player-minute of a 20 m/s
 #                walk, today's client beside far rings at ?precision=; zstd per LOD
 #                and precision beside PNG16; local mode (--local) in a world with 1% of

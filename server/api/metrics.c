@@ -490,7 +490,7 @@ static const struct family_def families[] = {
 	  "Restores from a shared log's snapshot after falling behind its trim.",
 	  FIELD(EDITS, struct metrics_edit_stats, log_restores) },
 	{ "terrain_edit_log_snapshots_shared_total", "counter",
-	  "Snapshots of this node's that a shared log took (trimming below the one before).",
+	  "Snapshots of this node's that a shared log took (trimming the log below it).",
 	  FIELD(EDITS, struct metrics_edit_stats, log_shared) },
 	{ "terrain_sse_subscribers", "gauge", "Event streams open.",
 	  FIELD(EDITS, struct metrics_edit_stats, sse_subscribers) },

@@ -26,7 +26,13 @@ struct uv_timer_s;
 #define KEY_IDENTITY "terrain:identity"
 #define KEY_META     "terrain:snapshot:meta"   /* the shared snapshot: what and where */
 #define KEY_SNAP_PFX "terrain:snapshot:"       /* + node:n: its chunks (a hash) */
-#define SNAP_CHUNK   (256u << 10)   /* bytes per chunk of a shared snapshot */
+#define KEY_SNAP_LOCK "terrain:snapshot:lock"  /* the node sending one now */
+/* Bytes per chunk of a shared snapshot: with Redis's string header and
+ * the trailing CRLF of its query buffer, jemalloc's 256 KiB size class
+ * (a chunk of 256 KiB, as builds before wrote and meta without csize
+ * means, takes the 320 KiB class: a snapshot cost Redis 5/4 of itself). */
+#define SNAP_CHUNK    ((256u << 10) - 64)
+#define SNAP_CHUNK_V1 (256u << 10)
 #define SNAP_WINDOW  4              /* chunks asked for at once when fetching */
 #define SNAP_TTL_S   600            /* a snapshot being sent, left by a crash */
 #define MAX_HOSTS    8
@@ -202,13 +208,14 @@ const struct addr *journal_redis__tail_target(const struct rlog *g);
 struct snap_meta {
 	uint64_t edits, bytes, sum;      /* sum: XXH3-64 of the bytes */
 	size_t chunks;                   /* fields 0..chunks-1 of key */
+	size_t csize;                    /* bytes in each but the last */
 	char id[48];                     /* the log's position at its cut */
 	char key[160];                   /* the hash of its chunks */
 };
 
 /* The HMGET of meta that journal_redis__meta() reads. */
 extern const char *const journal_redis__meta_argv[];
-#define META_ARGC 8
+#define META_ARGC 9
 
 /* Parse that HMGET's answer: 0, ERR_NOTFOUND (no shared snapshot) or
  * ERR_CORRUPT. */

@@ -1,23 +1,32 @@
 /*
  * journal_redis_snap.c - the shared edit log's snapshot in Redis
  * (journal_redis_int.h): sending each snapshot this node writes, the trim
- * of the log below the one before it, and the restore of a node that
+ * of the log below it once it is shared, and the restore of a node that
  * fell behind that trim.
  *
  * Keys: terrain:snapshot:meta, a hash: edits, id (the log entry the
  * snapshot was cut at: it holds every batch up to it), bytes, sum
  * (XXH3-64, hex), chunks, key (the hash holding the bytes, fields "0",
- * "1", ... of SNAP_CHUNK bytes each) and trim (the id the log was last
- * trimmed at). A snapshot is sent on a connection of its own (snapc), one
- * chunk in flight at a time, so that the primary interleaves appends with
- * it and none waits behind more than one chunk's write and fsync; the
- * chunks go into a hash of this node's (with a TTL, should the node die
- * while sending), then one script makes it the shared one when it holds
- * more edits than the one there, deletes the old one and trims the log
- * below the old one's id (XTRIM MINID): the log keeps one snapshot's worth
- * of batches, so a node that took the previous snapshot a moment ago
- * still finds what follows it. Redis then holds at most two snapshots
- * (one while the next is sent) and the batches since the one before.
+ * "1", ... of SNAP_CHUNK bytes each), trim (the id the log was last
+ * trimmed at) and csize (SNAP_CHUNK); terrain:snapshot:lock, the node
+ * sending one now. Every node writes a snapshot at about the same batch
+ * and one sent is enough: a node sends its own only after taking the
+ * lock (claim_script: not when the shared one is as new or another node
+ * holds it). A snapshot is sent
+ * on a connection of its own (snapc), one chunk in flight at a time, each
+ * followed by a WAIT 1 when a replica confirms appends, so that the
+ * primary interleaves appends with it and none waits behind more than one
+ * chunk's write, fsync and replication; the chunks go into a hash of this
+ * node's (with a TTL, should the node die while sending), then one script
+ * makes it the shared one when it holds more edits than the one there,
+ * unlinks the old one, lets go of the lock and trims the log below the
+ * new one's own id (XTRIM MINID): every batch up to that id is in it
+ * (format 4 keeps the batches within --history as records, so reverts
+ * still reach them), so the first shared snapshot already trims. Redis
+ * then holds at most two snapshots (the shared one, the one being sent)
+ * and the batches since the shared one. A node that had taken the one
+ * before and not yet read past the new id falls behind and restores again
+ * (below).
  *
  * A node whose tail finds the log no longer holds the entry it last
  * followed (journal_redis.c checks that behind every read) fetches the
@@ -40,25 +49,44 @@
 #include "util.h"
 
 /*
- * Make the sent snapshot the shared one. KEYS: meta, its chunks, the log;
- * ARGV: edits, id, bytes, sum, chunks. 1: shared; 0: the log holds one
- * of as many edits or more (the sent one is deleted).
+ * Make the sent snapshot the shared one and trim the log below its own id
+ * (the entry it was cut at stays: a node restored from it checks that the
+ * log still holds it); let go of the lock if it is this node's. KEYS:
+ * meta, its chunks, the log, the lock; ARGV: edits, id, bytes, sum,
+ * chunks, node, chunk size. 1: shared; 0: the log holds one of as many edits or more
+ * (the sent one is deleted). Hashes go by UNLINK, so that Redis frees a
+ * big one's chunks off its main thread rather than within the script
+ * (which every append would wait behind).
  */
 static const char commit_script[] =
+	"if redis.call('GET', KEYS[4]) == ARGV[6] then redis.call('DEL', KEYS[4]) end\n"
 	"local have = tonumber(redis.call('HGET', KEYS[1], 'edits') or '0')\n"
-	"if tonumber(ARGV[1]) <= have then redis.call('DEL', KEYS[2]) return 0 end\n"
+	"if tonumber(ARGV[1]) <= have then redis.call('UNLINK', KEYS[2]) return 0 end\n"
 	"if redis.call('HLEN', KEYS[2]) ~= tonumber(ARGV[5]) then\n"
-	"  redis.call('DEL', KEYS[2]) return redis.error_reply('ERR snapshot incomplete')\n"
+	"  redis.call('UNLINK', KEYS[2]) return redis.error_reply('ERR snapshot incomplete')\n"
 	"end\n"
-	"local old = redis.call('HMGET', KEYS[1], 'key', 'id')\n"
+	"local old = redis.call('HGET', KEYS[1], 'key')\n"
 	"redis.call('PERSIST', KEYS[2])\n"
 	"redis.call('HSET', KEYS[1], 'edits', ARGV[1], 'id', ARGV[2], 'bytes', ARGV[3],\n"
-	"           'sum', ARGV[4], 'chunks', ARGV[5], 'key', KEYS[2])\n"
-	"if old[1] and old[1] ~= KEYS[2] then redis.call('DEL', old[1]) end\n"
-	"if old[2] then\n"
-	"  redis.call('XTRIM', KEYS[3], 'MINID', old[2])\n"
-	"  redis.call('HSET', KEYS[1], 'trim', old[2])\n"
-	"end\n"
+	"           'sum', ARGV[4], 'chunks', ARGV[5], 'key', KEYS[2], 'trim', ARGV[2],\n"
+	"           'csize', ARGV[7])\n"
+	"if old and old ~= KEYS[2] then redis.call('UNLINK', old) end\n"
+	"redis.call('XTRIM', KEYS[3], 'MINID', ARGV[2])\n"
+	"return 1\n";
+
+/*
+ * Take the lock before sending a snapshot: every node writes one at about
+ * the same batch, and one sent is enough, so that Redis holds at most two
+ * (the shared one and the one being sent). KEYS: meta, the lock; ARGV:
+ * edits, node, ms. 1: this node's for ms; 0: the log holds one of as many
+ * edits or more; -1: another node is sending one.
+ */
+static const char claim_script[] =
+	"local have = tonumber(redis.call('HGET', KEYS[1], 'edits') or '0')\n"
+	"if tonumber(ARGV[1]) <= have then return 0 end\n"
+	"local who = redis.call('GET', KEYS[2])\n"
+	"if who and who ~= ARGV[2] then return -1 end\n"
+	"redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])\n"
 	"return 1\n";
 
 /* One snapshot being sent. */
@@ -70,6 +98,7 @@ struct rsnap_put {
 	size_t len, next, chunks;
 	size_t acked;                    /* chunks confirmed */
 	int tries, fresh;                /* fresh: the next chunk begins a try */
+	char err[128];                   /* the chunk's HSET failed (paced) */
 	uint64_t edits, sum, t0;
 	char pos[48], key[160];
 };
@@ -91,7 +120,7 @@ static int is(const redisReply *r, int type)
 /* ---- meta and checks ---------------------------------------------------------- */
 
 const char *const journal_redis__meta_argv[] = { "HMGET", KEY_META, "edits", "id", "bytes",
-						 "sum", "chunks", "key" };
+						 "sum", "chunks", "key", "csize" };
 
 int journal_redis__meta(const redisReply *r, struct snap_meta *m)
 {
@@ -103,15 +132,21 @@ int journal_redis__meta(const redisReply *r, struct snap_meta *m)
 	e = (const redisReply *const *)r->element;
 	if (is(e[0], REDIS_REPLY_NIL))
 		return ERR_NOTFOUND;
-	for (size_t k = 0; k < r->elements; k++)
+	for (size_t k = 0; k < r->elements - 1; k++)
 		if (!is(e[k], REDIS_REPLY_STRING))
 			return ERR_CORRUPT;
 	m->edits = strtoull(e[0]->str, NULL, 10);
 	m->bytes = strtoull(e[2]->str, NULL, 10);
 	m->sum = strtoull(e[3]->str, NULL, 16);
 	m->chunks = (size_t)strtoull(e[4]->str, NULL, 10);
+	/* no csize: a build before's, of SNAP_CHUNK_V1; nor when a node of
+	 * such a build shared the last one over this build's csize */
+	m->csize = is(e[6], REDIS_REPLY_STRING) ? (size_t)strtoull(e[6]->str, NULL, 10) : 0;
+	if (!m->csize || m->csize > SNAP_CHUNK_V1 || !m->bytes ||
+	    m->chunks != (m->bytes + m->csize - 1) / m->csize)
+		m->csize = SNAP_CHUNK_V1;
 	if (e[1]->len >= sizeof(m->id) || e[5]->len >= sizeof(m->key) || !m->bytes ||
-	    m->chunks != (m->bytes + SNAP_CHUNK - 1) / SNAP_CHUNK)
+	    m->chunks != (m->bytes + m->csize - 1) / m->csize)
 		return ERR_CORRUPT;
 	memcpy(m->id, e[1]->str, e[1]->len + 1);
 	memcpy(m->key, e[5]->str, e[5]->len + 1);
@@ -197,9 +232,16 @@ void journal_redis__snapc_down(struct redis_conn *c, const char *why)
 /* ---- sending -------------------------------------------------------------------- */
 
 static void put_next(struct rlog *g);
+static void claim(struct rlog *g);
 static void send_chunk(struct rlog *g);
 static void commit(struct rlog *g);
 static void put_end(struct rlog *g, const char *why);
+
+/* How long the lock holds without a chunk sent: twice a chunk's timeout. */
+static unsigned lock_ms(const struct rlog *g)
+{
+	return 20 * g->timeout_ms;
+}
 
 #define PUT_TRIES 20   /* tries of one snapshot, a second apart */
 
@@ -210,10 +252,7 @@ static void on_put_retry(uv_timer_t *t)
 	if (!g->put || g->closing)
 		return;
 	g->put->fresh = 1;
-	if (g->put->next < g->put->chunks)
-		send_chunk(g);
-	else
-		commit(g);
+	claim(g); /* the lock may have lapsed meanwhile */
 }
 
 /*
@@ -263,7 +302,7 @@ static void on_commit(struct redis_conn *c, redisReply *r, void *arg)
 	if (is(r, REDIS_REPLY_INTEGER) && r->integer == 1) {
 		g->puts++;
 		fprintf(stderr, "terrain-server: edit log %s: snapshot shared (%llu edits, %zu"
-			" bytes in %zu chunks, %.2f s), the log trimmed below the one before\n",
+			" bytes in %zu chunks, %.2f s), the log trimmed below it\n",
 			g->name, (ull)p->edits, p->len, p->chunks,
 			(double)(uv_hrtime() - p->t0) / 1e9);
 	}
@@ -273,15 +312,16 @@ static void on_commit(struct redis_conn *c, redisReply *r, void *arg)
 static void commit(struct rlog *g)
 {
 	struct rsnap_put *p = g->put;
-	char edits[24], bytes[24], sum[24], chunks[24];
-	const char *argv[] = { "EVALSHA", g->snap_sha, "3", KEY_META, p->key, KEY_LOG, edits,
-			       p->pos, bytes, sum, chunks };
+	char edits[24], bytes[24], sum[24], chunks[24], csize[24];
+	const char *argv[] = { "EVALSHA", g->snap_sha, "4", KEY_META, p->key, KEY_LOG,
+			       KEY_SNAP_LOCK, edits, p->pos, bytes, sum, chunks, g->node, csize };
 	size_t lens[ARRAY_LEN(argv)], k;
 
 	snprintf(edits, sizeof(edits), "%llu", (ull)p->edits);
 	snprintf(bytes, sizeof(bytes), "%zu", p->len);
 	snprintf(sum, sizeof(sum), "%016llx", (ull)p->sum);
 	snprintf(chunks, sizeof(chunks), "%zu", p->chunks);
+	snprintf(csize, sizeof(csize), "%u", SNAP_CHUNK);
 	for (k = 0; k < ARRAY_LEN(argv); k++)
 		lens[k] = strlen(argv[k]);
 	if (snapc_open(g) || !g->snap_sha[0] ||
@@ -290,15 +330,11 @@ static void commit(struct rlog *g)
 		put_fail(g, "the primary is out of reach", 0);
 }
 
-static void on_chunk(struct redis_conn *c, redisReply *r, void *arg)
+/* The chunk sent is confirmed (err NULL) or not: the next, or a retry. */
+static void chunk_done(struct rlog *g, struct rsnap_put *p, const char *err)
 {
-	struct rlog *g = c->owner;
-	struct rsnap_put *p = arg;
-
-	if (g->put != p)
-		return;
-	if (!r || is(r, REDIS_REPLY_ERROR)) {
-		put_fail(g, r ? r->str : "the primary is out of reach", 0);
+	if (err) {
+		put_fail(g, err, 0);
 		return;
 	}
 	p->acked = p->next;
@@ -308,6 +344,39 @@ static void on_chunk(struct redis_conn *c, redisReply *r, void *arg)
 		commit(g);
 }
 
+/* The chunk's HSET answered; paced, the WAIT behind it ends the chunk. */
+static void on_chunk(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_put *p = arg;
+	const char *err = !r ? "the primary is out of reach" :
+			  is(r, REDIS_REPLY_ERROR) ? r->str : NULL;
+
+	if (g->put != p)
+		return;
+	if (g->replicas > 0) {
+		if (err)
+			snprintf(p->err, sizeof(p->err), "%s", err);
+		return;
+	}
+	chunk_done(g, p, err);
+}
+
+/* The WAIT behind a chunk: a replica has it (or the WAIT timed out, which
+ * paces only: the commit does not depend on it). */
+static void on_chunk_wait(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_put *p = arg;
+	char err[sizeof(p->err)];
+
+	if (g->put != p)
+		return;
+	snprintf(err, sizeof(err), "%s", p->err[0] ? p->err : r ? "" : "the primary is out of reach");
+	p->err[0] = '\0';
+	chunk_done(g, p, err[0] ? err : NULL);
+}
+
 static void on_expire(struct redis_conn *c, redisReply *r, void *arg)
 {
 	(void)c;
@@ -315,18 +384,71 @@ static void on_expire(struct redis_conn *c, redisReply *r, void *arg)
 	(void)arg; /* a failure shows in the chunk behind it */
 }
 
-/* The next chunk: HSET key i bytes (and EXPIRE after the first). */
+static void on_claim(struct redis_conn *c, redisReply *r, void *arg)
+{
+	struct rlog *g = c->owner;
+	struct rsnap_put *p = arg;
+
+	if (g->put != p)
+		return;
+	if (!is(r, REDIS_REPLY_INTEGER)) {
+		put_fail(g, is(r, REDIS_REPLY_ERROR) ? r->str : "the primary is out of reach", 0);
+		return;
+	}
+	if (r->integer != 1) {
+		fprintf(stderr, "terrain-server: edit log %s: snapshot of %llu edits not shared: %s\n",
+			g->name, (ull)p->edits, r->integer ? "another node is sending one" :
+			"the log holds one as new");
+		put_end(g, NULL);
+	} else if (p->next < p->chunks) {
+		p->err[0] = '\0'; /* what a try before this one left */
+		send_chunk(g);
+	} else {
+		commit(g);
+	}
+}
+
+/* The lock for this node (claim_script), then the chunks from p->next. */
+static void claim(struct rlog *g)
+{
+	struct rsnap_put *p = g->put;
+	char edits[24], ms[16];
+	const char *argv[] = { "EVAL", claim_script, "2", KEY_META, KEY_SNAP_LOCK, edits, g->node,
+			       ms };
+	size_t lens[ARRAY_LEN(argv)], k;
+
+	snprintf(edits, sizeof(edits), "%llu", (ull)p->edits);
+	snprintf(ms, sizeof(ms), "%u", lock_ms(g));
+	for (k = 0; k < ARRAY_LEN(argv); k++)
+		lens[k] = strlen(argv[k]);
+	if (snapc_open(g) || redis_conn_command(&g->snapc, g->timeout_ms, on_claim, p,
+						(int)ARRAY_LEN(argv), argv, lens))
+		put_fail(g, "the primary is out of reach", 0);
+}
+
+/*
+ * The next chunk: HSET key i bytes (and EXPIRE after the first), the
+ * lock held on. When appends are confirmed by a replica, a WAIT 1 behind
+ * each chunk paces the transfer to what the replica has taken: an append
+ * is confirmed only once the replica has everything before it, so
+ * chunks sent ahead of the replica would each delay the appends behind
+ * them by their transfer, write and fsync there.
+ */
 static void send_chunk(struct rlog *g)
 {
 	struct rsnap_put *p = g->put;
 	size_t off = p->next * SNAP_CHUNK, n = p->len - off < SNAP_CHUNK ? p->len - off : SNAP_CHUNK;
-	char field[24], ttl[16];
+	char field[24], ttl[16], ms[16], wait_ms[16];
 	const char *argv[] = { "HSET", p->key, field, (const char *)p->buf + off };
 	const char *exp[] = { "EXPIRE", p->key, ttl };
+	const char *hold[] = { "PEXPIRE", KEY_SNAP_LOCK, ms };
+	const char *wait[] = { "WAIT", "1", wait_ms };
 	int rc;
 
 	snprintf(field, sizeof(field), "%zu", p->next);
 	snprintf(ttl, sizeof(ttl), "%d", SNAP_TTL_S);
+	snprintf(ms, sizeof(ms), "%u", lock_ms(g));
+	snprintf(wait_ms, sizeof(wait_ms), "%u", g->timeout_ms);
 	/* a chunk crosses the wire in much less than ten timeouts */
 	rc = snapc_open(g) ? ERR_AGAIN :
 	     redis_conn_command(&g->snapc, 10 * g->timeout_ms, on_chunk, p, 4, argv,
@@ -336,10 +458,18 @@ static void send_chunk(struct rlog *g)
 		return;
 	}
 	p->next++;
+	redis_conn_command(&g->snapc, g->timeout_ms, on_expire, p, 3, hold,
+			   (size_t[]){ 7, strlen(KEY_SNAP_LOCK), strlen(ms) });
 	if (p->fresh) /* the first chunk of a try: the TTL anew */
 		redis_conn_command(&g->snapc, g->timeout_ms, on_expire, p, 3, exp,
 				   (size_t[]){ 6, strlen(p->key), strlen(ttl) });
 	p->fresh = 0;
+	if (g->replicas > 0 &&
+	    redis_conn_command(&g->snapc, 10 * g->timeout_ms, on_chunk_wait, p, 3, wait,
+			       (size_t[]){ 4, 1, strlen(wait_ms) })) {
+		p->err[0] = '\0';
+		put_fail(g, "the primary is out of reach", 0);
+	}
 }
 
 static void sum_work(uv_work_t *w)
@@ -364,7 +494,7 @@ static void sum_done(uv_work_t *w, int status)
 		put_end(g, "cancelled");
 	} else {
 		p->fresh = 1;
-		send_chunk(g);
+		claim(g);
 	}
 }
 
@@ -475,9 +605,8 @@ static void on_fetch_chunk(struct redis_conn *c, redisReply *r, void *arg)
 {
 	struct rlog *g = c->owner;
 	struct rsnap_get *q = g->get;
-	size_t i = (size_t)(uintptr_t)arg, off = i * SNAP_CHUNK;
-	size_t want = q && q->buf ? (q->m.bytes - off < SNAP_CHUNK ? q->m.bytes - off : SNAP_CHUNK) :
-		      0;
+	size_t i = (size_t)(uintptr_t)arg, cs = q ? q->m.csize : 0, off = i * cs;
+	size_t want = q && q->buf ? (q->m.bytes - off < cs ? q->m.bytes - off : cs) : 0;
 
 	if (!q || !q->buf || g->closing)
 		return;

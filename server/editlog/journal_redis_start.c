@@ -633,8 +633,8 @@ static int sync_chunks(redisContext *c, const struct snap_meta *m, uint8_t *buf,
 
 	while (got < m->chunks) {
 		redisReply *r;
-		size_t off = got * SNAP_CHUNK, want = m->bytes - off < SNAP_CHUNK ?
-						      m->bytes - off : SNAP_CHUNK;
+		size_t off = got * m->csize, want = m->bytes - off < m->csize ?
+						    m->bytes - off : m->csize;
 
 		for (; asked < m->chunks && asked - got < 4 * SNAP_WINDOW; asked++) {
 			char field[24];

@@ -124,7 +124,7 @@ static int follow(void *arg, const struct batch *b, int flags)
 		e->time_hw = b->time_ms;
 	if (live) {
 		sse_publish(e->sse, w);
-		snapshots_applied(e->snaps, b->count);
+		snapshots_applied(e->snaps, b->count, batch_size(b));
 	}
 	if (e->on_change) {
 		struct world_batch wb;

@@ -4,7 +4,10 @@
  * A cut, on the loop thread, records each world's sequence number and
  * hash and, per chunk with edits, its state, a reference to its bake and
  * a copy of the edits since that bake: after it the worlds may change
- * freely. Worker jobs of SLICE chunks each then fold what is not baked yet
+ * freely. The records of the batches within --history are encoded on the
+ * loop too, HIST_SLICE a turn, so that appends go on between the slices
+ * (batches are only ever added, and a record never changes). Worker jobs
+ * of SLICE chunks each then fold what is not baked yet
  * (bakes_fold()) and write the entries; the last one commits the file.
  * Back on the loop the new deltas also replace older bakes, so a snapshot
  * leaves every chunk baked.
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <uv.h>
 
@@ -54,12 +58,17 @@
 #define SNAP_HEAD    (32 + SNAPSHOTS_POS)   /* version 1: 32 */
 #define SNAP_KEY     60                     /* bytes of a remembered key */
 #define SLICE        32          /* chunks per worker job */
+#ifndef HIST_SLICE
+#define HIST_SLICE   256         /* records encoded per turn of the loop */
+#endif
 
 struct cut_world {
 	int gen;
 	const struct preset *p;
 	uint64_t seed, seq, hash;
 	size_t first, n;         /* its chunks: [first, first + n) */
+	size_t map_i;            /* its index in the world map */
+	size_t hfrom, hto;       /* its batches kept as records: [hfrom, hto) */
 };
 
 struct cut_chunk {
@@ -84,6 +93,7 @@ struct job {
 	struct cut_chunk *chunks;
 	size_t nchunks, next;
 	uint64_t edits, bytes, t0;
+	uint64_t cut_us, cut_cpu_us; /* the cut's time on the loop, its CPU */
 	struct store_snap *w;
 	uint8_t *shared;         /* the file's bytes for on_written, or NULL */
 	size_t shared_len;
@@ -92,6 +102,10 @@ struct job {
 	size_t nkeys;
 	uint8_t *hist;           /* the records after the worlds' cuts */
 	size_t hist_len, hist_cap, nhist;
+	size_t hworld, hnext;    /* the next record to encode: world, batch */
+	uint64_t restores;       /* s->restores at the cut */
+	uint64_t slice_us, slice_cpu_us; /* the longest slice of records on
+				    the loop, and the most CPU one took */
 	int err;
 };
 
@@ -105,12 +119,15 @@ struct snapshots {
 	struct idem *keys;       /* NULL: none kept */
 	uint64_t history_ms;     /* --history: edits kept one by one */
 	uint64_t every, since;
+	uint64_t bytes, since_bytes; /* --snapshot-bytes, and since the last */
+	uint64_t interval_ms, last_ms; /* --snapshot-interval; the last start */
 	snapshots_written_fn on_written;
 	snapshots_position_fn position;
 	void *written_arg;
 	int want_bytes;          /* on_written takes the file's bytes */
 	struct job *job;         /* the snapshot being written, or NULL */
 	int stopped, closing;
+	uint64_t restores;       /* snapshots_restore() calls: worlds replaced */
 	struct snapshots_stats st;
 };
 
@@ -123,6 +140,16 @@ static const struct option options[] = {
 	       OPTION_UINT, compact_log, 0, 1, "drop from the file log the batches the snapshot "
 	       "holds, at start and after each snapshot while serving (the history before it "
 	       "is then only in the snapshot: docs/edit-log.md)"),
+	OPTION(struct snapshots_config, "snapshot-bytes", "TERRAIN_SNAPSHOT_BYTES", "BYTES",
+	       "2097152", OPTION_UINT, bytes, 0, 0xffffffffu, "also write one after this many "
+	       "bytes of the log's records (a one-edit batch: about 90), whichever comes "
+	       "first; whatever starts one, after a snapshot of P bytes above twice this the "
+	       "next waits for P/2 bytes of records, so that snapshot work stays linear in the "
+	       "log; with a Redis log this bounds the stream (docs/cluster.md; 0: no size "
+	       "trigger, and always that wait)"),
+	OPTION(struct snapshots_config, "snapshot-interval", "TERRAIN_SNAPSHOT_INTERVAL",
+	       "SECONDS", "300", OPTION_MS, interval_ms, 0, 0, "also write one at the first "
+	       "edit applied this long after the last one started (0: no limit)"),
 };
 size_t snapshots_options(const struct option **out)
 {
@@ -147,6 +174,9 @@ int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct 
 	s->bakes = bakes;
 	s->rs = rs;
 	s->every = cfg->every;
+	s->bytes = cfg->bytes;
+	s->interval_ms = cfg->interval_ms;
+	s->last_ms = uv_now(loop);
 	*out = s;
 	return 0;
 }
@@ -171,6 +201,40 @@ static void job_free(struct job *j)
 	free(j);
 }
 
+/*
+ * The log bytes a snapshot must wait for whatever fired: half the last
+ * one's size P once that is above twice --snapshot-bytes (always, with
+ * --snapshot-bytes 0), else none. Writing (and sharing) a snapshot costs
+ * about P, so each costs at most twice the log bytes since the one before
+ * it, or 2 --snapshot-bytes: the work stays linear in the log's bytes
+ * while P grows with --history's content.
+ */
+static uint64_t floor_bytes(const struct snapshots *s)
+{
+	return s->st.bytes / 2 > s->bytes ? s->st.bytes / 2 : 0;
+}
+
+/* This thread's CPU time in microseconds (the loop's, to tell the cut's
+ * own work from the time other processes took the core). */
+static uint64_t cpu_us(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* A snapshot is due: edits since the last one, at least floor_bytes() of
+ * their records, and enough edits, bytes or time since the last one
+ * started (--snapshot-*). */
+static int due(const struct snapshots *s)
+{
+	return s->every && s->since && s->since_bytes >= floor_bytes(s) &&
+	       (s->since >= s->every || (s->bytes && s->since_bytes >= s->bytes) ||
+		(s->interval_ms && uv_now(s->loop) - s->last_ms >= s->interval_ms));
+}
+
 /* Record the remembered keys as they are now, encoded. */
 static int cut_keys(struct snapshots *s, struct job *j)
 {
@@ -193,13 +257,37 @@ static int cut_keys(struct snapshots *s, struct job *j)
 	return 0;
 }
 
-/* Keep the records of w's batches after its cut seq, encoded. */
-static int cut_history(struct job *j, const struct world *w, const struct preset *p,
-		       uint64_t seq)
+/* Records still to encode (hist_slice()). */
+static int hist_pending(const struct job *j)
 {
-	size_t i, len;
+	return j->hworld < j->nworlds;
+}
 
-	for (i = world_batch_after(w, seq); i < world_batches(w); i++) {
+/*
+ * Encode up to HIST_SLICE of the records the cut keeps, on the loop, one
+ * slice per turn (the worlds change between turns, but a batch's record
+ * never does, and the batches only grow): a cut of 10^6 edits within
+ * --history would otherwise hold the loop, and the appends behind it, for
+ * tens of records a microsecond. ERR_BUSY when a restore replaced the
+ * worlds meanwhile.
+ */
+static int hist_slice(struct snapshots *s, struct job *j)
+{
+	uint64_t t0 = uv_hrtime(), c0 = cpu_us();
+	size_t k, len;
+
+	if (j->restores != s->restores)
+		return ERR_BUSY;
+	for (k = 0; k < HIST_SLICE && hist_pending(j); k++) {
+		const struct cut_world *cw = &j->worlds[j->hworld];
+		const struct world *w = world_map_at(s->worlds, cw->map_i, NULL);
+
+		if (j->hnext < cw->hfrom)
+			j->hnext = cw->hfrom;
+		if (j->hnext >= cw->hto) {
+			j->hworld++, j->hnext = 0;
+			continue;
+		}
 		if (j->hist_cap - j->hist_len < 4 + BATCH_MAX) {
 			size_t cap = 2 * j->hist_cap + 4 + BATCH_MAX;
 			uint8_t *h = realloc(j->hist, cap);
@@ -209,12 +297,18 @@ static int cut_history(struct job *j, const struct world *w, const struct preset
 			j->hist = h;
 			j->hist_cap = cap;
 		}
-		if (world_record(w, i, preset_name(p), j->hist + j->hist_len + 4, BATCH_MAX, &len))
+		if (world_record(w, j->hnext, preset_name(cw->p), j->hist + j->hist_len + 4,
+				 BATCH_MAX, &len))
 			return ERR_NOMEM;
 		le_put32(j->hist + j->hist_len, (uint32_t)len);
 		j->hist_len += 4 + len;
 		j->nhist++;
+		j->hnext++;
 	}
+	if (uv_hrtime() - t0 > j->slice_us * 1000)
+		j->slice_us = (uv_hrtime() - t0) / 1000;
+	if (cpu_us() - c0 > j->slice_cpu_us)
+		j->slice_cpu_us = cpu_us() - c0;
 	return 0;
 }
 
@@ -272,7 +366,8 @@ static int cut(struct snapshots *s, struct job *j)
 		if (!world_seq(w))
 			continue;
 		*cw = (struct cut_world){ gen, catalog_at(s->cat, (size_t)gen), world_seed(w),
-					  at, world_hash_at(w, at), j->nchunks, 0 };
+					  at, world_hash_at(w, at), j->nchunks, 0, i,
+					  world_batch_after(w, at), world_batches(w) };
 		for (k = 0; k < world_chunks(w); k++) {
 			struct cut_chunk *c = &j->chunks[j->nchunks];
 
@@ -284,8 +379,6 @@ static int cut(struct snapshots *s, struct job *j)
 			else
 				memset(c, 0, sizeof(*c));
 		}
-		if (cut_history(j, w, cw->p, at))
-			return ERR_NOMEM;
 		j->edits += world_seq(w);
 		j->nworlds++;
 	}
@@ -336,6 +429,8 @@ static void job_work(uv_work_t *w)
 	size_t k;
 	int rc = 0;
 
+	if (hist_pending(j))
+		return; /* the loop encodes the records first (job_done()) */
 	if (j->next == 0) {
 		uint8_t h[SNAP_HEAD] = { 0 };
 
@@ -413,6 +508,10 @@ static void job_done(uv_work_t *w, int status)
 	struct job *j = container_of(w, struct job, work);
 	struct snapshots *s = j->s;
 
+	if (!s->closing && !s->stopped && status == 0 && !j->err && hist_pending(j) &&
+	    (j->err = hist_slice(s, j)) == 0 &&
+	    uv_queue_work(s->loop, &j->work, job_work, job_done) == 0)
+		return; /* records, then (once they are all) the chunks */
 	if (!s->closing && !s->stopped && status == 0 && !j->err && j->next < j->nchunks &&
 	    uv_queue_work(s->loop, &j->work, job_work, job_done) == 0)
 		return; /* the next slice */
@@ -423,7 +522,7 @@ static void job_done(uv_work_t *w, int status)
 		return;
 	}
 	s->job = NULL;
-	if (status || j->err || j->next < j->nchunks) {
+	if (status || j->err || j->next < j->nchunks || hist_pending(j)) {
 		s->st.failed++;
 		if (j->err)
 			fprintf(stderr, "terrain-server: snapshot failed (%s); the last one"
@@ -436,8 +535,11 @@ static void job_done(uv_work_t *w, int status)
 		s->st.bytes = j->bytes;
 		s->st.ms = (uv_hrtime() - j->t0) / 1000000;
 		fprintf(stderr, "terrain-server: snapshot of %llu edits in %zu worlds, %zu chunks,"
-			" %llu bytes, in %llu ms\n", (ull)j->edits, j->nworlds, j->nchunks,
-			(ull)j->bytes, (ull)s->st.ms);
+			" %llu bytes, in %llu ms (on the loop: the cut %.1f ms, %.1f ms of CPU; %zu records"
+			" in slices of at most %.1f ms, %.1f ms of CPU)\n", (ull)j->edits, j->nworlds,
+			j->nchunks, (ull)j->bytes, (ull)s->st.ms, (double)j->cut_us / 1e3,
+			(double)j->cut_cpu_us / 1e3, j->nhist, (double)j->slice_us / 1e3,
+			(double)j->slice_cpu_us / 1e3);
 		if (s->on_written && (j->shared || !s->want_bytes)) {
 			uint8_t *buf = j->shared;
 
@@ -446,8 +548,8 @@ static void job_done(uv_work_t *w, int status)
 		}
 	}
 	job_free(j);
-	if (s->every && s->since >= s->every && !s->stopped)
-		snapshots_applied(s, 0); /* one fell due while this one was written */
+	if (due(s) && !s->stopped)
+		snapshots_applied(s, 0, 0); /* one fell due while this one was written */
 }
 
 int snapshots_start(struct snapshots *s)
@@ -459,14 +561,20 @@ int snapshots_start(struct snapshots *s)
 		return ERR_BUSY;
 	if (s->stopped)
 		return ERR_INVAL;
-	s->since = 0; /* the next try comes after `every` more edits */
+	s->since = s->since_bytes = 0; /* the next try: after as many more */
+	s->last_ms = uv_now(s->loop);
 	if (!(j = calloc(1, sizeof(*j))))
 		return ERR_NOMEM;
 	j->s = s;
 	j->t0 = uv_hrtime();
+	j->restores = s->restores;
 	if (s->position)
 		s->position(s->written_arg, j->pos, sizeof(j->pos));
-	if ((rc = cut(s, j)) != 0 || (rc = store_snap_begin(s->dir, &j->w)) != 0 ||
+	j->cut_cpu_us = cpu_us();
+	rc = cut(s, j);
+	j->cut_cpu_us = cpu_us() - j->cut_cpu_us;
+	j->cut_us = (uv_hrtime() - j->t0) / 1000;
+	if (rc != 0 || (rc = store_snap_begin(s->dir, &j->w)) != 0 ||
 	    (rc = uv_queue_work(s->loop, &j->work, job_work, job_done) ? ERR_NOMEM : 0)) {
 		job_free(j);
 		s->st.failed++;
@@ -476,12 +584,13 @@ int snapshots_start(struct snapshots *s)
 	return 0;
 }
 
-void snapshots_applied(struct snapshots *s, uint64_t n)
+void snapshots_applied(struct snapshots *s, uint64_t n, uint64_t bytes)
 {
 	if (!s || !s->every)
 		return;
 	s->since += n;
-	if (s->since >= s->every && !s->job && !s->stopped) {
+	s->since_bytes += bytes;
+	if (due(s) && !s->job && !s->stopped) {
 		int rc = snapshots_start(s);
 
 		if (rc)
@@ -770,9 +879,10 @@ int snapshots_restore(struct snapshots *s, const uint8_t *buf, size_t len,
 	if ((rc = pass(s, buf, len, 0, ld, msg, msglen)) != 0)
 		return rc;
 	ld->touched = 1;
+	s->restores++; /* a snapshot's records still to encode are no longer there */
 	if ((rc = pass(s, buf, len, 2, ld, msg, msglen)) != 0)
 		return rc;
-	s->since = 0;
+	s->since = s->since_bytes = 0;
 	s->st.edits = ld->edits;
 	s->st.chunks = ld->chunks;
 	s->st.bytes = ld->bytes;

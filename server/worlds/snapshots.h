@@ -11,10 +11,12 @@
  * background every `every` applied edits, a slice of chunks per worker job
  * so that tiles keep the pool; the bytes go through the store
  * (store_snap_*), the format is in docs/edit-log.md. Loop thread only.
+ * A snapshot starts after --snapshot-every applied edits, --snapshot-bytes
+ * of their records or --snapshot-interval, whichever comes first.
  *
  *	snapshots_create(loop, dir, cat, worlds, bakes, rs, every, &s);
  *	snapshots_load(s, &ld, msg, sizeof(msg));   // before the log's replay
- *	snapshots_applied(s, n);                    // after each live batch
+ *	snapshots_applied(s, n, bytes);             // after each live batch
  *	snapshots_stop(s); snapshots_destroy(s);
  */
 #ifndef SNAPSHOTS_H
@@ -58,7 +60,13 @@ struct snapshots_loaded {
 /* The module's options (snapshots_options). */
 struct snapshots_config {
 	unsigned every;       /* --snapshot-every: applied edits between
-				 snapshots (0: never) */
+				 snapshots (0: never, whatever the two below) */
+	unsigned bytes;       /* --snapshot-bytes: log bytes (the batches'
+				 records) applied since the last snapshot that
+				 start one (0: no such limit) */
+	uint64_t interval_ms; /* --snapshot-interval: one at the first edit
+				 applied this long after the last one started
+				 (0: no such limit) */
 	unsigned compact_log; /* --compact-log: drop from the file log the
 				 batches the snapshot holds */
 };
@@ -68,7 +76,7 @@ struct option;
 size_t snapshots_options(const struct option **out);
 
 /* Snapshots of worlds (generators of cat, bakes of bakes, eroded regions
- * from rs) in data_dir, one every cfg->every applied edits (0: never).
+ * from rs) in data_dir, by cfg's policy (cfg->every 0: never).
  * 0 or ERR_NOMEM. */
 int snapshots_create(struct uv_loop_s *loop, const char *data_dir, const struct catalog *cat,
 		     struct world_map *worlds, struct bakes *bakes,
@@ -97,8 +105,10 @@ void snapshots_keep_history(struct snapshots *s, uint64_t history_ms);
 struct idem;
 void snapshots_keep_keys(struct snapshots *s, struct idem *keys);
 
-/* n edits were applied live: start a snapshot when enough have been. */
-void snapshots_applied(struct snapshots *s, uint64_t n);
+/* n edits in a record of bytes bytes were applied live: start a
+ * snapshot when enough edits or bytes have been since the last one, or
+ * when it started --snapshot-interval ago. */
+void snapshots_applied(struct snapshots *s, uint64_t n, uint64_t bytes);
 
 /* Write one now unless one is running or nothing changed. 0, ERR_BUSY
  * (one is running), ERR_NOMEM. */
