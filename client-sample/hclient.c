@@ -549,59 +549,56 @@ void hclient__failed(struct hreq *r, const char *detail, int retry)
 	}
 }
 
+/* How a failed transfer is named, and whether another try may do better
+ * (else "http", retried). */
+static const struct cause {
+	CURLcode rc;
+	const char *what;
+	int retry;
+} causes[] = {
+	{ CURLE_COULDNT_RESOLVE_HOST, "resolve", 1 },
+	{ CURLE_COULDNT_RESOLVE_PROXY, "resolve", 1 },
+	{ CURLE_PEER_FAILED_VERIFICATION, "tls", 0 },
+	{ CURLE_SSL_CACERT_BADFILE, "tls", 0 },
+	{ CURLE_SSL_CERTPROBLEM, "tls", 0 },
+	{ CURLE_SSL_ISSUER_ERROR, "tls", 0 },
+	{ CURLE_SSL_PINNEDPUBKEYNOTMATCH, "tls", 0 },
+	{ CURLE_SSL_CONNECT_ERROR, "tls", 1 },
+	{ CURLE_GOT_NOTHING, "connection closed by the server", 1 },
+	{ CURLE_PARTIAL_FILE, "connection closed by the server", 1 },
+	{ CURLE_RECV_ERROR, "read", 1 },
+	{ CURLE_SEND_ERROR, "write", 1 },
+	{ CURLE_UNSUPPORTED_PROTOCOL, "url", 0 },
+	{ CURLE_URL_MALFORMAT, "url", 0 },
+	{ CURLE_OUT_OF_MEMORY, "memory", 0 },
+};
+
 /* Name a failed transfer's cause in r->why. Returns 1 when another try
  * may do better. */
 static int describe(struct hreq *r, CURLcode rc)
 {
 	const char *e = r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc);
-	size_t cap = sizeof(r->why);
+	size_t k, n = sizeof(causes) / sizeof(causes[0]);
 	long oserr = 0;
 
 	if (r->why[0]) /* said by a callback */
 		return 0;
-	switch (rc) {
-	case CURLE_COULDNT_CONNECT:
+	if (rc == CURLE_COULDNT_CONNECT) {
 		curl_easy_getinfo(r->easy, CURLINFO_OS_ERRNO, &oserr);
-		snprintf(r->why, cap, "connect: %s",
+		snprintf(r->why, sizeof(r->why), "connect: %s",
 			 oserr ? strerror((int)oserr) : e);
 		return 1;
-	case CURLE_OPERATION_TIMEDOUT:
-		snprintf(r->why, cap, "connect: timeout after %llu ms",
+	}
+	if (rc == CURLE_OPERATION_TIMEDOUT) { /* only connects are bounded */
+		snprintf(r->why, sizeof(r->why), "connect: timeout after %llu ms",
 			 (unsigned long long)r->c->o.timeout_ms);
 		return 1;
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_COULDNT_RESOLVE_PROXY:
-		snprintf(r->why, cap, "resolve: %s", e);
-		return 1;
-	case CURLE_PEER_FAILED_VERIFICATION:
-	case CURLE_SSL_CACERT_BADFILE:
-	case CURLE_SSL_CERTPROBLEM:
-	case CURLE_SSL_ISSUER_ERROR:
-	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-		snprintf(r->why, cap, "tls: %s", e);
-		return 0;
-	case CURLE_SSL_CONNECT_ERROR:
-		snprintf(r->why, cap, "tls: %s", e);
-		return 1;
-	case CURLE_GOT_NOTHING:
-	case CURLE_PARTIAL_FILE:
-		snprintf(r->why, cap, "connection closed by the server (%s)", e);
-		return 1;
-	case CURLE_RECV_ERROR:
-		snprintf(r->why, cap, "read: %s", e);
-		return 1;
-	case CURLE_SEND_ERROR:
-		snprintf(r->why, cap, "write: %s", e);
-		return 1;
-	case CURLE_UNSUPPORTED_PROTOCOL:
-	case CURLE_URL_MALFORMAT:
-	case CURLE_OUT_OF_MEMORY:
-		snprintf(r->why, cap, "%s", e);
-		return 0;
-	default:
-		snprintf(r->why, cap, "http: %s", e);
-		return 1;
 	}
+	for (k = 0; k < n && causes[k].rc != rc; k++)
+		;
+	snprintf(r->why, sizeof(r->why), "%s: %s", k < n ? causes[k].what :
+		 "http", e);
+	return k < n ? causes[k].retry : 1;
 }
 
 void hclient__done(struct hreq *r, CURLcode rc)
