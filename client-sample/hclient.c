@@ -744,6 +744,8 @@ static int make_easy(struct hclient *c, struct hreq *r, size_t url_size)
 	SET(CURLOPT_WRITEDATA, (void *)r);
 	SET(CURLOPT_PREREQFUNCTION, on_prereq);
 	SET(CURLOPT_PREREQDATA, (void *)r);
+	/* libcurl's own trace on stderr: connections, TLS, HTTP/2, headers */
+	SET(CURLOPT_VERBOSE, (long)(getenv("TERRAIN_HTTP_VERBOSE") != NULL));
 	if (c->cacert[0])
 		SET(CURLOPT_CAINFO, c->cacert);
 	if (r->post) {

@@ -9,7 +9,8 @@
 # is refused with the verification error named and no request reaches the
 # server; with --cacert (and with CURL_CA_BUNDLE) fetch and export give
 # byte-identical files to plain HTTP; nginx logged the client's requests as
-# HTTP/2.0; http_proxy sends the plain-HTTP requests through the proxy
+# HTTP/2.0, an edit's POST included (sent once), and follow gets its events
+# over HTTP/2; http_proxy sends the plain-HTTP requests through the proxy
 # (nginx logs the absolute URI) and no_proxy bypasses it.
 . "$(dirname "$0")/../lib/lib.sh"
 
@@ -72,6 +73,8 @@ http {
 			proxy_pass http://terrain;
 			proxy_http_version 1.1;
 			proxy_set_header Connection "";
+			proxy_set_header Host \$http_host; # localhost: edits need a loopback Host
+			proxy_buffering off;
 		}
 	}
 	server {
@@ -143,9 +146,38 @@ for ext in r16 png json; do
 	check "export's .$ext is byte-identical over TLS" cmp "$TMP/plain-x.$ext" "$TMP/tls-x.$ext"
 done
 
+# ---- a POST (sent once) and an event stream over HTTP/2 ----
+check "edit over https: exit 0" to "$TMP/edit.out" "$TMP/edit.err" $T "$CLIENT" edit \
+	--server "$TLS" --cacert "$N/cert.pem" --seed tls --op raise --x 10 --z 10 --radius 20 --strength 1
+cat "$TMP/edit.out" "$TMP/edit.err"
+check "the edit was applied once (seq 1, attempts 1)" has "$TMP/edit.out" '^first_seq: 1$'
+check "nginx saw one POST, over HTTP/2" eq "$(grep -c '^HTTP/2.0 [0-9]* POST /v1/worlds/tls/edits' "$N/tls.log")" 1
+# follow over https: nginx sends an HTTP/2 stream's head with its first
+# bytes, so edits are posted until one reaches follow as an event
+$T "$CLIENT" follow --server "$TLS" --cacert "$N/cert.pem" --seed tls --duration 100 \
+	>"$TMP/follow.out" 2>"$TMP/follow.err" &
+FOLLOW=$!
+SERVERS+=("$FOLLOW")
+followed() {
+	grep -q '^seq ' "$TMP/follow.out" && return 0
+	"$CLIENT" edit --server "$TLS" --cacert "$N/cert.pem" --seed tls --op raise \
+		--x 10 --z 10 --radius 20 --strength 1 >/dev/null 2>&1
+	return 1
+}
+check "an edit posted over https reaches follow's event stream" wait_until 60 followed
+kill -INT "$FOLLOW" 2>/dev/null
+wait "$FOLLOW"
+check "follow exits 0 on SIGINT" eq "$?" 0
+cat "$TMP/follow.out" "$TMP/follow.err"
+check "follow read the log and opened its stream" has "$TMP/follow.out" \
+	'^follow: world tls at seq [0-9]+, world_hash [0-9a-f]+; following its edits$'
+check "the event's batch checked and its chunks refetched over https" has "$TMP/follow.out" \
+	'^seq [0-9]+\.\.[0-9]+ world_hash [0-9a-f]+ ok, refetched [0-9]+ chunks$'
+check "the event stream went over HTTP/2" has "$N/tls.log" '^HTTP/2.0 200 GET /v1/worlds/tls/events'
+
 # ---- HTTP/2 ----
 n_tls=$(grep -c ' /v1/' "$N/tls.log")
-n_h2=$(grep -c '^HTTP/2.0 [0-9]* GET /v1/' "$N/tls.log")
+n_h2=$(grep -c '^HTTP/2.0 [0-9]* [A-Z]* /v1/' "$N/tls.log")
 echo "  $n_tls requests through the TLS front, $n_h2 of them over HTTP/2"
 check "requests went through the TLS front" test "$n_tls" -gt 10
 check "every one of them over HTTP/2" eq "$n_h2" "$n_tls"
