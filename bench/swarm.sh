@@ -68,7 +68,7 @@ for players in 50 500; do
 			awk -v b="${b[*]}" -v n="${n[*]}" 'BEGIN { split(b, x, " "); split(n, y, " ")
 				split("answers/s tiles/s MB/s p50 p99", k, " ")
 				printf "this build / baseline:"
-				for (i = 1; i <= 5; i++) printf " %s %.3f", k[i], x[i] > 0 ? y[i] / x[i] : 0
+				for (i = 1; i <= 5; i++) printf(" %s %.3f", k[i], (x[i] > 0 ? y[i] / x[i] : 0))
 				print "" }'
 	else
 		echo '```'
