@@ -11,9 +11,11 @@
  * (CURLMOPT_MAX_HOST_CONNECTIONS, MAX_TOTAL_CONNECTIONS) and stream bound
  * (MAX_CONCURRENT_STREAMS) hold the same numbers.
  *
- * libcurl parses the answers; its header callback picks the fields the
- * callers read, its write callback collects the body (at most max_body)
- * and its pre-request callback marks the moment the request is written:
+ * libcurl parses the answers; the fields callers read come from
+ * curl_easy_header() once a transfer is done, its header callback marks
+ * the end of a stream's head, its write callback collects the body (at
+ * most max_body) and its pre-request callback marks the moment the
+ * request is written:
  * the end of queued_ns, the start of the silence watchdog, and for a
  * `once` request the only write allowed (libcurl re-sends a request whose
  * reused connection turned out dead; the second pre-request call aborts
