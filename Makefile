@@ -86,7 +86,7 @@ endif
 # PKG_DEBS: pkg-config name:Debian package.
 PKG_DEBS := libuv:libuv1-dev libzstd:libzstd-dev zlib:zlib1g-dev libcjson:libcjson-dev \
 	libpng:libpng-dev libtiff-4:libtiff-dev cmocka:libcmocka-dev hiredis:libhiredis-dev \
-	libxxhash:libxxhash-dev libjwt:libjwt-dev libcrypto:libssl-dev
+	libxxhash:libxxhash-dev libjwt:libjwt-dev libcrypto:libssl-dev libcurl:libcurl4-gnutls-dev
 INSTALLS_FIRST := help clean deps run test bench fuzz fuzz-long noopt asan fresh-check \
 	container-test swarm-test test-arm64 test-builds test-build-gcc test-build-clang test-build-asan
 ifneq ($(filter-out $(INSTALLS_FIRST),$(or $(MAKECMDGOALS),all)),)
@@ -336,8 +336,11 @@ man: $(BUILD)/terrain-server $(BUILD)/terrain-client
 $(BUILD)/terrain-server: $(BUILD)/server/service/main.o $(BUILD)/libserver.a $(BUILD)/libcommon.a
 	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
 
+# the client's HTTP is libcurl's (client-sample/hclient.h); --version names the build
+CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null || echo -lcurl)
+$(BUILD)/client-sample/main.o: $(BUILD)/gen/version.h
 $(BUILD)/terrain-client: $(BUILD)/client-sample/main.o $(BUILD)/libclient.a $(BUILD)/libcommon.a
-	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
+	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(CLIENT_LIBS) $(LIBS) -o $@
 
 # The cmocka suites: tests/unit/test_NAME.c to $(BUILD)/tests/test_NAME,
 # each linked with the suites' helpers (tests/lib/*.c but kill_on.c: the
@@ -351,7 +354,7 @@ $(BUILD)/tests/libharness.a: $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/libharness.a $(BUILD)/libserver.a \
 		$(BUILD)/libclient.a $(BUILD)/libcommon.a
-	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(LIBS) -o $@
+	$(QLD)$(CC) $(LDFLAGS_ALL) $^ $(CLIENT_LIBS) $(LIBS) -o $@
 
 # Helper programs of the scripts: kill -9 on an inotify event
 # (tests/edits/edit_compact.sh) and the edit load of the cluster tests

@@ -31,6 +31,7 @@ struct opt {
 
 static const struct opt table[] = {
 	{ "--server", K_STR, O(server), 0, 0 },
+	{ "--cacert", K_STR, O(cacert), 0, 0 },
 	{ "--seed", K_STR, O(seed), 0, 0 },
 	{ "--gen", K_STR, O(gen), 0, 0 },
 	{ "-o", K_STR, O(out), 0, 0 },
@@ -159,7 +160,9 @@ int cli_parse(int argc, char **argv, const char *allowed,
 		const struct opt *d = lookup(a, n);
 		const char *val;
 
-		if (!d || !listed(allowed, a, n))
+		/* every command with --server takes --cacert */
+		if (!d || !(listed(allowed, a, n) ||
+			    (d->off == O(cacert) && listed(allowed, "--server", 8))))
 			return usage(argv[0], "unknown option", a);
 		if (d->kind == K_FLAG && !eq) {
 			val = "";
@@ -232,7 +235,11 @@ static int world_info(struct cli_session *s, const struct cli_opts *o,
 	if (cli_run_until(s, &w.done))
 		return cli_fail(what, "no answer");
 	rc = EXIT_FAILURE;
-	if (!w.status) {
+	if (!w.status && strncmp(w.detail, "tls:", 4) == 0) {
+		snprintf(text, sizeof(text), "TLS failed (%.180s); a certificate "
+			 "from a CA of your own needs --cacert FILE", w.detail);
+		cli_fail(hclient_authority(s->hc), text);
+	} else if (!w.status) {
 		snprintf(text, sizeof(text), "cannot reach the server (%s); "
 			 "is it running?", w.detail);
 		cli_fail(hclient_authority(s->hc), text);
@@ -271,6 +278,14 @@ int cli_connect(struct cli_session *s, const struct cli_opts *o)
 	ho.timeout_ms = (uint64_t)o->timeout_ms;
 	if (o->attempts)
 		ho.attempts = o->attempts;
+	/* as curl(1) does: --cacert, else CURL_CA_BUNDLE, else SSL_CERT_FILE */
+	ho.cacert = o->cacert;
+	if (!ho.cacert || !*ho.cacert)
+		ho.cacert = getenv("CURL_CA_BUNDLE");
+	if (!ho.cacert || !*ho.cacert)
+		ho.cacert = getenv("SSL_CERT_FILE");
+	if (ho.cacert && !*ho.cacert)
+		ho.cacert = NULL;
 	if ((rc = hclient_create(&s->loop, o->server, &ho, &s->hc, &detail))) {
 		cli_fail(o->server, detail ? detail : err_str(rc));
 		cli_close(s);
@@ -394,6 +409,17 @@ refuse:
 double cli_ms(uint64_t ns)
 {
 	return (double)ns / 1e6;
+}
+
+const char *cli_protocol(int http_version)
+{
+	switch (http_version) {
+	case 10: return "HTTP/1.0";
+	case 11: return "HTTP/1.1";
+	case 20: return "HTTP/2";
+	case 30: return "HTTP/3";
+	default: return "no answer";
+	}
 }
 
 uint64_t cli_percentile(const uint64_t *sorted, size_t n, double p)

@@ -27,7 +27,10 @@ struct view_params;
 
 /* Every option of every network command, with its typical default. */
 struct cli_opts {
-	const char *server;   /* --server http://127.0.0.1:8080 */
+	const char *server;   /* --server http://127.0.0.1:8080 (or https://) */
+	const char *cacert;   /* --cacert: CA file for https (any command
+				 with --server); NULL: CURL_CA_BUNDLE,
+				 SSL_CERT_FILE, else the system's */
 	const char *seed;     /* --seed, decimal or text */
 	const char *gen;      /* --gen, NULL: the server's default */
 	const char *out;      /* -o PNG path */
@@ -132,6 +135,10 @@ int cli_local_world(const struct cli_opts *o, const struct cli_session *s, uint6
 
 /* Nanoseconds as milliseconds. */
 double cli_ms(uint64_t ns);
+
+/* The HTTP version of hclient_stats' http_version (11: "HTTP/1.1", 20:
+ * "HTTP/2"; "no answer" for 0): static text. */
+const char *cli_protocol(int http_version);
 
 /* p-th percentile (0..100) of n sorted values. */
 uint64_t cli_percentile(const uint64_t *sorted, size_t n, double p);

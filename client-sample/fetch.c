@@ -167,6 +167,9 @@ static void report(struct fetch *f, const struct cli_opts *o,
 	printf("fetch: %" PRIu64 " bytes on the wire, %" PRIu64
 	       " bytes decoded, %.3f s\n", hs.bytes_rx, st->bytes_decoded,
 	       (double)ns / 1e9);
+	printf("fetch: %s, %" PRIu64 " connections opened, %" PRIu64
+	       " requests re-sent\n", cli_protocol(hs.http_version), hs.connects,
+	       hs.resent);
 	printf("fetch: coloured by material on %" PRIu64 " of %" PRIu64
 	       " tiles (the rest by height)\n", st->material_tiles, st->tiles);
 	if (p->local)

@@ -1,29 +1,36 @@
 /*
- * hclient.h - an HTTP/1.1 client for one server, on libuv and llhttp.
+ * hclient.h - an HTTP client for one server, on libuv and libcurl.
  *
- * A bounded pool of keep-alive connections to one host:port. Requests are
- * queued in submission order and handed to the least busy connection, up
- * to `pipeline` in flight on each; responses are matched to requests in
- * order (HTTP/1.1 pipelining). Every request asks for
- * `Accept-Encoding: zstd` and zstd bodies are decoded with libzstd before
- * the callback sees them.
+ * Requests go to one scheme://host:port (http or https) through libcurl's
+ * multi interface, driven by the caller's libuv loop (its sockets polled
+ * with uv_poll, its timer a uv_timer: hclient_loop.c). libcurl keeps a
+ * bounded pool of connections: `connections` of them; over HTTP/1.1 each
+ * carries one request at a time (keep-alive, no pipelining), over HTTP/2
+ * (offered by a TLS server through ALPN) up to `pipeline` streams each.
+ * Requests wait in submission order for room. TLS verifies the server's
+ * certificate and name, against cacert when given, else the system's CA
+ * store; there is no way to turn that off. Proxies come from the
+ * environment as libcurl reads it (http_proxy, https_proxy, all_proxy,
+ * no_proxy; docs/client.md). Every request but a stream asks for
+ * `Accept-Encoding: zstd` and zstd bodies are decoded here with libzstd
+ * (not by libcurl) before the callback sees them.
  *
- * Failures: a connection that cannot connect, drops, sends garbage or makes
- * no progress for timeout_ms while requests wait on it is closed; its
- * requests go back to the front of the queue (each one charged an attempt)
- * and the connection slot reconnects after an exponential backoff
- * (backoff_ms, doubling). A request fails after `attempts` tries; a slot
- * gives up after `attempts` consecutive failures, and when every slot has
- * given up the queued requests fail with the last error. HTTP error
- * statuses are answers, not failures: they reach the callback as they are.
+ * Failures: a request whose transfer fails (cannot connect, the connection
+ * drops, a bad answer, no byte for timeout_ms once it was sent) is tried
+ * again after an exponential backoff (backoff_ms, doubling per try), up to
+ * `attempts` tries; once connections have failed to open attempts times per
+ * connection in a row, the requests still queued fail with the last error.
+ * TLS verification failures are not retried. HTTP error statuses are
+ * answers, not failures: they reach the callback as they are.
  *
  * Beyond GET: hclient_request() sends any method with extra headers and a
  * body (POST), can forbid re-sending (`once`: a request that may not be
- * repeated fails instead when its connection fails after it was written),
- * and can stream: a 2xx body reaches on_data in pieces as they arrive, for
+ * repeated fails instead when its transfer fails after it was written,
+ * libcurl's own re-send on a dead reused connection included), and can
+ * stream: a 2xx body reaches on_data in pieces as they arrive, for
  * responses that may never end (Server-Sent Events). A streaming request
- * gets a connection of its own (nothing is pipelined beside it), asks for
- * no content coding, is never re-sent, and may wait idle_ms between bytes.
+ * asks for no content coding, is never re-sent, may wait idle_ms between
+ * bytes, and over HTTP/1.1 holds its connection while it lasts.
  *
  * Everything runs on the loop's thread. What to request and what a body
  * means is the caller's business (view.c).
@@ -40,11 +47,13 @@ struct hclient;
 /* Options; hclient_opts_default() gives the typical values shown. */
 struct hclient_opts {
 	unsigned connections; /* connection pool bound (4), 1..256 */
-	unsigned pipeline;    /* requests in flight per connection (8), 1..64 */
-	uint64_t timeout_ms;  /* connect, or no byte while busy (10000) */
-	unsigned attempts;    /* tries per request and per slot (4) */
+	unsigned pipeline;    /* HTTP/2 streams per connection (8), 1..64 */
+	uint64_t timeout_ms;  /* connect, or no byte once sent (10000) */
+	unsigned attempts;    /* tries per request (4) */
 	uint64_t backoff_ms;  /* first reconnect delay, doubling (50) */
 	size_t max_body;      /* largest body, coded or decoded (64 MiB) */
+	const char *cacert;   /* PEM file of CAs for https (NULL: the
+				 system's store); copied */
 };
 
 void hclient_opts_default(struct hclient_opts *o);
@@ -54,8 +63,8 @@ enum hclient_xcache { HCLIENT_XCACHE_NONE, HCLIENT_XCACHE_HIT,
 
 /*
  * What a callback gets. On a transport failure err is ERR_IO (detail says
- * what: "connect: connection refused", "timeout: no response in 10000 ms",
- * "cancelled") and status is 0. With a status, err may still be ERR_ZSTD or
+ * what: "connect: Connection refused", "timeout: no response in 10000 ms",
+ * "tls: ..." naming the verification error, "cancelled") and status is 0. With a status, err may still be ERR_ZSTD or
  * ERR_TOOBIG when the body could not be decoded or was too large.
  */
 struct hclient_resp {
@@ -71,10 +80,12 @@ struct hclient_resp {
 	int zstd;             /* the body came zstd-coded (now decoded) */
 	uint8_t *body;        /* decoded body; see hclient_resp_detach() */
 	size_t body_len;
-	size_t wire_len;      /* bytes of this response on the wire, head too */
+	size_t wire_len;      /* bytes of this response, head and (coded)
+				 body, as HTTP/1.1 would carry them */
 	uint64_t latency_ns;  /* from hclient_get() to this callback */
-	uint64_t queued_ns;   /* of which waiting for a connection, before
-				 the (last) write of the request */
+	uint64_t queued_ns;   /* of which waiting for a connection (connect
+				 and TLS included), before the (last) write
+				 of the request */
 	unsigned attempts;    /* tries it took (1 when nothing failed) */
 };
 
@@ -90,20 +101,23 @@ struct hclient_stats {
 	uint64_t requests;    /* accepted by hclient_get() */
 	uint64_t responses;   /* answered with a status */
 	uint64_t failed;      /* ended with a transport error (cancels too) */
-	uint64_t resent;      /* re-sent after a connection failed */
+	uint64_t resent;      /* re-sent after a failed transfer */
 	uint64_t connects;    /* connections opened */
-	uint64_t drops;       /* connections that failed */
-	uint64_t bytes_tx;    /* request bytes written */
+	uint64_t drops;       /* transfers that failed (then re-sent or not) */
+	uint64_t bytes_tx;    /* request bytes written (heads and bodies) */
 	uint64_t bytes_rx;    /* response bytes read (heads and coded bodies) */
 	uint64_t bytes_decoded; /* bodies after content decoding */
+	int http_version;     /* of the last answer: 10, 11, 20; 0 before */
 };
 
 /*
- * Make a client for url ("http://HOST[:PORT][/PREFIX]"; HOST a name, an
- * IPv4 address or [IPv6]; PORT defaults to 80), resolving HOST now. o may
- * be NULL for the defaults. Connections open on demand. Returns 0 and
- * *out, ERR_INVAL for a bad url or option (*detail says which), ERR_IO when
- * HOST does not resolve, or ERR_NOMEM. Free with hclient_close().
+ * Make a client for url ("http[s]://HOST[:PORT][/PREFIX]"; HOST a name, an
+ * IPv4 address or [IPv6]; PORT defaults to 80 or 443). o may be NULL for
+ * the defaults. Connections open on demand; HOST is resolved by libcurl
+ * when it connects (a request then fails with "resolve: ..."), or by the
+ * proxy. Returns 0 and *out, ERR_INVAL for a bad url or option (*detail
+ * says which), ERR_IO when libcurl cannot start, or ERR_NOMEM. Free with
+ * hclient_close().
  */
 int hclient_create(struct uv_loop_s *loop, const char *url,
 		   const struct hclient_opts *o, struct hclient **out,
@@ -166,6 +180,10 @@ void hclient_stats(const struct hclient *c, struct hclient_stats *st);
 
 /* "host:port" as given in the url, for messages. */
 const char *hclient_authority(const struct hclient *c);
+
+/* libcurl's version line ("libcurl/7.88.1 GnuTLS/3.7.9 ... nghttp2/1.52.0"):
+ * static text. */
+const char *hclient_version(void);
 
 /*
  * Cancel every outstanding request (their callbacks run now, with ERR_IO

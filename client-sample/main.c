@@ -31,6 +31,7 @@
 #include "export.h"
 #include "err.h"
 #include "fetch.h"
+#include "hclient.h"
 #include "follow.h"
 #include "le.h"
 #include "png.h"
@@ -570,9 +571,13 @@ static void usage(FILE *out)
 	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
 		fprintf(out, "  " PROG " %s %s\n      %s\n", commands[k].name,
 			commands[k].args, commands[k].help);
-	fprintf(out, "\nFILE - reads standard input. URL is http://HOST:PORT. "
-		"Exit status: 0 ok,\n1 failure (bad tile, server down, bad "
-		"status, corrupt tile, seam mismatch),\n2 usage error.\n");
+	fprintf(out, "\nFILE - reads standard input. URL is http://HOST[:PORT] or "
+		"https://HOST[:PORT]\n(certificate checked against --cacert FILE, "
+		"else CURL_CA_BUNDLE, SSL_CERT_FILE,\nelse the system's CAs; proxies "
+		"from http_proxy, https_proxy, no_proxy).\n" PROG " --version: "
+		"its version and libcurl's. Exit status: 0 ok,\n1 failure (bad "
+		"tile, server down, bad status, corrupt tile, seam mismatch),\n"
+		"2 usage error.\n");
 }
 
 static int is_help(const char *arg)
@@ -591,7 +596,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-		printf(PROG " %s\ncommit %s\n", BUILD_VERSION, BUILD_COMMIT);
+		printf(PROG " %s\ncommit %s\n%s\n", BUILD_VERSION, BUILD_COMMIT, hclient_version());
 		return 0;
 	}
 	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {

@@ -219,9 +219,13 @@ static int report(struct swarm *w)
 	}
 	qsort(w->lat, w->nlat, sizeof(*w->lat), cmp_u64);
 	qsort(w->wire, w->nlat, sizeof(*w->wire), cmp_u64);
+	/* HTTP/1.1 carries one request per connection at a time; HTTP/2
+	 * up to --pipeline streams on each */
 	printf("swarm: %zu players in %ld worlds, %.1f s (%.1f s of walking), "
-	       "%ld connections x %ld pipelined\n", w->n, w->o->worlds, secs,
-	       w->o->duration, w->o->connections, w->o->pipeline);
+	       "%ld connections x %ld %s, %s\n", w->n, w->o->worlds, secs,
+	       w->o->duration, w->o->connections,
+	       hs.http_version >= 20 ? w->o->pipeline : 1,
+	       hs.http_version >= 20 ? "streams" : "request", cli_protocol(hs.http_version));
 	printf("swarm: %" PRIu64 " requests, %" PRIu64 " answered (%.1f/s), %"
 	       PRIu64 " tiles (%.1f/s), %.2f MB on the wire (%.2f MB/s), "
 	       "%.2f MB decoded\n", sum.requests, w->responses,

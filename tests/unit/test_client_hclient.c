@@ -1,7 +1,8 @@
 /*
  * test_client_hclient.c - tests of the HTTP client pool
- * (client-sample/hclient.c) against a scripted server in the same libuv
- * loop on 127.0.0.1: pipelined answers matched in order, answers split
+ * (client-sample/hclient.c, on libcurl) against a scripted server in the
+ * same libuv loop on 127.0.0.1: many answers over a bounded pool matched
+ * to their requests, answers split
  * into single bytes, zstd and chunked bodies, 304, dropped connections
  * re-sent with backoff, "Connection: close", timeouts, a server that is
  * down, and cancellation. Every test ends with uv_loop_close() == 0, so a
@@ -349,7 +350,7 @@ static void check_echo(const struct run *run, unsigned n)
 
 static struct run run_storage;
 
-static void test_hclient_matches_pipelined_answers_in_order(void **state)
+static void test_hclient_matches_answers_over_a_bounded_pool(void **state)
 {
 	uv_loop_t loop;
 	struct fake f;
@@ -582,7 +583,7 @@ static void test_hclient_rejects_bad_urls_and_targets(void **state)
 	uv_loop_t loop;
 	struct hclient *c;
 	const char *detail;
-	static const char *bad[] = { "ftp://x", "http://", "http://h:0",
+	static const char *bad[] = { "ftp://x", "http://", "https://", "http://h:0",
 				     "http://h:70000", "http://h:80x",
 				     "http://[::1", "http://h/a b" };
 
@@ -594,6 +595,13 @@ static void test_hclient_rejects_bad_urls_and_targets(void **state)
 	assert_int_equal(hclient_create(&loop, "http://127.0.0.1:9/pre/", NULL,
 					&c, &detail), 0);
 	assert_string_equal(hclient_authority(c), "127.0.0.1:9");
+	hclient_close(c);
+	assert_int_equal(hclient_create(&loop, "https://[::1]/pre", NULL,
+					&c, &detail), 0);
+	assert_string_equal(hclient_authority(c), "[::1]");
+	hclient_close(c);
+	assert_int_equal(hclient_create(&loop, "https://example.invalid:8443",
+					NULL, &c, &detail), 0);
 	assert_int_equal(hclient_get(c, "no-slash", NULL, on_resp, NULL),
 			 ERR_INVAL);
 	assert_int_equal(hclient_get(c, "/a\r\nX: y", NULL, on_resp, NULL),
@@ -609,7 +617,7 @@ static void test_hclient_rejects_bad_urls_and_targets(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hclient_matches_pipelined_answers_in_order),
+		cmocka_unit_test(test_hclient_matches_answers_over_a_bounded_pool),
 		cmocka_unit_test(test_hclient_reassembles_answers_split_into_bytes),
 		cmocka_unit_test(test_hclient_decodes_zstd_and_chunked_bodies),
 		cmocka_unit_test(test_hclient_passes_304_without_body),

@@ -878,13 +878,22 @@ static void test_hclient_posts_once(void **state)
 	assert_non_null(strstr(f.heads, "Content-Length: 12\r\n"));
 	assert_non_null(strstr(f.heads, "Authorization: Bearer t0k\r\n"));
 	assert_non_null(strstr(f.heads, "Content-Type: application/json\r\n"));
-	/* a dropped connection: the POST fails at once, a GET is re-sent */
+	/* a dropped connection: the POST fails at once, a GET is re-sent.
+	 * The POST went on the kept connection; libcurl would send it again
+	 * on a new one (a reused connection that died), which the client
+	 * stops before the write: one POST /drop reached the server */
 	q.target = "/drop";
 	assert_int_equal(hclient_request(c, &q, on_end, &d), 0);
 	run_until(&loop, &d.done);
 	assert_int_equal(d.err, ERR_IO);
 	assert_int_equal(d.status, 0);
-	assert_int_equal(f.conns, 1);
+	assert_non_null(strstr(d.detail, "closed"));
+	{
+		const char *h = strstr(f.heads, "POST /drop");
+
+		assert_non_null(h);
+		assert_null(strstr(h + 1, "POST /drop"));
+	}
 	assert_int_equal(hclient_get(c, "/drop", NULL, on_end, &g), 0);
 	run_until(&loop, &g.done);
 	assert_int_equal(g.err, ERR_IO);
