@@ -47,10 +47,10 @@ check "openssl makes a self-signed certificate for localhost and 127.0.0.1" \
 	-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>"$N/openssl.err"
 user=
 [ "$(id -u)" != 0 ] || user="user root;"
-for try in 1 2 3 4 5; do
-	TPORT=$((20000 + RANDOM % 30000))
-	PPORT=$((TPORT + 1))
-	cat >"$N/nginx.conf" <<CONF
+# the front's config: TLS on TPORT, plain HTTP and the forward proxy on PPORT
+front_conf() {
+	PPORT=$FPORT TPORT=$((FPORT + 1))
+	cat <<CONF
 $user
 worker_processes 1;
 pid nginx.pid;
@@ -88,19 +88,8 @@ http {
 	}
 }
 CONF
-	"$NGINX" -e stderr -p "$N/" -c nginx.conf -g 'daemon off;' 2>>"$N/error.log" &
-	NGINX_PID=$!
-	front_up() { curl -s -o /dev/null "http://127.0.0.1:$PPORT/healthz" || ! kill -0 "$NGINX_PID" 2>/dev/null; }
-	wait_until 60 front_up && kill -0 "$NGINX_PID" 2>/dev/null && break
-	kill -TERM "$NGINX_PID" 2>/dev/null
-	wait "$NGINX_PID" 2>/dev/null
-	NGINX_PID=
-done
-if [ -z "$NGINX_PID" ]; then
-	echo "FAIL: nginx did not start"
-	cat "$N/error.log"
-	exit 1
-fi
+}
+nginx_up "$N" front_conf
 TLS="https://localhost:$TPORT"
 check "curl reaches the server through the TLS front over HTTP/2" eq \
 	"$("${CURL[@]}" --cacert "$N/cert.pem" -o /dev/null -w '%{http_version} %{http_code}' "$TLS/healthz")" "2 200"

@@ -80,26 +80,10 @@ for k in 1 2 3; do
 	NODE_PID[k]=$(pgrep -P "$SERVER_PID") # the server itself, under timeout(1)
 done
 node_url() { echo "http://127.0.0.1:${NODE_PORT[$1]}"; }
-mkdir -p "$TMP/nginx"
-for try in 1 2 3 4 5; do
-	FPORT=$((20000 + RANDOM % 30000))
-	scripts/nginx-loopback.sh "$FPORT" "${NODE_PORT[1]}" "${NODE_PORT[2]}" "${NODE_PORT[3]}" \
-		>"$TMP/nginx/nginx.conf"
-	[ "$try" = 1 ] && check "nginx -t accepts the rendered docker/nginx.conf" \
-		"$NGINX" -e stderr -t -q -p "$TMP/nginx/" -c nginx.conf
-	"$NGINX" -e stderr -p "$TMP/nginx/" -c nginx.conf -g 'daemon off;' 2>>"$TMP/nginx/error.log" &
-	NGINX_PID=$!
-	front_up() { curl -s -o /dev/null "http://127.0.0.1:$FPORT/healthz" || ! kill -0 "$NGINX_PID" 2>/dev/null; }
-	wait_until 60 front_up && kill -0 "$NGINX_PID" 2>/dev/null && break
-	kill -TERM "$NGINX_PID" 2>/dev/null
-	wait "$NGINX_PID" 2>/dev/null
-	NGINX_PID=
-done
-if [ -z "$NGINX_PID" ]; then
-	echo "FAIL: nginx did not start"
-	cat "$TMP/nginx/error.log"
-	exit 1
-fi
+front_conf() { scripts/nginx-loopback.sh "$FPORT" "${NODE_PORT[1]}" "${NODE_PORT[2]}" "${NODE_PORT[3]}"; }
+nginx_up "$TMP/nginx" front_conf
+check "nginx -t accepts the rendered docker/nginx.conf" \
+	"$NGINX" -e stderr -t -q -p "$TMP/nginx/" -c nginx.conf
 F="http://127.0.0.1:$FPORT"
 
 # get URL [CURL ARGS...]: headers in $TMP/h (lowercase names, no CR), body in

@@ -31,23 +31,8 @@ trap stop_front EXIT
 openssl rand -hex 32 >"$TMP/secret"
 server_start --token-secret-file "$TMP/secret" --edit-token adm1n-token --edit-rate 2 \
 	--edit-area 0 --workers 1
-mkdir -p "$TMP/nginx"
-for try in 1 2 3 4 5; do
-	FPORT=$((20000 + RANDOM % 30000))
-	scripts/nginx-loopback.sh "$FPORT" "$PORT" >"$TMP/nginx/nginx.conf"
-	"$NGINX" -e stderr -p "$TMP/nginx/" -c nginx.conf -g 'daemon off;' 2>>"$TMP/nginx/error.log" &
-	NGINX_PID=$!
-	front_up() { curl -s -o /dev/null "http://127.0.0.1:$FPORT/healthz" || ! kill -0 "$NGINX_PID" 2>/dev/null; }
-	wait_until 60 front_up && kill -0 "$NGINX_PID" 2>/dev/null && break
-	kill -TERM "$NGINX_PID" 2>/dev/null
-	wait "$NGINX_PID" 2>/dev/null
-	NGINX_PID=
-done
-if [ -z "$NGINX_PID" ]; then
-	echo "FAIL: nginx did not start"
-	cat "$TMP/nginx/error.log"
-	exit 1
-fi
+front_conf() { scripts/nginx-loopback.sh "$FPORT" "$PORT"; }
+nginx_up "$TMP/nginx" front_conf
 F="http://127.0.0.1:$FPORT"
 
 batch() { # N: a batch of N small raises

@@ -77,6 +77,32 @@ stop_all() {
 	cleanup
 }
 
+# nginx_up DIR RENDER...: nginx ($NGINX) in front, on a port of its own.
+# Picks FPORT, has `RENDER...` write DIR/nginx.conf to stdout with FPORT set
+# (its plain HTTP listener on 127.0.0.1:$FPORT), starts nginx in the foreground and waits
+# for /healthz through that port; a port taken meanwhile is tried again
+# elsewhere (5 tries). Sets NGINX_PID; stops the script (FAIL and nginx's
+# errors) when nginx does not start. The script stops it (kill -TERM).
+nginx_up() {
+	local dir=$1 try
+	shift
+	mkdir -p "$dir"
+	for try in 1 2 3 4 5; do
+		FPORT=$((20000 + RANDOM % 30000))
+		"$@" >"$dir/nginx.conf" || { echo "FAIL: $* did not write nginx.conf"; exit 1; }
+		"$NGINX" -e stderr -p "$dir/" -c nginx.conf -g 'daemon off;' 2>>"$dir/error.log" &
+		NGINX_PID=$!
+		front_up() { curl -s -o /dev/null "http://127.0.0.1:$FPORT/healthz" || ! kill -0 "$NGINX_PID" 2>/dev/null; }
+		wait_until 60 front_up && kill -0 "$NGINX_PID" 2>/dev/null && return 0
+		kill -TERM "$NGINX_PID" 2>/dev/null
+		wait "$NGINX_PID" 2>/dev/null
+		NGINX_PID=
+	done
+	echo "FAIL: nginx did not start"
+	cat "$dir/error.log"
+	exit 1
+}
+
 check() {
 	local msg=$1
 	shift
