@@ -84,7 +84,7 @@ ADMIN_PW=${TERRAIN_REDIS_ADMIN_PASSWORD:-}
 SENT_PW=${TERRAIN_SENTINEL_PASSWORD:-}
 # The nodes' user: docs/cluster.md, "The ACL rules a node needs" (the
 # container test checks that the two agree).
-TERRAIN_RULES='resetkeys ~terrain:* resetchannels -@all +select +role +script|load +evalsha +xadd +xrange +xread +xlen +xtrim +hget +hset +hmget +hlen +get +set +expire +persist +del +wait'
+TERRAIN_RULES='resetkeys ~terrain:* resetchannels -@all +select +role +script|load +evalsha +eval +xadd +xrange +xread +xlen +xtrim +hget +hset +hmget +hlen +get +set +expire +pexpire +persist +del +unlink +wait'
 REPLICA_RULES='+psync +replconf +ping'
 SENTINEL_RULES='allchannels +multi +slaveof +ping +exec +subscribe +config|rewrite +role +publish +info +client|setname +client|kill +script|kill'
 TOPOLOGY_RULES='resetkeys ~terrain:* resetchannels -@all +select +ping +role +info +type +xinfo|stream +replicaof'
