@@ -15,6 +15,9 @@
 # scaled SECS              SECS times TEST_TIMEOUT_SCALE.
 # "${CURL[@]}" ARGS...     curl with errors shown and a bound (60 s, scaled)
 #                          on each request.
+# nginx_up DIR RENDER...   a loopback nginx ($NGINX) front on a port of its
+#                          own: RENDER writes its config with FPORT set; sets
+#                          NGINX_PID (below).
 #
 # Tests wait on conditions, never on fixed durations, and their bounds are
 # generous: a machine with other work running (load 20 to 48 on 2 cores)
