@@ -11,7 +11,7 @@
 #   LOADERS     how many loaders load_start starts
 #   HOLD        s a stopped loader may still retry the edit it holds (60)
 #   passed, failed  check's counters
-# and defines:
+# and defines say MSG (one line on stderr) and:
 #   node_get NODE PATH   the body of GET PATH on node NODE (curl on
 #                        127.0.0.1:8080 inside its container), empty if none
 #   nodes                the node containers' ids, one a line
@@ -20,6 +20,21 @@
 # NODE is what the script's node_get takes (an id, or @ID in the container
 # test); capacity_* pass node_ref ID through it (default: ID as is).
 # shellcheck shell=bash
+
+# need_engine: return when a Docker engine answers, else say why in one line
+# (the sourcing script's say) and exit 77, which .ci/run tells apart from a
+# failed check
+need_engine() {
+	local err
+	if ! command -v docker >/dev/null; then
+		say "no Docker engine: the docker command is missing (Debian: apt-get install docker.io; then start dockerd)"
+		exit 77
+	fi
+	if ! err=$(docker info 2>&1 >/dev/null); then
+		say "no Docker engine: $(printf '%s\n' "$err" | grep . | tail -n 1)"
+		exit 77
+	fi
+}
 
 check() {
 	local msg=$1

@@ -58,18 +58,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 say() { echo "container-test: $*" >&2; }
-NO_ENGINE=77
 # check, post, keyed_post, loader, load_start, log_of, capacity_report, ...
 . scripts/cluster-load.sh
-
-if ! command -v docker >/dev/null; then
-	say "no Docker engine: the docker command is missing (Debian: apt-get install docker.io; then start dockerd)"
-	exit $NO_ENGINE
-fi
-if ! err=$(docker info 2>&1 >/dev/null); then
-	say "no Docker engine: $(printf '%s\n' "$err" | grep . | tail -n 1)"
-	exit $NO_ENGINE
-fi
+need_engine
 scripts/deps.sh container
 command -v docker-compose >/dev/null || { say "docker-compose missing after scripts/deps.sh container"; exit 1; }
 

@@ -35,18 +35,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 say() { echo "swarm-test: $*" >&2; }
-NO_ENGINE=77
 # check, post, keyed_post, loader, load_start, log_of, capacity_report, ...
 . scripts/cluster-load.sh
-
-if ! command -v docker >/dev/null; then
-	say "no Docker engine: the docker command is missing (Debian: apt-get install docker.io; then start dockerd)"
-	exit $NO_ENGINE
-fi
-if ! err=$(docker info 2>&1 >/dev/null); then
-	say "no Docker engine: $(printf '%s\n' "$err" | grep . | tail -n 1)"
-	exit $NO_ENGINE
-fi
+need_engine
 command -v ss >/dev/null || { say "ss is missing (Debian: apt-get install iproute2)"; exit 1; }
 state=$(docker info -f '{{.Swarm.LocalNodeState}}')
 if [ "$state" != inactive ]; then
