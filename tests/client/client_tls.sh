@@ -22,15 +22,7 @@ NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 command -v openssl >/dev/null || { echo "FAIL: openssl not installed (scripts/deps.sh test)"; exit 1; }
 unset http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY \
 	CURL_CA_BUNDLE SSL_CERT_FILE
-NGINX_PID=
-stop_front() {
-	if [ -n "$NGINX_PID" ]; then
-		kill -TERM "$NGINX_PID" 2>/dev/null
-		wait "$NGINX_PID" 2>/dev/null
-	fi
-	cleanup
-}
-trap stop_front EXIT
+trap 'nginx_down; cleanup' EXIT
 to() { local o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"; }
 
 check "--version names terrain-client and libcurl" has <("$CLIENT" --version) '^libcurl/[0-9]'

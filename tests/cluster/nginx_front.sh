@@ -26,14 +26,10 @@ if [ ! -x "$NGINX" ]; then
 fi
 TOK=front-test-token
 AUTH=(-H "Authorization: Bearer $TOK")
-NGINX_PID=
 SSE_PID=
 stop_front() {
 	[ -z "$SSE_PID" ] || kill_ours KILL "$SSE_PID"
-	if [ -n "$NGINX_PID" ]; then
-		kill -TERM "$NGINX_PID" 2>/dev/null
-		wait "$NGINX_PID" 2>/dev/null
-	fi
+	nginx_down
 	cleanup
 }
 trap stop_front EXIT

@@ -18,15 +18,7 @@ if [ ! -x "$NGINX" ]; then
 	exit 1
 fi
 command -v openssl >/dev/null || { echo "FAIL: openssl not installed (scripts/deps.sh test)"; exit 1; }
-NGINX_PID=
-stop_front() {
-	if [ -n "$NGINX_PID" ]; then
-		kill -TERM "$NGINX_PID" 2>/dev/null
-		wait "$NGINX_PID" 2>/dev/null
-	fi
-	cleanup
-}
-trap stop_front EXIT
+trap 'nginx_down; cleanup' EXIT
 
 openssl rand -hex 32 >"$TMP/secret"
 server_start --token-secret-file "$TMP/secret" --edit-token adm1n-token --edit-rate 2 \

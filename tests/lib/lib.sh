@@ -17,7 +17,7 @@
 #                          on each request.
 # nginx_up DIR RENDER...   a loopback nginx ($NGINX) front on a port of its
 #                          own: RENDER writes its config with FPORT set; sets
-#                          NGINX_PID (below).
+#                          NGINX_PID; nginx_down stops it (below).
 #
 # Tests wait on conditions, never on fixed durations, and their bounds are
 # generous: a machine with other work running (load 20 to 48 on 2 cores)
@@ -78,6 +78,16 @@ stop_all() {
 		wait_until 60 not kill -0 "$SERVER_PID" 2>/dev/null
 	fi
 	cleanup
+}
+
+# nginx_down: stop the nginx of nginx_up, if it runs (scripts call it in
+# their EXIT trap before cleanup)
+NGINX_PID=
+nginx_down() {
+	[ -n "$NGINX_PID" ] || return 0
+	kill -TERM "$NGINX_PID" 2>/dev/null
+	wait "$NGINX_PID" 2>/dev/null
+	NGINX_PID=
 }
 
 # nginx_up DIR RENDER...: nginx ($NGINX) in front, on a port of its own.
