@@ -17,6 +17,8 @@
 #define TILECODE_FILTER_CAUSAL 3
 #define TILECODE_MAX_STATES    8    /* interleaved rANS states: 2 (versions 3
 					and 4) or 8 (versions 5 and 6) */
+#define TILECODE_TANS     0x200u    /* or'ed into 8 states: tANS, versions 7
+					and 8 (else rANS) */
 #define TILECODE_WIDE     0x100u    /* or'ed into states: the 64-bit loops
 					whatever the heights, for tests that
 					compare them with the 32-bit ones */

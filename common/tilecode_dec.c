@@ -118,6 +118,11 @@ struct rd {
 	size_t blim;
 	uint32_t add;            /* NARROW - h[0]: see narrow_or() */
 	unsigned S;              /* rANS states */
+	/* tANS (versions 7 and 8): */
+	const uint8_t *in;       /* the payload: the stream is read backwards in it */
+	const uint32_t *dt;      /* decoding entries, c << 10 | state: see tans_tables() */
+	const uint32_t *zb;      /* each token's base value */
+	uint32_t (*tcnt)[DIX];   /* the (context, token) counts, two tables */
 };
 
 struct dl {
@@ -126,41 +131,56 @@ struct dl {
 	size_t ri;               /* units read */
 	uint64_t pos;            /* bits read */
 	uint32_t acc;            /* narrow_or() of the heights decoded so far */
+	int bad;                 /* tANS: the stream ran out */
 };
 
-/* Read the tables and skip the padding to the byte; unused contexts
- * decode token 0 with certainty, so a sample landing there still decodes
- * (and fails the count check). */
-static int read_tables(struct tabs *tb, struct br *b)
+/* S, the rANS state count of the loops, or this for tANS. */
+#define TANS 0
+
+/* Read the tables into freq (DIX) and used, and skip the padding to the
+ * byte; an unused context gets token 0 with certainty, so that a sample
+ * landing there still decodes (and fails the count check). */
+static int read_tables(uint16_t *freq, uint8_t *used, struct br *b)
 {
 	unsigned c, t;
 	int bad = 0;
 
 	for (c = 0; c < NCTX; c++) {
-		uint16_t *f = tb->freq + (c << 7);
+		uint16_t *f = freq + (c << 7);
 		uint32_t sum = 0, last;
 
-		tb->used[c] = (uint8_t)br_get(b, 1);
+		used[c] = (uint8_t)br_get(b, 1);
 		memset(f, 0, NTOK * sizeof(*f));
-		if (!tb->used[c]) {
+		if (!used[c]) {
 			f[0] = PROB_M;
-		} else {
-			last = br_get(b, 7);
-			if (last >= NTOK)
-				return ERR_CORRUPT;
-			for (t = 0; t <= last; t++) {
-				uint32_t v = br_eg0(b, &bad);
-
-				if (bad || v > PROB_M)
-					return ERR_CORRUPT;
-				f[t] = (uint16_t)v;
-				sum += v;
-			}
-			if (sum != PROB_M || !f[last])
-				return ERR_CORRUPT;
+			continue;
 		}
-		sum = 0;
-		for (t = 0; t < NTOK; t++) {
+		last = br_get(b, 7);
+		if (last >= NTOK)
+			return ERR_CORRUPT;
+		for (t = 0; t <= last; t++) {
+			uint32_t v = br_eg0(b, &bad);
+
+			if (bad || v > PROB_M)
+				return ERR_CORRUPT;
+			f[t] = (uint16_t)v;
+			sum += v;
+		}
+		if (sum != PROB_M || !f[last])
+			return ERR_CORRUPT;
+	}
+	/* the padding bits up to the byte must be zero */
+	return br_get(b, (8 - (unsigned)(b->used & 7)) & 7) ? ERR_CORRUPT : 0;
+}
+
+/* rANS's look-ups of the frequencies in tb->freq. */
+static void rans_tables(struct tabs *tb)
+{
+	for (unsigned c = 0; c < NCTX; c++) {
+		const uint16_t *f = tb->freq + (c << 7);
+		uint32_t sum = 0;
+
+		for (unsigned t = 0; t < NTOK; t++) {
 			unsigned k = c << 7 | t;
 
 			tb->fc[k] = f[t] | (uint64_t)sum << 16 | (uint64_t)tok_base(t) << 32;
@@ -172,8 +192,6 @@ static int read_tables(struct tabs *tb, struct br *b)
 			sum += f[t];
 		}
 	}
-	/* the padding bits up to the byte must be zero */
-	return br_get(b, (8 - (unsigned)(b->used & 7)) & 7) ? ERR_CORRUPT : 0;
 }
 
 static const uint8_t zero_unit[2];
@@ -315,6 +333,173 @@ line_values(struct dl *d, const struct rd *r, struct tabs *restrict tb,
 	d->acc = acc;
 }
 
+/* ---- tANS (versions 7 and 8) ---------------------------------------------- */
+
+/*
+ * The decoding entry of each state s of each context:
+ * base | bits << 10 | (c << 7 | token) << 14 | (bits + extra bits) << 25.
+ * Token t owns the states [cum, cum + f) in order; the k-th stands for
+ * y = f + k, which the encoder left after writing bits = PROB_BITS + 1 -
+ * blen(y) bits of its state, so the state before is (y << bits) - PROB_M +
+ * those bits: base = (y << bits) - PROB_M. An unused context decodes
+ * token 0 from any state, reading nothing.
+ */
+static void tans_tables(const uint16_t *freq, const uint8_t *used, uint32_t *dt)
+{
+	for (unsigned c = 0; c < NCTX; c++) {
+		uint32_t *e = dt + (c << PROB_BITS);
+
+		if (!used[c]) {
+			for (unsigned u = 0; u < PROB_M; u++)
+				e[u] = u | c << 21;
+			continue;
+		}
+		for (unsigned t = 0; t < NTOK; t++) {
+			uint32_t f = freq[(c << 7) + t], tag = (c << 7 | t) << 14;
+
+			for (uint32_t y = f; y < 2 * f; y++) {
+				uint32_t nbs = PROB_BITS + 1 - blen32(y);
+
+				*e++ = ((y << nbs) - PROB_M) | nbs << 10 | tag | (nbs + tok_nb[t]) << 25;
+			}
+		}
+	}
+}
+
+/* The nb <= TANS_MAXBITS bits below bit p of in, the stream read
+ * backwards; p moves down. Unchecked (CHK 0): p - nb >= 64 - 8. Checked:
+ * bytes before in read as zero, and running past its start sets *bad. */
+static inline __attribute__((always_inline)) uint64_t
+tans_bits(const uint8_t *in, uint64_t *p, unsigned nb, int *bad, const int CHK)
+{
+	uint64_t q = *p, w = 0;
+
+	if (!CHK) {
+		w = ld64(in + (q >> 3) - 7);
+	} else {
+		ptrdiff_t a = (ptrdiff_t)(q >> 3) - 7;
+
+		if (q < nb) {
+			*bad = 1;
+			q = nb;
+		}
+		for (unsigned i = 0; i < 8; i++)
+			if (a + (ptrdiff_t)i >= 0)
+				w |= (uint64_t)in[a + (ptrdiff_t)i] << 8 * i;
+	}
+	*p = q - nb;
+	return (w >> ((q & 7) + 56 - nb)) & ((UINT64_C(1) << nb) - 1);
+}
+
+/*
+ * One sample of context c (shifted: c << PROB_BITS): its state's entry,
+ * its bits, the next state and its zigzagged residual, which it returns;
+ * counts its (context, token) in cn.
+ */
+#define TSTEP(xs, c, z, cn, CHK)                                              \
+	do {                                                                  \
+		uint32_t e_ = dt[(c) | (xs)];                                 \
+		unsigned nbs_ = (e_ >> 10) & 15, k_ = (e_ >> 14) & (DIX - 1);  \
+		uint64_t v_ = tans_bits(in, &p, e_ >> 25, &bad, CHK);         \
+		(xs) = (e_ & (PROB_M - 1)) + ((uint32_t)v_ & ((1u << nbs_) - 1u)); \
+		(cn)[k_]++;                                                   \
+		(z) = zb[k_ & 127] + (uint32_t)(v_ >> nbs_);                  \
+	} while (0)
+
+#define TANS_LOCALS(d, r)                                                     \
+	uint32_t *const x = (d)->x, add = (r)->add, acc = (d)->acc;          \
+	const uint32_t *restrict const dt = (r)->dt, *restrict const zb = (r)->zb; \
+	const uint8_t *const in = (r)->in;                                    \
+	uint32_t *restrict const cn0 = (r)->tcnt[0], *restrict const cn1 = (r)->tcnt[1]; \
+	uint64_t p = (d)->pos;                                                \
+	unsigned j = (d)->j;                                                  \
+	int bad = (d)->bad
+
+#define TANS_SAVE(d)                                                          \
+	do {                                                                  \
+		(d)->j = j;                                                   \
+		(d)->pos = p;                                                 \
+		(d)->acc = acc;                                               \
+		(d)->bad = bad;                                               \
+	} while (0)
+
+/*
+ * A line of filter 2 in two loops: the residuals by tANS into zs, eight
+ * samples a turn with the eight states in locals (xi is state j + i, so the
+ * sample order is that of the format); then the heights.
+ */
+static inline __attribute__((always_inline)) void
+tans_line(struct dl *d, const struct rd *r, const uint8_t *restrict ctx,
+	  const uint32_t *restrict pred, uint32_t *out, size_t step, size_t cnt,
+	  uint32_t *restrict zs, const int CHK)
+{
+	const uint32_t *restrict const dt = r->dt, *restrict const zb = r->zb;
+	const uint8_t *const in = r->in;
+	uint32_t *restrict const cn = r->tcnt[0], *restrict const co = r->tcnt[1];
+	uint32_t *const x = d->x, add = r->add, acc = d->acc;
+	const unsigned j = d->j;
+	uint64_t p = d->pos;
+	int bad = d->bad;
+	uint32_t x0 = x[j], x1 = x[(j + 1) & 7], x2 = x[(j + 2) & 7], x3 = x[(j + 3) & 7];
+	uint32_t x4 = x[(j + 4) & 7], x5 = x[(j + 5) & 7], x6 = x[(j + 6) & 7], x7 = x[(j + 7) & 7];
+	size_t m = 0;
+
+#define TS(xs, i, cn_) TSTEP(xs, (uint32_t)ctx[m + (i)] << PROB_BITS, zs[m + (i)], cn_, CHK)
+	for (; m + 8 <= cnt; m += 8) {
+		TS(x0, 0, cn); TS(x1, 1, co); TS(x2, 2, cn); TS(x3, 3, co);
+		TS(x4, 4, cn); TS(x5, 5, co); TS(x6, 6, cn); TS(x7, 7, co);
+	}
+	if (m < cnt) {          /* fewer than 8 left */
+		TS(x0, 0, cn);
+		if (m + 1 < cnt) TS(x1, 1, co);
+		if (m + 2 < cnt) TS(x2, 2, cn);
+		if (m + 3 < cnt) TS(x3, 3, co);
+		if (m + 4 < cnt) TS(x4, 4, cn);
+		if (m + 5 < cnt) TS(x5, 5, co);
+		if (m + 6 < cnt) TS(x6, 6, cn);
+	}
+#undef TS
+	x[j] = x0; x[(j + 1) & 7] = x1; x[(j + 2) & 7] = x2; x[(j + 3) & 7] = x3;
+	x[(j + 4) & 7] = x4; x[(j + 5) & 7] = x5; x[(j + 6) & 7] = x6; x[(j + 7) & 7] = x7;
+	d->j = (unsigned)((j + cnt) & (TANS_STATES - 1));
+	d->pos = p;
+	d->bad = bad;
+	for (m = 0; m < cnt; m++) {
+		uint32_t v = pred[m] + unzigzag(zs[m]);
+
+		out[m * step] = v;
+		acc |= v + add;
+	}
+	d->acc = acc;
+}
+
+/* Filter 3, one row (from column `first`), with tANS. */
+static inline __attribute__((always_inline)) void
+tans_causal_row(struct dl *d, const struct rd *r, int32_t *h, size_t w, size_t row,
+		size_t first, const uint32_t *up, uint32_t *cur, const int CHK)
+{
+	TANS_LOCALS(d, r);
+	uint32_t *hu = (uint32_t *)h + row * w, z, v;
+
+	for (size_t i = first; i < w; i++) {
+		uint32_t pred = (uint32_t)causal_pred(h, w, i, row);
+
+		TSTEP(x[j], (uint32_t)causal_ctx(up, cur, i) << PROB_BITS, z, i & 1 ? cn1 : cn0, CHK);
+		v = pred + unzigzag(z);
+		hu[i] = v;
+		acc |= v + add;
+		cur[i] = zsat(z);
+		j = (j + 1) & (TANS_STATES - 1);
+	}
+	TANS_SAVE(d);
+}
+
+/* Whether cnt samples can be read unchecked from bit d->pos down. */
+static inline int tans_room(const struct dl *d, size_t cnt)
+{
+	return d->pos >= 64 + (uint64_t)TANS_MAXBITS * cnt;
+}
+
 /* A whole line (kx: cnt words of scratch), each loop unchecked when the
  * line cannot pass the end of its stream (a sample takes at most one
  * unit and 30 bits). */
@@ -323,6 +508,13 @@ decode_line(struct dl *d, const struct rd *r, struct tabs *tb, const uint8_t *ct
 	    const uint32_t *pred, uint32_t *out, size_t step, size_t cnt, uint16_t *kx,
 	    const unsigned S)
 {
+	if (S == TANS) {
+		if (tans_room(d, cnt))
+			tans_line(d, r, ctx, pred, out, step, cnt, (uint32_t *)kx, 0);
+		else
+			tans_line(d, r, ctx, pred, out, step, cnt, (uint32_t *)kx, 1);
+		return;
+	}
 	if (r->rlen >= d->ri && r->rlen - d->ri >= 2 * cnt)
 		line_tokens(d, r, tb, ctx, kx, cnt, S, 0);
 	else
@@ -407,7 +599,11 @@ causal_inverse(struct dl *d, const struct rd *r, struct tabs *tb, int32_t *h, si
 	for (j = 0; j < w; j++) {
 		size_t first = j ? 0 : 1;
 
-		if (r->rlen >= d->ri && r->rlen - d->ri >= 2 * w)
+		if (S == TANS && tans_room(d, w))
+			tans_causal_row(d, r, h, w, j, first, up, cur, 0);
+		else if (S == TANS)
+			tans_causal_row(d, r, h, w, j, first, up, cur, 1);
+		else if (r->rlen >= d->ri && r->rlen - d->ri >= 2 * w)
 			causal_row_inverse(d, r, tb, h, w, j, first, up, cur, S, 0);
 		else
 			causal_row_inverse(d, r, tb, h, w, j, first, up, cur, S, 1);
@@ -436,28 +632,108 @@ CLONES_INT static void inverse8(struct dl *d, const struct rd *r, struct tabs *t
 		causal_inverse(d, r, tb, h, w, rowbuf, 8);
 }
 
-/* The counts must normalise to the tables sent. */
-static int tables_match(struct tabs *tb)
+CLONES_INT static void inverse_tans(struct dl *d, const struct rd *r, struct tabs *tb, int32_t *h,
+				    size_t w, unsigned filter, uint32_t *rowbuf)
+{
+	if (filter == TILECODE_FILTER_HIER)
+		hier_inverse(d, r, tb, h, w, rowbuf, TANS);
+	else
+		causal_inverse(d, r, tb, h, w, rowbuf, TANS);
+}
+
+/* The counts cnt (DIX) must normalise to the tables sent. */
+static int tables_match(const uint32_t *cnt, const uint16_t *freq, const uint8_t *used)
 {
 	uint32_t f[NTOK];
 
 	for (unsigned c = 0; c < NCTX; c++) {
-		const uint32_t *cc = tb->cnt[0] + (c << 7);
+		const uint32_t *cc = cnt + (c << 7);
 		uint64_t tot = 0;
 
 		for (unsigned t = 0; t < NTOK; t++)
 			tot += cc[t];
-		if (!tot || !tb->used[c]) {
-			if (tot || tb->used[c])
+		if (!tot || !used[c]) {
+			if (tot || used[c])
 				return 0;
 			continue;
 		}
 		tilecode__normalize(cc, tot, f);
 		for (unsigned t = 0; t < NTOK; t++)
-			if (f[t] != tb->freq[(c << 7) + t])
+			if (f[t] != freq[(c << 7) + t])
 				return 0;
 	}
 	return 1;
+}
+
+/* What the tANS decoder allocates, followed by its line buffers. */
+struct ttabs {
+	uint32_t dt[NCTX << PROB_BITS];
+	uint32_t cnt[2][DIX];
+	uint32_t zb[NTOK];
+	uint16_t freq[DIX];
+	uint8_t used[NCTX];
+};
+
+/* The smallest stream: the states and the end mark. */
+#define TANS_MIN_STREAM ((TANS_STATES * PROB_BITS + 1 + 7) / 8)
+
+/* Versions 7 and 8: the tables from in[0], then the stream, backwards
+ * from its end mark in in[len - 1] down to the byte after the tables. */
+static int decode_tans(const uint8_t *in, size_t len, uint32_t w, unsigned filter,
+		       uint32_t offset, int32_t *h, int wide)
+{
+	struct ttabs *tt;
+	struct rd r;
+	struct dl d;
+	struct br b;
+	uint64_t lo;
+	uint32_t *rowbuf;
+	size_t k;
+	int rc = ERR_CORRUPT;
+
+	/* the bit reader reads 8 bytes ahead: the tables end before the
+	 * stream, which is at least TANS_MIN_STREAM > 8 bytes */
+	if (len < 2 + TANS_MIN_STREAM || !in[len - 1])
+		return ERR_CORRUPT;
+	tt = malloc(sizeof(*tt) + (3 * (size_t)w + 2 * ZPAD + 2) * sizeof(*rowbuf));
+	if (!tt)
+		return ERR_NOMEM;
+	rowbuf = (uint32_t *)(tt + 1);
+	b = (struct br){ in, in + len - 8, 0, 0, 0 };
+	if (read_tables(tt->freq, tt->used, &b) || b.used / 8 + TANS_MIN_STREAM > len)
+		goto out;
+	lo = b.used;            /* a whole number of bytes */
+	memset(tt->cnt, 0, sizeof(tt->cnt));
+	for (k = 0; k < NTOK; k++)
+		tt->zb[k] = tok_base((unsigned)k);
+	tans_tables(tt->freq, tt->used, tt->dt);
+	memset(&d, 0, sizeof(d));
+	r = (struct rd){ .add = NARROW - offset, .in = in, .dt = tt->dt, .zb = tt->zb,
+			 .tcnt = tt->cnt };
+	d.acc = wide ? UINT32_MAX : 0;
+	d.pos = 8 * (uint64_t)(len - 1) + blen32(in[len - 1]) - 1;   /* the end mark */
+	for (k = 0; k < TANS_STATES; k++)
+		d.x[k] = (uint32_t)tans_bits(in, &d.pos, PROB_BITS, &d.bad, 1);
+	if (d.pos < lo)
+		goto out;
+	h[0] = (int32_t)offset;
+	inverse_tans(&d, &r, NULL, h, w, filter, rowbuf);
+	/* the stream used up exactly, every state back at 0 (PROB_M) */
+	if (d.bad || d.pos != lo)
+		goto out;
+	for (k = 0; k < TANS_STATES; k++)
+		if (d.x[k])
+			goto out;
+	for (k = 0; k < DIX; k++)
+		tt->cnt[0][k] += tt->cnt[1][k];
+	if (!tables_match(tt->cnt[0], tt->freq, tt->used))
+		goto out;
+	if (tilecode__choose(h, w, narrow_base(offset) && d.acc < 2 * NARROW, rowbuf) != filter)
+		goto out;
+	rc = 0;
+out:
+	free(tt);
+	return rc;
 }
 
 int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned states,
@@ -472,6 +748,13 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned states,
 	int rc, wide = (states & TILECODE_WIDE) != 0;
 
 	states &= ~TILECODE_WIDE;
+	if (states & TILECODE_TANS) {
+		if (states != (TILECODE_TANS | TANS_STATES))
+			return ERR_INVAL;
+		if (filter != TILECODE_FILTER_HIER && filter != TILECODE_FILTER_CAUSAL)
+			return ERR_CORRUPT;
+		return decode_tans(in, len, w, filter, offset, h, wide);
+	}
 	nstate = 4 * (size_t)states;
 	if (states != 2 && states != 8)
 		return ERR_INVAL;
@@ -487,8 +770,8 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned states,
 		return ERR_NOMEM;
 	rowbuf = (uint32_t *)(tb + 1);
 	memset(tb->cnt, 0, sizeof(tb->cnt));
-	r = (struct rd){ in + 4 + bits_len + nstate, len - 4 - bits_len - nstate, in + 4,
-			 bits_len, NARROW - offset, states };
+	r = (struct rd){ .units = in + 4 + bits_len + nstate, .rlen = len - 4 - bits_len - nstate,
+			 .bp = in + 4, .blim = bits_len, .add = NARROW - offset, .S = states };
 	memset(&d, 0, sizeof(d));
 	d.acc = wide ? UINT32_MAX : 0;  /* UINT32_MAX: never narrow */
 	rc = ERR_CORRUPT;
@@ -496,7 +779,9 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned states,
 		if ((d.x[k] = le_get32(in + 4 + bits_len + 4 * k)) < RANS_L)
 			goto out;
 	b = (struct br){ in + 4, in + 4 + bits_len, 0, 0, 0 };
-	rc = read_tables(tb, &b);
+	rc = read_tables(tb->freq, tb->used, &b);
+	if (!rc)
+		rans_tables(tb);
 	if (!rc && b.used > (uint64_t)bits_len * 8)
 		rc = ERR_CORRUPT;
 	if (rc)
@@ -519,7 +804,7 @@ int tilecode_decode(const uint8_t *in, size_t len, uint32_t w, unsigned states,
 			goto out;
 	for (k = 0; k < DIX; k++)
 		tb->cnt[0][k] += tb->cnt[1][k];
-	if (!tables_match(tb))
+	if (!tables_match(tb->cnt[0], tb->freq, tb->used))
 		goto out;
 	if (tilecode__choose(h, w, narrow_base(offset) && d.acc < 2 * NARROW, rowbuf) != filter)
 		goto out;

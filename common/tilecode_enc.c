@@ -350,47 +350,183 @@ CLONES_INT static uint8_t *count_and_bits(const struct fwd *f, uint32_t (*cnt)[N
 	return bq_end(&q);
 }
 
-/* Write the tables of the counts cnt (NIX) into b and fill es. */
-static void write_tables(struct bw *b, const uint32_t *cnt, struct esym *es)
+/* Write the tables of the counts cnt (NIX) into b, padded to the byte, and
+ * their frequencies into freq (all 0 for an unused context). */
+static void write_tables(struct bw *b, const uint32_t *cnt, uint32_t (*freq)[NTOK])
 {
-	static const struct esym none = { 0 };
-	uint32_t freq[NTOK];
 	unsigned c, t;
 
 	for (c = 0; c < NCTX; c++) {
 		const uint32_t *cc = cnt + c * NTOK;
-		struct esym *e = es + c * NTOK;
+		uint32_t *f = freq[c];
 		uint64_t tot = 0;
 		unsigned last = 0;
-		uint32_t cum = 0;
 
 		for (t = 0; t < NTOK; t++)
 			tot += cc[t];
 		if (!tot) {
+			memset(f, 0, NTOK * sizeof(*f));
 			bw_put(b, 0, 1);
 			continue;
 		}
-		tilecode__normalize(cc, tot, freq);
+		tilecode__normalize(cc, tot, f);
 		for (t = 0; t < NTOK; t++)
-			if (freq[t])
+			if (f[t])
 				last = t;
 		bw_put(b, 1, 1);
 		bw_put(b, last, 7);
-		for (t = 0; t < NTOK; t++) {
-			if (t <= last)
-				bw_eg0(b, freq[t]);
-			e[t] = none;
-			if (freq[t]) {
-				e[t].freq = (uint16_t)freq[t];
-				e[t].cum = (uint16_t)cum;
-				e[t].rcp = ((UINT64_C(1) << RCP_SHIFT) + freq[t] - 1) / freq[t];
-				e[t].xlim = (uint32_t)(((uint64_t)(RANS_L >> PROB_BITS) << 16) *
-						       freq[t] - 1);
-			}
-			cum += freq[t];
-		}
+		for (t = 0; t <= last; t++)
+			bw_eg0(b, f[t]);
 	}
 	bw_flush(b);
+}
+
+/* rANS's symbols of the frequencies freq. */
+static void rans_symbols(uint32_t (*freq)[NTOK], struct esym *es)
+{
+	static const struct esym none = { 0 };
+
+	for (unsigned c = 0; c < NCTX; c++) {
+		uint32_t cum = 0;
+
+		for (unsigned t = 0; t < NTOK; t++) {
+			uint32_t f = freq[c][t];
+			struct esym *e = es + c * NTOK + t;
+
+			*e = none;
+			if (f) {
+				e->freq = (uint16_t)f;
+				e->cum = (uint16_t)cum;
+				e->rcp = ((UINT64_C(1) << RCP_SHIFT) + f - 1) / f;
+				e->xlim = (uint32_t)(((uint64_t)(RANS_L >> PROB_BITS) << 16) * f - 1);
+			}
+			cum += f;
+		}
+	}
+}
+
+/* ---- tANS (versions 7 and 8) ---------------------------------------------- */
+
+/*
+ * A (context, token)'s step: from state x in [M, 2M) it writes the low
+ * (x + nbd) >> 16 bits of x, leaving x >> bits in [f, 2f), and moves to
+ * (x >> bits) + add = M + cum + (x >> bits) - f, the slot of the token's
+ * range that the decoder maps back to x >> bits (docs/tile-format.md,
+ * "tANS").
+ */
+struct etans {
+	uint32_t nbd;
+	uint32_t add;
+};
+
+/* The steps et (NIX) of the frequencies freq. */
+static void tans_steps(uint32_t (*freq)[NTOK], struct etans *et)
+{
+	for (unsigned c = 0; c < NCTX; c++) {
+		uint32_t cum = 0;
+
+		for (unsigned t = 0; t < NTOK; t++) {
+			uint32_t f = freq[c][t], mb = PROB_BITS + 1 - blen32(f);
+
+			/* bits = mb or mb - 1, mb when x < f << mb */
+			et[c * NTOK + t] = (struct etans){ (mb << 16) - (f << mb), PROB_M + cum - f };
+			cum += f;
+		}
+	}
+}
+
+/* Append nb <= 49 bits (bq_put for wider values). */
+static inline void bq_put64(struct bq *b, uint64_t v, unsigned nb)
+{
+	b->acc |= v << b->n;
+	b->n += nb;
+	st64(b->p, b->acc);
+	b->p += b->n >> 3;
+	b->acc >>= b->n & ~7u;
+	b->n &= 7;
+}
+
+/* One sample into state *x: its state bits, then its extra bits above. */
+static inline void tans_put(struct bq *q, uint32_t *x, const struct etans *e, uint32_t z,
+			    unsigned nb)
+{
+	uint32_t v = *x, nbs = (v + e->nbd) >> 16;
+
+	bq_put64(q, (v & ((1u << nbs) - 1u)) | (uint64_t)z << nbs, nbs + nb);
+	*x = (v >> nbs) + e->add;
+}
+
+/*
+ * The tANS stream of the n samples (ix, nb, z: their extra bits), written
+ * forwards from p while coding backwards, sample k into state k mod 8;
+ * then the final states, the one of sample 7 first, each less PROB_M in
+ * PROB_BITS bits, and a one bit that marks the end. Returns the end. p has
+ * room for 5 n + 32 bytes.
+ */
+CLONES_INT static uint8_t *tans_encode(const struct etans *et, const uint16_t *ix, const uint8_t *nb,
+				       const uint32_t *z, size_t n, uint8_t *p)
+{
+	struct bq q = { p, 0, 0 };
+	uint32_t x[TANS_STATES];
+	size_t k, full = n - n % TANS_STATES;
+	unsigned j;
+
+	for (j = 0; j < TANS_STATES; j++)
+		x[j] = PROB_M;
+	for (j = TANS_STATES; j-- > 0;)         /* the last, partial group */
+		if (j < n % TANS_STATES)
+			tans_put(&q, &x[j], &et[ix[full + j]], z[full + j], nb[full + j]);
+	for (k = full; k;) {
+		k -= TANS_STATES;
+		for (j = TANS_STATES; j-- > 0;)
+			tans_put(&q, &x[j], &et[ix[k + j]], z[k + j], nb[k + j]);
+	}
+	for (j = TANS_STATES; j-- > 0;)
+		bq_put64(&q, x[j] - PROB_M, PROB_BITS);
+	bq_put64(&q, 1, 1);
+	return bq_end(&q);
+}
+
+/* Counts of the (context, token) pairs, as count_and_bits() without the
+ * bits; also the total of extra bits. */
+CLONES_INT static uint64_t count_only(const struct fwd *f, uint32_t (*cnt)[NIX])
+{
+	uint64_t bits = 0;
+	size_t k;
+
+	memset(cnt, 0, 2 * sizeof(*cnt));
+	for (k = 0; k + 1 < f->n; k += 2) {
+		cnt[0][f->ix[k]]++;
+		cnt[1][f->ix[k + 1]]++;
+		bits += f->nb[k] + f->nb[k + 1];
+	}
+	if (k < f->n) {
+		cnt[0][f->ix[k]]++;
+		bits += f->nb[k];
+	}
+	for (k = 0; k < NIX; k++)
+		cnt[0][k] += cnt[1][k];
+	return bits;
+}
+
+/* Versions 7 and 8: the tables, then the tANS stream. */
+static int encode_tans(const struct fwd *f, uint8_t *out, size_t cap, size_t *len)
+{
+	uint32_t cnt[2][NIX], freq[NCTX][NTOK];
+	struct etans et[NIX];
+	uint64_t extra = count_only(f, cnt);
+	struct bw b = { out, out + cap, 0, 0, 0 };
+	uint8_t *end;
+
+	write_tables(&b, cnt[0], freq);
+	/* at most PROB_BITS bits a sample besides its extra bits, the states,
+	 * the end mark, and the 8 bytes each put stores */
+	if (b.over || (uint64_t)(b.end - b.p) < (PROB_BITS * (uint64_t)f->n + extra) / 8 + 32)
+		return ERR_TOOBIG;
+	tans_steps(freq, et);
+	end = tans_encode(et, f->ix, f->nb, f->z, f->n, b.p);
+	*len = (size_t)(end - out);
+	return 0;
 }
 
 int tilecode_encode(const int32_t *h, uint32_t w, unsigned states, void *scratch,
@@ -402,28 +538,34 @@ int tilecode_encode(const int32_t *h, uint32_t w, unsigned states, void *scratch
 	uint8_t *nb = (uint8_t *)(ix + SCR_WORDS(n)), *rbuf = nb + n + 16;
 	uint8_t *rend = rbuf + RANS_BYTES(n);
 	uint32_t *lines = (uint32_t *)(void *)(((uintptr_t)rend + 15) & ~(uintptr_t)15);
-	uint32_t cnt[2][NIX];
+	uint32_t cnt[2][NIX], freq[NCTX][NTOK];
 	struct esym es[NIX];
 	struct fwd f = { z, ix, nb, 0 };
 	int narrow = !(states & TILECODE_WIDE) && heights_narrow(h, n + 1);
+	int tans = (states & TILECODE_TANS) != 0;
 	struct bw b;
 	uint8_t *rp;
 
-	states &= ~TILECODE_WIDE;
-	if (states != 2 && states != 8)
+	states &= ~(TILECODE_WIDE | TILECODE_TANS);
+	if (states != 2 && states != 8 && !(tans && states == TANS_STATES))
+		return ERR_INVAL;
+	if (tans && states != TANS_STATES)
 		return ERR_INVAL;
 	*filter = tilecode__choose(h, w, narrow, lines);
 	if (*filter == TILECODE_FILTER_HIER)
 		hier_forward(h, w, narrow, &f, lines);
 	else
 		causal_forward(h, w, narrow, &f, lines);
+	if (tans)
+		return encode_tans(&f, out, cap, len);
 	xb_len = (size_t)(count_and_bits(&f, cnt, (uint8_t *)xbw) - (uint8_t *)xbw);
 
 	/* the tables, padded to a whole byte */
 	if (cap < 4)
 		return ERR_TOOBIG;
 	b = (struct bw){ out + 4, out + cap, 0, 0, 0 };
-	write_tables(&b, cnt[0], es);
+	write_tables(&b, cnt[0], freq);
+	rans_symbols(freq, es);
 	if (b.over || (size_t)(b.end - b.p) < xb_len)
 		return ERR_TOOBIG;
 	tab_len = (size_t)(b.p - (out + 4));

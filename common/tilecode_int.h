@@ -174,6 +174,11 @@ void tilecode__causal_row(const int32_t *h, size_t w, size_t j, int narrow, uint
 
 /* ---- frequency tables and the filter rule -------------------------------- */
 
+/* ---- tANS (versions 7 and 8) ---------------------------------------------- */
+
+#define TANS_STATES 8           /* interleaved: sample n uses state n mod 8 */
+#define TANS_MAXBITS (PROB_BITS + 30) /* a sample's bits: its state's, its extra */
+
 /* Counts c (NTOK, total t > 0) normalised to frequencies f summing to
  * PROB_M, the one rule of the encoder's tables and the decoder's check. */
 void tilecode__normalize(const uint32_t *c, uint64_t t, uint32_t *f);
