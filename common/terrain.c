@@ -374,6 +374,7 @@ static int form_of(uint32_t format, enum tile_form *form)
 	} forms[] = {
 		{ 0, TILE_FORM_CURRENT },
 		{ TERRAIN_FORMAT_CURRENT, TILE_FORM_CURRENT },
+		{ TERRAIN_FORMAT_CODED8, TILE_FORM_BEFORE7 },
 		{ TERRAIN_FORMAT_CODED2, TILE_FORM_BEFORE5 },
 		{ TERRAIN_FORMAT_LZ21, TILE_FORM_LZ21 },
 	};

@@ -339,8 +339,9 @@ TERRAIN_API int terrain_hash_next(uint64_t prev, uint64_t seq,
 /* Encodings, numbered as the tile route's ?format=. Tiles of side below
  * 33 (LOD 4 and coarser at the default chunk size) are versions 1/2 in
  * each. */
-#define TERRAIN_FORMAT_CURRENT 5    /* versions 5/6 (8 rANS states): what the
-				       server sends by default */
+#define TERRAIN_FORMAT_CURRENT 7    /* versions 7/8 (tANS): what the server
+				       sends by default */
+#define TERRAIN_FORMAT_CODED8  5    /* versions 5/6 (8 rANS states, ?format=5) */
 #define TERRAIN_FORMAT_CODED2  3    /* versions 3/4 (2 rANS states, ?format=3) */
 #define TERRAIN_FORMAT_LZ21    1    /* versions 1/2 (?format=1) */
 

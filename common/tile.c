@@ -2,10 +2,11 @@
  * tile.c - the heightmap tile and its binary format (docs/tile-format.md).
  *
  * Encoding: a 64-byte little-endian header, then the heights, checksummed
- * with XXH3-64. tile_encode() writes format version 5 (6 with layers):
- * the heights entropy-coded by common/tilecode.c (filter 2 or 3, 8 rANS
- * states) behind a u32 length; versions 3 and 4 are the same with 2
- * states (TILE_FORM_CODED). Versions 1 and 2, still decoded and written by
+ * with XXH3-64. tile_encode() writes format version 7 (8 with layers):
+ * the heights entropy-coded by common/tilecode.c (filter 2 or 3, tANS)
+ * behind a u32 length; versions 5 and 6 are the same model coded by rANS
+ * with 8 states (TILE_FORM_CODED8), 3 and 4 with 2 (TILE_FORM_CODED).
+ * Versions 1 and 2, still decoded and written by
  * tile_encode_lz21(), hold filter 1 ("lz21": a separable 2D Lorenzo
  * predictor, second order along x and first order along z, in wrapping u32
  * arithmetic; zigzag; byte planes most significant first). Compression
@@ -57,7 +58,8 @@ struct hdr_extra {
 	uint32_t offset;
 	unsigned version;
 	int coded;         /* versions 3 to 6 */
-	unsigned states;   /* their rANS states: 2 (3, 4) or 8 (5, 6) */
+	unsigned states;   /* tilecode's coder: 2 rANS states (3, 4), 8 (5, 6),
+			      8 | TILECODE_TANS (7, 8) */
 	int layers;        /* versions 2, 4, 6 */
 };
 
@@ -350,7 +352,8 @@ static int seal(uint8_t *out, size_t need)
 static int encode_lz21_in(const struct tile *t, void *scratch, uint8_t *out, size_t cap,
 			  size_t *len);
 
-/* Versions 3 and 4 (states 2) or 5 and 6 (states 8) whatever the side. */
+/* Versions 3 and 4 (states 2), 5 and 6 (states 8) or 7 and 8 (8 |
+ * TILECODE_TANS) whatever the side. */
 static int encode_coded_in(const struct tile *t, unsigned states, void *scratch, uint8_t *out,
 			   size_t cap, size_t *len)
 {
@@ -369,6 +372,8 @@ static int encode_coded_in(const struct tile *t, unsigned states, void *scratch,
 		return ERR_TOOBIG;
 	if (states == 2)
 		version = t->material ? TILE_VERSION_CODED2_LAYERS : TILE_VERSION_CODED2;
+	else if (states == 8)
+		version = t->material ? TILE_VERSION_CODED8_LAYERS : TILE_VERSION_CODED8;
 	else
 		version = t->material ? TILE_VERSION_LAYERS : TILE_VERSION;
 	write_header(t, version, filter, 0, out);
@@ -426,6 +431,8 @@ int tile_encode_form_in(const struct tile *t, enum tile_form form, void *scratch
 	if (!t || !scratch || !out || !len || !tile_valid(t))
 		return ERR_INVAL;
 	if (form == TILE_FORM_CURRENT)
+		form = t->side < TILE_CODED_MIN_SIDE ? TILE_FORM_LZ21 : TILE_FORM_TANS;
+	if (form == TILE_FORM_BEFORE7)
 		form = t->side < TILE_CODED_MIN_SIDE ? TILE_FORM_LZ21 : TILE_FORM_CODED8;
 	if (form == TILE_FORM_BEFORE5)
 		form = t->side < TILE_CODED_MIN_SIDE ? TILE_FORM_LZ21 : TILE_FORM_CODED;
@@ -433,6 +440,8 @@ int tile_encode_form_in(const struct tile *t, enum tile_form form, void *scratch
 		return encode_coded_in(t, 2, scratch, out, cap, len);
 	if (form == TILE_FORM_CODED8)
 		return encode_coded_in(t, 8, scratch, out, cap, len);
+	if (form == TILE_FORM_TANS)
+		return encode_coded_in(t, 8 | TILECODE_TANS, scratch, out, cap, len);
 	if (form == TILE_FORM_LZ21)
 		return encode_lz21_in(t, scratch, out, cap, len);
 	return ERR_INVAL;
@@ -473,7 +482,8 @@ static int parse_header(const uint8_t *buf, size_t len, struct tile *t,
 	if (x->version < TILE_VERSION_LZ21 || x->version > TILE_VERSION_LAYERS)
 		return ERR_VERSION;
 	x->coded = x->version >= TILE_VERSION_CODED2;
-	x->states = x->version >= TILE_VERSION ? 8 : 2;
+	x->states = x->version >= TILE_VERSION ? 8 | TILECODE_TANS :
+		    x->version >= TILE_VERSION_CODED8 ? 8 : 2;
 	x->layers = x->version % 2 == 0;
 	x->filter = buf[OFF_FILTER];
 	if (le_get16(buf + OFF_HDRLEN) != TILE_HEADER_SIZE)

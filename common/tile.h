@@ -5,10 +5,10 @@
  * heights on an integer grid (quanta), sample (i, j) at world
  * x = cx * chunk + i * 2^lod, z = cz * chunk + j * 2^lod. The encoded form
  * (docs/tile-format.md) is a 64-byte little-endian header followed by the
- * heights, entropy-coded (versions 5 and 6, and the older 3 and 4, whose
- * rANS coder has 2 states instead of 8; common/tilecode.c) or, in the
- * older versions 1 and 2, filtered into byte planes; tile_decode() reads
- * them all. It is what the server sends (zstd is applied by HTTP as
+ * heights, entropy-coded (versions 7 and 8 by tANS; the older 5 and 6 by
+ * rANS with 8 states, 3 and 4 with 2; common/tilecode.c) or, in the older
+ * versions 1 and 2, filtered into byte planes; tile_decode() reads them
+ * all. It is what the server sends (zstd is applied by HTTP as
  * Content-Encoding, not here). Pure code: no I/O, no globals.
  */
 #ifndef TILE_H
@@ -23,9 +23,11 @@
 #define TILE_VERSION_LZ21_LAYERS 2      /* the same + a layer section */
 #define TILE_VERSION_CODED2        3    /* entropy-coded heights, 2 rANS states */
 #define TILE_VERSION_CODED2_LAYERS 4    /* the same + a layer section */
-#define TILE_VERSION        5           /* entropy-coded heights, 8 rANS states
+#define TILE_VERSION_CODED8        5    /* entropy-coded heights, 8 rANS states */
+#define TILE_VERSION_CODED8_LAYERS 6    /* the same + a layer section */
+#define TILE_VERSION        7           /* entropy-coded heights, tANS
 					   (tile_encode) */
-#define TILE_VERSION_LAYERS 6           /* the same + a layer section */
+#define TILE_VERSION_LAYERS 8           /* the same + a layer section */
 #define TILE_CODED_MIN_SIDE 33          /* tile_encode() writes smaller tiles
 					   (LOD >= 4 of 256 m chunks) as
 					   versions 1 and 2: there the coded
@@ -106,13 +108,16 @@ int tile_encode_lz21(const struct tile *t, uint8_t *out, size_t cap, size_t *len
 
 /* The encodings a tile has. */
 enum tile_form {
-	TILE_FORM_CURRENT,   /* what tile_encode writes: CODED8, or LZ21 below
+	TILE_FORM_CURRENT,   /* what tile_encode writes: TANS, or LZ21 below
 				TILE_CODED_MIN_SIDE */
 	TILE_FORM_LZ21,      /* versions 1 and 2 (tile_encode_lz21) */
 	TILE_FORM_CODED,     /* versions 3 and 4 (2 rANS states) whatever the side */
 	TILE_FORM_CODED8,    /* versions 5 and 6 (8 rANS states) whatever the side */
 	TILE_FORM_BEFORE5,   /* what tile_encode wrote before version 5: CODED,
 				or LZ21 below TILE_CODED_MIN_SIDE (?format=3) */
+	TILE_FORM_TANS,      /* versions 7 and 8 (tANS) whatever the side */
+	TILE_FORM_BEFORE7,   /* what tile_encode wrote before version 7: CODED8,
+				or LZ21 below TILE_CODED_MIN_SIDE (?format=5) */
 };
 
 /* tile_encode_in() or, for TILE_FORM_LZ21, tile_encode_lz21() with the

@@ -7,6 +7,7 @@
  */
 #include "tilecode.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
@@ -516,16 +517,31 @@ static int encode_tans(const struct fwd *f, uint8_t *out, size_t cap, size_t *le
 	struct etans et[NIX];
 	uint64_t extra = count_only(f, cnt);
 	struct bw b = { out, out + cap, 0, 0, 0 };
-	uint8_t *end;
+	uint8_t *p, *end;
+	size_t most, room, n;
 
 	write_tables(&b, cnt[0], freq);
-	/* at most PROB_BITS bits a sample besides its extra bits, the states,
-	 * the end mark, and the 8 bytes each put stores */
-	if (b.over || (uint64_t)(b.end - b.p) < (PROB_BITS * (uint64_t)f->n + extra) / 8 + 32)
+	if (b.over)
 		return ERR_TOOBIG;
 	tans_steps(freq, et);
-	end = tans_encode(et, f->ix, f->nb, f->z, f->n, b.p);
-	*len = (size_t)(end - out);
+	/* at most PROB_BITS bits a sample besides its extra bits, the states,
+	 * the end mark, and the 8 bytes each put stores; a buffer short of
+	 * that (callers of tilecode_bound() never are) takes a copy */
+	most = (size_t)((PROB_BITS * (uint64_t)f->n + extra) / 8) + 32;
+	room = (size_t)(b.end - b.p);
+	p = room >= most ? b.p : malloc(most);
+	if (!p)
+		return ERR_NOMEM;
+	end = tans_encode(et, f->ix, f->nb, f->z, f->n, p);
+	n = (size_t)(end - p);
+	if (p != b.p) {
+		if (n <= room)
+			memcpy(b.p, p, n);
+		free(p);
+		if (n > room)
+			return ERR_TOOBIG;
+	}
+	*len = (size_t)(b.p - out) + n;
 	return 0;
 }
 

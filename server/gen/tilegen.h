@@ -36,7 +36,7 @@ struct region_source;
  * regions from rs (NULL: computed for this tile alone), the edits of bl
  * (baked deltas and the edits after them, bake.h; NULL: none), edit_seq
  * in the header, and the layers asked for (PIPELINE_LAYER_*
- * bits: 0 gives a tile of heights alone, format version 5, 6 with
+ * bits: 0 gives a tile of heights alone, format version 7, 8 with
  * materials; 1 and 2 for small tiles), then encoded (tile.h). With
  * no edits this is the unedited world, what `terrain-server generate`
  * writes. On success *out is a new malloc'd buffer of *len bytes (caller

@@ -23,8 +23,8 @@
  *	made by pipeline_tile() with the eroded regions of the shared region
  *	cache (--region-cache-mb), with every acknowledged edit touching the
  *	chunk applied and its edit version in the header. layers=height (the
- *	default) gives a version-5 tile (1 for a small tile);
- *	layers=height,material a version-6 tile with the material layer (the
+ *	default) gives a version-7 tile (1 for a small tile);
+ *	layers=height,material a version-8 tile with the material layer (the
  *	same heights; ?format= asks for older versions, tiles.c); another
  *	name is a 400 that quotes the list. The cache key holds the edit version and the
  *	layers, so an edit makes exactly the touched chunks' tiles stale, at

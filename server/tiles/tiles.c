@@ -376,7 +376,9 @@ static const struct {
 	char name;
 	enum tile_form form;
 } formats[] = {
-	{ '5', TILE_FORM_CURRENT },     /* versions 5 and 6 (1 and 2 for small tiles) */
+	{ '7', TILE_FORM_CURRENT },     /* versions 7 and 8 (1 and 2 for small tiles) */
+	{ '5', TILE_FORM_BEFORE7 },     /* versions 5 and 6: 8 rANS states (1 and 2 for
+					   small tiles, as servers before version 7) */
 	{ '3', TILE_FORM_BEFORE5 },     /* versions 3 and 4: 2 rANS states (1 and 2 for
 					   small tiles, as servers before version 5) */
 	{ '1', TILE_FORM_LZ21 },        /* versions 1 and 2: lz21 byte planes */
@@ -398,11 +400,11 @@ int tiles__parse_format(struct tile_req *x, struct tile_key *key)
 			return 0;
 		}
 	}
-	if (!(msg = http_req_alloc(x->q.http, 200)))
+	if (!(msg = http_req_alloc(x->q.http, 240)))
 		return ERR_NOMEM;
-	snprintf(msg, 200, "format: unknown tile format \"%.16s\"; use 5 (the current, "
-		 "the default), 3 (versions 3 and 4, for decoders written before version 5) "
-		 "or 1 (the lz21 form of versions 1 and 2)", s);
+	snprintf(msg, 240, "format: unknown tile format \"%.16s\"; use 7 (the current, "
+		 "the default), 5 or 3 (versions 5 and 6 or 3 and 4, for decoders written "
+		 "before version 7 or 5) or 1 (the lz21 form of versions 1 and 2)", s);
 	x->q.detail = msg;
 	return ERR_INVAL;
 }

@@ -62,10 +62,10 @@ enum value_kind {
  * centimetres (tile_precision_um() / 10000), 0 for the canonical heights
  * (no ?precision=, or the preset's own quantum), so each precision is a
  * value of its own and the canonical one is shared. format is ?format=:
- * TILE_FORM_CURRENT (0; versions 5 and 6), TILE_FORM_BEFORE5 (versions 3
- * and 4) or TILE_FORM_LZ21 (versions 1 and 2), the forms that decoders
- * written before versions 5 and 3 read (small tiles are versions 1 and 2
- * in all three). */
+ * TILE_FORM_CURRENT (0; versions 7 and 8), TILE_FORM_BEFORE7 (versions 5
+ * and 6), TILE_FORM_BEFORE5 (versions 3 and 4) or TILE_FORM_LZ21 (versions
+ * 1 and 2), the forms that decoders written before versions 7, 5 and 3
+ * read (small tiles are versions 1 and 2 in all four). */
 struct tile_key {
 	uint64_t seed;
 	uint64_t version;
@@ -176,8 +176,9 @@ uint32_t tiles__quantum_of(const struct tile_key *key, const struct preset *p);
 /* ?precision= of x for preset p into key->precision (0 when absent or the
  * preset's own quantum): ERR_INVAL with detail for an unknown name or one
  * finer than (or not a multiple of) the preset's quantum. */
-/* ?format= of x into key->format: absent or 5, the current form (versions
- * 5 and 6); 3, versions 3 and 4; 1, the lz21 form (versions 1 and 2).
+/* ?format= of x into key->format: absent or 7, the current form (versions
+ * 7 and 8); 5, versions 5 and 6; 3, versions 3 and 4; 1, the lz21 form
+ * (versions 1 and 2).
  * Returns 0, ERR_INVAL with a detail, or ERR_NOMEM. */
 int tiles__parse_format(struct tile_req *x, struct tile_key *key);
 

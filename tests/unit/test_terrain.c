@@ -179,6 +179,8 @@ static const struct shape {
 	{ "default", 42, 0, 0, 0, 0, 0, 0 },
 	{ "default", 42, 0, 3, -2, 100000, 0, 0 },
 	{ "default", 42, 1, -3, 2, 0, TERRAIN_LAYER_MATERIAL, 5 },
+	{ "default", 42, 1, -3, 2, 0, TERRAIN_LAYER_MATERIAL, 7 },
+	{ "alpine", 7, 0, 2, -1, 0, 0, 5 },
 	{ "default", 42, 0, 1, 1, 0, 0, 3 },
 	{ "islands", 5, 6, 1, 1, 0, 0, 3 },
 	{ "alpine", 7, 2, -7, 11, 0, TERRAIN_LAYER_MATERIAL, 3 },
@@ -194,7 +196,8 @@ static uint8_t enc[1 << 20], enc2[1 << 20];
 /* The server's form of a ?format= value (server/tiles/tiles.c's table). */
 static enum tile_form server_form(uint32_t format)
 {
-	return format == 1 ? TILE_FORM_LZ21 : format == 3 ? TILE_FORM_BEFORE5 : TILE_FORM_CURRENT;
+	return format == 1 ? TILE_FORM_LZ21 : format == 3 ? TILE_FORM_BEFORE5 :
+	       format == 5 ? TILE_FORM_BEFORE7 : TILE_FORM_CURRENT;
 }
 
 static void test_encoded_tiles_are_the_servers_bytes(void **state)
@@ -256,7 +259,8 @@ static void test_decode_gives_back_every_version(void **state)
 		assert_int_equal(h.checksum, b.checksum);
 		assert_int_equal(b.version, (s->format == 1 || n < 33 * 33 ? 1 :
 					     s->format == 3		  ? 3 :
-									    5) +
+					     s->format == 5		  ? 5 :
+									    7) +
 						    (s->layers ? 1 : 0));
 		assert_int_equal(b.layers, s->layers);
 		assert_int_equal(b.quantum_um, s->quantum_um ? s->quantum_um : 10000);

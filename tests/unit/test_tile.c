@@ -142,11 +142,12 @@ static void set_meta(struct tile *t, uint64_t *s)
 }
 
 /*
- * The form encode() writes: 0, tile_encode()'s (format version 5 or 6);
- * 1, tile_encode_lz21()'s (version 1 or 2, which decoders still read);
- * 2, TILE_FORM_CODED (versions 3 and 4: the coded form with 2 rANS
- * states). Tests of the older forms run with setup_lz21() and
- * setup_coded2(); tests of all are listed three times.
+ * The form encode() writes: 0, tile_encode()'s (format version 7 or 8,
+ * tANS); 1, tile_encode_lz21()'s (version 1 or 2, which decoders still
+ * read); 2, TILE_FORM_CODED (versions 3 and 4: the coded form with 2 rANS
+ * states); 3, TILE_FORM_CODED8 (versions 5 and 6, 8 rANS states). Tests
+ * of the older forms run with setup_lz21(), setup_coded2() and
+ * setup_coded8(); tests of all are listed four times.
  */
 static int legacy;
 #define LZ21 (legacy == 1)
@@ -165,10 +166,18 @@ static int setup_coded2(void **state)
 	return 0;
 }
 
+static int setup_coded8(void **state)
+{
+	(void)state;
+	legacy = 3;
+	return 0;
+}
+
 /* The version encode() writes (layers: with a material layer). */
 static unsigned form_version(int layers)
 {
-	unsigned v = legacy == 1 ? TILE_VERSION_LZ21 : legacy == 2 ? TILE_VERSION_CODED2 : TILE_VERSION;
+	unsigned v = legacy == 1 ? TILE_VERSION_LZ21 : legacy == 2 ? TILE_VERSION_CODED2 :
+		     legacy == 3 ? TILE_VERSION_CODED8 : TILE_VERSION;
 
 	return v + (layers ? 1 : 0);
 }
@@ -187,11 +196,12 @@ static uint8_t *encode(const struct tile *t, size_t *len)
 	uint8_t *buf = malloc(cap);
 
 	assert_non_null(buf);
-	if (legacy == 2) {
+	if (legacy >= 2) {
 		void *z = malloc(tile_encode_scratch_size(t));
 
 		assert_non_null(z);
-		assert_int_equal(tile_encode_form_in(t, TILE_FORM_CODED, z, buf, cap, len), 0);
+		assert_int_equal(tile_encode_form_in(t, legacy == 2 ? TILE_FORM_CODED : TILE_FORM_CODED8,
+						     z, buf, cap, len), 0);
 		free(z);
 	} else {
 		assert_int_equal((legacy ? tile_encode_lz21 : tile_encode)(t, buf, cap, len), 0);
@@ -253,6 +263,12 @@ static void reseal(uint8_t *buf, size_t len)
 static uint32_t le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (unsigned k = 0; k < 4; k++)
+		p[k] = (uint8_t)(v >> 8 * k);
 }
 
 static int is_zeroed(const struct tile *t)
@@ -667,17 +683,20 @@ static void test_tile_decode_rejects_wrong_magic(void **state)
 static void test_tile_decode_rejects_unknown_version(void **state)
 {
 	(void)state;
-	expect_field_reject(4, 7, ERR_VERSION);
+	expect_field_reject(4, 9, ERR_VERSION);
 	expect_field_reject(4, 0, ERR_VERSION);
 	expect_field_reject(5, 1, ERR_VERSION);
 	/* a heights-only body relabelled as the layered version lacks its
 	 * layer section; relabelled as the other kind, its filter is wrong */
 	expect_field_reject(4, (uint8_t)form_version(1), ERR_TRUNC);
 	expect_field_reject(4, LZ21 ? TILE_VERSION : TILE_VERSION_LZ21, ERR_CORRUPT);
-	/* coded with 2 rANS states and read with 8, or the reverse */
-	if (!LZ21)
+	/* coded by one coder and read by another: 2 rANS states, 8, tANS */
+	if (!LZ21) {
 		expect_field_reject(4, legacy == 2 ? TILE_VERSION : TILE_VERSION_CODED2,
 				    ERR_CORRUPT);
+		expect_field_reject(4, legacy == 3 ? TILE_VERSION : TILE_VERSION_CODED8,
+				    ERR_CORRUPT);
+	}
 }
 
 /* A LOD-2 tile of smooth terrain with a material layer. */
@@ -1191,6 +1210,69 @@ static void test_tile_decode_rejects_inconsistent_coded_payload(void **state)
 	free(buf);
 }
 
+/*
+ * Versions 7 and 8: a tANS stream with its end mark moved, cleared or
+ * followed by another byte, or a bit changed among the final states, is
+ * rejected: each would otherwise be a second coding of some heights.
+ */
+static void test_tile_decode_rejects_noncanonical_tans_stream(void **state)
+{
+	size_t len;
+	uint8_t *buf = sample_encoding(&len), *big;
+	unsigned last, mark;
+
+	(void)state;
+	assert_int_equal(buf[4], TILE_VERSION);
+	last = buf[len - 1];
+	assert_int_not_equal(last, 0);
+	mark = 31u - (unsigned)__builtin_clz(last);
+	buf[len - 1] = 0;                       /* no end mark */
+	reseal(buf, len);
+	expect_reject(buf, len, ERR_CORRUPT);
+	if (mark < 7) {                         /* a zero bit above the states */
+		buf[len - 1] = (uint8_t)((last & ~(1u << mark)) | 2u << mark);
+		reseal(buf, len);
+		expect_reject(buf, len, ERR_CORRUPT);
+	}
+	for (unsigned b = 1; b <= 8 && b <= 8 * (len - 70); b++) {
+		unsigned at = 8 * (unsigned)(len - 1) + mark - b;   /* in x[0] or x[1] */
+
+		buf[len - 1] = (uint8_t)last;
+		buf[at / 8] ^= (uint8_t)(1u << at % 8);
+		reseal(buf, len);
+		expect_reject(buf, len, ERR_CORRUPT);
+		buf[at / 8] ^= (uint8_t)(1u << at % 8);
+	}
+	buf[len - 1] = (uint8_t)last;
+	/* one more byte holding a new end mark: the old one becomes data */
+	big = malloc(len + 1);
+	assert_non_null(big);
+	memcpy(big, buf, len);
+	big[len] = 1;
+	put_le32(big + 64, le32(buf + 64) + 1);
+	reseal(big, len + 1);
+	expect_reject(big, len + 1, ERR_CORRUPT);
+	/* a zero byte anywhere in the coded part, the stream's start (left
+	 * unread) included */
+	for (size_t at = 68; at < len; at++) {
+		memcpy(big, buf, at);
+		big[at] = 0;
+		memcpy(big + at + 1, buf + at, len - at);
+		put_le32(big + 64, le32(buf + 64) + 1);
+		reseal(big, len + 1);
+		expect_reject(big, len + 1, ERR_CORRUPT);
+	}
+	free(big);
+	reseal(buf, len);                       /* untouched, it decodes */
+	{
+		struct tile d;
+
+		assert_int_equal(tile_decode(buf, len, &d), 0);
+		tile_release(&d);
+	}
+	free(buf);
+}
+
 /* ---- tests: golden bytes ---- */
 
 /*
@@ -1314,6 +1396,17 @@ static const struct pin pinned8_presets[] = {
 };
 #define PINNED8_ADVERSARIAL 0x4f2eb8fd25b49169ull
 
+static const struct pin pinned7_presets[] = {
+	{ "alpine", 0x8f334b871d75a5c4ull },
+	{ "canyons", 0xb5b069c1692557b5ull },
+	{ "default", 0x7d3d89b238659f02ull },
+	{ "eroded", 0xeb6a39af91c0fa42ull },
+	{ "islands", 0x37367b5b4324e65bull },
+	{ "mesa", 0x6ae22127195cb895ull },
+	{ NULL, 0 },
+};
+#define PINNED7_ADVERSARIAL 0x458e827d8d69648cull
+
 /* The coded form whatever the side (tile_encode() writes small tiles as
  * version 1), decoded back to t's heights. */
 static void hash_encoding(XXH3_state_t *st, const struct tile *t, enum tile_form form)
@@ -1321,7 +1414,8 @@ static void hash_encoding(XXH3_state_t *st, const struct tile *t, enum tile_form
 	size_t len, cap = tile_encode_bound(t);
 	uint8_t *buf = malloc(cap);
 	void *z = malloc(tile_encode_scratch_size(t));
-	unsigned v = form == TILE_FORM_CODED ? TILE_VERSION_CODED2 : TILE_VERSION;
+	unsigned v = form == TILE_FORM_CODED ? TILE_VERSION_CODED2 :
+		     form == TILE_FORM_CODED8 ? TILE_VERSION_CODED8 : TILE_VERSION;
 	struct tile d;
 
 	assert_non_null(buf);
@@ -1474,6 +1568,7 @@ static void test_tile_coded_narrow_and_wide_arithmetic_agree(void **state)
 			assert_int_equal(pipeline_generate(pv[p], 7, lod, (int32_t)p - 3, lod * 5, &t), 0);
 			expect_same_narrow_wide(&t, 2);
 			expect_same_narrow_wide(&t, 8);
+			expect_same_narrow_wide(&t, 8 | TILECODE_TANS);
 			tile_release(&t);
 		}
 	}
@@ -1496,6 +1591,7 @@ static void test_tile_coded_narrow_and_wide_arithmetic_agree(void **state)
 			t.h[n - 1] = (int32_t)(bases[b] + spread > INT32_MAX ? INT32_MAX : bases[b] + spread);
 			expect_same_narrow_wide(&t, 2);
 			expect_same_narrow_wide(&t, 8);
+			expect_same_narrow_wide(&t, 8 | TILECODE_TANS);
 			tile_release(&t);
 		}
 	}
@@ -1511,6 +1607,12 @@ static void test_tile_coded8_bytes_are_pinned(void **state)
 {
 	(void)state;
 	check_pinned(TILE_FORM_CODED8, pinned8_presets, PINNED8_ADVERSARIAL);
+}
+
+static void test_tile_tans_bytes_are_pinned(void **state)
+{
+	(void)state;
+	check_pinned(TILE_FORM_TANS, pinned7_presets, PINNED7_ADVERSARIAL);
 }
 
 /* ---- measurements (TILE_MEASURE=1): not a pass/fail test ---- */
@@ -1661,18 +1763,24 @@ int main(void)
 		cmocka_unit_test(test_tile_round_trips_random_heights_at_every_lod),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_random_heights_at_every_lod, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_random_heights_at_every_lod, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_random_heights_at_every_lod, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_smooth_terrain_at_several_lods),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_smooth_terrain_at_several_lods, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_smooth_terrain_at_several_lods, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_smooth_terrain_at_several_lods, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_every_chunk_size),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_every_chunk_size, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_every_chunk_size, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_every_chunk_size, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_extreme_values),
 		cmocka_unit_test(test_tile_coded_narrow_and_wide_arithmetic_agree),
 		cmocka_unit_test(test_tile_coded_bytes_are_pinned),
 		cmocka_unit_test(test_tile_coded8_bytes_are_pinned),
+		cmocka_unit_test(test_tile_tans_bytes_are_pinned),
+		cmocka_unit_test(test_tile_decode_rejects_noncanonical_tans_stream),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_extreme_values, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_round_trips_extreme_values, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_round_trips_extreme_values, setup_coded8, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_encode_uses_fewest_planes, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_payload_matches_reference_filter, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_encode_rejects_inconsistent_tile),
@@ -1680,62 +1788,81 @@ int main(void)
 		cmocka_unit_test(test_tile_decode_rejects_truncated_header),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_header, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_header, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_header, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_truncated_payload),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_payload, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_payload, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_truncated_payload, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_trailing_bytes),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_trailing_bytes, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_trailing_bytes, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_trailing_bytes, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_wrong_magic),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_wrong_magic, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_wrong_magic, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_wrong_magic, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_unknown_version),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_version, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_version, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_version, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_material_layer_round_trips_in_layered_version),
 		cmocka_unit_test_setup_teardown(test_tile_material_layer_round_trips_in_layered_version, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_material_layer_round_trips_in_layered_version, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_material_layer_round_trips_in_layered_version, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_rejects_unknown_or_broken_layers),
 		cmocka_unit_test_setup_teardown(test_tile_rejects_unknown_or_broken_layers, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_rejects_unknown_or_broken_layers, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_rejects_unknown_or_broken_layers, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_bad_header_length),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_bad_header_length, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_bad_header_length, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_bad_header_length, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_unknown_filter),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_filter, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_filter, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_unknown_filter, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_planes_out_of_range),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_planes_out_of_range, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_planes_out_of_range, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_planes_out_of_range, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_chunk_log2_out_of_range),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_chunk_log2_out_of_range, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_chunk_log2_out_of_range, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_chunk_log2_out_of_range, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_lod_above_chunk_log2),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_lod_above_chunk_log2, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_lod_above_chunk_log2, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_lod_above_chunk_log2, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_side_mismatch),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_side_mismatch, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_side_mismatch, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_side_mismatch, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_zero_quantum),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_zero_quantum, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_zero_quantum, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_zero_quantum, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_checksum_mismatch),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_checksum_mismatch, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_checksum_mismatch, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_checksum_mismatch, setup_coded8, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_nonzero_first_residual, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_surplus_planes, setup_lz21, teardown_form),
 		cmocka_unit_test(test_tile_decode_rejects_null_arguments),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_null_arguments, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_null_arguments, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_rejects_null_arguments, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_header_reads_fields_without_payload),
 		cmocka_unit_test_setup_teardown(test_tile_decode_header_reads_fields_without_payload, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_header_reads_fields_without_payload, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_header_reads_fields_without_payload, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_checksum_covers_all_but_itself),
 		cmocka_unit_test_setup_teardown(test_tile_checksum_covers_all_but_itself, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_checksum_covers_all_but_itself, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_checksum_covers_all_but_itself, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_decode_survives_random_corruption),
 		cmocka_unit_test_setup_teardown(test_tile_decode_survives_random_corruption, setup_lz21, teardown_form),
 		cmocka_unit_test_setup_teardown(test_tile_decode_survives_random_corruption, setup_coded2, teardown_form),
+		cmocka_unit_test_setup_teardown(test_tile_decode_survives_random_corruption, setup_coded8, teardown_form),
 		cmocka_unit_test(test_tile_round_trips_generated_tiles_of_every_preset),
 		cmocka_unit_test(test_tile_round_trips_adversarial_heights),
 		cmocka_unit_test(test_tile_decode_rejects_inconsistent_coded_payload),
