@@ -67,7 +67,7 @@ static const struct opt table[] = {
 	{ "--quiet", K_FLAG, O(quiet), 0, 0 },
 	{ "--exact", K_FLAG, O(exact), 0, 0 },
 	{ "--precisions", K_STR, O(precisions), 0, 0 },
-	{ "--format", K_LONG, O(format), 1, 5 },
+	{ "--format", K_LONG, O(format), 1, 7 },
 	{ "--local", K_FLAG, O(local), 0, 0 },
 };
 
@@ -346,11 +346,12 @@ int cli_view_params(const struct cli_opts *o, const struct cli_session *s,
 		.fingerprint = s->wi.fingerprint, .batch_lod = (int)o->batch_lod,
 		.revalidate_ms = o->revalidate < 0 ? -1 :
 				 (long)(o->revalidate * 1000),
-		.format = o->format == 1 || o->format == 3 ? (int)o->format : 0,
+		.format = o->format == 1 || o->format == 3 || o->format == 5 ? (int)o->format : 0,
 	};
-	if (o->format == 2 || o->format == 4) {
+	if (o->format % 2 == 0) {
 		fprintf(stderr, CLI_PROG ": --format: 1 (the lz21 form of tile versions 1 and 2), "
-			"3 (versions 3 and 4) or 5 (the current, the default)\n");
+			"3 (versions 3 and 4), 5 (versions 5 and 6) or 7 (the current, the "
+			"default)\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (!o->exact && view_parse_precisions(o->precisions ? o->precisions : VIEW_PRECISIONS,

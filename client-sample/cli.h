@@ -64,7 +64,7 @@ struct cli_opts {
 	uint64_t seed_base;   /* --seed-base (1) */
 	int quiet;            /* --quiet: walk totals only; no progress line */
 	int exact;            /* --exact: every ring at the canonical precision */
-	long format;            /* --format: 1 or 3 asks for that tile form (?format=); 0, 5: the current */
+	long format;            /* --format: 1, 3 or 5 asks for that tile form (?format=); 0, 7: the current */
 	const char *precisions; /* --precisions: per-LOD list (VIEW_PRECISIONS) */
 	int local;            /* --local: generate unedited chunks here */
 };

@@ -496,7 +496,7 @@ static const struct command commands[] = {
 	  "--server URL --seed S [--gen G] [--x X] [--z Z] --radius R\n"
 	  "      [--d0 M] [--lmax L] [--connections N] [--pipeline K]\n"
 	  "      [--batch-lod B] [--timeout-ms T] [--exact] [--precisions LIST]\n"
-	  "      [--format 1|3] [--local] [--quiet] -o MAP.png",
+	  "      [--format 1|3|5] [--local] [--quiet] -o MAP.png",
 	  "load the chunks of the square of side 2R around (X, Z), ring by\n"
 	  "      ring, each at LOD min(floor(log2(d / d0)), Lmax) (0 when\n"
 	  "      d < d0; d0 256, Lmax 6); verify checksums, headers and seams;\n"
@@ -505,7 +505,7 @@ static const struct command commands[] = {
 	  "      LOD n at the nth of --precisions (1cm,10cm,50cm,1m; the last for\n"
 	  "      every coarser LOD; --exact: all 1 cm);\n"
 	  "      --format 1: tiles in the form of versions 1 and 2 (?format=1),\n"
-	  "      3: versions 3 and 4 (?format=3);\n"
+	  "      3: versions 3 and 4, 5: versions 5 and 6 (?format=3, 5);\n"
 	  "      --local: generate the chunks no edit reaches here, after checking\n"
 	  "      the server's fingerprint and golden tiles (docs/client.md);\n"
 	  "      progress on stderr when it is a terminal (--quiet: none)" },
@@ -513,7 +513,7 @@ static const struct command commands[] = {
 	  "--server URL --seed S [--gen G] --path X0,Z0:X1,Z1:...\n"
 	  "      --speed M_PER_S [--radius R] [--step-ms T] [--revalidate SEC]\n"
 	  "      [--d0 M] [--lmax L] [--connections N] [--exact] [--precisions LIST]\n"
-	  "      [--format 1|3] [--local] [--quiet]",
+	  "      [--format 1|3|5] [--local] [--quiet]",
 	  "walk a player along the path in simulated steps of T ms (500),\n"
 	  "      keeping the chunks within R (1024 m) loaded: fetch what\n"
 	  "      changes, revalidate older tiles with If-None-Match (after the\n"

@@ -291,7 +291,7 @@ int view_parse_precisions(const char *list, uint32_t out[])
 }
 
 /* The layers, then ?precision= of lod (none for the canonical heights),
- * then ?format=1 or 3 when asked for. */
+ * then ?format=1, 3 or 5 when asked for. */
 static int add_query(const struct view *v, int lod, char *target, size_t cap)
 {
 	uint32_t um = view_precision_um(&v->p, lod);

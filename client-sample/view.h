@@ -51,9 +51,10 @@ struct view_params {
 	 * 0 or 10000: the canonical heights, no ?precision= (all zero: every
 	 * ring exact, terrain-client --exact) */
 	uint32_t precision_um[VIEW_LODS];
-	int format;             /* 1 or 3: ask for the lz21 form (?format=1) or
-				   versions 3 and 4 (?format=3), as decoders
-				   written before versions 3 and 5 would */
+	int format;             /* 1, 3 or 5: ask for the lz21 form (?format=1),
+				   versions 3 and 4 or 5 and 6 (?format=3, 5),
+				   as decoders written before versions 3, 5
+				   and 7 would */
 	/* local mode (--local): chunks no edit reaches are generated here by
 	 * this world (libterrain, terrain.h; not owned), the server asked only
 	 * for GET /hashes of the square (again after revalidate_ms, or 60 s)

@@ -64,7 +64,7 @@ static int local_make(struct view *v, struct entry *e)
 	struct terrain_tile_request rq = { sizeof(rq), e->want, e->cx, e->cz,
 					   view_precision_um(&v->p, e->want),
 					   v->p.materials ? TERRAIN_LAYER_MATERIAL : 0,
-					   v->p.format ? TERRAIN_FORMAT_LZ21 : 0, 0 };
+					   (uint32_t)v->p.format, 0 };  /* ?format= numbers */
 	size_t need = terrain_tile_bound(v->p.local, &rq), len;
 	int rc;
 
