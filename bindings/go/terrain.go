@@ -35,7 +35,8 @@ import (
 // Layers and formats (terrain.h).
 const (
 	LayerMaterial = 1
-	FormatCurrent = 5 // versions 5/6 (1/2 below side 33): what the server sends
+	FormatCurrent = 7 // versions 7/8 (1/2 below side 33): what the server sends
+	FormatCoded8  = 5 // versions 5/6 (?format=5)
 	FormatCoded2  = 3 // versions 3/4 (?format=3)
 	FormatLZ21    = 1 // versions 1/2 (?format=1)
 )
@@ -363,7 +364,7 @@ func Decode(b []byte) (*Tile, error) {
 	return t, nil
 }
 
-// Encode is the tile's canonical bytes in format (FormatCurrent, FormatCoded2 or FormatLZ21).
+// Encode is the tile's canonical bytes in format (FormatCurrent, FormatCoded8, FormatCoded2 or FormatLZ21).
 func (t *Tile) Encode(format int) ([]byte, error) {
 	var info C.struct_terrain_tile_info
 	info.size = C.uint32_t(unsafe.Sizeof(info))

@@ -73,7 +73,8 @@ func TestFormatsDecodeAndEncodeBack(t *testing.T) {
 		lod, format int
 		mat         bool
 		version     int
-	}{{0, 5, false, 5}, {2, 5, true, 6}, {0, 3, false, 3}, {2, 3, true, 4}, {1, 1, false, 1}, {3, 1, true, 2}} {
+	}{{0, 7, false, 7}, {2, 7, true, 8}, {0, 5, false, 5}, {2, 5, true, 6}, {0, 3, false, 3}, {2, 3, true, 4},
+		{1, 1, false, 1}, {3, 1, true, 2}} {
 		r := Request{Lod: c.lod, Cx: 3, Cz: -1, Materials: c.mat, Format: c.format}
 		body, err := w.TileBytes(r, nil)
 		if err != nil {

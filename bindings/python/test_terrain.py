@@ -36,7 +36,8 @@ class Tiles(unittest.TestCase):
         self.w = terrain.World("alpine", "my-world")
 
     def test_bytes_decode_to_the_heights_in_every_version(self):
-        for lod, fmt, materials, version in ((0, 5, False, 5), (2, 5, True, 6), (0, 3, False, 3),
+        for lod, fmt, materials, version in ((0, 7, False, 7), (2, 7, True, 8),
+                                             (0, 5, False, 5), (2, 5, True, 6), (0, 3, False, 3),
                                              (2, 3, True, 4), (1, 1, False, 1), (3, 1, True, 2),
                                              (5, 5, False, 1), (5, 3, False, 1)):
             body = self.w.tile_bytes(lod, 3, -1, materials=materials, fmt=fmt)

@@ -50,10 +50,11 @@ static void check(const uint8_t *buf, size_t len)
 	out = malloc(cap);
 	if (!out)
 		fail("out of memory");
-	/* in the form it came in: versions 1 and 2, 3 and 4, 5 and 6 */
+	/* in the form it came in: versions 1 and 2, 3 and 4, 5 and 6, 7 and 8 */
 	{
 		enum tile_form form = buf[4] <= 2 ? TILE_FORM_LZ21 :
-				      buf[4] <= 4 ? TILE_FORM_CODED : TILE_FORM_CODED8;
+				      buf[4] <= 4 ? TILE_FORM_CODED :
+				      buf[4] <= 6 ? TILE_FORM_CODED8 : TILE_FORM_TANS;
 		void *z = malloc(tile_encode_scratch_size(&t));
 
 		if (!z)

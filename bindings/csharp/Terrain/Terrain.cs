@@ -140,7 +140,8 @@ namespace Terrain
 	/// <summary>Functions of the library that need no world.</summary>
 	public static class Lib
 	{
-		public const uint LayerMaterial = 1, FormatCurrent = 5, FormatCoded2 = 3, FormatLz21 = 1;
+		public const uint LayerMaterial = 1, FormatCurrent = 7, FormatCoded8 = 5, FormatCoded2 = 3,
+			FormatLz21 = 1;
 
 		public static string ErrorText(int code)
 		{
@@ -231,7 +232,7 @@ namespace Terrain
 			return Heights[j * (int)Info.Side + i] * (double)Info.QuantumUm / 1e6;
 		}
 
-		/// <summary>The tile's canonical bytes in format (Lib.FormatCurrent, Lib.FormatCoded2 or Lib.FormatLz21).</summary>
+		/// <summary>The tile's canonical bytes in format (Lib.FormatCurrent, Lib.FormatCoded8, Lib.FormatCoded2 or Lib.FormatLz21).</summary>
 		public byte[] Encode(uint format = Lib.FormatCurrent)
 		{
 			var info = Info;

@@ -56,7 +56,9 @@ static class TestTerrain
 	static void Formats()
 	{
 		using (var w = new Terrain.World("alpine", "my-world")) {
-			var cases = new[] { new { Lod = 0, Format = 5u, Mat = false, Version = 5u },
+			var cases = new[] { new { Lod = 0, Format = 7u, Mat = false, Version = 7u },
+					    new { Lod = 2, Format = 7u, Mat = true, Version = 8u },
+					    new { Lod = 0, Format = 5u, Mat = false, Version = 5u },
 					    new { Lod = 2, Format = 5u, Mat = true, Version = 6u },
 					    new { Lod = 0, Format = 3u, Mat = false, Version = 3u },
 					    new { Lod = 2, Format = 3u, Mat = true, Version = 4u },

@@ -31,10 +31,11 @@ import sys
 from typing import Optional, Sequence, Union
 
 __all__ = ["Error", "World", "Edits", "Tile", "decode", "heights_hash", "seed_parse",
-           "presets", "version", "selfcheck", "LibraryNotFound", "LAYER_MATERIAL", "FORMAT_CURRENT", "FORMAT_CODED2", "FORMAT_LZ21"]
+           "presets", "version", "selfcheck", "LibraryNotFound", "LAYER_MATERIAL", "FORMAT_CURRENT", "FORMAT_CODED8", "FORMAT_CODED2", "FORMAT_LZ21"]
 
 LAYER_MATERIAL = 1
-FORMAT_CURRENT = 5  # versions 5/6 (1/2 below side 33): what the server sends
+FORMAT_CURRENT = 7  # versions 7/8 (1/2 below side 33): what the server sends
+FORMAT_CODED8 = 5   # versions 5/6 (?format=5)
 FORMAT_CODED2 = 3   # versions 3/4 (?format=3)
 FORMAT_LZ21 = 1     # versions 1/2 (?format=1)
 EDIT_SIZE = 42
