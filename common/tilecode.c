@@ -146,8 +146,9 @@ static inline void linear32(uint32_t p1, uint32_t p2, uint32_t base, uint32_t d,
 	*ctx = narrow_ctx(abs32(p1 - p2), d);
 }
 
-/* The narrow form of tilecode__hier_line() below; step 2 (3/4 of the
- * samples) gets its own copy of the loop, which gcc vectorises. */
+/* The narrow form of tilecode__hier_line() below; steps 2 and 4 (3/4 and
+ * 3/16 of the samples) get their own copies of the loop, which gcc
+ * vectorises. */
 CLONES_INT static void hier_line32(const uint32_t *p, size_t step, size_t off, size_t cnt, int kind,
 			const struct hline *l, uint32_t *restrict pred, uint8_t *restrict ctx)
 {
@@ -171,6 +172,8 @@ CLONES_INT static void hier_line32(const uint32_t *p, size_t step, size_t off, s
 	}
 	if (step == 2)
 		cubic32(p + m * 2, 2, off, end - m, l->base, l->d, pred + m, ctx + m);
+	else if (step == 4)
+		cubic32(p + m * 4, 4, off, end - m, l->base, l->d, pred + m, ctx + m);
 	else
 		cubic32(p + m * step, step, off, end - m, l->base, l->d, pred + m, ctx + m);
 }

@@ -121,7 +121,7 @@ struct rd {
 	/* tANS (versions 7 and 8): */
 	const uint8_t *in;       /* the payload: the stream is read backwards in it */
 	const uint32_t *dt;      /* decoding entries, c << 10 | state: see tans_tables() */
-	const uint32_t *zb;      /* each token's base value */
+	const uint32_t *zb;      /* each token's base value, by c << 7 | token */
 	uint32_t (*tcnt)[DIX];   /* the (context, token) counts, two tables */
 };
 
@@ -355,12 +355,19 @@ static void tans_tables(const uint16_t *freq, const uint8_t *used, uint32_t *dt)
 			continue;
 		}
 		for (unsigned t = 0; t < NTOK; t++) {
-			uint32_t f = freq[(c << 7) + t], tag = (c << 7 | t) << 14;
+			uint32_t f = freq[(c << 7) + t], tag = (c << 7 | t) << 14, b = blen32(f);
+			uint32_t y = f, top = f ? 1u << b : 0;   /* bits change at y = top */
 
-			for (uint32_t y = f; y < 2 * f; y++) {
-				uint32_t nbs = PROB_BITS + 1 - blen32(y);
+			/* y in [f, top) reads PROB_BITS + 1 - b bits, [top, 2f) one less:
+			 * two runs where each entry is the last plus 1 << bits */
+			for (unsigned r = 0; r < 2; r++) {
+				uint32_t nbs = PROB_BITS + 1 - b - r, end = r ? 2 * f : top < 2 * f ? top : 2 * f;
+				uint32_t e0 = ((y << nbs) - PROB_M) | nbs << 10 | tag | (nbs + tok_nb[t]) << 25;
 
-				*e++ = ((y << nbs) - PROB_M) | nbs << 10 | tag | (nbs + tok_nb[t]) << 25;
+				for (uint32_t i = 0; i < end - y; i++)
+					e[i] = e0 + (i << nbs);
+				e += end - y;
+				y = end;
 			}
 		}
 	}
@@ -374,18 +381,18 @@ tans_bits(const uint8_t *in, uint64_t *p, unsigned nb, int *bad, const int CHK)
 {
 	uint64_t q = *p, w = 0;
 
-	if (!CHK) {
+	if (!CHK || q >= 64) {
 		w = ld64(in + (q >> 3) - 7);
 	} else {
 		ptrdiff_t a = (ptrdiff_t)(q >> 3) - 7;
 
-		if (q < nb) {
-			*bad = 1;
-			q = nb;
-		}
 		for (unsigned i = 0; i < 8; i++)
 			if (a + (ptrdiff_t)i >= 0)
 				w |= (uint64_t)in[a + (ptrdiff_t)i] << 8 * i;
+	}
+	if (CHK && q < nb) {
+		*bad = 1;
+		q = nb;
 	}
 	*p = q - nb;
 	return (w >> ((q & 7) + 56 - nb)) & ((UINT64_C(1) << nb) - 1);
@@ -403,7 +410,7 @@ tans_bits(const uint8_t *in, uint64_t *p, unsigned nb, int *bad, const int CHK)
 		uint64_t v_ = tans_bits(in, &p, e_ >> 25, &bad, CHK);         \
 		(xs) = (e_ & (PROB_M - 1)) + ((uint32_t)v_ & ((1u << nbs_) - 1u)); \
 		(cn)[k_]++;                                                   \
-		(z) = zb[k_ & 127] + (uint32_t)(v_ >> nbs_);                  \
+		(z) = zb[k_] + (uint32_t)(v_ >> nbs_);                        \
 	} while (0)
 
 #define TANS_LOCALS(d, r)                                                     \
@@ -473,15 +480,31 @@ tans_line(struct dl *d, const struct rd *r, const uint8_t *restrict ctx,
 	d->acc = acc;
 }
 
-/* Filter 3, one row (from column `first`), with tANS. */
+/*
+ * Filter 3, one row (from column `first`), with tANS. What comes from the
+ * rows above is summed first, a whole row at a time: U, the row above's
+ * part of each context, and P, the part of each prediction that does not
+ * read the row itself (columns 2 and on of rows 2 and on). Then each
+ * sample waits only on the two before it.
+ */
 static inline __attribute__((always_inline)) void
 tans_causal_row(struct dl *d, const struct rd *r, int32_t *h, size_t w, size_t row,
-		size_t first, const uint32_t *up, uint32_t *cur, const int CHK)
+		size_t first, const uint32_t *up, uint32_t *cur, uint32_t *restrict U,
+		int64_t *restrict P, const int CHK)
 {
 	TANS_LOCALS(d, r);
-	uint32_t *hu = (uint32_t *)h + row * w, z, v;
+	uint32_t *hu = (uint32_t *)h + row * w, z, v, c1, c2;
+	const int32_t *n = h + (row ? row - 1 : 0) * w, *nn = h + (row >= 2 ? row - 2 : 0) * w;
+	int64_t W, WW;
+	size_t i;
 
-	for (size_t i = first; i < w; i++) {
+	for (i = 0; i < w; i++)
+		U[i] = 2 * up[i] + up[i - 1] + up[i + 1];
+	if (row >= 2)
+		for (i = 2; i < w; i++)
+			P[i] = 3 * (int64_t)n[i] - 4 * (int64_t)n[i - 1] + n[i - 2] - nn[i] +
+			       nn[i - 1];
+	for (i = first; i < 2; i++) {           /* columns 0 and 1 */
 		uint32_t pred = (uint32_t)causal_pred(h, w, i, row);
 
 		TSTEP(x[j], (uint32_t)causal_ctx(up, cur, i) << PROB_BITS, z, i & 1 ? cn1 : cn0, CHK);
@@ -489,6 +512,26 @@ tans_causal_row(struct dl *d, const struct rd *r, int32_t *h, size_t w, size_t r
 		hu[i] = v;
 		acc |= v + add;
 		cur[i] = zsat(z);
+		j = (j + 1) & (TANS_STATES - 1);
+	}
+	c1 = cur[1];
+	c2 = cur[0];
+	W = (int32_t)hu[1];
+	WW = (int32_t)hu[0];
+	for (i = 2; i < w; i++) {
+		int64_t pr = row >= 2 ? floor_shift(P[i] + 3 * W - WW, 1) :
+			     row == 1 ? (int64_t)n[i] + W - n[i - 1] : 2 * W - WW;
+		uint32_t b = blen32((4 * c1 + c2 + U[i]) >> 2);
+
+		TSTEP(x[j], (b < 15 ? b : 15) << PROB_BITS, z, i & 1 ? cn1 : cn0, CHK);
+		v = (uint32_t)pr + unzigzag(z);
+		hu[i] = v;
+		acc |= v + add;
+		c2 = c1;
+		c1 = zsat(z);
+		cur[i] = c1;
+		WW = W;
+		W = (int32_t)v;
 		j = (j + 1) & (TANS_STATES - 1);
 	}
 	TANS_SAVE(d);
@@ -587,12 +630,14 @@ causal_row_inverse(struct dl *d, const struct rd *r, struct tabs *tb, int32_t *h
 	DL_SAVE(d);
 }
 
-/* Filter 3, backwards; rowbuf: 2 (w + 1 + ZPAD) words. */
+/* Filter 3, backwards; rowbuf: 2 (w + 1 + ZPAD) words (tANS: TANS_ROWBUF). */
 static inline __attribute__((always_inline)) void
 causal_inverse(struct dl *d, const struct rd *r, struct tabs *tb, int32_t *h, size_t w,
 	       uint32_t *rowbuf, const unsigned S)
 {
 	uint32_t *up = rowbuf + ZPAD, *cur = up + w + 1 + ZPAD, *t;
+	uint32_t *U = cur + w + 1;              /* tANS: w words, then w int64 */
+	int64_t *P = (int64_t *)(void *)(((uintptr_t)(U + w) + 7) & ~(uintptr_t)7);
 	size_t j;
 
 	memset(rowbuf, 0, 2 * (w + 1 + ZPAD) * sizeof(*rowbuf));
@@ -600,9 +645,9 @@ causal_inverse(struct dl *d, const struct rd *r, struct tabs *tb, int32_t *h, si
 		size_t first = j ? 0 : 1;
 
 		if (S == TANS && tans_room(d, w))
-			tans_causal_row(d, r, h, w, j, first, up, cur, 0);
+			tans_causal_row(d, r, h, w, j, first, up, cur, U, P, 0);
 		else if (S == TANS)
-			tans_causal_row(d, r, h, w, j, first, up, cur, 1);
+			tans_causal_row(d, r, h, w, j, first, up, cur, U, P, 1);
 		else if (r->rlen >= d->ri && r->rlen - d->ri >= 2 * w)
 			causal_row_inverse(d, r, tb, h, w, j, first, up, cur, S, 0);
 		else
@@ -669,10 +714,14 @@ static int tables_match(const uint32_t *cnt, const uint16_t *freq, const uint8_t
 struct ttabs {
 	uint32_t dt[NCTX << PROB_BITS];
 	uint32_t cnt[2][DIX];
-	uint32_t zb[NTOK];
+	uint32_t zb[DIX];        /* token base values, by c << 7 | token */
 	uint16_t freq[DIX];
 	uint8_t used[NCTX];
 };
+
+/* Words of line buffers: filter 2's 3 w, filter 3's 2 (w + 1 + ZPAD) and
+ * w words and w int64 (aligned). */
+#define TANS_ROWBUF(w) (5 * (size_t)(w) + 2 * ZPAD + 8)
 
 /* The smallest stream: the states and the end mark. */
 #define TANS_MIN_STREAM ((TANS_STATES * PROB_BITS + 1 + 7) / 8)
@@ -695,7 +744,7 @@ static int decode_tans(const uint8_t *in, size_t len, uint32_t w, unsigned filte
 	 * stream, which is at least TANS_MIN_STREAM > 8 bytes */
 	if (len < 2 + TANS_MIN_STREAM || !in[len - 1])
 		return ERR_CORRUPT;
-	tt = malloc(sizeof(*tt) + (3 * (size_t)w + 2 * ZPAD + 2) * sizeof(*rowbuf));
+	tt = malloc(sizeof(*tt) + TANS_ROWBUF(w) * sizeof(*rowbuf));
 	if (!tt)
 		return ERR_NOMEM;
 	rowbuf = (uint32_t *)(tt + 1);
@@ -704,8 +753,8 @@ static int decode_tans(const uint8_t *in, size_t len, uint32_t w, unsigned filte
 		goto out;
 	lo = b.used;            /* a whole number of bytes */
 	memset(tt->cnt, 0, sizeof(tt->cnt));
-	for (k = 0; k < NTOK; k++)
-		tt->zb[k] = tok_base((unsigned)k);
+	for (k = 0; k < DIX; k++)
+		tt->zb[k] = (k & 127) < NTOK ? tok_base((unsigned)k & 127) : 0;
 	tans_tables(tt->freq, tt->used, tt->dt);
 	memset(&d, 0, sizeof(d));
 	r = (struct rd){ .add = NARROW - offset, .in = in, .dt = tt->dt, .zb = tt->zb,
