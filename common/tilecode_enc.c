@@ -436,15 +436,18 @@ static void tans_steps(uint32_t (*freq)[NTOK], struct etans *et)
 	}
 }
 
-/* Append nb <= 49 bits (bq_put for wider values). */
+/* Append nb <= TANS_MAXBITS bits (bq_put for wider values), storing the
+ * whole bytes only when they would not fit: b->n stays at most 56. */
 static inline void bq_put64(struct bq *b, uint64_t v, unsigned nb)
 {
+	if (b->n + nb > 56) {
+		st64(b->p, b->acc);
+		b->p += b->n >> 3;
+		b->acc >>= b->n & ~7u;
+		b->n &= 7;
+	}
 	b->acc |= v << b->n;
 	b->n += nb;
-	st64(b->p, b->acc);
-	b->p += b->n >> 3;
-	b->acc >>= b->n & ~7u;
-	b->n &= 7;
 }
 
 /* One sample into state *x: its state bits, then its extra bits above. */
@@ -489,25 +492,20 @@ CLONES_INT static uint8_t *tans_encode(const struct etans *et, const uint16_t *i
 }
 
 /* Counts of the (context, token) pairs, as count_and_bits() without the
- * bits; also the total of extra bits. */
-CLONES_INT static uint64_t count_only(const struct fwd *f, uint32_t (*cnt)[NIX])
+ * bits. */
+CLONES_INT static void count_only(const struct fwd *f, uint32_t (*cnt)[NIX])
 {
-	uint64_t bits = 0;
 	size_t k;
 
 	memset(cnt, 0, 2 * sizeof(*cnt));
 	for (k = 0; k + 1 < f->n; k += 2) {
 		cnt[0][f->ix[k]]++;
 		cnt[1][f->ix[k + 1]]++;
-		bits += f->nb[k] + f->nb[k + 1];
 	}
-	if (k < f->n) {
+	if (k < f->n)
 		cnt[0][f->ix[k]]++;
-		bits += f->nb[k];
-	}
 	for (k = 0; k < NIX; k++)
 		cnt[0][k] += cnt[1][k];
-	return bits;
 }
 
 /* Versions 7 and 8: the tables, then the tANS stream. */
@@ -515,19 +513,19 @@ static int encode_tans(const struct fwd *f, uint8_t *out, size_t cap, size_t *le
 {
 	uint32_t cnt[2][NIX], freq[NCTX][NTOK];
 	struct etans et[NIX];
-	uint64_t extra = count_only(f, cnt);
 	struct bw b = { out, out + cap, 0, 0, 0 };
 	uint8_t *p, *end;
 	size_t most, room, n;
 
+	count_only(f, cnt);
 	write_tables(&b, cnt[0], freq);
 	if (b.over)
 		return ERR_TOOBIG;
 	tans_steps(freq, et);
-	/* at most PROB_BITS bits a sample besides its extra bits, the states,
-	 * the end mark, and the 8 bytes each put stores; a buffer short of
-	 * that (callers of tilecode_bound() never are) takes a copy */
-	most = (size_t)((PROB_BITS * (uint64_t)f->n + extra) / 8) + 32;
+	/* at most TANS_MAXBITS bits a sample, the states, the end mark, and
+	 * the 8 bytes a store writes; a buffer short of that (callers of
+	 * tilecode_bound() never are) takes a copy */
+	most = (size_t)(TANS_MAXBITS * (uint64_t)f->n / 8) + 32;
 	room = (size_t)(b.end - b.p);
 	p = room >= most ? b.p : malloc(most);
 	if (!p)
