@@ -445,7 +445,8 @@ $(BUILD)/bench/noise_bench: BENCH_EXTRA = $(if $(BENCH_VARIANT_OBJ),-DHAVE_VARIA
 # builds them into $(BUILD)/bench/fastnoise2, never downloading; the file
 # fastnoise2.flags holds what noise_bench then links (nothing when the
 # anchor is skipped: make says why). FASTNOISE2_DIR and FASTSIMD_DIR, the
-# names bench/run.sh read, still work.
+# names bench/run.sh read, still work. FastNoise2 picks its SIMD level at run
+# time (bench/fastnoise2.cpp), so one build runs on any x86-64 CPU.
 FASTNOISE2 ?= $(FASTNOISE2_DIR)
 FASTSIMD   ?= $(or $(FASTSIMD_DIR),$(FASTNOISE2)/../FastSIMD)
 FN2_DIR    := $(BUILD)/bench/fastnoise2

@@ -16,8 +16,10 @@
  * each clone is timed by name whatever the loader would pick; before
  * timing, every noise kind's tile from each copy must equal the library's
  * bit for bit, or the bench stops. With -DHAVE_FASTNOISE2, FastNoise2's
- * FractalFBm of Perlin (fastnoise2.h) at AVX-512 and at AVX2 is timed in
- * the same interleaved batches, and its row names the SIMD level it ran.
+ * FractalFBm of Perlin (fastnoise2.h) at the best SIMD level this CPU runs
+ * (FastSIMD's own detection), and again capped at AVX2 when the best is
+ * above it, is timed in the same interleaved batches; each row names its
+ * level.
  *
  * Output: "name<TAB>ns per sample" rows (bench.h); run.sh adds the ratio
  * "stb time / this": higher is faster than stb_perlin.
@@ -72,12 +74,15 @@ static const struct impl variants[] = {
 };
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 
-/* Whether this CPU runs variant v (the v4 copy needs AVX-512). */
+/* Whether this CPU runs variant v (the v3 copy needs AVX2 and FMA, the v4
+ * copy AVX-512), as tests/unit/test_clones.c asks. */
 static int variant_runs(size_t v)
 {
 	__builtin_cpu_init();
-	return v < 2 || (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-			 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"));
+	if (v == 1)
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	return v == 0 || (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+			  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"));
 }
 #else
 #define NVARIANTS 0
@@ -203,6 +208,42 @@ static void variant_check(size_t v)
 }
 #endif
 
+#ifdef HAVE_FASTNOISE2
+/* FastNoise2 at the CPU's best level, then capped at AVX2 (fastnoise2.h):
+ * the jobs from j[*n] on, their names into name. */
+static void add_fastnoise2(struct job *j, struct bench_fig *f, const char **name, size_t *n)
+{
+	static char label[2][96];
+	const char *best = NULL;
+	int capped;
+
+	for (capped = 0; capped < 2; capped++) {
+		struct fn2 *fn = fn2_create(capped, (float)WAVELENGTH);
+
+		if (!fn) {
+			if (!capped)
+				printf("note: FastNoise2 anchor skipped: FastNoise2 could not be set up\n");
+			else if (best)
+				printf("note: FastNoise2 capped at AVX2: not timed, this CPU's best level is %s\n",
+				       best);
+			continue;
+		}
+		job_init(&j[*n], NOISE_PERLIN, 0, 0);
+		j[*n].fn2 = fn;
+		j[*n].grid = malloc(SIDE * SIDE * sizeof(*j[*n].grid));
+		if (!j[*n].grid)
+			bench_die("out of memory", ERR_NOMEM);
+		snprintf(label[capped], sizeof(label[capped]),
+			 "anchor: FastNoise2 %s FractalFBm(Perlin), %s (%s)", FASTNOISE2_COMMIT,
+			 fn2_level(fn), capped ? "capped" : "this CPU's best");
+		if (!capped)
+			best = fn2_level(fn);
+		f[*n] = (struct bench_fig){ tile_fn2, &j[*n] };
+		name[(*n)++] = label[capped];
+	}
+}
+#endif
+
 int main(void)
 {
 	enum { FAR = NOISE_KIND_COUNT, STB, NFIXED, NMAX = NFIXED + 3 + 2 };
@@ -234,24 +275,7 @@ int main(void)
 	}
 #endif
 #ifdef HAVE_FASTNOISE2
-	for (k = 0; k < 2; k++) {
-		static char label[2][64];
-		struct fn2 *fn = fn2_create(k == 0, (float)WAVELENGTH);
-
-		if (!fn) {
-			printf("note: FastNoise2 at %s: not available on this CPU\n", k ? "AVX2" : "AVX-512");
-			continue;
-		}
-		job_init(&j[n], NOISE_PERLIN, 0, 0);
-		j[n].fn2 = fn;
-		j[n].grid = malloc(SIDE * SIDE * sizeof(*j[n].grid));
-		if (!j[n].grid)
-			bench_die("out of memory", ERR_NOMEM);
-		snprintf(label[k], sizeof(label[k]), "anchor: FastNoise2 %s FractalFBm(Perlin), %s",
-			 FASTNOISE2_COMMIT, fn2_level(fn));
-		f[n] = (struct bench_fig){ tile_fn2, &j[n] };
-		name[n++] = label[k];
-	}
+	add_fastnoise2(j, f, name, &n);
 #else
 	printf("note: FastNoise2 anchor skipped: set FASTNOISE2 to its source folder (the Makefile)\n");
 #endif
