@@ -7,7 +7,7 @@
 # anchors measured in the same run:
 #   1. noise     ns/sample of a 6-octave fBm per noise kind; stb_perlin, libnoise,
 #                FastNoise2 (at the best SIMD level this CPU runs, named in its row, and
-#                at AVX2)
+#                at AVX2), FastNoiseLite: every row in one process, interleaved
 #   2. presets   ms per tile: generate, + encode, + zstd (zparams.h); LOD 0, 2, 4
 #   3. size      bytes per LOD-0 tile: encoded, zstd 1/19, the v1 format, 16-bit PNG; then the
 #                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
@@ -58,8 +58,10 @@
 # FASTNOISE2_DIR works too) and FASTSIMD (its FastSIMD dependency at the
 # commit its src/CMakeLists.txt names, default FASTNOISE2/../FastSIMD): the
 # Makefile has CMake build them in BUILD_DIR/bench/fastnoise2 from those
-# folders, never downloading; COLD_BASELINE (a terrain-server of another
-# tree, section 12's anchor; bench/cold.sh).
+# folders, never downloading; FASTNOISELITE (FastNoiseLite's C header,
+# C/FastNoiseLite.h of github.com/Auburn/FastNoiseLite, outside this
+# repository, section 1's anchor; absent: skipped); COLD_BASELINE (a
+# terrain-server of another tree, section 12's anchor; bench/cold.sh).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -90,12 +92,11 @@ source "$here/lib.sh"
 
 # Every program comes from the Makefile (`make bench-programs`: the world's
 # flags, the same libraries as the server); the anchors it cannot build
-# here (FastNoise2 without FASTNOISE2, libnoise without libnoise-dev, stb
-# without libstb-dev) are left out, and the sections say so.
+# here (FastNoise2 without FASTNOISE2, FastNoiseLite without FASTNOISELITE,
+# libnoise without libnoise-dev, stb without libstb-dev) are left out, and
+# the sections say so.
 say "building the bench programs into $out (make bench-programs)"
 bench_make "$build" bench-programs
-have_libnoise=0
-[ -x "$out/libnoise_bench" ] && have_libnoise=1
 pin=()
 if [ -n "$cpu" ] && command -v taskset >/dev/null && taskset -c "$cpu" true 2>/dev/null; then
 	pin=(taskset -c "$cpu")
@@ -145,42 +146,57 @@ section() { printf '\n## %s\n\n' "$1" | emit; }
 
 # ---------------------------------------------------------------- sections
 
+# The note of an anchor the Makefile skipped (BUILD_DIR/bench/NAME.skip
+# says why): "note: LABEL anchor skipped: why", nothing when it was built.
+skip_note() {
+	[ -s "$out/$1.skip" ] && echo "note: $2 anchor skipped: $(cat "$out/$1.skip")"
+	return 0
+}
+
 noise() {
+	local rc=0
 	section "1. Noise: 6-octave fBm (wavelength 1024 m, gain 0.5, lacunarity 2), ns per sample"
 	say "section 1: noise"
 	if [ ! -x "$out/noise_bench" ]; then
 		echo "noise_bench not built: stb_perlin.h missing (libstb-dev: scripts/deps.sh bench), skipped" | emit
 		return 0
 	fi
-	run "$out/noise_bench" >"$out/noise.tsv"
-	if [ "$have_libnoise" = 1 ]; then
-		run "$out/libnoise_bench" >>"$out/noise.tsv"
-	else
-		echo "note: libnoise anchor skipped: libnoise-dev or g++ missing (scripts/deps.sh bench)" \
-			>>"$out/noise.tsv"
+	run "$out/noise_bench" >"$out/noise.tsv" || rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "noise_bench failed (exit $rc), section 1 skipped" | emit
+		rm -f "$out/noise.tsv"
+		return 0
 	fi
 	{
 		awk -F '\t' '
 		/^note: / { print; next }
-		!seen++ { print $0 "\tMsamples/s\tstb_perlin time / this\tthis / FastNoise2 best"; next }
-		{ name[++n] = $1; ns[n] = $2; if ($1 ~ /stb_perlin/) stb = $2
+		!seen++ { print $1 "\t" $2 "\tMsamples/s\tstb_perlin time / this\tthis / FastNoise2 best\t" $3; next }
+		{ name[++n] = $1; ns[n] = $2; load[n] = $3; if ($1 ~ /stb_perlin/) stb = $2
 		  if ($1 ~ /FastNoise2.*this CPU.s best/) fn2 = $2 }
 		END {
 			for (i = 1; i <= n; i++)
-				printf "%s\t%s\t%.1f\t%s\t%s\n", name[i], ns[i], 1000 / ns[i],
+				printf "%s\t%s\t%.1f\t%s\t%s\t%s\n", name[i], ns[i], 1000 / ns[i],
 				       stb ? sprintf("%.2fx", stb / ns[i]) : "n/a",
-				       fn2 ? sprintf("%.2fx", ns[i] / fn2) : "n/a"
+				       fn2 ? sprintf("%.2fx", ns[i] / fn2) : "n/a", load[i]
 		}' "$out/noise.tsv"
+		skip_note fastnoise2 FastNoise2
+		skip_note fastnoiselite FastNoiseLite
+		echo "note: every row is timed in one process, its batches interleaved with every other" \
+			"row's (7 rounds, the median); load: the 1-minute load average when they ended"
 		echo "note: each kind timed as the generator runs it: fbm_init + fbm_row over 257 rows" \
-			"of 257 samples (a LOD-0 tile), cycling over 16 chunks; interleaved with stb_perlin"
-		echo "note: stb_perlin and libnoise evaluate 3D noise point by point; libnoise runs in" \
-			"a separate process right after"
+			"of 257 samples (a LOD-0 tile), cycling over 16 chunks"
+		echo "note: stb_perlin and libnoise evaluate 3D noise point by point (libnoise in double)"
 		echo "note: the clone rows run copies of noise.c and fbm.c built for one instruction set" \
 			"each (bench/variant.h), checked bit for bit against the library first; \"ours: perlin\"" \
 			"is the clone the loader picked"
-		echo "note: FastNoise2: FractalFBm over Perlin, GenUniformGrid2D of the whole tile," \
-			"feature scale 1024, at the best SIMD level FastSIMD detects on this CPU, and capped" \
-			"at AVX2 when the best is above it; its commit and level in the name"
+		grep -q '^anchor: FastNoise2 ' "$out/noise.tsv" &&
+			echo "note: FastNoise2: FractalFBm over Perlin, GenUniformGrid2D of the whole tile," \
+				"feature scale 1024, at the best SIMD level FastSIMD detects on this CPU, and" \
+				"capped at AVX2 when the best is above it; its commit and level in the name"
+		grep -q '^anchor: FastNoiseLite ' "$out/noise.tsv" &&
+			echo "note: FastNoiseLite: its C header (FASTNOISELITE), fnlGetNoise2D of a Perlin" \
+				"FBm (6 octaves, gain 0.5, lacunarity 2, frequency 1/1024, seed 42) point by" \
+				"point; built -O3 -fwrapv with the world flags, no -march: scalar"
 		echo "note: targets: perlin >= 5x faster than stb_perlin; at most 0.5x FastNoise2 at" \
 			"this CPU's best level (issue 20, AVX-512 there)"
 	} | table | emit
