@@ -434,6 +434,10 @@ $(BUILD)/bench/%: bench/%.cpp $(BENCH_LIB) $(BUILD)/libcommon.a
 ifneq ($(CLONE_OBJ),)
 BENCH_VARIANT_OBJ := $(filter $(BUILD)/clones/noise_% $(BUILD)/clones/fbm_%,$(CLONE_OBJ))
 endif
+# size_bench's LERC anchor: liblerc (liblerc-dev), when it is there.
+HAVE_LERC := $(wildcard /usr/include/Lerc_c_api.h)
+$(BUILD)/bench/size_bench: BENCH_EXTRA = $(if $(HAVE_LERC),-DHAVE_LERC -lLerc)
+
 # libnoise (libnoise-dev) through its C face, bench/libnoise.cpp.
 NOISE_LIBNOISE := $(if $(HAVE_LIBNOISE),$(BUILD)/bench/libnoise.o)
 $(BUILD)/bench/noise_bench: $(BENCH_VARIANT_OBJ) $(NOISE_LIBNOISE) $(BUILD)/bench/fastnoise2.flags \

@@ -9,8 +9,10 @@
 #                FastNoise2 (at the best SIMD level this CPU runs, named in its row, and
 #                at AVX2), FastNoiseLite: every row in one process, interleaved
 #   2. presets   ms per tile: generate, + encode, + zstd (zparams.h); LOD 0, 2, 4
-#   3. size      bytes per LOD-0 tile: encoded, zstd 1/19, the v1 format, 16-bit PNG; then the
-#                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
+#   3. size      bytes per LOD-0 tile of every preset: encoded, zstd 1/19, the v1 format,
+#                16-bit PNG, LERC lossless at the tile's 1 cm quantum; then the shared
+#                anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC on its
+#                own terrain), HARNESS_ROUNDS rounds
 #   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode; zstd -d alone; the
 #                JavaScript decoder (clients/js/terrain.js) on the same tiles, in Node.js
 #   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS,
@@ -53,7 +55,8 @@
 # Env: CC (cc), CXX (g++) (make's, through the environment), BENCH_OPT (the
 # programs' OPT, -O3), BENCH_CPU (CPU to pin to, default 1; empty: no
 # pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18", any subset), TILEBENCH_ARGS
-# (the harness options, default below), FASTNOISE2 (a FastNoise2 source
+# (the harness options, default below), HARNESS_ROUNDS (section 3's rounds
+# of the harness, default 3; about 40 s each), FASTNOISE2 (a FastNoise2 source
 # folder outside this repository, for section 1's anchor; absent: skipped;
 # FASTNOISE2_DIR works too) and FASTSIMD (its FastSIMD dependency at the
 # commit its src/CMakeLists.txt names, default FASTNOISE2/../FastSIMD): the
@@ -208,54 +211,94 @@ presets() {
 	run "$out/preset_bench" | tee "$out/presets.tsv" | table | emit
 }
 
-harness() {
-	local shared="$root/../shared/bench" dir="$out/compress" csv md rc=0
-	if [ ! -x "$shared/compress/run.sh" ] && [ ! -f "$shared/compress/run.sh" ]; then
-		echo "anchor harness not found at $shared/compress, skipped" | emit
-		return 0
-	fi
+# One round of the shared harness into DIR (its CSV and tables there),
+# installing its -dev packages once when it asks for them and may.
+harness_round() {
+	local shared="$1" dir="$2" rc=0
 	mkdir -p "$dir"
-	say "section 3: anchor harness $shared/compress ($tilebench_args; about 40 s)"
 	# shellcheck disable=SC2086
-	RESULTS="$dir" WORK="$dir/work" PIN_CPU="$cpu" \
+	RESULTS="$dir" WORK="$out/compress/work" PIN_CPU="$cpu" \
 		bash "$shared/compress/run.sh" $tilebench_args >"$dir/tilebench.log" 2>&1 || rc=$?
 	if [ "$rc" != 0 ] && grep -q "rerun with --install" "$dir/tilebench.log" && [ "$(id -u)" = 0 ]; then
 		say "harness needs its -dev packages: rerunning with --install"
 		rc=0
 		# shellcheck disable=SC2086
-		RESULTS="$dir" WORK="$dir/work" PIN_CPU="$cpu" \
+		RESULTS="$dir" WORK="$out/compress/work" PIN_CPU="$cpu" \
 			bash "$shared/compress/run.sh" --install $tilebench_args >"$dir/tilebench.log" 2>&1 || rc=$?
 	fi
-	# shellcheck disable=SC2012  # the harness names its files tilebench-<stamp>.csv
-	csv="$(ls -t "$dir"/tilebench-*.csv 2>/dev/null | head -n 1 || true)"
-	if [ "$rc" != 0 ] || [ -z "$csv" ]; then
-		echo "anchor harness failed (exit $rc, see $dir/tilebench.log), skipped" | emit
+	return "$rc"
+}
+
+# The shared anchor harness (PNG16, Terrain-RGB, LERC on its own terrain):
+# HARNESS_ROUNDS rounds, each running every codec in turn; sizes from the
+# first (the same in every round), speeds the median over the rounds.
+harness() {
+	local shared="$root/../shared/bench" dir="$out/compress" rounds="${HARNESS_ROUNDS:-3}"
+	local r rc csv md csvs=() loads=()
+	if [ ! -x "$shared/compress/run.sh" ] && [ ! -f "$shared/compress/run.sh" ]; then
+		echo "anchor harness not found at $shared/compress, skipped" | emit
 		return 0
 	fi
-	md="${csv%.csv}.md"
+	rm -rf "$dir"
+	for ((r = 1; r <= rounds; r++)); do
+		say "section 3: anchor harness $shared/compress, round $r of $rounds ($tilebench_args; about 40 s)"
+		rc=0
+		harness_round "$shared" "$dir/round$r" || rc=$?
+		# shellcheck disable=SC2012  # the harness names its files tilebench-<stamp>.csv
+		csv="$(ls -t "$dir/round$r"/tilebench-*.csv 2>/dev/null | head -n 1 || true)"
+		if [ "$rc" != 0 ] || [ -z "$csv" ]; then
+			echo "anchor harness failed (exit $rc: $(tail -n 1 "$dir/round$r/tilebench.log" 2>/dev/null)," \
+				"see $dir/round$r/tilebench.log), skipped" | emit
+			return 0
+		fi
+		csvs+=("$csv")
+		loads+=("$(cut -d' ' -f1 /proc/loadavg)")
+	done
+	md="${csvs[0]%.csv}.md"
 	# shellcheck disable=SC2016  # the backquotes are markdown
-	printf '\nAnchor harness `%s` (`%s`), on its own synthetic terrain; full tables in `%s`:\n\n' \
-		"../shared/bench/compress/run.sh" "$tilebench_args" "${md#"$root"/}" | emit
-	awk -F ',' '
-	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i
-		  print "harness dataset\tencoding\tstep m\tmedian B/tile\tbits/sample\t" \
-			"/ png16-1cm-def\tdec MB/s"; next }
-	{ n++; ds[n] = $col["dataset"]; name[n] = $col["codec"]; step[n] = $col["step_m"]
-	  b[n] = $col["bytes_med"]; bps[n] = $col["bits_per_sample_med"]; dec[n] = $col["dec_MBps_med"]
-	  wide[n] = $col["wide_tiles"]
-	  if ($col["codec"] == "png16-1cm-def") png[$col["dataset"]] = $col["bytes_med"] }
+	printf '\nAnchor harness `%s` (`%s`), on its own synthetic terrain, rounds: %s; full tables in `%s`:\n\n' \
+		"../shared/bench/compress/run.sh" "$tilebench_args" "$rounds" "${md#"$root"/}" | emit
+	awk -F ',' -v loads="${loads[*]}" '
+	function median(v, n,   i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	FNR == 1 { r++; for (i = 1; i <= NF; i++) col[$i] = i; next }
+	{ k = $col["dataset"] SUBSEP $col["codec"]
+	  if (r == 1) {
+		n++; key[n] = k; ds[n] = $col["dataset"]; name[n] = $col["codec"]; step[n] = $col["step_m"]
+		b[n] = $col["bytes_med"]; bps[n] = $col["bits_per_sample_med"]; wide[n] = $col["wide_tiles"]
+		if ($col["codec"] == "png16-1cm-def") png[$col["dataset"]] = $col["bytes_med"]
+	  } else if ($col["bytes_med"] != b1[k])
+		differ[k] = 1
+	  if (r == 1) b1[k] = $col["bytes_med"]
+	  dec[k, r] = $col["dec_MBps_med"] }
 	END {
-		for (i = 1; i <= n; i++)
-			printf "%s\t%s\t%s\t%.0f\t%.2f\t%s\t%.0f\n", ds[i], name[i] (wide[i] > 0 ? " *" : ""),
+		nl = split(loads, l, " ")
+		load = median(l, nl)
+		print "harness dataset\tencoding\tstep m\tmedian B/tile\tbits/sample\t" \
+		      "/ png16-1cm-def\tdec MB/s\tload"
+		for (i = 1; i <= n; i++) {
+			for (j = 1; j <= r; j++) v[j] = dec[key[i], j]
+			printf "%s\t%s\t%s\t%.0f\t%.2f\t%s\t%.0f\t%.2f\n", ds[i],
+			       name[i] (wide[i] > 0 ? " *" : "") (differ[key[i]] ? " +" : ""),
 			       step[i], b[i], bps[i], png[ds[i]] ? sprintf("%.3f", b[i] / png[ds[i]]) : "n/a",
-			       dec[i]
-	}' "$csv" >"$out/harness.tsv"
+			       median(v, r), load
+		}
+	}' "${csvs[@]}" >"$out/harness.tsv"
 	{
 		cat "$out/harness.tsv"
 		sed -n 's/^## \([^:]*\): .*tile range median \([0-9.]*\) m.*rms |grad| \([0-9.]*\) m\/m, \([0-9]*\/[0-9]*\) tiles.*/note: \1: tile range median \2 m, rms |grad| \3 m\/m, \4 tiles need > u16 at 1 cm/p' "$md"
 		echo "note: * some tiles did not fit 16 bits at this step: a coarser step was used there"
+		grep -q ' +	' "$out/harness.tsv" &&
+			echo "note: + its median size differed between rounds: the first round's is shown"
 		echo "note: q1cm-lz21-shuf+zstd3 is the harness codec closest to our tile format" \
 			"(lz21 predictor, byte planes, zstd3), on the harness terrain"
+		echo "note: sizes from the first round (the harness's terrain is fixed); dec MB/s: the" \
+			"median over the rounds (HARNESS_ROUNDS=$rounds), each round running every codec in" \
+			"turn and giving the harness's median of its passes; load: the median of the 1-minute" \
+			"load averages at the rounds' ends (${loads[*]})"
 	} | table | emit
 }
 
@@ -288,8 +331,8 @@ summary() {
 	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*this CPU.s best/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	fn2l="$(sed -n 's/^anchor: FastNoise2 .*, \([^ ]*\) (this CPU.s best)\t.*/\1/p' "$out/noise.tsv" 2>/dev/null || true)"
 	gen="$(awk -F '\t' '$1 == "default" { print $5 }' "$out/presets.tsv" 2>/dev/null || true)"
-	size="$(awk -F '\t' '$1 == "default" { print $13 }' "$out/size.tsv" 2>/dev/null || true)"
-	sizea="$(awk -F '\t' '$1 == "alpine" { print $13 }' "$out/size.tsv" 2>/dev/null || true)"
+	size="$(awk -F '\t' '$1 == "default" { print $14 }' "$out/size.tsv" 2>/dev/null || true)"
+	sizea="$(awk -F '\t' '$1 == "alpine" { print $14 }' "$out/size.tsv" 2>/dev/null || true)"
 	dec="$(awk -F '\t' '$1 == "default" { print $2 }' "$out/decode.tsv" 2>/dev/null || true)"
 	decz="$(awk -F '\t' '$1 == "default" { print $4 }' "$out/decode.tsv" 2>/dev/null || true)"
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
