@@ -2,7 +2,7 @@
 # bench/run.sh BUILD_DIR - benchmarks of the terrain core (`make bench`).
 #
 # Has make build the bench programs of this folder into BUILD_DIR/bench/
-# (`make BUILD=BUILD_DIR OPT=-O3 bench-programs`), runs them single-threaded (pinned to one CPU with
+# (`make -k BUILD=BUILD_DIR OPT=-O3 bench-programs`), runs them single-threaded (pinned to one CPU with
 # taskset when it can), and prints one markdown table per section, with the
 # anchors measured in the same run:
 #   1. noise     ns/sample of a 6-octave fBm per noise kind; stb_perlin, libnoise,
@@ -13,8 +13,9 @@
 #                16-bit PNG, LERC lossless at the tile's 1 cm quantum; then the shared
 #                anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC on its
 #                own terrain), HARNESS_ROUNDS rounds
-#   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode; zstd -d alone; the
-#                JavaScript decoder (clients/js/terrain.js) on the same tiles, in Node.js
+#   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode; zstd -d alone on the
+#                v1 frame; the JavaScript decoder (clients/js/terrain.js) on the same
+#                tiles, in Node.js
 #   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS,
 #                user-space instructions per hit (callgrind)
 #   6. edits     bench/edits.sh: durable edits/s vs Redis appendfsync always, replay
@@ -49,22 +50,40 @@
 #                its version, beside the same tiles cold; log bytes per edit, record
 #                versions 2 and 3 (about a minute)
 # and a summary of the issue's targets. Figures are printed, never asserted.
-# The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
-# about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
+# Timed figures are medians of interleaved rounds (bench.h: the figures of a
+# table, or of a row, take turns batch by batch), and the rows of sections
+# 1 to 4 end with "load", the 1-minute load average they ran at.
+# The same text goes to BUILD_DIR/bench/results.md. About 4 minutes for
+# sections 1-4, plus about 4-6 for section 5 (its tables also in
+# BUILD_DIR/bench/http-results.md).
+#
+# An anchor that cannot be built here (its package or source missing, see
+# below) is skipped with a line saying why, and so is a program that does
+# not build or fails: the run goes on. `make bench` installs the packages
+# first (scripts/deps.sh bench).
 #
 # Env: CC (cc), CXX (g++) (make's, through the environment), BENCH_OPT (the
 # programs' OPT, -O3), BENCH_CPU (CPU to pin to, default 1; empty: no
 # pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18", any subset), TILEBENCH_ARGS
 # (the harness options, default below), HARNESS_ROUNDS (section 3's rounds
-# of the harness, default 3; about 40 s each), FASTNOISE2 (a FastNoise2 source
-# folder outside this repository, for section 1's anchor; absent: skipped;
-# FASTNOISE2_DIR works too) and FASTSIMD (its FastSIMD dependency at the
-# commit its src/CMakeLists.txt names, default FASTNOISE2/../FastSIMD): the
-# Makefile has CMake build them in BUILD_DIR/bench/fastnoise2 from those
-# folders, never downloading; FASTNOISELITE (FastNoiseLite's C header,
-# C/FastNoiseLite.h of github.com/Auburn/FastNoiseLite, outside this
-# repository, section 1's anchor; absent: skipped); COLD_BASELINE (a
-# terrain-server of another tree, section 12's anchor; bench/cold.sh).
+# of the harness, default 3; about 40 s each), COLD_BASELINE (a
+# terrain-server of another tree, section 12's anchor; bench/cold.sh), and
+# section 1's anchors from outside this repository (absent: skipped, with a
+# line; paths may be relative to where this script starts):
+#   FASTNOISE2     a FastNoise2 source folder (github.com/Auburn/FastNoise2;
+#                  FASTNOISE2_DIR works too), and FASTSIMD its FastSIMD
+#                  dependency at the commit its src/CMakeLists.txt names
+#                  (default FASTNOISE2/../FastSIMD): the Makefile has CMake
+#                  build them in BUILD_DIR/bench/fastnoise2, never
+#                  downloading. FastSIMD picks the level at run time, so the
+#                  build runs on any x86-64 CPU.
+#   FASTNOISELITE  FastNoiseLite's C header, the file C/FastNoiseLite.h of
+#                  github.com/Auburn/FastNoiseLite: compiled on its own into
+#                  BUILD_DIR/bench/fnl.
+# For example, with both fetched into /work/scratch:
+#   FASTNOISE2=/work/scratch/fn2/FastNoise2 \
+#   FASTNOISELITE=/work/scratch/fnl/FastNoiseLite/C/FastNoiseLite.h \
+#       BENCH_SECTIONS="1 3" bash bench/run.sh build-bench
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -82,6 +101,16 @@ cpu="${BENCH_CPU-1}"
 sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
+# The anchors' sources outside this repository, named relative to where
+# this script was started: absolute for make, which runs at the root.
+for anchor_var in FASTNOISE2 FASTNOISE2_DIR FASTSIMD FASTSIMD_DIR FASTNOISELITE; do
+	anchor_path="${!anchor_var:-}"
+	case "$anchor_path" in
+	"" | /*) ;;
+	*) [ -e "$anchor_path" ] && export "$anchor_var=$(cd "$(dirname "$anchor_path")" && pwd)/$(basename "$anchor_path")" ;;
+	esac
+done
+
 if [ ! -f "$build/libcommon.a" ]; then
 	echo "bench: $build/libcommon.a missing: make BUILD=$1 OPT=-O3 $1/libcommon.a" >&2
 	exit 1
@@ -96,10 +125,13 @@ source "$here/lib.sh"
 # Every program comes from the Makefile (`make bench-programs`: the world's
 # flags, the same libraries as the server); the anchors it cannot build
 # here (FastNoise2 without FASTNOISE2, FastNoiseLite without FASTNOISELITE,
-# libnoise without libnoise-dev, stb without libstb-dev) are left out, and
-# the sections say so.
+# libnoise without libnoise-dev, stb without libstb-dev, LERC without
+# liblerc-dev) are left out, and the sections say so. A program that fails
+# to build stops only the sections that run it (make -k), each saying so.
 say "building the bench programs into $out (make bench-programs)"
-bench_make "$build" bench-programs
+if ! bench_make "$build" -k bench-programs; then
+	say "some bench programs did not build (make's output above): their sections say so and are skipped"
+fi
 pin=()
 if [ -n "$cpu" ] && command -v taskset >/dev/null && taskset -c "$cpu" true 2>/dev/null; then
 	pin=(taskset -c "$cpu")
@@ -156,6 +188,29 @@ skip_note() {
 	return 0
 }
 
+# have PROG WHAT: whether BUILD_DIR/bench/PROG was built; if not, a line
+# saying that WHAT is skipped.
+have() {
+	[ -x "$out/$1" ] && return 0
+	echo "$1 was not built (see make's output above): $2 skipped" | emit
+	return 1
+}
+
+# bench_table PROG TSV [ARG...]: the rows of BUILD_DIR/bench/PROG ARG...
+# as a table (into TSV too, unless TSV is ""); when PROG was not built or
+# fails, a line saying so instead, and the run goes on.
+bench_table() {
+	local prog="$1" tsv="$2" rc=0
+	shift 2
+	have "$prog" "its table" || return 0
+	run "$out/$prog" "$@" | tee ${tsv:+"$tsv"} | table | emit || rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "$prog failed (exit $rc): its table is skipped" | emit
+		[ -z "$tsv" ] || rm -f "$tsv"
+	fi
+	return 0
+}
+
 noise() {
 	local rc=0
 	section "1. Noise: 6-octave fBm (wavelength 1024 m, gain 0.5, lacunarity 2), ns per sample"
@@ -208,7 +263,7 @@ noise() {
 presets() {
 	section "2. Presets: one tile, single-threaded, ms per tile"
 	say "section 2: presets"
-	run "$out/preset_bench" | tee "$out/presets.tsv" | table | emit
+	bench_table preset_bench "$out/presets.tsv"
 }
 
 # One round of the shared harness into DIR (its CSV and tables there),
@@ -305,7 +360,7 @@ harness() {
 size() {
 	section "3. Size: bytes per LOD-0 tile (257 x 257 at 1 cm), median of 16 tiles"
 	say "section 3: size"
-	run "$out/size_bench" | tee "$out/size.tsv" | table | emit
+	bench_table size_bench "$out/size.tsv"
 	harness
 }
 
@@ -313,12 +368,15 @@ decode() {
 	section "4. Decode: LOD-0 tiles, single-threaded"
 	say "section 4: decode"
 	mkdir -p "$out/jstiles"
-	run "$out/decode_bench" "$out/jstiles" | tee "$out/decode.tsv" | table | emit
-	if command -v node >/dev/null; then
-		echo | emit
-		run node "$here/js_decode.mjs" "$out/jstiles" | tee "$out/js_decode.tsv" | table | emit
-	else
+	bench_table decode_bench "$out/decode.tsv" "$out/jstiles"
+	if ! command -v node >/dev/null; then
 		echo "JavaScript decoder: skipped (no node)" | emit
+	elif [ ! -f "$out/decode.tsv" ]; then
+		echo "JavaScript decoder: skipped (no tiles from decode_bench)" | emit
+	else
+		echo | emit
+		run node "$here/js_decode.mjs" "$out/jstiles" | tee "$out/js_decode.tsv" | table | emit ||
+			echo "JavaScript decoder failed (exit $?), skipped" | emit
 	fi
 }
 
@@ -419,11 +477,11 @@ for s in $sections; do
 	6) bash "$here/edits.sh" "$build" | emit || say "section 6: bench/edits.sh failed (exit $?)" ;;
 	7) section "7. Erosion: cost and effect, single-threaded"
 	   say "section 7: erosion"
-	   run "$out/erosion_bench" | table | emit ;;
+	   bench_table erosion_bench "" ;;
 	8) bash "$here/swarm.sh" "$build" | emit || say "section 8: bench/swarm.sh failed (exit $?)" ;;
 	9) section "9. Baked edits: a cold LOD-0 default tile of a chunk with 0, 10^3, 10^5 edits"
 	   say "section 9: baked edits"
-	   run "$out/bake_bench" | table | emit ;;
+	   bench_table bake_bench "" ;;
 	10) bash "$here/snapshots.sh" "$build" | emit || say "section 10: bench/snapshots.sh failed (exit $?)" ;;
 	11) bash "$here/front.sh" "$build" | emit || say "section 11: bench/front.sh failed (exit $?)" ;;
 	12) section "12. Cold tiles: what the server adds (issue 20)"
@@ -437,7 +495,7 @@ for s in $sections; do
 	    fi ;;
 	13) section "13. Web map tiles: a cold 256 x 256 PNG beside a cold LOD-0 binary tile, single-threaded"
 	   say "section 13: map tiles"
-	   run "$out/maps_bench" | table | emit ;;
+	   bench_table maps_bench "" ;;
 	14) bash "$here/cluster.sh" "$build" | emit || say "section 14: bench/cluster.sh failed (exit $?)"
 	    bash "$here/late_joiner.sh" "$build" | emit || say "section 14: bench/late_joiner.sh failed (exit $?)"
 	    bash "$here/redis_memory.sh" "$build" | emit || say "section 14: bench/redis_memory.sh failed (exit $?)" ;;
