@@ -399,9 +399,10 @@ endif
 # code the server runs. `make bench-programs` builds every one;
 # `make BUILD=dir dir/bench/edit_load` one alone (bench/lib.sh: bench_make).
 # The anchors that need sources from outside are built only when they are
-# there: noise_bench needs stb (libstb-dev), libnoise_bench libnoise
-# (libnoise-dev) and $(CXX), and noise_bench takes FastNoise2 when
-# FASTNOISE2 names its source folder (below). A more specific rule for one
+# there: noise_bench needs stb (libstb-dev), and takes libnoise when
+# libnoise-dev and $(CXX) are there, FastNoise2 when FASTNOISE2 names its
+# source folder and FastNoiseLite when FASTNOISELITE names its C header
+# (below). A more specific rule for one
 # program (e.g. $(BUILD)/bench/cluster_load: bench/cluster_load.c) wins over
 # the pattern rules.
 CXX     ?= g++
@@ -409,8 +410,7 @@ CXXFLAGS_ALL := -std=c++17 -Wall -Wextra $(OPT) -g -Icommon -Ibench $(SANFLAGS) 
 HAVE_STB      := $(wildcard /usr/include/stb/stb_perlin.h)
 HAVE_LIBNOISE := $(and $(shell command -v $(CXX) 2>/dev/null),$(wildcard /usr/include/libnoise/noise.h))
 BENCH_SRC   := $(filter-out bench/bench.c $(if $(HAVE_STB),,bench/noise_bench.c),$(wildcard bench/*.c))
-BENCH_PROGS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/wasm_native_scalar \
-	$(if $(HAVE_LIBNOISE),$(BUILD)/bench/libnoise_bench)
+BENCH_PROGS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/wasm_native_scalar
 BENCH_LIB   := $(BUILD)/bench/libbench.a
 .PHONY: bench-programs
 bench-programs: $(BENCH_PROGS)
@@ -428,31 +428,43 @@ $(BUILD)/bench/%: bench/%.cpp $(BENCH_LIB) $(BUILD)/libcommon.a
 	@mkdir -p $(@D)
 	$(QLD)$(CXX) $(CXXFLAGS_ALL) -MMD -MP -MF $@.d -MT $@ $< $(BENCH_EXTRA) \
 		$(BENCH_LIB) $(BUILD)/libcommon.a $(LDFLAGS_ALL) $(LIBS) -o $@
-$(BUILD)/bench/libnoise_bench: BENCH_EXTRA = -lnoise
 
 # noise_bench times each x86-64 clone of the noise kernels by name (the
 # objects test_clones compares, above) beside the library's dispatch.
 ifneq ($(CLONE_OBJ),)
 BENCH_VARIANT_OBJ := $(filter $(BUILD)/clones/noise_% $(BUILD)/clones/fbm_%,$(CLONE_OBJ))
 endif
-$(BUILD)/bench/noise_bench: $(BENCH_VARIANT_OBJ) $(BUILD)/bench/fastnoise2.flags
+# size_bench's LERC anchor: liblerc (liblerc-dev), when it is there.
+HAVE_LERC := $(wildcard /usr/include/Lerc_c_api.h)
+$(BUILD)/bench/size_bench: BENCH_EXTRA = $(if $(HAVE_LERC),-DHAVE_LERC -lLerc)
+
+# libnoise (libnoise-dev) through its C face, bench/libnoise.cpp.
+NOISE_LIBNOISE := $(if $(HAVE_LIBNOISE),$(BUILD)/bench/libnoise.o)
+$(BUILD)/bench/noise_bench: $(BENCH_VARIANT_OBJ) $(NOISE_LIBNOISE) $(BUILD)/bench/fastnoise2.flags \
+	$(BUILD)/bench/fastnoiselite.flags
 $(BUILD)/bench/noise_bench: BENCH_EXTRA = $(if $(BENCH_VARIANT_OBJ),-DHAVE_VARIANTS $(BENCH_VARIANT_OBJ)) \
-	$$(cat $(BUILD)/bench/fastnoise2.flags)
+	$(if $(NOISE_LIBNOISE),-DHAVE_LIBNOISE $(NOISE_LIBNOISE) -lnoise -lstdc++) \
+	$$(cat $(BUILD)/bench/fastnoise2.flags) $$(cat $(BUILD)/bench/fastnoiselite.flags)
+$(BUILD)/bench/libnoise.o: bench/libnoise.cpp bench/libnoise.h
+	@mkdir -p $(@D)
+	$(QCC)$(CXX) $(CXXFLAGS_ALL) -MMD -MP -c $< -o $@
 
 # FastNoise2, noise_bench's other anchor: FASTNOISE2=DIR its source folder
 # outside this repository, FASTSIMD=DIR its FastSIMD at the commit its
 # src/CMakeLists.txt names (default FASTNOISE2/../FastSIMD). Its own CMake
 # builds them into $(BUILD)/bench/fastnoise2, never downloading; the file
 # fastnoise2.flags holds what noise_bench then links (nothing when the
-# anchor is skipped: make says why). FASTNOISE2_DIR and FASTSIMD_DIR, the
-# names bench/run.sh read, still work.
+# anchor is skipped: make says why, and so does fastnoise2.skip, which
+# bench/run.sh prints). FASTNOISE2_DIR and FASTSIMD_DIR, the names
+# bench/run.sh read, still work. FastNoise2 picks its SIMD level at run time
+# (bench/fastnoise2.cpp), so one build runs on any x86-64 CPU.
 FASTNOISE2 ?= $(FASTNOISE2_DIR)
 FASTSIMD   ?= $(or $(FASTSIMD_DIR),$(FASTNOISE2)/../FastSIMD)
 FN2_DIR    := $(BUILD)/bench/fastnoise2
 $(BUILD)/bench/fastnoise2.flags: bench/fastnoise2.cpp bench/fastnoise2.h FORCE
 	@mkdir -p $(@D)
 	$(Q)flags= why=; \
-	if [ -z "$(FASTNOISE2)" ]; then why="FASTNOISE2 is not set"; \
+	if [ -z "$(FASTNOISE2)" ]; then why="FASTNOISE2 is not set (its source folder: bench/run.sh)"; \
 	elif [ ! -f "$(FASTNOISE2)/CMakeLists.txt" ] || [ ! -f "$(FASTSIMD)/CMakeLists.txt" ] || \
 		! command -v cmake >/dev/null; then \
 		why="need cmake, $(FASTNOISE2) and FastSIMD in $(FASTSIMD) (FASTSIMD)"; \
@@ -473,7 +485,41 @@ $(BUILD)/bench/fastnoise2.flags: bench/fastnoise2.cpp bench/fastnoise2.h FORCE
 			flags="-DHAVE_FASTNOISE2 -DFASTNOISE2_COMMIT=\"$$commit\" $(BUILD)/bench/fastnoise2.o $$lib -lstdc++"; \
 		fi; \
 	fi; \
-	[ -z "$$why" ] || echo "  SKIP  the FastNoise2 anchor: $$why"; \
+	if [ -n "$$why" ]; then echo "  SKIP  the FastNoise2 anchor: $$why"; echo "$$why" >$(@:.flags=.skip); \
+	else rm -f $(@:.flags=.skip); fi; \
+	echo "$$flags" >$@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+
+# FastNoiseLite, noise_bench's third anchor: FASTNOISELITE=FILE its C header
+# (C/FastNoiseLite.h of github.com/Auburn/FastNoiseLite) outside this
+# repository. It is copied into $(BUILD)/bench/fnl and compiled there as its
+# own translation unit (FNL_IMPL) with this build's OPT and world flags but
+# not -Werror, as llhttp is: third-party code; -fwrapv, as its integer
+# hashes assume (int multiplies that wrap). fastnoiselite.flags holds
+# what noise_bench then links, with the header's VERSION line and the
+# object's checksum (so a new object relinks it); nothing when the anchor
+# is skipped, and then fastnoiselite.skip says why.
+FNL_DIR := $(BUILD)/bench/fnl
+$(BUILD)/bench/fastnoiselite.flags: FORCE
+	@mkdir -p $(FNL_DIR)
+	$(Q)flags= why=; \
+	if [ -z "$(FASTNOISELITE)" ]; then why="FASTNOISELITE is not set (its C header: bench/run.sh)"; \
+	elif [ ! -f "$(FASTNOISELITE)" ]; then why="no file $(FASTNOISELITE) (FASTNOISELITE)"; \
+	else \
+		cmp -s "$(FASTNOISELITE)" $(FNL_DIR)/FastNoiseLite.h || cp -f "$(FASTNOISELITE)" $(FNL_DIR)/FastNoiseLite.h; \
+		printf '#define FNL_IMPL\n#include "FastNoiseLite.h"\n' >$(FNL_DIR)/fnl.c.tmp; \
+		cmp -s $(FNL_DIR)/fnl.c.tmp $(FNL_DIR)/fnl.c && rm -f $(FNL_DIR)/fnl.c.tmp || mv -f $(FNL_DIR)/fnl.c.tmp $(FNL_DIR)/fnl.c; \
+		version=$$(sed -n 's|^// *VERSION: *\([^ ]*\).*|\1|p' $(FNL_DIR)/FastNoiseLite.h | head -n 1); \
+		cmd="$(CC) -std=c11 $(OPT) -g -fwrapv $(SANFLAGS) $(WORLD_LAST) -c $(FNL_DIR)/fnl.c -o $(FNL_DIR)/fnl.o"; \
+		if [ $(FNL_DIR)/fnl.o -nt $(FNL_DIR)/FastNoiseLite.h ] && \
+			[ "$$(cat $(FNL_DIR)/fnl.cmd 2>/dev/null)" = "$$cmd" ]; then :; \
+		elif echo "  CC    FastNoiseLite $${version:-?} from $(FASTNOISELITE)" && \
+			$$cmd 2>$(FNL_DIR)/build.log; then echo "$$cmd" >$(FNL_DIR)/fnl.cmd; \
+		else why="it did not compile (see $(FNL_DIR)/build.log)"; fi; \
+		[ -n "$$why" ] || flags="-DHAVE_FASTNOISELITE -DFASTNOISELITE_VERSION=\"$${version:-unknown}\" \
+-DFASTNOISELITE_SUM=$$(cksum <$(FNL_DIR)/fnl.o | cut -d' ' -f1) -I$(FNL_DIR) $(FNL_DIR)/fnl.o"; \
+	fi; \
+	if [ -n "$$why" ]; then echo "  SKIP  the FastNoiseLite anchor: $$why"; echo "$$why" >$(@:.flags=.skip); \
+	else rm -f $(@:.flags=.skip); fi; \
 	echo "$$flags" >$@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
 
 # The server's pieces the programs run in process come from libserver.a
@@ -535,9 +581,15 @@ run:
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/terrain-server serve $(RUN_ARGS)
 
+# The bench's packages first (scripts/deps.sh bench); without some of them
+# (not root, or not in this Debian) the run goes on and the anchors they
+# bring are skipped, each with a line. bench/run.sh builds the bench
+# programs itself (make -k bench-programs), so one that cannot be built
+# skips its section instead of stopping the run.
 bench:
-	@$(DEPS) bench
-	$(MAKE) BUILD=build-bench OPT="-O3" all bench-programs
+	@$(DEPS) bench || echo "make bench: scripts/deps.sh bench failed (above): the anchors" \
+		"whose packages are missing are skipped"
+	$(MAKE) BUILD=build-bench OPT="-O3" all
 	bench/run.sh build-bench
 
 # three.js, MapLibre GL JS and Leaflet at the versions of clients/web's

@@ -127,6 +127,19 @@ void bench_keep(double v)
 	keep_sink += v;
 }
 
+double bench_loadavg(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double load = -1.0;
+
+	if (f) {
+		if (fscanf(f, "%lf", &load) != 1)
+			load = -1.0;
+		fclose(f);
+	}
+	return load;
+}
+
 void bench_die(const char *msg, int code)
 {
 	fprintf(stderr, "bench: %s: %s\n", msg, code < 0 ? err_str(code) : "failed");

@@ -54,6 +54,10 @@ void bench_chunk(unsigned k, int32_t *cx, int32_t *cz);
 /* Keep a computed value alive so the compiler cannot drop its work. */
 void bench_keep(double v);
 
+/* The 1-minute load average (/proc/loadavg) now, -1 when it cannot be
+ * read: printed beside a figure as the load it ran at. */
+double bench_loadavg(void);
+
 /* Print msg and the error text to stderr and exit(1). */
 void bench_die(const char *msg, int code);
 

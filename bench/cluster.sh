@@ -152,7 +152,7 @@ wait "$lp" || true
 pick() { echo "$1" | awk -v w="$2" '$1 == w { printf "%s / %s ms (max %s)", $3, $5, $7 }'; }
 
 {
-	echo "## 10. Cluster: 3 nodes on one Redis edit log (bench/cluster.sh, $(date -u +%Y-%m-%d), $(nproc) cores)"
+	echo "## 14. Cluster: 3 nodes on one Redis edit log (bench/cluster.sh, $(date -u +%Y-%m-%d), $(nproc) cores)"
 	echo
 	echo "| what | figure |"
 	echo "| --- | --- |"

@@ -150,7 +150,7 @@ rss_mb=$(awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$spid/status")
 stop_server
 
 {
-	echo "## Edits (bench/edits.sh, $(date -u +%Y-%m-%d), $(nproc) cores, data in ${TMPDIR:-/tmp})"
+	echo "## 6. Edits (bench/edits.sh, $(date -u +%Y-%m-%d), $(nproc) cores, data in ${TMPDIR:-/tmp})"
 	echo
 	echo "| what | figure |"
 	echo "| --- | --- |"

@@ -2,6 +2,7 @@
  * fastnoise2.cpp - the C face of FastNoise2 for noise_bench.c (see
  * fastnoise2.h). Built only when the Makefile has FASTNOISE2.
  */
+#include <cstdint>
 #include <new>
 
 #include <FastNoise/FastNoise.h>
@@ -13,13 +14,29 @@ struct fn2 {
 	FastNoise::SmartNode<FastNoise::FractalFBm> fbm;
 };
 
-struct fn2 *fn2_create(int avx512, float wavelength)
+/* Whether a CPU whose best level is cpu runs level want (each level's
+ * flags include those of the levels below it). */
+static bool runs(FastSIMD::FeatureSet cpu, FastSIMD::FeatureSet want)
 {
-	FastSIMD::FeatureSet want = avx512 ? FastSIMD::FeatureSet::AVX512 : FastSIMD::FeatureSet::AVX2;
+	auto c = static_cast<std::uint32_t>(cpu), w = static_cast<std::uint32_t>(want);
+
+	return (c & w) == w;
+}
+
+struct fn2 *fn2_create(int capped, float wavelength)
+{
+	const FastSIMD::FeatureSet best = FastSIMD::DetectCpuMaxFeatureSet();
+	FastSIMD::FeatureSet want = best;
+
+	if (capped) {
+		if (best == FastSIMD::FeatureSet::AVX2 || !runs(best, FastSIMD::FeatureSet::AVX2))
+			return nullptr;
+		want = FastSIMD::FeatureSet::AVX2;
+	}
 	auto perlin = FastNoise::New<FastNoise::Perlin>(want);
 	auto fbm = FastNoise::New<FastNoise::FractalFBm>(want);
 
-	if (!perlin || !fbm || fbm->GetActiveFeatureSet() != want)
+	if (!perlin || !fbm)
 		return nullptr;
 	perlin->SetScale(wavelength);
 	fbm->SetSource(perlin);

@@ -14,13 +14,20 @@ extern "C" {
 
 struct fn2;
 
-/* A 6-octave FractalFBm of Perlin (gain 0.5, lacunarity 2, feature scale
- * wavelength metres) capped at AVX-512 (avx512 = 1) or AVX2 (0). NULL on
- * failure, or when the CPU lacks the level asked for. */
-struct fn2 *fn2_create(int avx512, float wavelength);
+/*
+ * A 6-octave FractalFBm of Perlin (gain 0.5, lacunarity 2, feature scale
+ * wavelength metres). capped = 0: at the best SIMD level this CPU runs, as
+ * FastSIMD detects it (DetectCpuMaxFeatureSet(): cpuid and the OS's saved
+ * registers); capped = 1: at AVX2, for a second row beside the best one.
+ * FastSIMD runs a level it is given by name without asking the CPU, so
+ * no level above the detected one is ever asked for. NULL on failure, and
+ * for capped = 1 when the CPU's best level is AVX2 or below (nothing to
+ * compare).
+ */
+struct fn2 *fn2_create(int capped, float wavelength);
 void fn2_destroy(struct fn2 *f);
 
-/* The SIMD level FastNoise2 picked at run time, e.g. "AVX512". */
+/* The SIMD level FastNoise2 runs at, e.g. "AVX512" or "AVX2". */
 const char *fn2_level(const struct fn2 *f);
 
 /* side x side samples, 1 m apart, from world (x0, z0) into out. */

@@ -118,7 +118,7 @@ for n in "${sizes[@]}"; do
 	probe+=("| anchor: node D while redis-cli sends one SET of $(mib "$sbytes"), over and over | $(rounds "${one[@]}") |")
 done
 
-echo "## Late joiner on a shared Redis log (bench/late_joiner.sh, $(date -u +%Y-%m-%d), $(nproc) cores)"
+echo "## 14. Late joiner on a shared Redis log (bench/late_joiner.sh, $(date -u +%Y-%m-%d), $(nproc) cores)"
 echo
 echo "| edits acknowledged | posted in | snapshots shared | Redis used_memory then | stream entries | late joiner listening after | its RSS | edits it replayed from the stream |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"

@@ -15,11 +15,21 @@
  * variant.h): the baseline x86-64 clone, AVX2 and x86-64-v4 (AVX-512), so
  * each clone is timed by name whatever the loader would pick; before
  * timing, every noise kind's tile from each copy must equal the library's
- * bit for bit, or the bench stops. With -DHAVE_FASTNOISE2, FastNoise2's
- * FractalFBm of Perlin (fastnoise2.h) at AVX-512 and at AVX2 is timed in
- * the same interleaved batches, and its row names the SIMD level it ran.
+ * bit for bit, or the bench stops.
  *
- * Output: "name<TAB>ns per sample" rows (bench.h); run.sh adds the ratio
+ * The other anchors, each built only when it is there (the Makefile), are
+ * timed in the same interleaved batches:
+ * - -DHAVE_FASTNOISE2: FastNoise2's FractalFBm of Perlin (fastnoise2.h) at
+ *   the best SIMD level this CPU runs (FastSIMD's own detection), and again
+ *   capped at AVX2 when the best is above it; each row names its level.
+ * - -DHAVE_FASTNOISELITE: FastNoiseLite's C header (FastNoiseLite.h, its own
+ *   translation unit), fnlGetNoise2D() of a Perlin fBm with the same
+ *   octaves, gain, lacunarity, frequency and seed, point by point (scalar).
+ * - -DHAVE_LIBNOISE: libnoise's Perlin module (libnoise.h) at its default
+ *   quality and at QUALITY_BEST, 3D noise in double, point by point.
+ *
+ * Output: "name<TAB>ns per sample<TAB>load" rows (bench.h), the load being
+ * the 1-minute load average when the batches ended; run.sh adds the ratio
  * "stb time / this": higher is faster than stb_perlin.
  */
 #include <stdint.h>
@@ -37,6 +47,15 @@
 
 #ifdef HAVE_FASTNOISE2
 #include "fastnoise2.h"
+#endif
+#ifdef HAVE_FASTNOISELITE
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"  /* fnlCreateState(); */
+#include "FastNoiseLite.h"  /* declarations only: FNL_IMPL is its own object */
+#pragma GCC diagnostic pop
+#endif
+#ifdef HAVE_LIBNOISE
+#include "libnoise.h"
 #endif
 
 #define SIDE 257
@@ -72,12 +91,15 @@ static const struct impl variants[] = {
 };
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 
-/* Whether this CPU runs variant v (the v4 copy needs AVX-512). */
+/* Whether this CPU runs variant v (the v3 copy needs AVX2 and FMA, the v4
+ * copy AVX-512), as tests/unit/test_clones.c asks. */
 static int variant_runs(size_t v)
 {
 	__builtin_cpu_init();
-	return v < 2 || (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-			 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"));
+	if (v == 1)
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	return v == 0 || (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+			  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"));
 }
 #else
 #define NVARIANTS 0
@@ -94,6 +116,13 @@ struct job {
 #ifdef HAVE_FASTNOISE2
 	struct fn2 *fn2;
 	float *grid;          /* FastNoise2 fills the whole tile at once */
+#endif
+#ifdef HAVE_FASTNOISELITE
+	fnl_state fnl;
+#endif
+#ifdef HAVE_LIBNOISE
+	struct libnoise *ln;
+	double *dout;         /* one row of libnoise's doubles */
 #endif
 };
 
@@ -128,6 +157,35 @@ static void tile_fn2(void *arg)
 	chunk_origin(j, &x0, &z0);
 	fn2_tile(j->fn2, j->grid, (float)x0, (float)z0, SIDE, (int)SEED);
 	bench_keep(j->grid[SIDE * SIDE / 2]);
+}
+#endif
+
+#ifdef HAVE_FASTNOISELITE
+static void tile_fnl(void *arg)
+{
+	struct job *j = arg;
+	int64_t x0, z0;
+	int r, i;
+
+	chunk_origin(j, &x0, &z0);
+	for (r = 0; r < SIDE; r++)
+		for (i = 0; i < SIDE; i++)
+			j->out[i] = fnlGetNoise2D(&j->fnl, (float)(x0 + i), (float)(z0 + r));
+	bench_keep(j->out[SIDE / 2]);
+}
+#endif
+
+#ifdef HAVE_LIBNOISE
+static void tile_libnoise(void *arg)
+{
+	struct job *j = arg;
+	int64_t x0, z0;
+	int r;
+
+	chunk_origin(j, &x0, &z0);
+	for (r = 0; r < SIDE; r++)
+		libnoise_row(j->ln, j->dout, (double)x0, (double)(z0 + r), SIDE);
+	bench_keep(j->dout[SIDE / 2]);
 }
 #endif
 
@@ -203,13 +261,91 @@ static void variant_check(size_t v)
 }
 #endif
 
+#ifdef HAVE_FASTNOISE2
+/* FastNoise2 at the CPU's best level, then capped at AVX2 (fastnoise2.h):
+ * the jobs from j[*n] on, their names into name. */
+static void add_fastnoise2(struct job *j, struct bench_fig *f, const char **name, size_t *n)
+{
+	static char label[2][96];
+	const char *best = NULL;
+	int capped;
+
+	for (capped = 0; capped < 2; capped++) {
+		struct fn2 *fn = fn2_create(capped, (float)WAVELENGTH);
+
+		if (!fn) {
+			if (!capped)
+				printf("note: FastNoise2 anchor skipped: FastNoise2 could not be set up\n");
+			else if (best)
+				printf("note: FastNoise2 capped at AVX2: not timed, this CPU's best level is %s\n",
+				       best);
+			continue;
+		}
+		job_init(&j[*n], NOISE_PERLIN, 0, 0);
+		j[*n].fn2 = fn;
+		j[*n].grid = malloc(SIDE * SIDE * sizeof(*j[*n].grid));
+		if (!j[*n].grid)
+			bench_die("out of memory", ERR_NOMEM);
+		snprintf(label[capped], sizeof(label[capped]),
+			 "anchor: FastNoise2 %s FractalFBm(Perlin), %s (%s)", FASTNOISE2_COMMIT,
+			 fn2_level(fn), capped ? "capped" : "this CPU's best");
+		if (!capped)
+			best = fn2_level(fn);
+		f[*n] = (struct bench_fig){ tile_fn2, &j[*n] };
+		name[(*n)++] = label[capped];
+	}
+}
+#endif
+
+#ifdef HAVE_FASTNOISELITE
+/* FastNoiseLite's Perlin fBm with section 1's parameters, as job j[*n]. */
+static void add_fastnoiselite(struct job *j, struct bench_fig *f, const char **name, size_t *n)
+{
+	static char label[96];
+
+	job_init(&j[*n], NOISE_PERLIN, 0, 0);
+	j[*n].fnl = fnlCreateState();
+	j[*n].fnl.seed = (int)SEED;
+	j[*n].fnl.frequency = (float)(1.0 / WAVELENGTH);
+	j[*n].fnl.noise_type = FNL_NOISE_PERLIN;
+	j[*n].fnl.fractal_type = FNL_FRACTAL_FBM;
+	j[*n].fnl.octaves = 6;
+	j[*n].fnl.lacunarity = 2.0f;
+	j[*n].fnl.gain = 0.5f;
+	snprintf(label, sizeof(label), "anchor: FastNoiseLite %s fnlGetNoise2D fBm(Perlin), scalar",
+		 FASTNOISELITE_VERSION);
+	f[*n] = (struct bench_fig){ tile_fnl, &j[*n] };
+	name[(*n)++] = label;
+}
+#endif
+
+#ifdef HAVE_LIBNOISE
+/* libnoise's Perlin at its default quality and at QUALITY_BEST. */
+static void add_libnoise(struct job *j, struct bench_fig *f, const char **name, size_t *n)
+{
+	static const char *const label[2] = { "anchor: libnoise Perlin (default quality)",
+					      "anchor: libnoise Perlin (QUALITY_BEST)" };
+	int best;
+
+	for (best = 0; best < 2; best++) {
+		job_init(&j[*n], NOISE_PERLIN, 0, 0);
+		j[*n].ln = libnoise_create(best, WAVELENGTH, (int)SEED);
+		j[*n].dout = malloc(SIDE * sizeof(*j[*n].dout));
+		if (!j[*n].ln || !j[*n].dout)
+			bench_die("out of memory", ERR_NOMEM);
+		f[*n] = (struct bench_fig){ tile_libnoise, &j[*n] };
+		name[(*n)++] = label[best];
+	}
+}
+#endif
+
 int main(void)
 {
-	enum { FAR = NOISE_KIND_COUNT, STB, NFIXED, NMAX = NFIXED + 3 + 2 };
+	enum { FAR = NOISE_KIND_COUNT, STB, NFIXED, NMAX = NFIXED + 3 + 2 + 1 + 2 };
 	struct job j[NMAX];
 	struct bench_fig f[NMAX];
 	const char *name[NMAX];
-	double sec[NMAX];
+	double sec[NMAX], load;
 	size_t n = NFIXED, k;
 
 	for (k = 0; k < NOISE_KIND_COUNT; k++) {
@@ -234,43 +370,37 @@ int main(void)
 	}
 #endif
 #ifdef HAVE_FASTNOISE2
-	for (k = 0; k < 2; k++) {
-		static char label[2][64];
-		struct fn2 *fn = fn2_create(k == 0, (float)WAVELENGTH);
-
-		if (!fn) {
-			printf("note: FastNoise2 at %s: not available on this CPU\n", k ? "AVX2" : "AVX-512");
-			continue;
-		}
-		job_init(&j[n], NOISE_PERLIN, 0, 0);
-		j[n].fn2 = fn;
-		j[n].grid = malloc(SIDE * SIDE * sizeof(*j[n].grid));
-		if (!j[n].grid)
-			bench_die("out of memory", ERR_NOMEM);
-		snprintf(label[k], sizeof(label[k]), "anchor: FastNoise2 %s FractalFBm(Perlin), %s",
-			 FASTNOISE2_COMMIT, fn2_level(fn));
-		f[n] = (struct bench_fig){ tile_fn2, &j[n] };
-		name[n++] = label[k];
-	}
+	add_fastnoise2(j, f, name, &n);
+#endif
+#ifdef HAVE_FASTNOISELITE
+	add_fastnoiselite(j, f, name, &n);
+#endif
+#ifdef HAVE_LIBNOISE
+	add_libnoise(j, f, name, &n);
 #else
-	printf("note: FastNoise2 anchor skipped: set FASTNOISE2 to its source folder (the Makefile)\n");
+	printf("note: libnoise anchor skipped: libnoise-dev or g++ missing (scripts/deps.sh bench)\n");
 #endif
 
 	bench_times(f, n, sec);
+	load = bench_loadavg();
 
-	printf("fBm, 6 octaves, over a LOD-0 tile\tns/sample\n");
+	printf("fBm, 6 octaves, over a LOD-0 tile\tns/sample\tload\n");
 	for (k = 0; k < NOISE_KIND_COUNT; k++)
-		printf("ours: %s\t%.2f\n", name[k], sec[k] * 1e9 / (SIDE * SIDE));
-	printf("ours: perlin, far corner (cx ~ +2^31, cz ~ -2^31)\t%.2f\n",
-	       sec[FAR] * 1e9 / (SIDE * SIDE));
+		printf("ours: %s\t%.2f\t%.2f\n", name[k], sec[k] * 1e9 / (SIDE * SIDE), load);
+	printf("ours: perlin, far corner (cx ~ +2^31, cz ~ -2^31)\t%.2f\t%.2f\n",
+	       sec[FAR] * 1e9 / (SIDE * SIDE), load);
 	for (k = NFIXED; k < n; k++)
-		printf("%s\t%.2f\n", name[k], sec[k] * 1e9 / (SIDE * SIDE));
-	printf("anchor: stb_perlin_fbm_noise3\t%.2f\n", sec[STB] * 1e9 / (SIDE * SIDE));
+		printf("%s\t%.2f\t%.2f\n", name[k], sec[k] * 1e9 / (SIDE * SIDE), load);
+	printf("anchor: stb_perlin_fbm_noise3\t%.2f\t%.2f\n", sec[STB] * 1e9 / (SIDE * SIDE), load);
 
 	for (k = 0; k < n; k++) {
 #ifdef HAVE_FASTNOISE2
 		fn2_destroy(j[k].fn2);
 		free(j[k].grid);
+#endif
+#ifdef HAVE_LIBNOISE
+		libnoise_destroy(j[k].ln);
+		free(j[k].dout);
 #endif
 		fbm_scratch_release(&j[k].s);
 		free(j[k].out);

@@ -149,9 +149,9 @@ static void bench_preset(struct job *proto)
 	bench_times(f, 7, ms);
 	for (k = 0; k < 7; k++)
 		ms[k] *= 1e3;
-	printf("%s\t%.3f\t%.1f\t%.3f\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.4f\n",
+	printf("%s\t%.3f\t%.1f\t%.3f\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\t%.4f\t%.2f\n",
 	       preset_name(proto->p), ms[0], ms[0] * per, ms[1], ms[2], ms[2] * per, ms[5], ms[6],
-	       ms[3], ms[4]);
+	       ms[3], ms[4], bench_loadavg());
 	fflush(stdout);
 	free_tiles(proto);
 }
@@ -241,7 +241,7 @@ int main(void)
 
 	printf("preset\tgenerate ms\tgenerate ns/sample\t+ encode ms\t"
 	       "+ encode + zstd ms\t+ encode + zstd ns/sample\t"
-	       "encode alone ms\tzstd alone ms\tLOD 2: all ms\tLOD 4: all ms\n");
+	       "encode alone ms\tzstd alone ms\tLOD 2: all ms\tLOD 4: all ms\tload\n");
 	for (i = 0; i < n; i++) {
 		if (preset_chunk_log2(v[i]) != 8) {
 			printf("note: %s: chunk is %d m, not 256 m; skipped\n", preset_name(v[i]),
@@ -261,6 +261,8 @@ int main(void)
 	}
 	printf("note: LOD-0 tile = 257 x 257 samples; \"all\" = generate + encode + zstd; "
 	       "target: default generate + encode + zstd < 2 ms on one core\n");
+	printf("note: a row's figures are timed together, their batches interleaved (median of "
+	       "%d); load: the 1-minute load average when they ended\n", BENCH_BATCHES);
 
 	ZSTD_freeCCtx(j.cctx);
 	free(j.enc);

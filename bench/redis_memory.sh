@@ -151,7 +151,7 @@ for t, u, x, e, b in rows:
     cur["used"] = max(cur["used"], u)
     cur["len"] = max(cur["len"], x)
 mib = lambda v: f"{v / 1048576:.1f}"
-print(f"## Redis memory under sustained edits (bench/redis_memory.sh; {acked} acknowledged edits"
+print(f"## 14. Redis memory under sustained edits (bench/redis_memory.sh; {acked} acknowledged edits"
       f" in batches of {batch}, in {secs:.0f} s, {acked / secs:.0f}/s)")
 print()
 print("| cycle | from s | edits in the shared snapshot | its size, MiB | longest stream, entries | most used_memory, MiB |")

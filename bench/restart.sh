@@ -149,7 +149,7 @@ for kind in smooth rough; do
 done
 
 {
-	echo "## First tile of a chunk with $nedits edits after a restart (bench/restart.sh, $(date -u +%Y-%m-%d), $(nproc) cores, $workers workers)"
+	echo "## 17. First tile of a chunk with $nedits edits after a restart (bench/restart.sh, $(date -u +%Y-%m-%d), $(nproc) cores, $workers workers)"
 	echo
 	echo "| edits | restart | server | start-up to listening, s | edited tile, ms | unedited cold tile, ms | edited / unedited, wall (rounds) | server CPU, edited / unedited (rounds) | zstd bytes, edited / unedited |"
 	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"

@@ -209,7 +209,7 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", 100 * (a - b) / b }';
 list() { local x o=""; for x in "$@"; do o="$o$(ms "$x") "; done; echo "${o% }"; }
 served=$(median_mean "${served_s[@]}") cold=$(median_mean "${cold_s[@]}")
 {
-	echo "## Reverts (bench/reverts.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end, $workers workers)"
+	echo "## 18. Reverts (bench/reverts.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end, $workers workers)"
 	echo
 	echo "| what | figure |"
 	echo "| --- | --- |"

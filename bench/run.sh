@@ -2,15 +2,20 @@
 # bench/run.sh BUILD_DIR - benchmarks of the terrain core (`make bench`).
 #
 # Has make build the bench programs of this folder into BUILD_DIR/bench/
-# (`make BUILD=BUILD_DIR OPT=-O3 bench-programs`), runs them single-threaded (pinned to one CPU with
+# (`make -k BUILD=BUILD_DIR OPT=-O3 bench-programs`), runs them single-threaded (pinned to one CPU with
 # taskset when it can), and prints one markdown table per section, with the
 # anchors measured in the same run:
-#   1. noise     ns/sample of a 6-octave fBm per noise kind; stb_perlin, libnoise
+#   1. noise     ns/sample of a 6-octave fBm per noise kind; stb_perlin, libnoise,
+#                FastNoise2 (at the best SIMD level this CPU runs, named in its row, and
+#                at AVX2), FastNoiseLite: every row in one process, interleaved
 #   2. presets   ms per tile: generate, + encode, + zstd (zparams.h); LOD 0, 2, 4
-#   3. size      bytes per LOD-0 tile: encoded, zstd 1/19, the v1 format, 16-bit PNG; then the
-#                shared anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC)
-#   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode; zstd -d alone; the
-#                JavaScript decoder (clients/js/terrain.js) on the same tiles, in Node.js
+#   3. size      bytes per LOD-0 tile of every preset: encoded, zstd 1/19, the v1 format,
+#                16-bit PNG, LERC lossless at the tile's 1 cm quantum; then the shared
+#                anchor harness ../shared/bench/compress (PNG16, Terrain-RGB, LERC on its
+#                own terrain), HARNESS_ROUNDS rounds
+#   4. decode    MB/s of tile_decode, and of zstd -d + tile_decode; zstd -d alone on the
+#                v1 frame; the JavaScript decoder (clients/js/terrain.js) on the same
+#                tiles, in Node.js
 #   5. http      bench/http.sh: the server vs nginx on cache hits, cold tiles, RSS,
 #                user-space instructions per hit (callgrind)
 #   6. edits     bench/edits.sh: durable edits/s vs Redis appendfsync always, replay
@@ -45,19 +50,40 @@
 #                its version, beside the same tiles cold; log bytes per edit, record
 #                versions 2 and 3 (about a minute)
 # and a summary of the issue's targets. Figures are printed, never asserted.
-# The same text goes to BUILD_DIR/bench/results.md. About 2 minutes, plus
-# about 4-6 for section 5 (its tables also in BUILD_DIR/bench/http-results.md).
+# Timed figures are medians of interleaved rounds (bench.h: the figures of a
+# table, or of a row, take turns batch by batch), and the rows of sections
+# 1 to 4 end with "load", the 1-minute load average they ran at.
+# The same text goes to BUILD_DIR/bench/results.md. About 4 minutes for
+# sections 1-4, plus about 4-6 for section 5 (its tables also in
+# BUILD_DIR/bench/http-results.md).
+#
+# An anchor that cannot be built here (its package or source missing, see
+# below) is skipped with a line saying why, and so is a program that does
+# not build or fails: the run goes on. `make bench` installs the packages
+# first (scripts/deps.sh bench).
 #
 # Env: CC (cc), CXX (g++) (make's, through the environment), BENCH_OPT (the
 # programs' OPT, -O3), BENCH_CPU (CPU to pin to, default 1; empty: no
 # pinning), BENCH_SECTIONS (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18", any subset), TILEBENCH_ARGS
-# (the harness options, default below), FASTNOISE2 (a FastNoise2 source
-# folder outside this repository, for section 1's anchor; absent: skipped;
-# FASTNOISE2_DIR works too) and FASTSIMD (its FastSIMD dependency at the
-# commit its src/CMakeLists.txt names, default FASTNOISE2/../FastSIMD): the
-# Makefile has CMake build them in BUILD_DIR/bench/fastnoise2 from those
-# folders, never downloading; COLD_BASELINE (a terrain-server of another
-# tree, section 12's anchor; bench/cold.sh).
+# (the harness options, default below), HARNESS_ROUNDS (section 3's rounds
+# of the harness, default 3; about 40 s each), COLD_BASELINE (a
+# terrain-server of another tree, section 12's anchor; bench/cold.sh), and
+# section 1's anchors from outside this repository (absent: skipped, with a
+# line; paths may be relative to where this script starts):
+#   FASTNOISE2     a FastNoise2 source folder (github.com/Auburn/FastNoise2;
+#                  FASTNOISE2_DIR works too), and FASTSIMD its FastSIMD
+#                  dependency at the commit its src/CMakeLists.txt names
+#                  (default FASTNOISE2/../FastSIMD): the Makefile has CMake
+#                  build them in BUILD_DIR/bench/fastnoise2, never
+#                  downloading. FastSIMD picks the level at run time, so the
+#                  build runs on any x86-64 CPU.
+#   FASTNOISELITE  FastNoiseLite's C header, the file C/FastNoiseLite.h of
+#                  github.com/Auburn/FastNoiseLite: compiled on its own into
+#                  BUILD_DIR/bench/fnl.
+# For example, with both fetched into /work/scratch:
+#   FASTNOISE2=/work/scratch/fn2/FastNoise2 \
+#   FASTNOISELITE=/work/scratch/fnl/FastNoiseLite/C/FastNoiseLite.h \
+#       BENCH_SECTIONS="1 3" bash bench/run.sh build-bench
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -75,6 +101,16 @@ cpu="${BENCH_CPU-1}"
 sections="${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18}"
 tilebench_args="${TILEBENCH_ARGS:---quick -c png16,lerc,trgb-png,=q1cm-lz21-shuf+zstd3 -V smooth,gentle -L 0}"
 
+# The anchors' sources outside this repository, named relative to where
+# this script was started: absolute for make, which runs at the root.
+for anchor_var in FASTNOISE2 FASTNOISE2_DIR FASTSIMD FASTSIMD_DIR FASTNOISELITE; do
+	anchor_path="${!anchor_var:-}"
+	case "$anchor_path" in
+	"" | /*) ;;
+	*) [ -e "$anchor_path" ] && export "$anchor_var=$(cd "$(dirname "$anchor_path")" && pwd)/$(basename "$anchor_path")" ;;
+	esac
+done
+
 if [ ! -f "$build/libcommon.a" ]; then
 	echo "bench: $build/libcommon.a missing: make BUILD=$1 OPT=-O3 $1/libcommon.a" >&2
 	exit 1
@@ -88,12 +124,14 @@ source "$here/lib.sh"
 
 # Every program comes from the Makefile (`make bench-programs`: the world's
 # flags, the same libraries as the server); the anchors it cannot build
-# here (FastNoise2 without FASTNOISE2, libnoise without libnoise-dev, stb
-# without libstb-dev) are left out, and the sections say so.
+# here (FastNoise2 without FASTNOISE2, FastNoiseLite without FASTNOISELITE,
+# libnoise without libnoise-dev, stb without libstb-dev, LERC without
+# liblerc-dev) are left out, and the sections say so. A program that fails
+# to build stops only the sections that run it (make -k), each saying so.
 say "building the bench programs into $out (make bench-programs)"
-bench_make "$build" bench-programs
-have_libnoise=0
-[ -x "$out/libnoise_bench" ] && have_libnoise=1
+if ! bench_make "$build" -k bench-programs; then
+	say "some bench programs did not build (make's output above): their sections say so and are skipped"
+fi
 pin=()
 if [ -n "$cpu" ] && command -v taskset >/dev/null && taskset -c "$cpu" true 2>/dev/null; then
 	pin=(taskset -c "$cpu")
@@ -143,106 +181,186 @@ section() { printf '\n## %s\n\n' "$1" | emit; }
 
 # ---------------------------------------------------------------- sections
 
+# The note of an anchor the Makefile skipped (BUILD_DIR/bench/NAME.skip
+# says why): "note: LABEL anchor skipped: why", nothing when it was built.
+skip_note() {
+	[ -s "$out/$1.skip" ] && echo "note: $2 anchor skipped: $(cat "$out/$1.skip")"
+	return 0
+}
+
+# have PROG WHAT: whether BUILD_DIR/bench/PROG was built; if not, a line
+# saying that WHAT is skipped.
+have() {
+	[ -x "$out/$1" ] && return 0
+	echo "$1 was not built (see make's output above): $2 skipped" | emit
+	return 1
+}
+
+# bench_table PROG TSV [ARG...]: the rows of BUILD_DIR/bench/PROG ARG...
+# as a table (into TSV too, unless TSV is ""); when PROG was not built or
+# fails, a line saying so instead, and the run goes on.
+bench_table() {
+	local prog="$1" tsv="$2" rc=0
+	shift 2
+	have "$prog" "its table" || return 0
+	run "$out/$prog" "$@" | tee ${tsv:+"$tsv"} | table | emit || rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "$prog failed (exit $rc): its table is skipped" | emit
+		[ -z "$tsv" ] || rm -f "$tsv"
+	fi
+	return 0
+}
+
 noise() {
+	local rc=0
 	section "1. Noise: 6-octave fBm (wavelength 1024 m, gain 0.5, lacunarity 2), ns per sample"
 	say "section 1: noise"
 	if [ ! -x "$out/noise_bench" ]; then
 		echo "noise_bench not built: stb_perlin.h missing (libstb-dev: scripts/deps.sh bench), skipped" | emit
 		return 0
 	fi
-	run "$out/noise_bench" >"$out/noise.tsv"
-	if [ "$have_libnoise" = 1 ]; then
-		run "$out/libnoise_bench" >>"$out/noise.tsv"
-	else
-		echo "note: libnoise anchor skipped: libnoise-dev or g++ missing (scripts/deps.sh bench)" \
-			>>"$out/noise.tsv"
+	run "$out/noise_bench" >"$out/noise.tsv" || rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "noise_bench failed (exit $rc), section 1 skipped" | emit
+		rm -f "$out/noise.tsv"
+		return 0
 	fi
 	{
 		awk -F '\t' '
 		/^note: / { print; next }
-		!seen++ { print $0 "\tMsamples/s\tstb_perlin time / this\tthis / FastNoise2 AVX-512"; next }
-		{ name[++n] = $1; ns[n] = $2; if ($1 ~ /stb_perlin/) stb = $2
-		  if ($1 ~ /FastNoise2.*AVX512/) fn2 = $2 }
+		!seen++ { print $1 "\t" $2 "\tMsamples/s\tstb_perlin time / this\tthis / FastNoise2 best\t" $3; next }
+		{ name[++n] = $1; ns[n] = $2; load[n] = $3; if ($1 ~ /stb_perlin/) stb = $2
+		  if ($1 ~ /FastNoise2.*this CPU.s best/) fn2 = $2 }
 		END {
 			for (i = 1; i <= n; i++)
-				printf "%s\t%s\t%.1f\t%s\t%s\n", name[i], ns[i], 1000 / ns[i],
+				printf "%s\t%s\t%.1f\t%s\t%s\t%s\n", name[i], ns[i], 1000 / ns[i],
 				       stb ? sprintf("%.2fx", stb / ns[i]) : "n/a",
-				       fn2 ? sprintf("%.2fx", ns[i] / fn2) : "n/a"
+				       fn2 ? sprintf("%.2fx", ns[i] / fn2) : "n/a", load[i]
 		}' "$out/noise.tsv"
+		skip_note fastnoise2 FastNoise2
+		skip_note fastnoiselite FastNoiseLite
+		echo "note: every row is timed in one process, its batches interleaved with every other" \
+			"row's (7 rounds, the median); load: the 1-minute load average when they ended"
 		echo "note: each kind timed as the generator runs it: fbm_init + fbm_row over 257 rows" \
-			"of 257 samples (a LOD-0 tile), cycling over 16 chunks; interleaved with stb_perlin"
-		echo "note: stb_perlin and libnoise evaluate 3D noise point by point; libnoise runs in" \
-			"a separate process right after"
+			"of 257 samples (a LOD-0 tile), cycling over 16 chunks"
+		echo "note: stb_perlin and libnoise evaluate 3D noise point by point (libnoise in double)"
 		echo "note: the clone rows run copies of noise.c and fbm.c built for one instruction set" \
 			"each (bench/variant.h), checked bit for bit against the library first; \"ours: perlin\"" \
 			"is the clone the loader picked"
-		echo "note: FastNoise2: FractalFBm over Perlin, GenUniformGrid2D of the whole tile," \
-			"feature scale 1024, its commit and the SIMD level it reported at run time in the name"
-		echo "note: targets: perlin >= 5x faster than stb_perlin; at most 0.5x FastNoise2 AVX-512 (issue 20)"
+		grep -q '^anchor: FastNoise2 ' "$out/noise.tsv" &&
+			echo "note: FastNoise2: FractalFBm over Perlin, GenUniformGrid2D of the whole tile," \
+				"feature scale 1024, at the best SIMD level FastSIMD detects on this CPU, and" \
+				"capped at AVX2 when the best is above it; its commit and level in the name"
+		grep -q '^anchor: FastNoiseLite ' "$out/noise.tsv" &&
+			echo "note: FastNoiseLite: its C header (FASTNOISELITE), fnlGetNoise2D of a Perlin" \
+				"FBm (6 octaves, gain 0.5, lacunarity 2, frequency 1/1024, seed 42) point by" \
+				"point; built -O3 -fwrapv with the world flags, no -march: scalar"
+		echo "note: targets: perlin >= 5x faster than stb_perlin; at most 0.5x FastNoise2 at" \
+			"this CPU's best level (issue 20, AVX-512 there)"
 	} | table | emit
 }
 
 presets() {
 	section "2. Presets: one tile, single-threaded, ms per tile"
 	say "section 2: presets"
-	run "$out/preset_bench" | tee "$out/presets.tsv" | table | emit
+	bench_table preset_bench "$out/presets.tsv"
 }
 
-harness() {
-	local shared="$root/../shared/bench" dir="$out/compress" csv md rc=0
-	if [ ! -x "$shared/compress/run.sh" ] && [ ! -f "$shared/compress/run.sh" ]; then
-		echo "anchor harness not found at $shared/compress, skipped" | emit
-		return 0
-	fi
+# One round of the shared harness into DIR (its CSV and tables there),
+# installing its -dev packages once when it asks for them and may.
+harness_round() {
+	local shared="$1" dir="$2" rc=0
 	mkdir -p "$dir"
-	say "section 3: anchor harness $shared/compress ($tilebench_args; about 40 s)"
 	# shellcheck disable=SC2086
-	RESULTS="$dir" WORK="$dir/work" PIN_CPU="$cpu" \
+	RESULTS="$dir" WORK="$out/compress/work" PIN_CPU="$cpu" \
 		bash "$shared/compress/run.sh" $tilebench_args >"$dir/tilebench.log" 2>&1 || rc=$?
 	if [ "$rc" != 0 ] && grep -q "rerun with --install" "$dir/tilebench.log" && [ "$(id -u)" = 0 ]; then
 		say "harness needs its -dev packages: rerunning with --install"
 		rc=0
 		# shellcheck disable=SC2086
-		RESULTS="$dir" WORK="$dir/work" PIN_CPU="$cpu" \
+		RESULTS="$dir" WORK="$out/compress/work" PIN_CPU="$cpu" \
 			bash "$shared/compress/run.sh" --install $tilebench_args >"$dir/tilebench.log" 2>&1 || rc=$?
 	fi
-	# shellcheck disable=SC2012  # the harness names its files tilebench-<stamp>.csv
-	csv="$(ls -t "$dir"/tilebench-*.csv 2>/dev/null | head -n 1 || true)"
-	if [ "$rc" != 0 ] || [ -z "$csv" ]; then
-		echo "anchor harness failed (exit $rc, see $dir/tilebench.log), skipped" | emit
+	return "$rc"
+}
+
+# The shared anchor harness (PNG16, Terrain-RGB, LERC on its own terrain):
+# HARNESS_ROUNDS rounds, each running every codec in turn; sizes from the
+# first (the same in every round), speeds the median over the rounds.
+harness() {
+	local shared="$root/../shared/bench" dir="$out/compress" rounds="${HARNESS_ROUNDS:-3}"
+	local r rc csv md csvs=() loads=()
+	if [ ! -x "$shared/compress/run.sh" ] && [ ! -f "$shared/compress/run.sh" ]; then
+		echo "anchor harness not found at $shared/compress, skipped" | emit
 		return 0
 	fi
-	md="${csv%.csv}.md"
+	rm -rf "$dir"
+	for ((r = 1; r <= rounds; r++)); do
+		say "section 3: anchor harness $shared/compress, round $r of $rounds ($tilebench_args; about 40 s)"
+		rc=0
+		harness_round "$shared" "$dir/round$r" || rc=$?
+		# shellcheck disable=SC2012  # the harness names its files tilebench-<stamp>.csv
+		csv="$(ls -t "$dir/round$r"/tilebench-*.csv 2>/dev/null | head -n 1 || true)"
+		if [ "$rc" != 0 ] || [ -z "$csv" ]; then
+			echo "anchor harness failed (exit $rc: $(tail -n 1 "$dir/round$r/tilebench.log" 2>/dev/null)," \
+				"see $dir/round$r/tilebench.log), skipped" | emit
+			return 0
+		fi
+		csvs+=("$csv")
+		loads+=("$(cut -d' ' -f1 /proc/loadavg)")
+	done
+	md="${csvs[0]%.csv}.md"
 	# shellcheck disable=SC2016  # the backquotes are markdown
-	printf '\nAnchor harness `%s` (`%s`), on its own synthetic terrain; full tables in `%s`:\n\n' \
-		"../shared/bench/compress/run.sh" "$tilebench_args" "${md#"$root"/}" | emit
-	awk -F ',' '
-	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i
-		  print "harness dataset\tencoding\tstep m\tmedian B/tile\tbits/sample\t" \
-			"/ png16-1cm-def\tdec MB/s"; next }
-	{ n++; ds[n] = $col["dataset"]; name[n] = $col["codec"]; step[n] = $col["step_m"]
-	  b[n] = $col["bytes_med"]; bps[n] = $col["bits_per_sample_med"]; dec[n] = $col["dec_MBps_med"]
-	  wide[n] = $col["wide_tiles"]
-	  if ($col["codec"] == "png16-1cm-def") png[$col["dataset"]] = $col["bytes_med"] }
+	printf '\nAnchor harness `%s` (`%s`), on its own synthetic terrain, rounds: %s; full tables in `%s`:\n\n' \
+		"../shared/bench/compress/run.sh" "$tilebench_args" "$rounds" "${md#"$root"/}" | emit
+	awk -F ',' -v loads="${loads[*]}" '
+	function median(v, n,   i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	FNR == 1 { r++; for (i = 1; i <= NF; i++) col[$i] = i; next }
+	{ k = $col["dataset"] SUBSEP $col["codec"]
+	  if (r == 1) {
+		n++; key[n] = k; ds[n] = $col["dataset"]; name[n] = $col["codec"]; step[n] = $col["step_m"]
+		b[n] = $col["bytes_med"]; bps[n] = $col["bits_per_sample_med"]; wide[n] = $col["wide_tiles"]
+		if ($col["codec"] == "png16-1cm-def") png[$col["dataset"]] = $col["bytes_med"]
+	  } else if ($col["bytes_med"] != b1[k])
+		differ[k] = 1
+	  if (r == 1) b1[k] = $col["bytes_med"]
+	  dec[k, r] = $col["dec_MBps_med"] }
 	END {
-		for (i = 1; i <= n; i++)
-			printf "%s\t%s\t%s\t%.0f\t%.2f\t%s\t%.0f\n", ds[i], name[i] (wide[i] > 0 ? " *" : ""),
+		nl = split(loads, l, " ")
+		load = median(l, nl)
+		print "harness dataset\tencoding\tstep m\tmedian B/tile\tbits/sample\t" \
+		      "/ png16-1cm-def\tdec MB/s\tload"
+		for (i = 1; i <= n; i++) {
+			for (j = 1; j <= r; j++) v[j] = dec[key[i], j]
+			printf "%s\t%s\t%s\t%.0f\t%.2f\t%s\t%.0f\t%.2f\n", ds[i],
+			       name[i] (wide[i] > 0 ? " *" : "") (differ[key[i]] ? " +" : ""),
 			       step[i], b[i], bps[i], png[ds[i]] ? sprintf("%.3f", b[i] / png[ds[i]]) : "n/a",
-			       dec[i]
-	}' "$csv" >"$out/harness.tsv"
+			       median(v, r), load
+		}
+	}' "${csvs[@]}" >"$out/harness.tsv"
 	{
 		cat "$out/harness.tsv"
 		sed -n 's/^## \([^:]*\): .*tile range median \([0-9.]*\) m.*rms |grad| \([0-9.]*\) m\/m, \([0-9]*\/[0-9]*\) tiles.*/note: \1: tile range median \2 m, rms |grad| \3 m\/m, \4 tiles need > u16 at 1 cm/p' "$md"
 		echo "note: * some tiles did not fit 16 bits at this step: a coarser step was used there"
+		grep -q ' +	' "$out/harness.tsv" &&
+			echo "note: + its median size differed between rounds: the first round's is shown"
 		echo "note: q1cm-lz21-shuf+zstd3 is the harness codec closest to our tile format" \
 			"(lz21 predictor, byte planes, zstd3), on the harness terrain"
+		echo "note: sizes from the first round (the harness's terrain is fixed); dec MB/s: the" \
+			"median over the rounds (HARNESS_ROUNDS=$rounds), each round running every codec in" \
+			"turn and giving the harness's median of its passes; load: the median of the 1-minute" \
+			"load averages at the rounds' ends (${loads[*]})"
 	} | table | emit
 }
 
 size() {
 	section "3. Size: bytes per LOD-0 tile (257 x 257 at 1 cm), median of 16 tiles"
 	say "section 3: size"
-	run "$out/size_bench" | tee "$out/size.tsv" | table | emit
+	bench_table size_bench "$out/size.tsv"
 	harness
 }
 
@@ -250,25 +368,29 @@ decode() {
 	section "4. Decode: LOD-0 tiles, single-threaded"
 	say "section 4: decode"
 	mkdir -p "$out/jstiles"
-	run "$out/decode_bench" "$out/jstiles" | tee "$out/decode.tsv" | table | emit
-	if command -v node >/dev/null; then
-		echo | emit
-		run node "$here/js_decode.mjs" "$out/jstiles" | tee "$out/js_decode.tsv" | table | emit
-	else
+	bench_table decode_bench "$out/decode.tsv" "$out/jstiles"
+	if ! command -v node >/dev/null; then
 		echo "JavaScript decoder: skipped (no node)" | emit
+	elif [ ! -f "$out/decode.tsv" ]; then
+		echo "JavaScript decoder: skipped (no tiles from decode_bench)" | emit
+	else
+		echo | emit
+		run node "$here/js_decode.mjs" "$out/jstiles" | tee "$out/js_decode.tsv" | table | emit ||
+			echo "JavaScript decoder failed (exit $?), skipped" | emit
 	fi
 }
 
 # The issue's four targets, from the TSV files of this run.
 summary() {
-	local perlin stb fn2 gen size dec cold coldx prec localc localr wdec wgen jsdec restart
+	local perlin stb fn2 fn2l gen size dec cold coldx prec localc localr wdec wgen jsdec restart
 	section "Targets (issues 2, 20, 27, 29 and 30), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
-	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*AVX512/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
+	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*this CPU.s best/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
+	fn2l="$(sed -n 's/^anchor: FastNoise2 .*, \([^ ]*\) (this CPU.s best)\t.*/\1/p' "$out/noise.tsv" 2>/dev/null || true)"
 	gen="$(awk -F '\t' '$1 == "default" { print $5 }' "$out/presets.tsv" 2>/dev/null || true)"
-	size="$(awk -F '\t' '$1 == "default" { print $13 }' "$out/size.tsv" 2>/dev/null || true)"
-	sizea="$(awk -F '\t' '$1 == "alpine" { print $13 }' "$out/size.tsv" 2>/dev/null || true)"
+	size="$(awk -F '\t' '$1 == "default" { print $14 }' "$out/size.tsv" 2>/dev/null || true)"
+	sizea="$(awk -F '\t' '$1 == "alpine" { print $14 }' "$out/size.tsv" 2>/dev/null || true)"
 	dec="$(awk -F '\t' '$1 == "default" { print $2 }' "$out/decode.tsv" 2>/dev/null || true)"
 	decz="$(awk -F '\t' '$1 == "default" { print $4 }' "$out/decode.tsv" 2>/dev/null || true)"
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
@@ -281,7 +403,7 @@ summary() {
 	localr="$(awk -F '\t' '$1 == "revalidating" && $2 == "local" { sub(/x$/, "", $9); print $9 }' "$out/precision_local.tsv" 2>/dev/null || true)"
 	jsdec="$(awk -F '\t' '$1 == "format version 5" { print $2 }' "$out/js_decode.tsv" 2>/dev/null || true)"
 	restart="$(awk -F '\t' '$1 == "smooth" && $2 != 0 && $3 == "this" { print $4 }' "$out/restart.tsv" 2>/dev/null || true)"
-	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v g="$gen" -v z="$size" -v d="$dec" \
+	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v ql="$fn2l" -v g="$gen" -v z="$size" -v d="$dec" \
 		-v za="$sizea" -v dz="$decz" -v js="$jsdec" \
 		-v c="$cold" -v cx="$coldx" -v pr="$prec" -v lc="$localc" -v lr="$localr" -v wd="$wdec" -v wo="$wold" -v wg="$wgen" -v rs="$restart" '
 	function row(what, goal, v, fmt, ok) {
@@ -292,8 +414,9 @@ summary() {
 		print "target\tgoal\tthis run\tmet"
 		row("perlin fBm: stb_perlin time / ours", ">= 5x", p && s ? s / p : "", "%.2fx", p && s / p >= 5)
 		row("perlin fBm ns/sample (aim)", "<= 10 ns", p, "%.1f ns", p <= 10)
-		row("perlin fBm: ours / FastNoise2 AVX-512 (issue 20)", "<= 0.5x", p && q ? p / q : "", "%.2fx",
-		    p && q && p / q <= 0.5)
+		row("perlin fBm: ours / FastNoise2 at this CPU\047s best level" (ql != "" ? ", " ql : "") \
+		    " (issue 20: AVX-512)", "<= 0.5x",
+		    p && q ? p / q : "", "%.2fx", p && q && p / q <= 0.5)
 		row("default: generate + encode + zstd, LOD 0", "< 2 ms", g, "%.2f ms", g < 2)
 		row("the same (issue 20)", "< 0.6 ms", g, "%.2f ms", g < 0.6)
 		row("default: zstd / PNG16 (libpng default)", "<= 0.4", z, "%.3f", z <= 0.4)
@@ -355,11 +478,11 @@ for s in $sections; do
 	6) bash "$here/edits.sh" "$build" | emit || say "section 6: bench/edits.sh failed (exit $?)" ;;
 	7) section "7. Erosion: cost and effect, single-threaded"
 	   say "section 7: erosion"
-	   run "$out/erosion_bench" | table | emit ;;
+	   bench_table erosion_bench "" ;;
 	8) bash "$here/swarm.sh" "$build" | emit || say "section 8: bench/swarm.sh failed (exit $?)" ;;
 	9) section "9. Baked edits: a cold LOD-0 default tile of a chunk with 0, 10^3, 10^5 edits"
 	   say "section 9: baked edits"
-	   run "$out/bake_bench" | table | emit ;;
+	   bench_table bake_bench "" ;;
 	10) bash "$here/snapshots.sh" "$build" | emit || say "section 10: bench/snapshots.sh failed (exit $?)" ;;
 	11) bash "$here/front.sh" "$build" | emit || say "section 11: bench/front.sh failed (exit $?)" ;;
 	12) section "12. Cold tiles: what the server adds (issue 20)"
@@ -373,7 +496,7 @@ for s in $sections; do
 	    fi ;;
 	13) section "13. Web map tiles: a cold 256 x 256 PNG beside a cold LOD-0 binary tile, single-threaded"
 	   say "section 13: map tiles"
-	   run "$out/maps_bench" | table | emit ;;
+	   bench_table maps_bench "" ;;
 	14) bash "$here/cluster.sh" "$build" | emit || say "section 14: bench/cluster.sh failed (exit $?)"
 	    bash "$here/late_joiner.sh" "$build" | emit || say "section 14: bench/late_joiner.sh failed (exit $?)"
 	    bash "$here/redis_memory.sh" "$build" | emit || say "section 14: bench/redis_memory.sh failed (exit $?)" ;;

@@ -14,10 +14,18 @@
  * that fits (2 cm for a range up to 1310 m) and counted in a note: that PNG
  * is lossy, which flatters PNG.
  *
+ * The other anchor, with -DHAVE_LERC (the Makefile, when liblerc-dev is
+ * there): Esri's LERC (liblerc, the library the shared harness
+ * ../shared/bench/compress links) lossless at the tile's quantum: the
+ * int32 heights in quanta with maxZErr 0.5, which LERC stores exactly;
+ * every blob is decoded and compared with the tile, or the bench stops.
+ *
  * Every column is the median over the 16 tiles; the ratios are ratios of
  * medians (lower is better for us; the target is zstd / PNG16 <= 0.4).
  * The terrain columns (median tile range, rms slope of forward
- * differences) let the sizes be compared with other data sets.
+ * differences) let the sizes be compared with other data sets. Sizes do
+ * not depend on the machine, so one pass gives them; the last column is
+ * the 1-minute load average when the preset's row was measured.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -28,6 +36,9 @@
 
 #include <png.h>
 #include <zstd.h>
+#ifdef HAVE_LERC
+#include <Lerc_c_api.h>
+#endif
 
 #include "bench.h"
 #include "err.h"
@@ -38,7 +49,10 @@
 
 #define SEED 42u
 
-enum col { ENC, ZS, Z19, OLD, PNG_DEF, PNG_MAX, RANGE_M, SLOPE, NCOL };
+/* LERC's output buffer: more than 8 bytes a sample, as the harness gives it */
+#define LERC_CAP (257u * 257u * 8u + 4096u)
+
+enum col { ENC, ZS, Z19, OLD, PNG_DEF, PNG_MAX, LERC, RANGE_M, SLOPE, NCOL };
 
 /* A growing byte buffer that libpng writes into. */
 struct mem {
@@ -165,9 +179,30 @@ struct bufs {
 	uint8_t *enc, *z;
 	size_t enc_cap, z_cap;
 	uint16_t *v;
+	uint8_t *lerc;        /* LERC's blob, LERC_CAP bytes */
+	int32_t *back;        /* LERC's decoded heights */
 	struct mem png;
 	ZSTD_CCtx *cctx;
 };
+
+#ifdef HAVE_LERC
+/*
+ * LERC's blob of t's heights (int32 quanta, maxZErr 0.5: lossless), into
+ * b->lerc; returns its size after checking that it decodes to t's heights.
+ */
+static size_t lerc_size(const struct tile *t, struct bufs *b)
+{
+	const int side = (int)t->side;
+	unsigned int n = 0;
+
+	if (lerc_encode(t->h, 4 /* int */, 1, side, side, 1, 0, NULL, 0.5, b->lerc, LERC_CAP, &n) ||
+	    lerc_decode(b->lerc, n, 0, NULL, 1, side, side, 1, 4, b->back))
+		bench_die("lerc failed", ERR_NOMEM);
+	if (memcmp(b->back, t->h, (size_t)side * side * sizeof(*t->h)))
+		bench_die("lerc: decoded heights differ from the tile's", ERR_CORRUPT);
+	return n;
+}
+#endif
 
 /* Fill x[col][k] for the 16 tiles of p; returns how many needed step > 1. */
 static int measure(const struct preset *p, struct bufs *b, double x[NCOL][BENCH_CHUNKS],
@@ -179,7 +214,7 @@ static int measure(const struct preset *p, struct bufs *b, double x[NCOL][BENCH_
 	for (k = 0; k < BENCH_CHUNKS; k++) {
 		struct tile t;
 		int32_t cx, cz;
-		size_t len;
+		size_t len = 0;
 		int rc;
 
 		bench_chunk(k, &cx, &cz);
@@ -200,6 +235,11 @@ static int measure(const struct preset *p, struct bufs *b, double x[NCOL][BENCH_
 		x[PNG_MAX][k] = (double)png16(b->v, t.side, 1, &b->png);
 		if (!x[PNG_DEF][k] || !x[PNG_MAX][k])
 			bench_die("libpng failed", ERR_NOMEM);
+#ifdef HAVE_LERC
+		x[LERC][k] = (double)lerc_size(&t, b);
+#else
+		x[LERC][k] = 0.0;
+#endif
 		x[SLOPE][k] = rms_slope(&t);
 		*quantum = t.quantum_um;
 		tile_release(&t);
@@ -213,13 +253,18 @@ static void report(const struct preset *p, struct bufs *b)
 	uint32_t quantum = 0;
 	int wide = measure(p, b, x, &quantum), c;
 
+	char lerc[32], ratio[32];
+
 	for (c = 0; c < NCOL; c++)
 		m[c] = bench_median(x[c], BENCH_CHUNKS);
-	printf("%s\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%d/%d%s\t%.3f\t%.3f\t%.3f\n",
+	snprintf(lerc, sizeof(lerc), m[LERC] > 0 ? "%.0f" : "n/a", m[LERC]);
+	snprintf(ratio, sizeof(ratio), m[LERC] > 0 ? "%.3f" : "n/a", m[ZS] / m[LERC]);
+	printf("%s\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%s\t%d/%d%s\t%.3f\t"
+	       "%.3f\t%.3f\t%s\t%.2f\n",
 	       preset_name(p), m[RANGE_M], m[SLOPE], m[ENC], m[ZS],
 	       m[ZS] * 8.0 / (257.0 * 257.0), m[Z19], m[OLD], m[ZS] / m[OLD], m[PNG_DEF],
-	       m[PNG_MAX], wide, BENCH_CHUNKS, wide ? " *" : "", m[ZS] / m[PNG_DEF],
-	       m[ZS] / m[PNG_MAX], m[OLD] / m[PNG_DEF]);
+	       m[PNG_MAX], lerc, wide, BENCH_CHUNKS, wide ? " *" : "", m[ZS] / m[PNG_DEF],
+	       m[ZS] / m[PNG_MAX], m[OLD] / m[PNG_DEF], ratio, bench_loadavg());
 	if (quantum != 10000)
 		printf("note: %s: quantum is %.2f cm: its PNG holds one sample per quantum\n",
 		       preset_name(p), quantum * 1e-4);
@@ -245,13 +290,16 @@ int main(void)
 	b.enc = malloc(b.enc_cap);
 	b.z = malloc(b.z_cap);
 	b.v = malloc(257 * 257 * sizeof(*b.v));
+	b.back = malloc(257 * 257 * sizeof(*b.back));
+	b.lerc = malloc(LERC_CAP);
 	b.cctx = ZSTD_createCCtx();
-	if (!b.enc || !b.z || !b.v || !b.cctx)
+	if (!b.enc || !b.z || !b.v || !b.back || !b.lerc || !b.cctx)
 		bench_die("out of memory", ERR_NOMEM);
 
 	printf("preset\ttile range m\trms slope m/m\tencoded B\tzstd B\tzstd bits/sample\t"
 	       "zstd19 B\tv1 lz21 zstd B\tzstd / v1\tPNG16 default B\tPNG16 max B\t"
-	       "PNG16 tiles at 2 cm\tzstd / PNG16 default\tzstd / PNG16 max\tv1 / PNG16 default\n");
+	       "LERC lossless B\tPNG16 tiles at 2 cm\tzstd / PNG16 default\tzstd / PNG16 max\t"
+	       "v1 / PNG16 default\tzstd / LERC\tload\n");
 	for (i = 0; i < n; i++)
 		if (preset_chunk_log2(v[i]) == 8)
 			report(v[i], &b);
@@ -261,12 +309,24 @@ int main(void)
 	       "planes) under the server's zstd\n");
 	printf("note: * tiles spanning more than 65535 cm: their PNG16 uses a 2 cm step (lossy), "
 	       "which flatters PNG\n");
+#ifdef HAVE_LERC
+	printf("note: LERC lossless: liblerc %d.%d lerc_encode of the tile's int32 heights in quanta "
+	       "(1 cm), maxZErr 0.5, decoded and checked equal; the shared harness's lerc-1cm "
+	       "(below) encodes float metres with maxZErr 0.005 m\n",
+	       LERC_VERSION_MAJOR, LERC_VERSION_MINOR);
+#else
+	printf("note: LERC anchor skipped: liblerc-dev missing (scripts/deps.sh bench)\n");
+#endif
+	printf("note: sizes are the same on every machine and run, so one pass gives them; load: "
+	       "the 1-minute load average when the row was measured\n");
 
 	ZSTD_freeCCtx(b.cctx);
 	free(b.png.p);
 	free(b.enc);
 	free(b.z);
 	free(b.v);
+	free(b.back);
+	free(b.lerc);
 	preset_destroy_all(v, n);
 	return 0;
 }

@@ -81,7 +81,7 @@ for n in $counts; do
 done
 
 {
-	echo "## Snapshots (bench/snapshots.sh, $(date -u +%Y-%m-%d), $(nproc) cores, --bake-after 0)"
+	echo "## 10. Snapshots (bench/snapshots.sh, $(date -u +%Y-%m-%d), $(nproc) cores, --bake-after 0)"
 	echo
 	echo "| edits | log | start-up replaying the whole log: time, RSS | snapshot written in the background | start-up from the snapshot + whole log | start-up after --compact-log |"
 	echo "| --- | --- | --- | --- | --- | --- |"

@@ -14,7 +14,10 @@
 #                                  and openssl (players' tokens: tests/edits/edit_tokens.sh),
 #                                  systemd (systemd-analyze, never started), man-db and strace
 #                                  (the operator's install: tests/platform/install.sh)
-#   bench        make bench:       test + the anchors' packages
+#   bench        make bench:       test + the anchors' packages (stb, libnoise, g++,
+#                                  wrk, nginx, h2o, Redis, LERC, WebP, hyperfine,
+#                                  valgrind) and the tools bench/*.sh use: bc,
+#                                  procps (ps, pgrep), iproute2 (ss)
 #   wasm         make wasm:        build + clang, lld (wasm-ld), wasi-libc, compiler-rt for
 #                                  wasm32, dpkg-dev (dpkg-source unpacks Debian's cJSON
 #                                  sources: scripts/cjson-src.sh); test and bench include it
@@ -40,7 +43,7 @@ set -eu
 BUILD_PKGS="make gcc pkg-config libuv1-dev node-llhttp libzstd-dev zlib1g-dev libcmocka-dev libxxhash-dev libcjson-dev libpng-dev libtiff-dev libgeotiff-dev libhiredis-dev libjwt-dev libssl-dev libcurl4-gnutls-dev zstd"
 TEST_PKGS="clang cmake libclang-rt-14-dev curl wget gdal-bin nginx-light python3 python3-venv python3-setuptools-whl python3-wheel-whl prometheus nodejs redis-server redis-tools mono-mcs mono-runtime golang-go godot3-server python3-jsonschema python3-jwt openssl systemd man-db strace"
 WASM_PKGS="clang lld wasi-libc libclang-rt-14-dev-wasm32 dpkg-dev"
-BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind"
+BENCH_PKGS="libstb-dev libnoise-dev g++ wrk nginx-light h2o redis-server redis-tools liblerc-dev libwebp-dev hyperfine valgrind bc procps iproute2"
 ARM64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user file libuv1-dev:arm64 libzstd-dev:arm64 libcjson-dev:arm64 libxxhash-dev:arm64 libpng-dev:arm64 libcmocka-dev:arm64 libtiff-dev:arm64 libgeotiff-dev:arm64 libhiredis-dev:arm64 libjwt-dev:arm64 libssl-dev:arm64 zlib1g-dev:arm64 libcurl4-gnutls-dev:arm64"
 FRESH_PKGS="debootstrap git"
 CONTAINER_PKGS="docker-compose debootstrap wrk"
