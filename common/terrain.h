@@ -87,7 +87,7 @@ extern "C" {
  * preset's fingerprint (terrain_world_info).
  */
 #define TERRAIN_VERSION_MAJOR 1
-#define TERRAIN_VERSION_MINOR 1
+#define TERRAIN_VERSION_MINOR 2
 #define TERRAIN_VERSION_PATCH 0
 #define TERRAIN_VERSION                                                        \
 	((TERRAIN_VERSION_MAJOR << 16) | (TERRAIN_VERSION_MINOR << 8) | TERRAIN_VERSION_PATCH)

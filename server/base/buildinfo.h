@@ -9,7 +9,7 @@
 
 struct buildinfo {
 	const char *version;    /* the release, TERRAIN_VERSION_MAJOR.MINOR.PATCH
-				   of common/terrain.h: "1.1.0" */
+				   of common/terrain.h: "1.2.0" */
 	const char *commit;     /* 12 hex digits of HEAD, "-dirty" after them
 				   for a changed work tree; TERRAIN_COMMIT at
 				   build time outside git, else "unknown" */
