@@ -348,7 +348,7 @@ int cli_view_params(const struct cli_opts *o, const struct cli_session *s,
 				 (long)(o->revalidate * 1000),
 		.format = o->format == 1 || o->format == 3 || o->format == 5 ? (int)o->format : 0,
 	};
-	if (o->format % 2 == 0) {
+	if (o->format && o->format % 2 == 0) {
 		fprintf(stderr, CLI_PROG ": --format: 1 (the lz21 form of tile versions 1 and 2), "
 			"3 (versions 3 and 4), 5 (versions 5 and 6) or 7 (the current, the "
 			"default)\n");

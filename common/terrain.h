@@ -366,7 +366,7 @@ struct terrain_tile_request {
 /* A tile's header: what terrain_generate() made or terrain_decode() read. */
 struct terrain_tile_info {
 	uint32_t size;        /*  0: in: sizeof(struct terrain_tile_info) */
-	uint32_t version;     /*  4: decoded: format version 1..6; else 0 */
+	uint32_t version;     /*  4: decoded: format version 1..8; else 0 */
 	uint64_t fingerprint; /*  8 */
 	uint64_t seed;        /* 16 */
 	int32_t cx, cz;       /* 24, 28 */
@@ -437,14 +437,14 @@ TERRAIN_API int terrain_encode(const struct terrain_tile_info *info, const int32
 
 /*
  * Read and check the header of an encoded tile (buf, len bytes: the whole
- * tile, any version 1..6) into *info, without decoding its heights or
+ * tile, any version 1..8) into *info, without decoding its heights or
  * checking its checksum. Returns 0 or the errors of terrain_decode().
  */
 TERRAIN_API int terrain_decode_info(const uint8_t *buf, size_t len,
 				    struct terrain_tile_info *info);
 
 /*
- * Decode a tile (any format version 1..6: every version the server sends)
+ * Decode a tile (any format version 1..8: every version the server sends)
  * into *info, its heights (room for heights_len) and, when materials is
  * not NULL and the tile has the layer, its materials (room for
  * materials_len). Rejects anything truncated, oversized or corrupt with an
