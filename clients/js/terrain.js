@@ -505,12 +505,31 @@ function hierRowBits(q, W, j, pred, ctx, narrow) {
 	return bits;
 }
 
+/* Filter 3's bits over row j. narrow: as hierLine's, the sums relative
+ * to q[0] in int32 (below 2^29). */
+function causalRowBits(q, W, j, narrow) {
+	let bits = 0, i = j ? 0 : 1;
+	if (narrow && j >= 2) {
+		const base = q[0], o = j * W;
+		for (; i < 2; i++) bits += blen32(zigzag((q[o + i] - causalPred(q, W, i, j)) | 0));
+		for (let k = o + 2; k < o + W; k++) {
+			const n = (q[k - W] - base) | 0, w = (q[k - 1] - base) | 0, nw = (q[k - W - 1] - base) | 0;
+			const ww = (q[k - 2] - base) | 0, nww = (q[k - W - 2] - base) | 0, nn = (q[k - 2 * W] - base) | 0;
+			const r = (q[k] - base - ((3 * (n + w) - 4 * nw - ww + nww - nn + (q[k - 2 * W - 1] - base)) >> 1)) | 0;
+			bits += 32 - Math.clz32((r << 1) ^ (r >> 31));
+		}
+		return bits;
+	}
+	for (; i < W; i++) bits += blen32(zigzag((q[j * W + i] - causalPred(q, W, i, j)) | 0));
+	return bits;
+}
+
 /* The filter the rule picks for heights q. */
 function chooseFilter(q, W, pred, ctx, narrow) {
 	let jh = 0, jc = 0;
 	for (let j = 0; j < W; j += (j & 31) === 3 ? 29 : 1) {
 		jh += hierRowBits(q, W, j, pred, ctx, narrow);
-		for (let i = j ? 0 : 1; i < W; i++) jc += blen32(zigzag((q[j * W + i] - causalPred(q, W, i, j)) | 0));
+		jc += causalRowBits(q, W, j, narrow);
 	}
 	return jh <= jc ? 2 : 3;
 }
