@@ -143,6 +143,15 @@ function hash129to240(dv, len) {
 
 // ---- the long path on 32-bit halves (the hot loop: no BigInt) ----
 
+/* The high 32 bits of the 64-bit product of u32 a and b (the low ones are
+ * Math.imul(a, b) >>> 0), by 16-bit parts in integer operations. */
+function mulHi(a, b) {
+	const a0 = a & 0xFFFF, a1 = a >>> 16, b0 = b & 0xFFFF, b1 = b >>> 16;
+	const p01 = a0 * b1, p10 = a1 * b0;
+	const mid = ((a0 * b0) >>> 16) + (p01 & 0xFFFF) + (p10 & 0xFFFF);
+	return (a1 * b1 + (p01 >>> 16) + (p10 >>> 16) + (mid >>> 16)) >>> 0;
+}
+
 // acc: Uint32Array(16), lane i is lo = acc[2i], hi = acc[2i+1].
 function accumulate512(acc, dv, p, s) {
 	for (let i = 0; i < 8; i++) {
@@ -154,12 +163,9 @@ function accumulate512(acc, dv, p, s) {
 		let t = acc[j] + dlo;
 		acc[j] = t;
 		acc[j + 1] += dhi + (t > 0xFFFFFFFF ? 1 : 0);
-		// acc[i] += klo * khi (32 x 32 -> 64, exact in doubles by 16-bit parts)
-		const a0 = klo & 0xFFFF, a1 = klo >>> 16, b0 = khi & 0xFFFF, b1 = khi >>> 16;
-		const mid = a0 * b1 + a1 * b0;
-		const lo = a0 * b0 + (mid % 65536) * 65536;
-		const hi = a1 * b1 + Math.floor(mid / 65536) + Math.floor(lo / 4294967296);
-		t = acc[2 * i] + (lo % 4294967296);
+		// acc[i] += klo * khi (32 x 32 -> 64)
+		const lo = Math.imul(klo, khi) >>> 0, hi = mulHi(klo, khi);
+		t = acc[2 * i] + lo;
 		acc[2 * i] = t;
 		acc[2 * i + 1] += hi + (t > 0xFFFFFFFF ? 1 : 0);
 	}
@@ -171,12 +177,8 @@ function scramble(acc, s) {
 		lo = (lo ^ (hi >>> 15) ^ SECRET.getUint32(s + 8 * i, true)) >>> 0;
 		hi = (hi ^ SECRET.getUint32(s + 8 * i + 4, true)) >>> 0;
 		// (hi:lo) * P32_1 mod 2^64
-		const a0 = lo & 0xFFFF, a1 = lo >>> 16, b0 = P32_1 & 0xFFFF, b1 = P32_1 >>> 16;
-		const mid = a0 * b1 + a1 * b0;
-		const plo = a0 * b0 + (mid % 65536) * 65536;
-		const phi = a1 * b1 + Math.floor(mid / 65536) + Math.floor(plo / 4294967296);
-		acc[2 * i] = plo % 4294967296;
-		acc[2 * i + 1] = phi + Math.imul(hi, P32_1);
+		acc[2 * i] = Math.imul(lo, P32_1);
+		acc[2 * i + 1] = mulHi(lo, P32_1) + Math.imul(hi, P32_1);
 	}
 }
 
@@ -482,6 +484,31 @@ function lineBits(q, o, st, n, pred) {
 	return bits;
 }
 
+/* lineBits() of the line hierLine(q, o, st, off, n, kind, d, ...)
+ * predicts. narrow: the cubic samples' sums in int32 relative to q[0], as
+ * in hierLine, and no contexts. */
+function hierLineBits(q, o, st, off, n, kind, d, pred, ctx, narrow) {
+	if (!narrow || kind === LINE_LINEAR || n < 3) {
+		hierLine(q, o, st, off, n, kind, d, pred, ctx, narrow, q[0]);
+		return lineBits(q, o, st, n, pred);
+	}
+	let bits = 0, m0 = 0, m1 = n;
+	if (kind === LINE_EDGES) {
+		hierOne(q, o, off, false, d, pred, ctx, 0);
+		hierOne(q, o + (n - 1) * st, off, false, d, pred, ctx, 1);
+		bits = lineBits(q, o, (n - 1) * st, 2, pred);
+		m0 = 1;
+		m1 = n - 1;
+	}
+	const base = q[0], o3 = 3 * off;
+	for (let m = m0, k = o + m0 * st; m < m1; m++, k += st) {
+		const a0 = (q[k - o3] - base) | 0, a1 = (q[k - off] - base) | 0, a2 = (q[k + off] - base) | 0, a3 = (q[k + o3] - base) | 0;
+		const r = (q[k] - base - ((9 * (a1 + a2) - a0 - a3 + 8) >> 4)) | 0;
+		bits += 32 - Math.clz32((r << 1) ^ (r >> 31));
+	}
+	return bits;
+}
+
 /* Filter 2's bits over row j, as the passes that visit it (tilecode.c,
  * hier_row_bits()). */
 function hierRowBits(q, W, j, pred, ctx, narrow) {
@@ -494,14 +521,10 @@ function hierRowBits(q, W, j, pred, ctx, narrow) {
 	} else {
 		dr = j & -j;
 		const n = s / (2 * dr) + 1;
-		hierLine(q, j * W, 2 * dr, dr * W, n, j >= 3 * dr && j + 3 * dr < W ? LINE_CUBIC : LINE_LINEAR, dr, pred, ctx, narrow, q[0]);
-		bits += lineBits(q, j * W, 2 * dr, n, pred);
+		bits += hierLineBits(q, j * W, 2 * dr, dr * W, n, j >= 3 * dr && j + 3 * dr < W ? LINE_CUBIC : LINE_LINEAR, dr, pred, ctx, narrow);
 	}
-	for (let d = 1; d <= dr; d *= 2) {
-		const n = s / (2 * d);
-		hierLine(q, j * W + d, 2 * d, d, n, LINE_EDGES, d, pred, ctx, narrow, q[0]);
-		bits += lineBits(q, j * W + d, 2 * d, n, pred);
-	}
+	for (let d = 1; d <= dr; d *= 2)
+		bits += hierLineBits(q, j * W + d, 2 * d, d, s / (2 * d), LINE_EDGES, d, pred, ctx, narrow);
 	return bits;
 }
 
