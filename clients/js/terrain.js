@@ -584,9 +584,9 @@ class CodedReader {
 		this.narrowBase = b >= NARROW && b <= 2 ** 32 - NARROW;
 		this.add = (NARROW - offset) | 0;
 		this.acc = 0;
-		// tables, indexed by context * NTOK + token
-		this.sym = new Uint8Array(NCTX * PROB_M);
-		this.fq = new Int32Array(NIX);       // freq | cum << 16
+		// tables, indexed by context * NTOK + token (sym and fq: rANS's, tables())
+		this.sym = null;                     // the token of each slot, by context * PROB_M + slot
+		this.fq = null;                      // freq | cum << 16
 		this.base = new Int32Array(NIX);     // token base values, as int32 bits
 		this.nb = new Uint8Array(NIX);
 		this.cnt = new Uint32Array(NIX);
@@ -612,6 +612,10 @@ class CodedReader {
 	/* Read the frequency tables and the zero bits after them; with rans,
 	 * rANS's look-ups too. */
 	tables(rans = true) {
+		if (rans) {
+			this.sym = new Uint8Array(NCTX * PROB_M);
+			this.fq = new Int32Array(NIX);
+		}
 		for (let c = 0; c < NCTX; c++) {
 			const o = c * NTOK, f = this.freq;
 			this.used[c] = this.get(1);
@@ -825,9 +829,10 @@ class TansReader extends CodedReader {
 			}
 			for (let t = 0; t < NTOK; t++) {
 				const f = freq[o + t], tag = (o + t) << 14 | TOK_NB[t] << 25;
-				for (let y = f; y < 2 * f; y++) {
-					const bits = PROB_BITS + 1 - blen32(y);
-					dt[e++] = ((y << bits) - PROB_M) | bits << 10 | tag + (bits << 25);
+				// in runs of one bit count: y up to the next power of two
+				for (let y = f; y < 2 * f;) {
+					const bits = PROB_BITS + 1 - blen32(y), stop = Math.min(2 * f, 1 << (PROB_BITS + 1 - bits));
+					for (let v = ((y << bits) - PROB_M) | bits << 10 | tag + (bits << 25); y < stop; y++, v += 1 << bits) dt[e++] = v;
 				}
 			}
 		}
