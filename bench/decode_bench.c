@@ -16,8 +16,9 @@
  * form and tile_encode_lz21() of the same tiles (the server encodes every
  * cold tile).
  *
- * decode_bench DIR also writes the 16 `default` tiles of version 5 and of
- * version 3 to DIR/tile-K.v5 and .v3, for bench/js_decode.mjs.
+ * decode_bench DIR also writes the 16 `default` tiles of version 7 (what
+ * tile_encode() writes), version 5 (TILE_FORM_CODED8) and version 3 to
+ * DIR/tile-K.v7, .v5 and .v3, for bench/js_decode.mjs.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -193,8 +194,15 @@ static void prepare(struct job *j, const struct preset *p, ZSTD_CCtx *cctx, cons
 		j->czlen[k] = ZSTD_compressCCtx(cctx, j->czbody[k], ZSTD_compressBound(j->cap),
 						j->cbody[k], j->clen[k], 3);
 		if (dir) {
-			write_tile(dir, k, "v5", j->body[k], j->len[k]);
+			size_t len5;
+
+			write_tile(dir, k, "v7", j->body[k], j->len[k]);
 			write_tile(dir, k, "v3", j->cbody[k], j->clen[k]);
+			/* j->buf is free until the figures */
+			if ((rc = tile_encode_form_in(&t, TILE_FORM_CODED8, j->scratch, j->buf, j->cap,
+						      &len5)) != 0)
+				bench_die(preset_name(p), rc);
+			write_tile(dir, k, "v5", j->buf, len5);
 		}
 		if (ZSTD_isError(j->czlen[k]))
 			bench_die(ZSTD_getErrorName(j->czlen[k]), ERR_ZSTD);
@@ -277,7 +285,7 @@ int main(int argc, char **argv)
 		report(preset_name(v[i]), &j);
 	}
 	printf("note: MB/s of decoded int32 heights (257 x 257 x 4 B per LOD-0 tile); tile_decode and "
-	       "tile_encode: format version 5; v3: versions 3 and 4 (?format=3), v1: version 1 "
+	       "tile_encode: format version 7; v3: versions 3 and 4 (?format=3), v1: version 1 "
 	       "(?format=1), the same tiles; zstd -d alone: the anchor, zstd's own decoder on the frame "
 	       "of version 1 (Huffman-coded byte planes); not on this version's, whose coded bytes "
 	       "zstd only stores; "

@@ -1,10 +1,11 @@
 // js_decode.mjs DIR - section 4's JavaScript rows (bench/run.sh): decodeTile()
 // of clients/js/terrain.js in Node.js on the 16 LOD-0 `default` tiles that
-// decode_bench wrote to DIR (tile-K.v5, tile-K.v3). Per format version: ms
+// decode_bench wrote to DIR (tile-K.v7, the current form, tANS; tile-K.v5
+// and .v3, rANS with 8 and 2 states). Per format version: ms
 // per tile once warm (this process's CPU time, the median of 7 batches of
 // at least 40 ms, the versions' batches interleaved), with the checksum
 // verified and heights in quanta (metres: false), and the first call of a
-// fresh process (the JIT's warm-up included). Checks that both versions
+// fresh process (the JIT's warm-up included). Checks that the versions
 // decode to the same heights. Output: TSV in bench.h's form.
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -25,11 +26,16 @@ if (process.argv[3] === '--first') {   // one decode in a fresh process
 }
 
 const { decodeTile } = await import(mod);
-const versions = ['v5', 'v3'];
+const versions = ['v7', 'v5', 'v3'];
 const tiles = versions.map((v) => Array.from({ length: 16 }, (_, k) => new Uint8Array(readFileSync(`${dir}/tile-${k}.${v}`))));
 for (let k = 0; k < 16; k++) {
-	const a = decodeTile(tiles[0][k], { metres: false }).quanta, b = decodeTile(tiles[1][k], { metres: false }).quanta;
-	if (a.length !== b.length || a.some((x, i) => x !== b[i])) throw new Error(`tile ${k}: versions 5 and 3 decode differently`);
+	const [a, ...rest] = tiles.map((ts) => decodeTile(ts[k], { metres: false }));
+	rest.forEach((b, i) => {
+		if (b.header.version !== Number(versions[i + 1].slice(1))) throw new Error(`tile ${k}: tile-${k}.${versions[i + 1]} is version ${b.header.version}`);
+		if (a.quanta.length !== b.quanta.length || a.quanta.some((x, n) => x !== b.quanta[n]))
+			throw new Error(`tile ${k}: versions ${a.header.version} and ${b.header.version} decode differently`);
+	});
+	if (a.header.version !== 7) throw new Error(`tile ${k}: tile-${k}.v7 is version ${a.header.version}`);
 }
 const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3; };
 const per = tiles.map((ts) => {  // calls per batch: doubled until a batch lasts 40 ms

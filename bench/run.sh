@@ -401,7 +401,7 @@ summary() {
 	wold="$(awk -F '\t' '$1 ~ /^decode, version 3/ && $5 != "-" { print $5 / $4 }' "$out/wasm.tsv" 2>/dev/null || true)"
 	wgen="$(awk -F '\t' '$1 ~ /^generate/ { sub(/x$/, "", $6); print $6 }' "$out/wasm.tsv" 2>/dev/null || true)"
 	localr="$(awk -F '\t' '$1 == "revalidating" && $2 == "local" { sub(/x$/, "", $9); print $9 }' "$out/precision_local.tsv" 2>/dev/null || true)"
-	jsdec="$(awk -F '\t' '$1 == "format version 5" { print $2 }' "$out/js_decode.tsv" 2>/dev/null || true)"
+	jsdec="$(awk -F '\t' '$1 == "format version 7" { print $2 }' "$out/js_decode.tsv" 2>/dev/null || true)"
 	restart="$(awk -F '\t' '$1 == "smooth" && $2 != 0 && $3 == "this" { print $4 }' "$out/restart.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v ql="$fn2l" -v g="$gen" -v z="$size" -v d="$dec" \
 		-v za="$sizea" -v dz="$decz" -v js="$jsdec" \
@@ -437,6 +437,8 @@ summary() {
 		    wd, "%.2fx", wd >= 5)
 		row("the same, the JavaScript decoder the issue measured (version 3 tiles)", ">= 5x",
 		    wo, "%.2fx", wo >= 5)
+		row("version-7 (tANS) tile decoding, JavaScript decoder / terrain.wasm in Node.js", "<= 2x",
+		    wd, "%.2fx", wd <= 2)
 		row("default LOD-0 generation, terrain.wasm in Node.js / native scalar (issue 29)", "<= 3x",
 		    wg, "%.2fx", wg <= 3)
 		row("first tile of a chunk with 10^5 edits after a restart / unedited (issue 27)",

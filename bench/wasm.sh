@@ -2,7 +2,8 @@
 # bench/wasm.sh BUILD_DIR - make bench, section 16: the core as WebAssembly
 # (issue 29). In Node.js, on the 16 LOD-0 `default` tiles of bench_chunk()
 # (seed 42): ms per tile of decodeTile() by the JavaScript decoder and by
-# terrain.wasm, and of generating the same chunks' heights through
+# terrain.wasm, on their version-7 encodings (what the server sends) and
+# their version-5 ones (?format=5), and of generating the same chunks' heights through
 # terrain.wasm; beside the native anchors of the same run
 # (bench/wasm_native.c, built by the Makefile): generation and
 # tile_decode() with the build's libcommon.a (BUILD_DIR/bench/wasm_native:
@@ -50,24 +51,27 @@ say "section 16: timing (native clones, native scalar, Node.js)"
 "${pin[@]}" node bench/wasm_bench.mjs "$build/terrain.wasm" "$dir" | tail -n 1 >"$dir/node.tsv"
 read -r gen_c dec_c <"$dir/clones.tsv"
 read -r gen_s dec_s <"$dir/scalar.tsv"
-read -r js_dec w_dec w_gen node_v old_dec <"$dir/node.tsv"
+read -r js_dec w_dec w_gen node_v old_dec js5_dec w5_dec <"$dir/node.tsv"
 awk -v gc="$gen_c" -v dc="$dec_c" -v gs="$gen_s" -v ds="$dec_s" -v jd="$js_dec" -v wd="$w_dec" \
-	-v wg="$w_gen" -v nv="$node_v" -v od="${old_dec:--}" -v bj="${BEFORE_JS:0:7}" 'BEGIN {
+	-v wg="$w_gen" -v nv="$node_v" -v od="${old_dec:--}" -v bj="${BEFORE_JS:0:7}" \
+	-v jd5="$js5_dec" -v wd5="$w5_dec" 'BEGIN {
 	print "LOD-0 default tile, ms\tnative, SIMD clones\tnative scalar\tterrain.wasm in Node.js\tJavaScript decoder\twasm / scalar\tJS / wasm"
 	printf "generate heights\t%.3f\t%.3f\t%.3f\t\t%.2fx\t\n", gc, gs, wg, wg / gs
 	printf "decode (tile_decode, decodeTile)\t%.3f\t%.3f\t%.3f\t%.3f\t%.2fx\t%.2fx\n", dc, ds, wd, jd, wd / ds, jd / wd
+	printf "decode, version 5 (?format=5)\t\t\t%.3f\t%.3f\t\t%.2fx\n", wd5, jd5, jd5 / wd5
 	if (od == "-")
 		printf "decode, version 3, JavaScript decoder before issue 30\t\t\t%.3f\t-\t\t\n", wd
 	else
 		printf "decode, version 3, JavaScript decoder before issue 30\t\t\t%.3f\t%.3f\t\t%.2fx\n", wd, od, od / wd
-	print "note: Node.js " nv "; terrain.wasm: clang 14 -O3 -msimd128 for wasm32-wasi (make wasm), decodeTile()" \
+	print "note: decode: the version-7 tiles (tANS), what the server sends; Node.js " nv "; terrain.wasm: clang 14 -O3 -msimd128 for wasm32-wasi (make wasm), decodeTile()" \
 	      " through it (the reference decoder, checksum included) and World.tile(..., { encode: false })," \
 	      " copies in and out of its memory included; CPU time, medians of 7 interleaved batches"
 	print "note: native scalar: common/ with -DTERRAIN_NO_CLONES (baseline x86-64, SSE2); the SIMD" \
 	      " clones: the build as loaded (AVX-512 where the CPU has it)"
 	print "note: the decoder before issue 30: clients/js/terrain.js of " bj \
 	      " (the tree issue 29 was filed on), on the same chunks encoded as version 3, as servers sent them then" \
-	      " (terrain.wasm decodes version 5)"
+	      " (terrain.wasm decodes version 7)"
 	print "note: targets (issue 29): wasm decode >= 5x the JavaScript decoder (JS / wasm);" \
-	      " wasm generation <= 3x native scalar (wasm / scalar)"
+	      " wasm generation <= 3x native scalar (wasm / scalar); versions 7 and 8 (tANS): the" \
+	      " JavaScript decoder within 2x of terrain.wasm (JS / wasm <= 2x, the decode row)"
 }' | tee "$out/wasm.tsv"

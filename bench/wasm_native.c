@@ -10,7 +10,8 @@
  * loaded) and against common/ compiled with -DTERRAIN_NO_CLONES (the
  * baseline x86-64 code: "native scalar"). With --chunks it prints the
  * chunk list (cx cz per line) for the JavaScript side, and with --tiles
- * DIR writes the 16 encoded tiles there as tile-K.bin.
+ * DIR writes the 16 encoded tiles there as tile-K.bin (version 7, what
+ * tile_encode() writes), tile-K.v5.bin (version 5) and tile-K.v3.bin.
  *
  * Output: one tab-separated row (bench.h) after a header.
  */
@@ -73,9 +74,11 @@ static void write_tile(const char *dir, unsigned k, const char *suffix, const ui
 		bench_die(path, ERR_IO);
 }
 
-/* t as servers before format version 5 sent it (version 3 at LOD 0), for
- * the JavaScript decoder of that time (bench/wasm.sh). */
-static void write_before5(const char *dir, unsigned k, const struct tile *t)
+/* t in form (as servers before format version 7 or 5 sent it: versions 5
+ * and 3 at LOD 0) to dir/tile-k.suffix.bin: the latter for the JavaScript
+ * decoder of that time (bench/wasm.sh). */
+static void write_form(const char *dir, unsigned k, const struct tile *t, enum tile_form form,
+		       const char *suffix)
 {
 	void *scratch = malloc(tile_encode_scratch_size(t));
 	uint8_t *b = malloc(tile_encode_bound(t));
@@ -84,15 +87,15 @@ static void write_before5(const char *dir, unsigned k, const struct tile *t)
 
 	if (!scratch || !b)
 		bench_die("malloc", ERR_NOMEM);
-	if ((rc = tile_encode_form_in(t, TILE_FORM_BEFORE5, scratch, b, tile_encode_bound(t), &len)))
+	if ((rc = tile_encode_form_in(t, form, scratch, b, tile_encode_bound(t), &len)))
 		bench_die("tile_encode_form_in", rc);
-	write_tile(dir, k, ".v3", b, len);
+	write_tile(dir, k, suffix, b, len);
 	free(b);
 	free(scratch);
 }
 
 /* The 16 tiles' encodings into j, and into dir when not NULL (and their
- * version-3 encodings, tile-K.v3.bin). */
+ * version-5 and version-3 encodings, tile-K.v5.bin and tile-K.v3.bin). */
 static void encode_all(struct job *j, const char *dir)
 {
 	for (unsigned k = 0; k < BENCH_CHUNKS; k++) {
@@ -110,7 +113,8 @@ static void encode_all(struct job *j, const char *dir)
 			bench_die("tile_encode", rc);
 		if (dir) {
 			write_tile(dir, k, "", j->body[k], j->len[k]);
-			write_before5(dir, k, &t);
+			write_form(dir, k, &t, TILE_FORM_BEFORE7, ".v5");
+			write_form(dir, k, &t, TILE_FORM_BEFORE5, ".v3");
 		}
 		tile_release(&t);
 	}

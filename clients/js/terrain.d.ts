@@ -95,7 +95,7 @@ export interface TileInfo {
 /** A tile's 64-byte header, checked (decodeHeader): docs/tile-format.md. */
 export interface TileHeader extends TileInfo {
 	magic: 'TRRN';
-	/** Format version, 1 to 6. */
+	/** Format version, 1 to 8. */
 	version: number;
 	/** 64. */
 	headerLen: number;
@@ -109,8 +109,10 @@ export interface TileHeader extends TileInfo {
 	checksum: string;
 	/** Versions 3 and later: coded heights. */
 	coded: boolean;
-	/** rANS states of the coded form: 8 from version 5 on, else 2. */
+	/** Interleaved states of the coded form: 8 from version 5 on, else 2. */
 	states: 2 | 8;
+	/** Versions 7 and 8: the coded form's tokens are coded by tANS (else rANS). */
+	tans: boolean;
 	/** The coded payload's length in bytes (coded tiles, once decoded; not from decodeHeader). */
 	codedLen?: number;
 }
@@ -351,8 +353,8 @@ export interface TileRequest {
 	layers?: Layers;
 	/** A ?precision= name or micrometres (default: the generator's own quantum). */
 	precision?: Precision | number;
-	/** ?format=: 1 (versions 1/2), 3 (versions 3/4), 5 or 0 (the current: 5/6, the default). */
-	format?: 0 | 1 | 3 | 5;
+	/** ?format=: 1 (versions 1/2), 3 (versions 3/4), 5 (versions 5/6), 7 or 0 (the current: 7/8, the default). */
+	format?: 0 | 1 | 3 | 5 | 7;
 }
 
 /** World.tile()'s and generateTile()'s options. */
@@ -394,7 +396,8 @@ export interface World {
 	 * the server makes it (terrain_generate_encoded): { header, quanta,
 	 * heights, materials, bytes }, bytes the server's identity body for the
 	 * same edits. precision: a ?precision= name ('10cm') or micrometres;
-	 * format: 3 or 1 for ?format=3 or ?format=1. options: edits (an EditLog of this world,
+	 * format: the ?format= (7 or 0: versions 7 and 8, the current form and the default;
+	 * 5, 3 or 1: versions 5 and 6, 3 and 4, or 1 and 2). options: edits (an EditLog of this world,
 	 * world.edits(): its edits applied), metres (heights in metres too,
 	 * default true), encode (default true; false: heights only, bytes null,
 	 * header from terrain_generate's fields).

@@ -1,7 +1,7 @@
 // terrain.js - the JavaScript client of the terrain chunk server, as one ES
 // module with no dependencies: fetch a tile or a bundle, decode it (the
-// tile format, versions 1 to 6: heights, coded or as byte planes, and
-// the material layer;
+// tile format, versions 1 to 8: heights, coded (tANS in 7 and 8, rANS
+// in 3 to 6) or as byte planes (1 and 2), and the material layer;
 // docs/tile-format.md), verify it (XXH3-64 checksum, and that the header
 // names what was asked for), and build height arrays and meshes that
 // three.js, Babylon.js or a physics engine take as they are; and post
@@ -143,6 +143,15 @@ function hash129to240(dv, len) {
 
 // ---- the long path on 32-bit halves (the hot loop: no BigInt) ----
 
+/* The high 32 bits of the 64-bit product of u32 a and b (the low ones are
+ * Math.imul(a, b) >>> 0), by 16-bit parts in integer operations. */
+function mulHi(a, b) {
+	const a0 = a & 0xFFFF, a1 = a >>> 16, b0 = b & 0xFFFF, b1 = b >>> 16;
+	const p01 = a0 * b1, p10 = a1 * b0;
+	const mid = ((a0 * b0) >>> 16) + (p01 & 0xFFFF) + (p10 & 0xFFFF);
+	return (a1 * b1 + (p01 >>> 16) + (p10 >>> 16) + (mid >>> 16)) >>> 0;
+}
+
 // acc: Uint32Array(16), lane i is lo = acc[2i], hi = acc[2i+1].
 function accumulate512(acc, dv, p, s) {
 	for (let i = 0; i < 8; i++) {
@@ -154,12 +163,9 @@ function accumulate512(acc, dv, p, s) {
 		let t = acc[j] + dlo;
 		acc[j] = t;
 		acc[j + 1] += dhi + (t > 0xFFFFFFFF ? 1 : 0);
-		// acc[i] += klo * khi (32 x 32 -> 64, exact in doubles by 16-bit parts)
-		const a0 = klo & 0xFFFF, a1 = klo >>> 16, b0 = khi & 0xFFFF, b1 = khi >>> 16;
-		const mid = a0 * b1 + a1 * b0;
-		const lo = a0 * b0 + (mid % 65536) * 65536;
-		const hi = a1 * b1 + Math.floor(mid / 65536) + Math.floor(lo / 4294967296);
-		t = acc[2 * i] + (lo % 4294967296);
+		// acc[i] += klo * khi (32 x 32 -> 64)
+		const lo = Math.imul(klo, khi) >>> 0, hi = mulHi(klo, khi);
+		t = acc[2 * i] + lo;
 		acc[2 * i] = t;
 		acc[2 * i + 1] += hi + (t > 0xFFFFFFFF ? 1 : 0);
 	}
@@ -171,12 +177,8 @@ function scramble(acc, s) {
 		lo = (lo ^ (hi >>> 15) ^ SECRET.getUint32(s + 8 * i, true)) >>> 0;
 		hi = (hi ^ SECRET.getUint32(s + 8 * i + 4, true)) >>> 0;
 		// (hi:lo) * P32_1 mod 2^64
-		const a0 = lo & 0xFFFF, a1 = lo >>> 16, b0 = P32_1 & 0xFFFF, b1 = P32_1 >>> 16;
-		const mid = a0 * b1 + a1 * b0;
-		const plo = a0 * b0 + (mid % 65536) * 65536;
-		const phi = a1 * b1 + Math.floor(mid / 65536) + Math.floor(plo / 4294967296);
-		acc[2 * i] = plo % 4294967296;
-		acc[2 * i + 1] = phi + Math.imul(hi, P32_1);
+		acc[2 * i] = Math.imul(lo, P32_1);
+		acc[2 * i + 1] = mulHi(lo, P32_1) + Math.imul(hi, P32_1);
 	}
 }
 
@@ -271,9 +273,10 @@ export function decodeHeader(u8) {
 		editSeq: Number(dv.getBigUint64(48, true)),
 		checksum: dv.getBigUint64(56, true).toString(16).padStart(16, '0'),
 	};
-	if (h.version < 1 || h.version > 6) throw new TileError('ERR_VERSION', `version ${h.version}, this decoder reads 1 to 6`);
+	if (h.version < 1 || h.version > 8) throw new TileError('ERR_VERSION', `version ${h.version}, this decoder reads 1 to 8`);
 	h.coded = h.version >= 3;
-	h.states = h.version >= 5 ? 8 : 2;   // rANS states of the coded form
+	h.states = h.version >= 5 ? 8 : 2;   // interleaved states of the coded form
+	h.tans = h.version >= 7;             // its coder: tANS (7, 8) or rANS (3 to 6)
 	h.layers = h.version % 2 === 0;
 	if (h.headerLen !== HEADER_LEN) throw new TileError('ERR_CORRUPT', `header_len ${h.headerLen}`);
 	if (h.coded ? h.filter !== 2 && h.filter !== 3 : h.filter !== 1) throw new TileError('ERR_CORRUPT', `filter ${h.filter} in version ${h.version}`);
@@ -317,7 +320,7 @@ function expectedLength(u8, h) {
  * Decode a whole tile (ArrayBuffer or Uint8Array). Returns { header,
  * quanta: Int32Array of side*side heights in quanta (row z, then x),
  * heights: Float64Array of the same in metres (null with metres: false),
- * materials: Uint8Array of side*side material ids (version 2) or null }.
+ * materials: Uint8Array of side*side material ids (versions 2, 4, 6, 8) or null }.
  * Throws TileError with the reference decoder's code, checks in its order.
  * verify: check the XXH3 checksum (default true).
  */
@@ -336,7 +339,9 @@ export function decodeTile(input, { verify = true, metres = true, wasm = true } 
 		if (sum !== h.checksum) throw new TileError('ERR_CHECKSUM', `checksum ${sum}, the header says ${h.checksum}`);
 	}
 	const W = h.side, N = W * W, P = h.planes, pay = u8.subarray(HEADER_LEN);
-	const q = h.coded ? decodeCoded(pay.subarray(0, 4 + h.codedLen), W, h.filter, h.offset, h.states) : decodePlanes(pay, W, P, h.offset);
+	const q = !h.coded ? decodePlanes(pay, W, P, h.offset)
+		: h.tans ? decodeTans(pay.subarray(0, 4 + h.codedLen), W, h.filter, h.offset)
+		: decodeCoded(pay.subarray(0, 4 + h.codedLen), W, h.filter, h.offset, h.states);
 	let heights = null;
 	if (metres) {
 		heights = new Float64Array(N);
@@ -380,12 +385,14 @@ function decodePlanes(pay, W, P, offset) {
 	return q;
 }
 
-// ---- versions 3 to 6: coded heights (filters 2 and 3) ----
+// ---- versions 3 to 8: coded heights (filters 2 and 3) ----
 // The arithmetic follows docs/tile-format.md, "Coded payload": predictions
 // are exact integers below 2^37 in doubles, heights wrap through | 0.
-// Speed: typed-array tables indexed by (context, token), filter 2 a whole
-// line at a time (predictions and contexts, then its samples), no closure
-// or allocation per sample.
+// Versions 3 to 6 code the tokens by rANS (CodedReader), 7 and 8 by tANS
+// (TansReader); the model (orders, predictions, contexts, tables, extra
+// bits) is the same. Speed: typed-array tables indexed by (context,
+// token), filter 2 a whole line at a time (predictions and contexts, then
+// its samples), no closure or allocation per sample.
 
 const NTOK = 72, NCTX = 16, NIX = NCTX * NTOK, PROB_BITS = 10, PROB_M = 1 << PROB_BITS, RANS_L = 65536, ZSAT = 1 << 24, CTX_CORNER = 15, NARROW = 1 << 25;
 const LINE_CUBIC = 0, LINE_LINEAR = 1, LINE_EDGES = 2;
@@ -397,6 +404,8 @@ const blen = (v) => (v < 4294967296 ? 32 - Math.clz32(v) : 64 - Math.clz32(Math.
 const blen32 = (v) => 32 - Math.clz32(v);
 
 const hierCtx = (b, d) => (d === 1 ? (b < 10 ? b : 10) : d === 2 ? 11 + Math.min(b >> 2, 2) : 14);
+// the same as tables of 32 - b: HIER_CTX[d] for d = 1, 2 and 4 (any d >= 4)
+const HIER_CTX = [0, 1, 2, 4, 4].map((d) => Uint8Array.from({ length: 33 }, (_, c) => hierCtx(32 - c, d)));
 
 /* Filter 2's prediction (mod 2^32, as int32) and context of one sample
  * between p1 and p2, from p0 and p3 when cubic: exact in doubles. */
@@ -434,12 +443,11 @@ function hierLine(q, o, st, off, n, kind, d, pred, ctx, narrow, base) {
 		for (let m = m0; m < m1; m++) hierOne(q, o + m * st, off, true, d, pred, ctx, m);
 		return;
 	}
-	const o3 = 3 * off;
+	const o3 = 3 * off, cb = HIER_CTX[d < 4 ? d : 4];
 	for (let m = m0, k = o + m0 * st; m < m1; m++, k += st) {
 		const a0 = (q[k - o3] - base) | 0, a1 = (q[k - off] - base) | 0, a2 = (q[k + off] - base) | 0, a3 = (q[k + o3] - base) | 0;
 		pred[m] = (base + ((9 * (a1 + a2) - a0 - a3 + 8) >> 4)) | 0;
-		const cv = a0 + a3 - a1 - a2, b = 32 - Math.clz32(cv < 0 ? -cv : cv);
-		ctx[m] = d === 1 ? (b < 10 ? b : 10) : d === 2 ? 11 + Math.min(b >> 2, 2) : 14;
+		ctx[m] = cb[Math.clz32(Math.abs(a0 + a3 - a1 - a2))];
 	}
 }
 
@@ -476,6 +484,31 @@ function lineBits(q, o, st, n, pred) {
 	return bits;
 }
 
+/* lineBits() of the line hierLine(q, o, st, off, n, kind, d, ...)
+ * predicts. narrow: the cubic samples' sums in int32 relative to q[0], as
+ * in hierLine, and no contexts. */
+function hierLineBits(q, o, st, off, n, kind, d, pred, ctx, narrow) {
+	if (!narrow || kind === LINE_LINEAR || n < 3) {
+		hierLine(q, o, st, off, n, kind, d, pred, ctx, narrow, q[0]);
+		return lineBits(q, o, st, n, pred);
+	}
+	let bits = 0, m0 = 0, m1 = n;
+	if (kind === LINE_EDGES) {
+		hierOne(q, o, off, false, d, pred, ctx, 0);
+		hierOne(q, o + (n - 1) * st, off, false, d, pred, ctx, 1);
+		bits = lineBits(q, o, (n - 1) * st, 2, pred);
+		m0 = 1;
+		m1 = n - 1;
+	}
+	const base = q[0], o3 = 3 * off;
+	for (let m = m0, k = o + m0 * st; m < m1; m++, k += st) {
+		const a0 = (q[k - o3] - base) | 0, a1 = (q[k - off] - base) | 0, a2 = (q[k + off] - base) | 0, a3 = (q[k + o3] - base) | 0;
+		const r = (q[k] - base - ((9 * (a1 + a2) - a0 - a3 + 8) >> 4)) | 0;
+		bits += 32 - Math.clz32((r << 1) ^ (r >> 31));
+	}
+	return bits;
+}
+
 /* Filter 2's bits over row j, as the passes that visit it (tilecode.c,
  * hier_row_bits()). */
 function hierRowBits(q, W, j, pred, ctx, narrow) {
@@ -488,14 +521,29 @@ function hierRowBits(q, W, j, pred, ctx, narrow) {
 	} else {
 		dr = j & -j;
 		const n = s / (2 * dr) + 1;
-		hierLine(q, j * W, 2 * dr, dr * W, n, j >= 3 * dr && j + 3 * dr < W ? LINE_CUBIC : LINE_LINEAR, dr, pred, ctx, narrow, q[0]);
-		bits += lineBits(q, j * W, 2 * dr, n, pred);
+		bits += hierLineBits(q, j * W, 2 * dr, dr * W, n, j >= 3 * dr && j + 3 * dr < W ? LINE_CUBIC : LINE_LINEAR, dr, pred, ctx, narrow);
 	}
-	for (let d = 1; d <= dr; d *= 2) {
-		const n = s / (2 * d);
-		hierLine(q, j * W + d, 2 * d, d, n, LINE_EDGES, d, pred, ctx, narrow, q[0]);
-		bits += lineBits(q, j * W + d, 2 * d, n, pred);
+	for (let d = 1; d <= dr; d *= 2)
+		bits += hierLineBits(q, j * W + d, 2 * d, d, s / (2 * d), LINE_EDGES, d, pred, ctx, narrow);
+	return bits;
+}
+
+/* Filter 3's bits over row j. narrow: as hierLine's, the sums relative
+ * to q[0] in int32 (below 2^29). */
+function causalRowBits(q, W, j, narrow) {
+	let bits = 0, i = j ? 0 : 1;
+	if (narrow && j >= 2) {
+		const base = q[0], o = j * W;
+		for (; i < 2; i++) bits += blen32(zigzag((q[o + i] - causalPred(q, W, i, j)) | 0));
+		for (let k = o + 2; k < o + W; k++) {
+			const n = (q[k - W] - base) | 0, w = (q[k - 1] - base) | 0, nw = (q[k - W - 1] - base) | 0;
+			const ww = (q[k - 2] - base) | 0, nww = (q[k - W - 2] - base) | 0, nn = (q[k - 2 * W] - base) | 0;
+			const r = (q[k] - base - ((3 * (n + w) - 4 * nw - ww + nww - nn + (q[k - 2 * W - 1] - base)) >> 1)) | 0;
+			bits += 32 - Math.clz32((r << 1) ^ (r >> 31));
+		}
+		return bits;
 	}
+	for (; i < W; i++) bits += blen32(zigzag((q[j * W + i] - causalPred(q, W, i, j)) | 0));
 	return bits;
 }
 
@@ -504,21 +552,26 @@ function chooseFilter(q, W, pred, ctx, narrow) {
 	let jh = 0, jc = 0;
 	for (let j = 0; j < W; j += (j & 31) === 3 ? 29 : 1) {
 		jh += hierRowBits(q, W, j, pred, ctx, narrow);
-		for (let i = j ? 0 : 1; i < W; i++) jc += blen32(zigzag((q[j * W + i] - causalPred(q, W, i, j)) | 0));
+		jc += causalRowBits(q, W, j, narrow);
 	}
 	return jh <= jc ? 2 : 3;
 }
 
 /* The moving parts of the decoder, copied into locals by each loop. */
 class CodedReader {
-	constructor(pay, bitsLen, S, offset) {
+	/* The bit stream is pay[at .. at + bitsLen), after `front` zero words
+	 * (tANS reads backwards from the end: see TansReader). */
+	constructor(pay, bitsLen, S, offset, at = 8, front = 0) {
 		this.pay = pay;
 		// the bit stream as 32-bit little-endian words, zero-padded
-		const nw = ((bitsLen + 3) >> 2) + 2;
-		this.words = new Uint32Array(nw);
-		for (let b = 0; b < bitsLen; b++) this.words[b >> 2] |= pay[8 + b] << (8 * (b & 3));
+		const nw = front + ((bitsLen + 3) >> 2) + 2, words = new Uint32Array(nw), end = at + bitsLen;
+		let i = at, w = front;
+		for (; i + 4 <= end; i += 4, w++) words[w] = pay[i] | pay[i + 1] << 8 | pay[i + 2] << 16 | pay[i + 3] << 24;
+		for (let sh = 0; i < end; i++, sh += 8) words[w] |= pay[i] << sh;
+		this.words = words;
 		this.bitsLen = bitsLen;
-		this.pos = 0;
+		this.pos = 32 * front;   // bit position in words
+		this.start = 32 * front;
 		this.x = new Int32Array(8);         // the rANS states, as int32 bits
 		this.j = 0;
 		this.smask = S - 1;
@@ -531,9 +584,9 @@ class CodedReader {
 		this.narrowBase = b >= NARROW && b <= 2 ** 32 - NARROW;
 		this.add = (NARROW - offset) | 0;
 		this.acc = 0;
-		// tables, indexed by context * NTOK + token
-		this.sym = new Uint8Array(NCTX * PROB_M);
-		this.fq = new Int32Array(NIX);       // freq | cum << 16
+		// tables, indexed by context * NTOK + token (sym and fq: rANS's, tables())
+		this.sym = null;                     // the token of each slot, by context * PROB_M + slot
+		this.fq = null;                      // freq | cum << 16
 		this.base = new Int32Array(NIX);     // token base values, as int32 bits
 		this.nb = new Uint8Array(NIX);
 		this.cnt = new Uint32Array(NIX);
@@ -556,7 +609,13 @@ class CodedReader {
 		return n === 32 ? v : (v & ((1 << n) - 1)) >>> 0;
 	}
 
-	tables() {
+	/* Read the frequency tables and the zero bits after them; with rans,
+	 * rANS's look-ups too. */
+	tables(rans = true) {
+		if (rans) {
+			this.sym = new Uint8Array(NCTX * PROB_M);
+			this.fq = new Int32Array(NIX);
+		}
 		for (let c = 0; c < NCTX; c++) {
 			const o = c * NTOK, f = this.freq;
 			this.used[c] = this.get(1);
@@ -574,15 +633,38 @@ class CodedReader {
 				}
 				if (sum !== PROB_M || !f[o + last]) throw corrupt('table sum');
 			}
-			for (let t = 0, s = 0; t < NTOK; s += f[o + t], t++) {
-				this.fq[o + t] = f[o + t] | s << 16;
+			for (let t = 0; t < NTOK; t++) {
 				this.base[o + t] = t < 16 ? t : (2 | (t & 1)) << TOK_NB[t];
 				this.nb[o + t] = TOK_NB[t];
+			}
+			if (!rans) continue;
+			for (let t = 0, s = 0; t < NTOK; s += f[o + t], t++) {
+				this.fq[o + t] = f[o + t] | s << 16;
 				this.sym.fill(t, c * PROB_M + s, c * PROB_M + s + f[o + t]);
 			}
 		}
 		if (this.get((8 - (this.pos & 7)) & 7)) throw corrupt('table padding');
-		if (this.pos > 8 * this.bitsLen) throw corrupt('bit stream length');
+		if (this.pos - this.start > 8 * this.bitsLen) throw corrupt('bit stream length');
+	}
+
+	/* A line of filter 2 (hierLine's arguments): its predictions and
+	 * contexts, then its samples. */
+	line(q, o, st, off, n, kind, d, pred, ctx) {
+		hierLine(q, o, st, off, n, kind, d, pred, ctx, this.narrow(), q[0]);
+		this.run(q, o, st, n, pred, ctx);
+	}
+
+	/* Row j of filter 3: sample (i, j) in the context of the saturated z of
+	 * its neighbours, up[i + 1 .. i + 3] and cur[i], cur[i + 1] (cur[i + 2]
+	 * becomes its own), with the causal prediction. */
+	causalRow(q, W, j, up, cur, pred, ctx) {
+		for (let i = j ? 0 : 1; i < W; i++) {
+			const a = 4 * cur[i + 1] + cur[i] + 2 * up[i + 2] + up[i + 1] + up[i + 3];
+			const b = blen32(a >>> 2);
+			ctx[0] = b < 15 ? b : 15;
+			pred[0] = causalPred(q, W, i, j);
+			cur[i + 2] = Math.min(this.run(q, j * W + i, 1, 1, pred, ctx) >>> 0, ZSAT);
+		}
 	}
 
 	/* Decode n samples: sample m in context ctx[m] becomes pred[m] +
@@ -638,15 +720,11 @@ function hierInverse(r, q, W, pred, ctx) {
 	for (; s >= 2; s >>= 1) {
 		const d = s >> 1;
 		let n = (W - 1) / s + 1;
-		for (let j = d; j < W; j += s) {
-			hierLine(q, j * W, s, d * W, n, j >= 3 * d && j + 3 * d < W ? LINE_CUBIC : LINE_LINEAR, d, pred, ctx, r.narrow(), q[0]);
-			r.run(q, j * W, s, n, pred, ctx);
-		}
+		for (let j = d; j < W; j += s)
+			r.line(q, j * W, s, d * W, n, j >= 3 * d && j + 3 * d < W ? LINE_CUBIC : LINE_LINEAR, d, pred, ctx);
 		n = (W - 1) / s;
-		for (let j = 0; j < W; j += d) {
-			hierLine(q, j * W + d, s, d, n, LINE_EDGES, d, pred, ctx, r.narrow(), q[0]);
-			r.run(q, j * W + d, s, n, pred, ctx);
-		}
+		for (let j = 0; j < W; j += d)
+			r.line(q, j * W + d, s, d, n, LINE_EDGES, d, pred, ctx);
 	}
 }
 
@@ -656,13 +734,7 @@ function hierInverse(r, q, W, pred, ctx) {
 function causalInverse(r, q, W, pred, ctx) {
 	let up = new Uint32Array(W + 3), cur = new Uint32Array(W + 3);
 	for (let j = 0; j < W; j++) {
-		for (let i = j ? 0 : 1; i < W; i++) {
-			const a = 4 * cur[i + 1] + cur[i] + 2 * up[i + 2] + up[i + 1] + up[i + 3];
-			const b = blen32(a >>> 2);
-			ctx[0] = b < 15 ? b : 15;
-			pred[0] = causalPred(q, W, i, j);
-			cur[i + 2] = Math.min(r.run(q, j * W + i, 1, 1, pred, ctx) >>> 0, ZSAT);
-		}
+		r.causalRow(q, W, j, up, cur, pred, ctx);
 		const t = up; up = cur; cur = t;
 		cur.fill(0);
 	}
@@ -690,6 +762,14 @@ function decodeCoded(pay, W, filter, offset, S) {
 	if (r.pos > 8 * bitsLen || 8 * bitsLen - r.pos >= 8) throw corrupt('bit stream length');
 	if ((r.pos & 7) && pay[at + bitsLen - 1] >> (r.pos & 7)) throw corrupt('bit stream padding');
 	for (let k = 0; k < S; k++) if (r.x[k] !== RANS_L) throw corrupt('final rANS states');
+	checkModel(r, q, W, filter, pred, ctx);
+	return q;
+}
+
+/* The canonical form's checks on the model, after the coder's own: the
+ * tables are those the counts of r normalise to, and the filter is the
+ * one the rule picks for the heights q. */
+function checkModel(r, q, W, filter, pred, ctx) {
 	const f = new Uint32Array(NTOK);
 	for (let c = 0; c < NCTX; c++) {
 		let tot = 0;
@@ -699,6 +779,238 @@ function decodeCoded(pay, W, filter, offset, S) {
 		for (let t = 0; t < NTOK; t++) if (f[t] !== r.freq[c * NTOK + t]) throw corrupt('tables are not the counts\' ');
 	}
 	if (chooseFilter(q, W, pred, ctx, r.narrow()) !== filter) throw corrupt('not the filter the rule picks');
+}
+
+// ---- versions 7 and 8: tANS ----
+// docs/tile-format.md, "Versions 7 and 8: tANS"; common/tilecode_dec.c,
+// decode_tans(). The payload after coded_len is the tables, then a bit
+// stream read backwards from its end mark: 8 states of 10 bits, then for
+// each sample one look-up of (context, state) and one read of the state's
+// bits with the token's extra bits above them. Positions here are bits of
+// TansReader's words, which hold the payload after TANS_FRONT zero words,
+// so that a 32-bit window ending at any position of the stream, or 40 bits
+// below its start, is still inside them.
+
+const TANS_STATES = 8, TANS_FRONT = 2, TANS_MIN_STREAM = (TANS_STATES * PROB_BITS + 1 + 7) >> 3;
+
+/* The 32 bits of words below bit p (p >= 32), bit 31 the one at p - 1. */
+const window32 = (w, p) => {
+	const i = (p >>> 5) - 1, sh = p & 31;
+	return (w[i] >>> sh) | ((w[i + 1] << 1) << (31 - sh));
+};
+
+class TansReader extends CodedReader {
+	constructor(pay, len, offset) {
+		super(pay, len, TANS_STATES, offset, 4, TANS_FRONT);
+		// the decoding entry of each (context, state): see tansTables()
+		this.dt = new Int32Array(NCTX << PROB_BITS);
+		this.lo = 0;         // the stream's first bit
+		this.bad = false;    // a read went below it
+		this.ws = 0;         // wide()'s next state
+	}
+
+	/*
+	 * The entry of state s of context c: base | bits << 10 | (c * NTOK +
+	 * token) << 14 | (bits + extra bits) << 25 (at most 40: 6 bits). Token t
+	 * owns the states cum .. cum + f - 1 in order; the k-th stands for
+	 * y = f + k, from which the encoder wrote bits = 11 - blen(y) bits of the
+	 * state before, which was (y << bits) - 1024 + those bits: base =
+	 * (y << bits) - 1024. An unused context decodes token 0 from any state,
+	 * reading nothing (and then fails the count check), as the C decoder.
+	 */
+	tansTables() {
+		const dt = this.dt, freq = this.freq;
+		for (let c = 0; c < NCTX; c++) {
+			let e = c << PROB_BITS;
+			const o = c * NTOK;
+			if (!this.used[c]) {
+				for (let u = 0; u < PROB_M; u++) dt[e++] = u | o << 14;
+				continue;
+			}
+			for (let t = 0; t < NTOK; t++) {
+				const f = freq[o + t], tag = (o + t) << 14 | TOK_NB[t] << 25;
+				// in runs of one bit count: y up to the next power of two
+				for (let y = f; y < 2 * f;) {
+					const bits = PROB_BITS + 1 - blen32(y), stop = Math.min(2 * f, 1 << (PROB_BITS + 1 - bits));
+					for (let v = ((y << bits) - PROB_M) | bits << 10 | tag + (bits << 25); y < stop; y++, v += 1 << bits) dt[e++] = v;
+				}
+			}
+		}
+	}
+
+	/* nb <= 31 bits below the position, which moves down; below the
+	 * stream's first bit it stops there and the stream is bad. */
+	down(nb) {
+		const v = (window32(this.words, this.pos) >>> 1) >>> (31 - nb);
+		this.pos -= nb;
+		if (this.pos < this.lo) { this.bad = true; this.pos = this.lo; }
+		return v;
+	}
+
+	/* A sample of entry e whose bits are 32 to 40 (rare: a residual of 2^22
+	 * or more): its extra bits, then its state's; returns its z, and its
+	 * next state in this.ws. */
+	wide(e) {
+		const nbs = (e >>> 10) & 15, z = this.base[(e >>> 14) & 2047] | this.down((e >>> 25) - nbs);
+		this.ws = (e & (PROB_M - 1)) + this.down(nbs);
+		return z;
+	}
+
+	// The loops below decode a sample each as docs/tile-format.md says, in
+	// 32-bit integer operations: its entry e from its context and state
+	// x[j]; when its bits (nt = e >>> 25) are at most 31, one read of the 32
+	// bits below the position p (two words), the state's bits the low nbs
+	// of them, the extra bits above; else wide(). They keep the position,
+	// the state index and the OR of the heights (narrow()) in locals.
+
+	/* Decode n samples as CodedReader.run: sample m in context ctx[m]
+	 * becomes pred[m] + unzigzag(z) at q[o + m * st]. Returns the z of the
+	 * last one (as int32 bits). */
+	run(q, o, st, n, pred, ctx) {
+		const x = this.x, dt = this.dt, zb = this.base, cnt = this.cnt, w = this.words, lo = this.lo, add = this.add;
+		let j = this.j, p = this.pos, acc = this.acc, z = 0;
+		for (let m = 0, k = o; m < n; m++, k += st) {
+			const e = dt[ctx[m] << PROB_BITS | x[j]], nt = e >>> 25;
+			if (nt < 32) {
+				const wi = (p >>> 5) - 1, sh = p & 31, nbs = (e >>> 10) & 15;
+				const v = (((w[wi] >>> sh) | ((w[wi + 1] << 1) << (31 - sh))) >>> 1) >>> (31 - nt);
+				p -= nt;
+				x[j] = (e & (PROB_M - 1)) + (v & ((1 << nbs) - 1));
+				z = zb[(e >>> 14) & 2047] | (v >>> nbs);
+			} else {
+				this.pos = p;
+				z = this.wide(e);
+				x[j] = this.ws;
+				p = this.pos;
+			}
+			if (p < lo) { this.bad = true; p = lo; }
+			j = (j + 1) & (TANS_STATES - 1);
+			cnt[(e >>> 14) & 2047]++;
+			const h = (pred[m] + ((z >>> 1) ^ -(z & 1))) | 0;
+			q[k] = h;
+			acc |= (h + add) | 0;
+		}
+		this.j = j;
+		this.pos = p;
+		this.acc = acc;
+		return z;
+	}
+
+	/* A line of filter 2 as CodedReader.line; the cubic samples of narrow
+	 * heights (most of them) by cubic(). */
+	line(q, o, st, off, n, kind, d, pred, ctx) {
+		if (kind === LINE_LINEAR || n < 3 || !this.narrow()) {
+			super.line(q, o, st, off, n, kind, d, pred, ctx);
+		} else if (kind === LINE_CUBIC) {
+			this.cubic(q, o, st, off, n, HIER_CTX[d < 4 ? d : 4]);
+		} else {   // LINE_EDGES: the first and the last linear
+			const e = o + (n - 1) * st;
+			hierOne(q, o, off, false, d, pred, ctx, 0);
+			this.run(q, o, st, 1, pred, ctx);
+			this.cubic(q, o + st, st, off, n - 2, HIER_CTX[d < 4 ? d : 4]);
+			hierOne(q, e, off, false, d, pred, ctx, 0);
+			this.run(q, e, st, 1, pred, ctx);
+		}
+	}
+
+	/* n samples at q[o + m * st] of filter 2, narrow heights: each the
+	 * cubic prediction of hierLine()'s narrow loop from q[k -+ off] and
+	 * q[k -+ 3 off], in context cb[32 - b] (HIER_CTX[d]), plus its
+	 * residual. Most of a tile's samples pass here. */
+	cubic(q, o, st, off, n, cb) {
+		const x = this.x, dt = this.dt, zb = this.base, cnt = this.cnt, w = this.words, lo = this.lo, add = this.add;
+		const base = q[0], o3 = 3 * off;
+		let j = this.j, p = this.pos, acc = this.acc;
+		for (let m = 0, k = o; m < n; m++, k += st) {
+			const a0 = (q[k - o3] - base) | 0, a1 = (q[k - off] - base) | 0, a2 = (q[k + off] - base) | 0, a3 = (q[k + o3] - base) | 0;
+			const e = dt[cb[Math.clz32(Math.abs(a0 + a3 - a1 - a2))] << PROB_BITS | x[j]], nt = e >>> 25;
+			let z;
+			if (nt < 32) {
+				const wi = (p >>> 5) - 1, sh = p & 31, nbs = (e >>> 10) & 15;
+				const v = (((w[wi] >>> sh) | ((w[wi + 1] << 1) << (31 - sh))) >>> 1) >>> (31 - nt);
+				p -= nt;
+				x[j] = (e & (PROB_M - 1)) + (v & ((1 << nbs) - 1));
+				z = zb[(e >>> 14) & 2047] | (v >>> nbs);
+			} else {
+				this.pos = p;
+				z = this.wide(e);
+				x[j] = this.ws;
+				p = this.pos;
+			}
+			if (p < lo) { this.bad = true; p = lo; }
+			j = (j + 1) & (TANS_STATES - 1);
+			cnt[(e >>> 14) & 2047]++;
+			const h = (base + ((9 * (a1 + a2) - a0 - a3 + 8) >> 4) + ((z >>> 1) ^ -(z & 1))) | 0;
+			q[k] = h;
+			acc |= (h + add) | 0;
+		}
+		this.j = j;
+		this.pos = p;
+		this.acc = acc;
+	}
+
+	/* Row j of filter 3 (causalInverse's arguments): each sample's context
+	 * from the saturated z of its neighbours, its prediction, its residual. */
+	causalRow(q, W, j, up, cur) {
+		const x = this.x, dt = this.dt, zb = this.base, cnt = this.cnt, w = this.words, lo = this.lo, add = this.add;
+		let s = this.j, p = this.pos, acc = this.acc;
+		for (let i = j ? 0 : 1, k = j * W + i; i < W; i++, k++) {
+			const a = 4 * cur[i + 1] + cur[i] + 2 * up[i + 2] + up[i + 1] + up[i + 3], b = blen32(a >>> 2);
+			const pr = i < 2 || j < 2 ? causalPred(q, W, i, j)
+				: Math.floor((3 * (q[k - W] + q[k - 1]) - 4 * q[k - W - 1] - q[k - 2] + q[k - W - 2] - q[k - 2 * W] + q[k - 2 * W - 1]) / 2);
+			const e = dt[(b < 15 ? b : 15) << PROB_BITS | x[s]], nt = e >>> 25;
+			let z;
+			if (nt < 32) {
+				const wi = (p >>> 5) - 1, sh = p & 31, nbs = (e >>> 10) & 15;
+				const v = (((w[wi] >>> sh) | ((w[wi + 1] << 1) << (31 - sh))) >>> 1) >>> (31 - nt);
+				p -= nt;
+				x[s] = (e & (PROB_M - 1)) + (v & ((1 << nbs) - 1));
+				z = zb[(e >>> 14) & 2047] | (v >>> nbs);
+			} else {
+				this.pos = p;
+				z = this.wide(e);
+				x[s] = this.ws;
+				p = this.pos;
+			}
+			if (p < lo) { this.bad = true; p = lo; }
+			s = (s + 1) & (TANS_STATES - 1);
+			cnt[(e >>> 14) & 2047]++;
+			const h = (pr + ((z >>> 1) ^ -(z & 1))) | 0;
+			q[k] = h;
+			acc |= (h + add) | 0;
+			cur[i + 2] = (z >>> 0) < ZSAT ? z >>> 0 : ZSAT;
+		}
+		this.j = s;
+		this.pos = p;
+		this.acc = acc;
+	}
+}
+
+/* Versions 7 and 8: pay is the u32 coded_len and the coded_len bytes after
+ * it. The checks and their order are decode_tans()'s. */
+function decodeTans(pay, W, filter, offset) {
+	const N = W * W, len = pay.byteLength - 4;
+	if (len < 2 + TANS_MIN_STREAM || !pay[3 + len]) throw corrupt('tANS stream end');
+	const r = new TansReader(pay, len, offset);
+	r.tables(false);
+	const lo = r.pos;   // a whole byte: the stream's first bit
+	if ((lo - r.start) / 8 + TANS_MIN_STREAM > len) throw corrupt('tANS stream length');
+	r.tansTables();
+	// the end mark: the highest set bit of the last byte; the states below it
+	r.lo = 0;
+	r.pos = r.start + 8 * (len - 1) + blen32(pay[3 + len]) - 1;
+	for (let k = 0; k < TANS_STATES; k++) r.x[k] = r.down(PROB_BITS);
+	if (r.pos < lo) throw corrupt('tANS stream length');
+	r.lo = lo;
+	const q = new Int32Array(N), pred = new Int32Array(W), ctx = new Uint8Array(W);
+	q[0] = offset;
+	if (filter === 2) hierInverse(r, q, W, pred, ctx);
+	else causalInverse(r, q, W, pred, ctx);
+	// canonical: the stream used up exactly, every state back at 0, the
+	// tables from the counts, and the filter the rule picks
+	if (r.bad || r.pos !== lo) throw corrupt('tANS stream length');
+	for (let k = 0; k < TANS_STATES; k++) if (r.x[k] !== 0) throw corrupt('final tANS states');
+	checkModel(r, q, W, filter, pred, ctx);
 	return q;
 }
 
@@ -1328,7 +1640,8 @@ class World {
 	 * the server makes it (terrain_generate_encoded): { header, quanta,
 	 * heights, materials, bytes }, bytes the server's identity body for the
 	 * same edits. precision: a ?precision= name ('10cm') or micrometres;
-	 * format: 3 or 1 for ?format=3 or ?format=1. options: edits (an EditLog of this world,
+	 * format: the ?format= (7 or 0: versions 7 and 8, the current form and the default;
+	 * 5, 3 or 1: versions 5 and 6, 3 and 4, or 1 and 2). options: edits (an EditLog of this world,
 	 * world.edits(): its edits applied), metres (heights in metres too,
 	 * default true), encode (default true; false: heights only, bytes null,
 	 * header from terrain_generate's fields).

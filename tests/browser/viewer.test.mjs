@@ -7,7 +7,7 @@
 //                 tile-L_X_Z.bin, .heights (terrain-client decode --heights),
 //                 .header (terrain-client decode) for every TILES entry,
 //                 and the same as tile-L_X_Z-v2.* for the tile fetched with
-//                 layers=height,material (format version 6),
+//                 layers=height,material (format version 8),
 //                 xxh3.txt ("n hex" lines from xxh3_ref, optional)
 //   TILES       "L/X/Z ..." tiles of seed 42, preset default
 //   EDITS       1 when POST /v1/worlds/{seed}/edits exists
@@ -40,17 +40,17 @@ const tileFile = (t) => `${WORK}/tile-${t.replaceAll('/', '_')}`;
 const refHeights = (file) => readFileSync(file, 'utf8').trim().split(/\s+/).map(Number);
 const header = (file) => Object.fromEntries(readFileSync(file, 'utf8').trim().split('\n').map((l) => l.split(': ')));
 
-// The material ids of a version 6, 4 (or 2) tile, read by hand from its
+// The material ids of a version 8, 6, 4 (or 2) tile, read by hand from its
 // bytes (docs/tile-format.md, "Layers"): after the 64-byte header and the
 // heights (a u32 length and the coded heights; planes x N bytes in version
 // 2), a section of one raw layer of N ids.
 function materialsByHand(bytes) {
 	const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 	const version = dv.getUint16(4, true), planes = bytes[35], side = dv.getUint32(36, true), n = side * side;
-	const at = version === 4 || version === 6 ? 68 + dv.getUint32(64, true) : 64 + planes * n;
-	if ((version !== 2 && version !== 4 && version !== 6) || bytes[at] !== 1 || bytes[at + 4] !== 1 || bytes[at + 5] !== 0 ||
-		dv.getUint32(at + 8, true) !== n || bytes.byteLength !== at + 12 + n)
-		throw new Error(`not a version 6, 4 or 2 tile with one raw material layer (version ${version})`);
+	const at = version >= 3 ? 68 + dv.getUint32(64, true) : 64 + planes * n;
+	if ((version !== 2 && version !== 4 && version !== 6 && version !== 8) || bytes[at] !== 1 || bytes[at + 4] !== 1 ||
+		bytes[at + 5] !== 0 || dv.getUint32(at + 8, true) !== n || bytes.byteLength !== at + 12 + n)
+		throw new Error(`not a version 8, 6, 4 or 2 tile with one raw material layer (version ${version})`);
 	return Array.from(bytes.subarray(at + 12, at + 12 + n));
 }
 
@@ -166,7 +166,7 @@ try {
 		const fromCurl = await page.evaluate(`(${decodeB64})(${JSON.stringify(bytes.toString('base64'))})`);
 		const fromCurl2 = await page.evaluate(`(${decodeB64})(${JSON.stringify(bytes2.toString('base64'))})`);
 		// tiles of side below 33 (tile.h TILE_CODED_MIN_SIDE) come as versions 2 and 1
-		const [v1, v2] = Number(hdr1.side) >= 33 ? ['5', '6'] : ['1', '2'];
+		const [v1, v2] = Number(hdr1.side) >= 33 ? ['7', '8'] : ['1', '2'];
 		check(ref2.length === ref1.length && ref2.every((v, k) => v === ref1[k]) && hdr2.version === v2 && hdr1.version === v1,
 			`tile ${t}: with layers=height,material the server sends version ${v2} with the heights of version ${v1}`);
 		const mats = materialsByHand(bytes2);

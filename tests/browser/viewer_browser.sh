@@ -98,8 +98,8 @@ if [ "$have" != "$want" ]; then
 fi
 
 # ---- reference files: tiles fetched by curl, decoded by terrain-client ----------
-# each tile twice: heights only (version 5) and with the material layer
-# (version 6, -v2 files), as the page asks for it
+# each tile twice: heights only (version 7) and with the material layer
+# (version 8, -v2 files), as the page asks for it
 TILES="2/0/0 0/3/-2 5/-1/1 8/7/7"
 for t in $TILES; do
 	for layers in "" "&layers=height,material"; do

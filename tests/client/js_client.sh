@@ -2,9 +2,11 @@
 # run: once
 # js_client.sh - the JavaScript client module (clients/js/terrain.js) under
 # Node's own test runner against the live server (tests/client/js/terrain.test.mjs:
-# decoding equals `terrain-client decode --heights` on the same tiles, fetch
+# decoding equals `terrain-client decode --heights` on the same tiles of
+# every format version (7 and 8 by default, 5, 3 and 1 by ?format=), fetch
 # of tiles and bundles, text seeds, stitching, meshes, bad tiles and bundles
-# refused), then the three.js example page (clients/web/three.html) in
+# refused, damaged version-7 and 8 streams refused as terrain-client
+# refuses them), then the three.js example page (clients/web/three.html) in
 # headless Chromium, offline (every request beyond 127.0.0.0/8 refused): a
 # ring of tiles as one closed mesh, with no background inside the
 # terrain's outline and the tiles' shared edges meeting within a pixel
@@ -43,7 +45,9 @@ check "GET /assets/terrain.js is text/javascript with CORS" \
 	has <(curl -s -D - -o /dev/null "$BASE/assets/terrain.js" | tr -d '\r') '^access-control-allow-origin: \*'
 
 # ---- reference files: tiles fetched by curl, decoded by terrain-client ---------
-# an edited tile too (edit_seq in its header)
+# an edited tile too (edit_seq in its header). Versions 7 and 8 (the
+# default): v1b and edited (filter 2), rough (filter 3), v2b (materials);
+# c5* the same as versions 5 and 6 (?format=5), c3* as 3 and 4
 curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' \
 	-d '{"edits":[{"op":"raise","x":100,"z":60,"radius":40,"strength":7}]}' "$BASE/v1/worlds/jsedit/edits" ||
 	{ echo "FAIL: POST an edit"; exit 1; }
@@ -53,6 +57,9 @@ text=/v1/worlds/my-world/chunks/5/-1/1?gen=alpine
 rough=/v1/worlds/42/chunks/0/2/2?gen=alpine
 v2=/v1/worlds/42/chunks/8/7/7?gen=default&layers=height,material
 v2b=/v1/worlds/9/chunks/1/-4/2?gen=mesa&layers=height,material
+c5=/v1/worlds/42/chunks/0/3/-2?gen=default&format=5
+c5rough=/v1/worlds/42/chunks/0/2/2?gen=alpine&format=5
+c6=/v1/worlds/9/chunks/1/-4/2?gen=mesa&layers=height,material&format=5
 c3=/v1/worlds/42/chunks/0/3/-2?gen=default&format=3
 c3rough=/v1/worlds/42/chunks/0/2/2?gen=alpine&format=3
 c4=/v1/worlds/9/chunks/1/-4/2?gen=mesa&layers=height,material&format=3
@@ -70,7 +77,7 @@ ${CC:-cc} -O1 -o "$TMP/xxh3_ref" "$BROWSER_DIR/xxh3_ref.c" -lxxhash 2>/dev/null 
 	"$TMP/xxh3_ref" --table 2100 >"$TMP/xxh3.txt"
 
 # ---- node --test -----------------------------------------------------------------
-BASE=$BASE WORK=$TMP TILES=$(echo $TILES) timeout "$(scaled 240)" node --test --test-reporter=spec "$HERE/js/" 2>&1 |
+BASE=$BASE WORK=$TMP CLIENT=$CLIENT TILES=$(echo $TILES) timeout "$(scaled 240)" node --test --test-reporter=spec "$HERE/js/" 2>&1 |
 	tee "$TMP/node-test.log"
 rc=${PIPESTATUS[0]}
 [ $rc = 124 ] && echo "FAIL: node --test timed out"

@@ -7,15 +7,17 @@
 //           (terrain-client decode) for each NAME of TILES; xxh3.txt
 //           ("n hex" lines of libxxhash, optional)
 //   TILES   "NAME=PATH ..." the tiles' names and URL paths
+//   CLIENT  terrain-client (decode --heights of damaged tiles)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import {
 	decodeTile, decodeBundle, fetchTile, fetchBundle, seedU64, stitch, gridMesh, heightArray,
 	tileUrl, bundleUrl, ringRect, xxh3Hex, TileError,
 } from '../../../clients/js/terrain.js';
 
-const { BASE, WORK } = process.env;
+const { BASE, WORK, CLIENT } = process.env;
 const TILES = (process.env.TILES || '').split(/\s+/).filter(Boolean).map((t) => [t.slice(0, t.indexOf('=')), t.slice(t.indexOf('=') + 1)]);
 const file = (name, ext) => `${WORK}/tile-${name}.${ext}`;
 const refHeights = (name) => readFileSync(file(name, 'heights'), 'utf8').trim().split(/\s+/).map(Number);
@@ -165,18 +167,19 @@ test('gridMesh with a skirt closes the grid with walls facing out', async () => 
 	}
 });
 
-test('the server sends coded tiles (version 5, 6 with layers; 3 and 4 with format=3) of both filters; small tiles the old form', () => {
+test('the server sends coded tiles (version 7, 8 with layers; 5 and 6 with format=5, 3 and 4 with format=3) of both filters; small tiles the old form', () => {
 	const seen = new Set(), versions = new Set();
 	for (const [name, path] of TILES) {
 		const h = decodeTile(bytes(name)).header;
 		const coded = h.side >= 33;   // tile.h TILE_CODED_MIN_SIDE
-		const v = /format=3/.test(path) ? 3 : 5;
+		const v = Number(/format=(\d)/.exec(path)?.[1] ?? 7);
 		assert.equal(h.version, coded ? v + (h.layers ? 1 : 0) : (h.layers ? 2 : 1), name);
+		assert.equal(h.tans, h.version >= 7, name);
 		seen.add(`${h.version}/${h.filter}`);
 		versions.add(h.version);
 	}
-	assert.ok(seen.has('5/2') && seen.has('5/3') && seen.has('3/2') && seen.has('3/3'), [...seen].join(' '));
-	assert.deepEqual([...versions].sort(), [1, 2, 3, 4, 5, 6]);
+	for (const vf of ['7/2', '7/3', '8/3', '5/2', '5/3', '3/2', '3/3']) assert.ok(seen.has(vf), `${vf} in ${[...seen].join(' ')}`);
+	assert.deepEqual([...versions].sort(), [1, 2, 3, 4, 5, 6, 7, 8]);
 });
 
 test('decodeTile still reads the old form: the worked example of version 1', () => {
@@ -193,15 +196,15 @@ test('decodeTile still reads the old form: the worked example of version 1', () 
 	assert.equal(t.header.checksum, 'b9a268b71fc4f7d4');
 });
 
-test('bad tiles are refused with the reference decoder\'s codes', () => {
-	const [name] = TILES.find(([n]) => decodeTile(bytes(n)).header.version === 5);
+for (const version of [7, 5]) test(`bad tiles are refused with the reference decoder's codes (version ${version})`, () => {
+	const [name] = TILES.find(([n]) => decodeTile(bytes(n)).header.version === version);
 	const good = bytes(name);
 	const mut = (f) => { const b = good.slice(); f(b, new DataView(b.buffer)); return b; };
 	assert.throws(() => decodeTile(good.subarray(0, 10)), code('ERR_TRUNC'));
 	assert.throws(() => decodeTile(good.subarray(0, good.length - 1)), code('ERR_TRUNC'));
 	assert.throws(() => decodeTile(new Uint8Array([...good, 0])), code('ERR_TOOBIG'));
 	assert.throws(() => decodeTile(mut((b) => { b[0] = 0x58; })), code('ERR_MAGIC'));
-	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint16(4, 7, true))), code('ERR_VERSION'));
+	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint16(4, 9, true))), code('ERR_VERSION'));
 	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint16(4, 1, true))), code('ERR_CORRUPT'));
 	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint32(36, 100, true))), code('ERR_CORRUPT'));
 	assert.throws(() => decodeTile(mut((b) => { b[35] = 1; })), code('ERR_CORRUPT'));
@@ -216,14 +219,79 @@ test('bad tiles are refused with the reference decoder\'s codes', () => {
 	for (const at of [8, 16, 24, 44, 48, 68, 100, good.length - 1])
 		assert.throws(() => decodeTile(mut((b) => { b[at] ^= 4; })), code('ERR_CHECKSUM'), `byte ${at}`);
 	// verify: false skips the checksum but not the structure: the filter
-	// byte, the stream lengths and the rANS states are still checked
+	// byte, the stream lengths and the coder's states are still checked
 	assert.doesNotThrow(() => decodeTile(mut((b) => { b[8] ^= 4; }), { verify: false }));
 	assert.throws(() => decodeTile(mut((b) => { b[34] ^= 1; }), { verify: false }), code('ERR_CORRUPT'));
 	assert.throws(() => decodeTile(mut((b) => { b[68] ^= 1; }), { verify: false }), code('ERR_CORRUPT'));
 	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint32(68, 0, true)), { verify: false }), code('ERR_CORRUPT'));
 	assert.throws(() => decodeTile(good.subarray(0, 70), { verify: false }), code('ERR_TRUNC'));
-	// version 3 read as version 5's 8 states (or the reverse) is not canonical
-	assert.throws(() => decodeTile(mut((b, dv) => dv.setUint16(4, 3, true)), { verify: false }), code('ERR_CORRUPT'));
+	// a payload read as another coder's (versions 3, 5 and 7: rANS with 2
+	// or 8 states, tANS) is not canonical
+	for (const v of [3, 5, 7].filter((v) => v !== version))
+		assert.throws(() => decodeTile(mut((b, dv) => dv.setUint16(4, v, true)), { verify: false }), code('ERR_CORRUPT'), `read as ${v}`);
+});
+
+// A copy of tile bytes b with f applied and the checksum made right again,
+// so that the decoders get past it to the payload.
+function damaged(b, f) {
+	const d = b.slice(), dv = new DataView(d.buffer);
+	f(d, dv);
+	const rest = new Uint8Array(d.length - 8);
+	rest.set(d.subarray(0, 56), 0);
+	rest.set(d.subarray(64), 56);
+	dv.setBigUint64(56, BigInt(`0x${xxh3Hex(rest)}`), true);
+	return d;
+}
+
+// terrain-client decode --heights of bytes b: { quanta } or { error } (its message).
+function referenceDecode(b, name) {
+	const f = `${WORK}/damaged-${name}.bin`;
+	writeFileSync(f, b);
+	const r = spawnSync(CLIENT, ['decode', '--heights', f], { encoding: 'utf8' });
+	if (r.status !== 0) return { error: r.stderr.trim() };
+	const q = Number(refHeader(name).quantum_m);
+	return { quanta: r.stdout.trim().split(/\s+/).map((m) => Math.round(Number(m) / q)) };
+}
+
+test('damaged version-7 and 8 streams: refused as terrain-client refuses them, never read otherwise', { skip: !CLIENT && 'no CLIENT' }, () => {
+	let refused = 0, cases = 0;
+	for (const [name] of TILES) {
+		const good = bytes(name), h = decodeTile(good).header;
+		if (!h.tans) continue;
+		const end = 68 + h.codedLen - 1;   // the stream's last byte, its end mark in it
+		// the last byte 0 (no end mark), an end mark one bit higher or lower
+		const mark = 31 - Math.clz32(good[end]);
+		const muts = [(b) => { b[end] = 0; },
+			(b) => { if (mark < 7) b[end] |= 2 << mark; else b[end] ^= 1; },
+			(b) => { b[end] = (b[end] & ((1 << mark) - 1)) | (mark ? 1 << (mark - 1) : 0); }];
+		// single bits flipped all over the coded bytes (tables, stream, states)
+		for (let k = 0; k < 24; k++) {
+			const at = 68 + Math.floor((h.codedLen - 1) * k / 23), bit = (k * 5) % 8;
+			muts.push((b) => { b[at] ^= 1 << bit; });
+		}
+		for (const [k, f] of muts.entries()) {
+			const d = damaged(good, f), ref = referenceDecode(d, name);
+			cases++;
+			let js;
+			try { js = { quanta: Array.from(decodeTile(d).quanta) }; } catch (e) { js = { code: e.code, message: e.message }; }
+			if (ref.error) {
+				refused++;
+				assert.match(ref.error, /corrupt data/, `${name} case ${k}: terrain-client says ${ref.error}`);
+				assert.equal(js.code, 'ERR_CORRUPT', `${name} case ${k}: terrain-client refuses it (${ref.error}), JS ${js.code ?? 'decodes it'}`);
+			} else {
+				assert.ok(js.quanta, `${name} case ${k}: terrain-client decodes it, JS says ${js.message}`);
+				assert.deepEqual(js.quanta, ref.quanta, `${name} case ${k}: other heights than terrain-client's`);
+			}
+			if (k === 0) assert.equal(js.code, 'ERR_CORRUPT', `${name}: a last byte of 0`);
+		}
+	}
+	assert.ok(cases >= 60 && refused >= cases / 2, `${refused} of ${cases} damaged tiles refused`);
+	// and without the checksum, the JavaScript decoder alone
+	const [name] = TILES.find(([n]) => decodeTile(bytes(n)).header.version === 7);
+	const good = bytes(name), end = 68 + decodeTile(good).header.codedLen - 1;
+	const mut = (f) => { const b = good.slice(); f(b); return b; };
+	assert.throws(() => decodeTile(mut((b) => { b[end] = 0; }), { verify: false }), code('ERR_CORRUPT'));
+	assert.throws(() => decodeTile(mut((b) => { b[end] ^= 0x80 >> Math.clz32(b[end]) - 24; }), { verify: false }), code('ERR_CORRUPT'));
 });
 
 test('bad bundles are refused', async () => {

@@ -27,6 +27,7 @@ const seed: bigint = seedU64('hello') + seedU64(42) + seedU64(7n);
 const header: TileHeader = decodeHeader(bytes);
 const version: number = header.version;
 const states: 2 | 8 = header.states;
+const tans: boolean = header.tans;
 const t: DecodedTile<Float64Array> = decodeTile(bytes);
 const metres: Float64Array = decodeTile(bytes.buffer, { verify: false }).heights;
 const none: null = decodeTile(bytes, { metres: false }).heights;

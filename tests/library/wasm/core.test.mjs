@@ -133,7 +133,7 @@ test('bad tiles: the wasm decoder refuses them with the JavaScript decoder\'s co
 	const good = T.generateTile({ seed: 42, lod: 0, cx: 1, cz: 1 }).bytes;
 	const mut = (f) => { const b = good.slice(); f(b, new DataView(b.buffer)); return b; };
 	const cases = [good.subarray(0, 10), good.subarray(0, good.length - 1), new Uint8Array([...good, 0]),
-		mut((b) => { b[0] = 0x58; }), mut((b, dv) => dv.setUint16(4, 7, true)), mut((b, dv) => dv.setUint32(36, 100, true)),
+		mut((b) => { b[0] = 0x58; }), mut((b, dv) => dv.setUint16(4, 9, true)), mut((b, dv) => dv.setUint32(36, 100, true)),
 		mut((b) => { b[34] = 1; }), mut((b) => { b[33] = 13; }), mut((b) => { b[100] ^= 4; }), mut((b) => { b[8] ^= 4; })];
 	for (const [k, c] of cases.entries()) {
 		let js, wa;
@@ -142,4 +142,117 @@ test('bad tiles: the wasm decoder refuses them with the JavaScript decoder\'s co
 		assert.ok(js && wa, `case ${k} refused by both (${js}, ${wa})`);
 		assert.equal(wa, js, `case ${k}`);
 	}
+});
+
+// terrain_encode() of a second instance of terrain.wasm (terrain.js has no
+// encoder): tiles of any heights, for the corners generated terrain never
+// reaches. Returns encode(heights, { chunkLog2, format, materials }): the
+// tile's bytes, LOD 0, side 2^chunkLog2 + 1.
+async function wasmEncoder() {
+	const stubs = { fd_close: () => 8, fd_seek: () => 8, fd_write: () => 8 };
+	const { instance } = await WebAssembly.instantiate(readFileSync(WASM), { wasi_snapshot_preview1: stubs });
+	const x = instance.exports;
+	x._initialize();
+	return (heights, { chunkLog2 = 5, format = 7, materials = null } = {}) => {
+		const side = 2 ** chunkLog2 + 1, n = side * side, cap = x.terrain_encode_bound(side, materials ? 1 : 0);
+		const info = x.malloc(72), hp = x.malloc(4 * n), mp = materials ? x.malloc(n) : 0, out = x.malloc(cap), lp = x.malloc(4);
+		const dv = new DataView(x.memory.buffer);
+		for (let o = 0; o < 72; o += 4) dv.setUint32(info + o, 0, true);
+		dv.setUint32(info, 72, true);
+		dv.setBigUint64(info + 16, 42n, true);
+		dv.setInt32(info + 24, 3, true);
+		dv.setInt32(info + 28, -1, true);
+		dv.setInt32(info + 36, chunkLog2, true);
+		dv.setUint32(info + 40, side, true);
+		dv.setUint32(info + 44, 10000, true);
+		dv.setUint32(info + 64, materials ? 1 : 0, true);
+		new Int32Array(x.memory.buffer, hp, n).set(heights);
+		if (materials) new Uint8Array(x.memory.buffer, mp, n).set(materials);
+		const rc = x.terrain_encode(info, hp, mp, format, out, cap, lp);
+		const bytes = rc ? null : new Uint8Array(x.memory.buffer, out, new DataView(x.memory.buffer).getUint32(lp, true)).slice();
+		for (const p of [info, hp, mp, out, lp]) if (p) x.free(p);
+		assert.equal(rc, 0, `terrain_encode: ${rc}`);
+		return bytes;
+	};
+}
+
+// Heights of side x side samples: the kinds of terrain the decoders'
+// paths are for (smooth, rough, spikes, wide residuals, far from 0).
+function cornerHeights(side) {
+	let s = 12345;
+	const rnd = () => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s / 2 ** 32; };
+	const n = side * side, at = (f) => Int32Array.from({ length: n }, (_, k) => f(k % side, Math.floor(k / side)));
+	return {
+		smooth: at((i, j) => Math.round(5000 * Math.sin(i / 7) + 3000 * Math.cos(j / 5) + 40 * i)),
+		rough: at(() => Math.floor(rnd() * 2000) - 1000),
+		// residuals of 2^22 and more: 32 to 40 bits a sample
+		spikes: at((i, j) => (i * 7 + j * 3) % 11 === 0 ? Math.floor(rnd() * 2 ** 31) * (rnd() < 0.5 ? -1 : 1) : 100 * i - 50 * j),
+		int32: at(() => (Math.floor(rnd() * 2 ** 32) | 0)),
+		low: at((i, j) => -2147483648 + i + ((i * j) & 3)),
+		high: at((i, j) => 2147483647 - 3 * j - (i & 1)),
+		// a smooth ramp but for three samples almost 2^25 away, each its own
+		// token: more than 32 bits a sample in filter 2's narrow loops
+		jumps: at((i, j) => 30 * i + 20 * j + ((i === 5 && j === 8) || (i === 21 && j === 30) ? 2 ** 25 - 9999
+			: i === 13 && j === 13 ? 9999 - 2 ** 25 : 0)),
+		// within 2^25 of sample (0, 0), then far: the narrow sums give way to exact ones
+		wide: at((i, j) => (j > side / 2 ? 2 ** 28 : 0) + 17 * i - 5 * j),
+		flat: at(() => 777),
+	};
+}
+
+test('any heights: encoded by terrain.wasm as versions 7, 8 and 5, decoded by JavaScript and by terrain.wasm alike', async () => {
+	const encode = await wasmEncoder();
+	const seen = new Set();
+	for (const chunkLog2 of [5, 6]) {
+		const side = 2 ** chunkLog2 + 1;
+		for (const [kind, h] of Object.entries(cornerHeights(side))) {
+			for (const [format, materials] of [[7, null], [7, Uint8Array.from(h, (v) => v & 3)], [5, null]]) {
+				const b = encode(h, { chunkLog2, format, materials });
+				const j = T.decodeTile(b, { wasm: false, metres: false }), w = T.decodeTile(b, { metres: false });
+				const what = `${kind}, side ${side}, version ${j.header.version}, filter ${j.header.filter}`;
+				assert.equal(j.header.version, format + (materials ? 1 : 0), what);
+				assert.deepEqual(j.quanta, h, `${what}: JS heights`);
+				assert.deepEqual(w.quanta, h, `${what}: wasm heights`);
+				assert.deepEqual(j.materials, materials, `${what}: materials`);
+				seen.add(`${j.header.version}/${j.header.filter}`);
+			}
+		}
+	}
+	for (const vf of ['7/2', '7/3', '8/2', '8/3', '5/2', '5/3']) assert.ok(seen.has(vf), `${vf} in ${[...seen].join(' ')}`);
+});
+
+test('damaged version-7 streams: the JavaScript decoder refuses (ERR_CORRUPT) or reads exactly what terrain.wasm does', async () => {
+	const encode = await wasmEncoder();
+	const hs = cornerHeights(33);
+	const tiles = [T.generateTile({ seed: 42, lod: 0, cx: 1, cz: 1 }).bytes, T.generateTile({ seed: 42, gen: 'alpine', lod: 1, cx: 2, cz: 2 }).bytes,
+		encode(hs.spikes), encode(hs.rough), encode(hs.int32)];
+	let refused = 0, cases = 0;
+	for (const [t, good] of tiles.entries()) {
+		assert.equal(T.decodeHeader(good).version, 7, `tile ${t}`);
+		const coded = new DataView(good.buffer, good.byteOffset).getUint32(64, true), end = 68 + coded - 1;
+		const muts = [(b) => { b[end] = 0; }];
+		for (let k = 0; k < 160; k++) {
+			// every bit of the last bytes (the end mark and the states), then spread over the rest
+			const at = k < 96 ? end - (k >> 3) : 68 + Math.floor((coded - 13) * (k - 96) / 63), bit = k < 96 ? k & 7 : (k * 3) % 8;
+			muts.push((b) => { b[at] ^= 1 << bit; });
+		}
+		for (const [k, f] of muts.entries()) {
+			const d = good.slice(), dv = new DataView(d.buffer);
+			f(d);
+			const rest = new Uint8Array(d.length - 8);
+			rest.set(d.subarray(0, 56), 0);
+			rest.set(d.subarray(64), 56);
+			dv.setBigUint64(56, T.xxh3(rest), true);
+			let js, wa;
+			try { js = T.decodeTile(d, { wasm: false, metres: false }).quanta; } catch (e) { js = e.code; }
+			try { wa = T.decodeTile(d, { metres: false }).quanta; } catch (e) { wa = e.code; }
+			cases++;
+			if (typeof wa === 'string') {
+				refused++;
+				assert.equal(wa, 'ERR_CORRUPT', `tile ${t} case ${k}`);
+			}
+			assert.deepEqual(js, wa, `tile ${t} case ${k}: JS and terrain.wasm`);
+		}
+	}
+	assert.ok(refused >= cases / 2, `${refused} of ${cases} refused`);
 });
