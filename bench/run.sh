@@ -382,8 +382,8 @@ decode() {
 
 # The issue's four targets, from the TSV files of this run.
 summary() {
-	local perlin stb fn2 fn2l gen size dec cold coldx prec localc localr wdec wgen jsdec restart
-	section "Targets (issues 2, 20, 27, 29 and 30), this run; n/a: its section did not run"
+	local perlin stb fn2 fn2l gen size dec decv1 decv5 enc encv1 encv5 cold coldx prec localc localr wdec wgen jsdec restart
+	section "Targets (issues 2, 20, 27, 29, 30 and 40), this run; n/a: its section did not run"
 	perlin="$(awk -F '\t' '$1 == "ours: perlin" { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	stb="$(awk -F '\t' '$1 ~ /stb_perlin/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
 	fn2="$(awk -F '\t' '$1 ~ /FastNoise2.*this CPU.s best/ { print $2 }' "$out/noise.tsv" 2>/dev/null || true)"
@@ -393,6 +393,12 @@ summary() {
 	sizea="$(awk -F '\t' '$1 == "alpine" { print $14 }' "$out/size.tsv" 2>/dev/null || true)"
 	dec="$(awk -F '\t' '$1 == "default" { print $2 }' "$out/decode.tsv" 2>/dev/null || true)"
 	decz="$(awk -F '\t' '$1 == "default" { print $4 }' "$out/decode.tsv" 2>/dev/null || true)"
+	# issue 40: version 7 against version 1 (and 5) in the same rows
+	decv1="$(awk -F '\t' '$1 == "default" { print $4 / $7 }' "$out/decode.tsv" 2>/dev/null || true)"
+	enc="$(awk -F '\t' '$1 == "default" { print $10 }' "$out/decode.tsv" 2>/dev/null || true)"
+	encv1="$(awk -F '\t' '$1 == "default" { print $10 / $12 }' "$out/decode.tsv" 2>/dev/null || true)"
+	encv5="$(awk -F '\t' '$1 == "default" { print $10 / $11 }' "$out/decode.tsv" 2>/dev/null || true)"
+	decv5="$(awk -F '\t' '$1 == "default" { print $4 / $6 }' "$out/decode.tsv" 2>/dev/null || true)"
 	cold="$(awk -F '\t' '$1 == "this" { sub(/x$/, "", $3); print $3 }' "$out/cold.tsv" 2>/dev/null || true)"
 	prec="$(awk -F '\t' '$1 == "revalidating" && $2 == "precision" { sub(/x$/, "", $8); print $8 }' "$out/precision.tsv" 2>/dev/null || true)"
 	coldx="$(awk -F '\t' '$1 == "this" && $10 != "n/a" { sub(/x$/, "", $10); print $10 }' "$out/cold.tsv" 2>/dev/null || true)"
@@ -404,7 +410,8 @@ summary() {
 	jsdec="$(awk -F '\t' '$1 == "format version 7" { print $2 }' "$out/js_decode.tsv" 2>/dev/null || true)"
 	restart="$(awk -F '\t' '$1 == "smooth" && $2 != 0 && $3 == "this" { print $4 }' "$out/restart.tsv" 2>/dev/null || true)"
 	awk -F '\t' -v p="$perlin" -v s="$stb" -v q="$fn2" -v ql="$fn2l" -v g="$gen" -v z="$size" -v d="$dec" \
-		-v za="$sizea" -v dz="$decz" -v js="$jsdec" \
+		-v za="$sizea" -v dz="$decz" -v js="$jsdec" -v d1="$decv1" -v d5="$decv5" -v e="$enc" \
+		-v e1="$encv1" -v e5="$encv5" \
 		-v c="$cold" -v cx="$coldx" -v pr="$prec" -v lc="$localc" -v lr="$localr" -v wd="$wdec" -v wo="$wold" -v wg="$wgen" -v rs="$restart" '
 	function row(what, goal, v, fmt, ok) {
 		if (v == "") { printf "%s\t%s\tn/a\tn/a\n", what, goal; return }
@@ -424,7 +431,12 @@ summary() {
 		row("alpine: zstd / PNG16 (issue 20)", "<= 0.50", za, "%.3f", za <= 0.50)
 		row("default: tile_decode", "> 500 MB/s", d, "%.0f MB/s", d > 500)
 		row("default: zstd -d + tile_decode (issue 20)", ">= 1000 MB/s", dz, "%.0f MB/s", dz >= 1000)
-		row("the same (issue 30)", ">= 1500 MB/s", dz, "%.0f MB/s", dz >= 1500)
+		row("the same (issues 30, 40)", ">= 1500 MB/s", dz, "%.0f MB/s", dz >= 1500)
+		row("the same, version 7 / version 1 (issue 40)", ">= 1x", d1, "%.2fx", d1 >= 1)
+		row("the same, version 7 / version 5", "> 1x", d5, "%.2fx", d5 > 1)
+		row("default: tile_encode (issue 40)", "<= 150 us", e, "%.0f us", e <= 150)
+		row("the same, time of version 7 / version 1 (issue 40)", "<= 1x", e1, "%.2fx", e1 <= 1)
+		row("the same, time of version 7 / version 5", "< 1x", e5, "%.2fx", e5 < 1)
 		row("JavaScript decoder, warm default LOD-0 tile (issue 30)", "<= 1 ms", js, "%.2f ms", js <= 1)
 		row("server CPU per cold tile / in process (issue 20)", "<= 1.15x", c, "%.2fx", c <= 1.15)
 		row("cold tiles/s, 2 workers / the tree before (issue 20)", ">= 1.6x", cx, "%.2fx", cx >= 1.6)
