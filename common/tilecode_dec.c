@@ -361,9 +361,12 @@ static void tans_tables(const uint16_t *freq, const uint8_t *used, uint32_t *dt)
 			/* y in [f, top) reads PROB_BITS + 1 - b bits, [top, 2f) one less:
 			 * two runs where each entry is the last plus 1 << bits */
 			for (unsigned r = 0; r < 2; r++) {
-				uint32_t nbs = PROB_BITS + 1 - b - r, end = r ? 2 * f : top < 2 * f ? top : 2 * f;
-				uint32_t e0 = ((y << nbs) - PROB_M) | nbs << 10 | tag | (nbs + tok_nb[t]) << 25;
+				uint32_t end = r ? 2 * f : top < 2 * f ? top : 2 * f, nbs, e0;
 
+				if (end == y)   /* an empty run: f = 0, or a power of two */
+					continue;
+				nbs = PROB_BITS + 1 - b - r;
+				e0 = ((y << nbs) - PROB_M) | nbs << 10 | tag | (nbs + tok_nb[t]) << 25;
 				for (uint32_t i = 0; i < end - y; i++)
 					e[i] = e0 + (i << nbs);
 				e += end - y;

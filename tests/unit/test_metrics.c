@@ -132,7 +132,7 @@ static void test_metrics_names_the_build_and_every_generator(void **state)
 		 "algorithm_version=\"%d\"} 1", b->version, b->commit, b->compiler, b->arch,
 		 b->simd, b->tile_formats, b->algorithm_version);
 	assert_true(has_line(text, line));
-	assert_string_equal(b->tile_formats, "5,6");
+	assert_string_equal(b->tile_formats, "7,8");
 	assert_true(catalog_count(cat) > 1);
 	for (i = 0; i < catalog_count(cat); i++) {
 		const struct preset *p = catalog_at(cat, i);
