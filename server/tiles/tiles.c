@@ -501,8 +501,9 @@ size_t tiles_routes(const struct route **out)
 	return ARRAY_LEN(routes);
 }
 
-static void free_value(void *v)
+static void free_value(void *arg, void *v)
 {
+	(void)arg;
 	free(v);
 }
 
@@ -526,7 +527,7 @@ int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
 	else
 		snprintf(t->cache_control, sizeof(t->cache_control), "no-cache");
 	t->cc_len = strlen("Cache-Control: \r\n") + strlen(t->cache_control);
-	if ((rc = cache_create(cfg->cache_bytes, 0, free_value, &t->cache)) != 0 ||
+	if ((rc = cache_create(cfg->cache_bytes, 0, free_value, NULL, &t->cache)) != 0 ||
 	    (rc = tilegen_pool_create(&t->pool)) != 0 ||
 	    (rc = regions_create(cfg->region_bytes, &t->regions)) != 0 ||
 	    (rc = bakes_create(loop, cat, worlds, regions_source(t->regions),
