@@ -22,7 +22,7 @@
 #   - anchor: COLD_BASELINE, a terrain-server built from another tree (the
 #     tree before a change), run in the same rounds; absent: its rows say so
 # The two sides alternate: odd rounds run the server(s) first, even rounds
-# in process first. Each round's ratio is its own server CPU over its own
+# in process first (and the baseline before this server). Each round's ratio is its own server CPU over its own
 # in-process time; the tables give medians over the rounds, and the load
 # average (/proc/loadavg) each round started at.
 #
@@ -155,10 +155,12 @@ load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 # $W/rounds: "r load1 order in_one in_kept in_one_faults in_kept_faults in_bytes", then
 # per server "name cpu tps faults kernel loop bytes"
 : >"$W/rounds"
-# run_servers: round r of every server, appended to srv
+# run_servers: round r of every server, appended to srv (with a baseline,
+# in turns: this first in odd rounds, the baseline first in even ones)
 run_servers() {
-	local i res
-	for i in "${!names[@]}"; do
+	local i res turn=("${!names[@]}")
+	if [ $((r % 2)) = 0 ] && [ ${#names[@]} = 2 ]; then turn=(1 0); fi
+	for i in "${turn[@]}"; do
 		say "round $r: ${names[$i]} (${bins[$i]}), $workers workers, $n cold tiles (load $(load1))"
 		res=$(server_round "${bins[$i]}" "${names[$i]}") || { say "round $r of ${names[$i]} failed"; exit 1; }
 		srv="$srv ${names[$i]} $res"
@@ -170,7 +172,7 @@ for r in $(seq "$rounds"); do
 	if [ $((r % 2)) = 1 ]; then
 		run_servers
 		say "round $r: in process, $n tiles each way (load $(load1))"
-		ip=$(inproc_round); order="server first"
+		ip=$(inproc_round); order="servers first"
 	else
 		say "round $r: in process, $n tiles each way (load $(load1))"
 		ip=$(inproc_round); order="in process first"
@@ -242,9 +244,12 @@ way_names=([1]="in process, one-off calls (as section 2)" [2]="in process, kept 
 	printf 'round\tload (1 min)\torder\tin process, one-off, ms\tkept workspace, ms'
 	for s in "${names[@]}"; do printf '\t%s: CPU ms\t/ one-off\tloop thread, ms\ttiles/s' "$s"; done
 	printf '\n'
-	awk "$srv_awk"' {
+	awk -v names="${names[*]}" "$srv_awk"' {
 		printf "%s\t%s\t%s\t%.3f\t%.3f", $1, $2, $3, $4, $5
-		for (i = 9; i <= NF; i += 7) printf "\t%.3f\t%.2fx\t%.3f\t%.0f", $(i + 1), $(i + 1) / $4, $(i + 5), $(i + 2)
+		ns = split(names, nm, " ")
+		for (j = 1; j <= ns; j++)
+			printf "\t%.3f\t%.2fx\t%.3f\t%.0f", srv(nm[j], 1), srv(nm[j], 1) / $4, srv(nm[j], 5), srv(nm[j], 2)
 		printf "\n" }' "$W/rounds" | tr '_' ' '
-	echo "note: each round as measured, in its order; load: /proc/loadavg's 1-minute figure as the round began"
+	echo "note: each round as measured, in its order$([ -z "$base" ] || echo " (this server before the baseline in odd rounds, after it in even ones)");" \
+		"load: /proc/loadavg's 1-minute figure as the round began"
 } >"$out/cold_rounds.tsv"
