@@ -1,8 +1,9 @@
 /*
  * test_slab.c - server/base/slab.c: blocks of size classes (at most 12.5%
  * over the size asked for, 64-byte aligned), a freed block serving the
- * next one of its class, malloc past the largest class and once the pages
- * are all given, blocks that never overlap, and two threads at once.
+ * next one of its class, malloc past the largest class and once every run
+ * is in use, an emptied run serving another class, blocks that never
+ * overlap, and two threads at once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,8 +31,8 @@ static struct slab *new_slab(size_t bytes)
 static void test_slab_rounds_up_to_a_class_of_at_most_one_eighth_more(void **state)
 {
 	static const size_t sizes[] = { 1, 100, 512, 513, 576, 577, 1000, 1024, 1025, 19738,
-					20000, 65537, SLAB_MAX_BLOCK - 1, SLAB_MAX_BLOCK };
-	struct slab *s = new_slab(64 * SLAB_PAGE);
+					20000, 30000, SLAB_MAX_BLOCK - 1, SLAB_MAX_BLOCK };
+	struct slab *s = new_slab(64 * SLAB_HUGE);
 	struct slab_stats st;
 	size_t k, got;
 
@@ -41,7 +42,7 @@ static void test_slab_rounds_up_to_a_class_of_at_most_one_eighth_more(void **sta
 
 		assert_non_null(p);
 		assert_true(got >= sizes[k]);
-		assert_true(got <= 512 || got * 8 <= sizes[k] * 9 + 8 * 64);
+		assert_true(got <= 512 || got * 8 <= sizes[k] * 9);
 		assert_int_equal(got % 64, 0);
 		assert_int_equal((uintptr_t)p % 64, 0);
 		memset(p, 0xa5, sizes[k]);
@@ -55,7 +56,7 @@ static void test_slab_rounds_up_to_a_class_of_at_most_one_eighth_more(void **sta
 
 static void test_slab_reuses_a_freed_block_of_its_class(void **state)
 {
-	struct slab *s = new_slab(8 * SLAB_PAGE);
+	struct slab *s = new_slab(8 * SLAB_HUGE);
 	struct slab_stats st;
 	size_t a, b;
 	void *p = slab_alloc(s, 20000, &a), *q;
@@ -67,7 +68,8 @@ static void test_slab_reuses_a_freed_block_of_its_class(void **state)
 	assert_ptr_equal(p, q);
 	assert_int_equal(a, b);
 	slab_stats(s, &st);
-	assert_int_equal(st.pages, 1);
+	assert_int_equal(st.runs, 1);
+	assert_int_equal(st.committed, SLAB_HUGE);
 	assert_int_equal(st.in_use, b);
 	slab_free(s, q);
 	slab_destroy(s);
@@ -75,7 +77,7 @@ static void test_slab_reuses_a_freed_block_of_its_class(void **state)
 
 static void test_slab_takes_larger_blocks_from_malloc(void **state)
 {
-	struct slab *s = new_slab(8 * SLAB_PAGE);
+	struct slab *s = new_slab(8 * SLAB_HUGE);
 	struct slab_stats st;
 	size_t got;
 	uint8_t *p = slab_alloc(s, SLAB_MAX_BLOCK + 1, &got);
@@ -86,39 +88,78 @@ static void test_slab_takes_larger_blocks_from_malloc(void **state)
 	p[SLAB_MAX_BLOCK] = 1;
 	slab_stats(s, &st);
 	assert_int_equal(st.fallbacks, 1);
-	assert_int_equal(st.pages, 0);
+	assert_int_equal(st.runs, 0);
+	assert_int_equal(st.committed, 0);
 	slab_free(s, p);
 	slab_destroy(s);
 }
 
-static void test_slab_takes_blocks_from_malloc_once_its_pages_are_given(void **state)
+/* One SLAB_HUGE of runs, each taken by a class of its own: the next class
+ * finds none and gets malloc's, while a class with a run still carves. */
+static void test_slab_takes_blocks_from_malloc_once_every_run_is_in_use(void **state)
 {
-	struct slab *s = new_slab(2 * SLAB_PAGE + SLAB_PAGE / 2);   /* 2 pages */
+	enum { RUNS = SLAB_HUGE / SLAB_RUN };
+	struct slab *s = new_slab(SLAB_HUGE + SLAB_HUGE / 2);
 	struct slab_stats st;
-	size_t got;
-	void *a = slab_alloc(s, 1000, &got), *b = slab_alloc(s, 5000, &got);
-	void *c = slab_alloc(s, 30000, &got), *d;
+	void *p[RUNS], *c, *d;
+	size_t got, k;
 
 	(void)state;
-	assert_non_null(a);
-	assert_non_null(b);
+	for (k = 0; k < RUNS; k++)
+		assert_non_null(p[k] = slab_alloc(s, 1000 + 1000 * k, &got));
+	c = slab_alloc(s, 30000, &got);
 	assert_non_null(c);
 	assert_int_equal(got, 30000);
 	slab_stats(s, &st);
-	assert_int_equal(st.pages, 2);
-	assert_int_equal(st.max_pages, 2);
+	assert_int_equal(st.runs, RUNS);
+	assert_int_equal(st.max_runs, RUNS);
 	assert_int_equal(st.fallbacks, 1);
 	slab_free(s, c);   /* malloc's: freed by free() */
-	d = slab_alloc(s, 1000, &got);   /* a class with a page still carves */
+	d = slab_alloc(s, 1000, &got);   /* a class with a run still carves */
 	assert_non_null(d);
 	assert_int_equal(got, 1024);
-	slab_free(s, a);
-	slab_free(s, b);
 	slab_free(s, d);
+	for (k = 0; k < RUNS; k++)
+		slab_free(s, p[k]);
 	slab_destroy(s);
 }
 
-static void test_slab_of_no_pages_takes_every_block_from_malloc(void **state)
+/* Every run full of one class, then all freed: another class's blocks
+ * come from the same runs, without malloc and without more memory. */
+static void test_slab_gives_an_emptied_run_to_another_class(void **state)
+{
+	enum { RUNS = SLAB_HUGE / SLAB_RUN, N = RUNS * (SLAB_RUN / 20160) };
+	struct slab *s = new_slab(SLAB_HUGE);
+	struct slab_stats st;
+	void *p[N];
+	size_t got, k;
+
+	(void)state;
+	for (k = 0; k < N; k++) {
+		assert_non_null(p[k] = slab_alloc(s, 20000, &got));
+		assert_int_equal(got, 20160);   /* SLAB_RUN / 13 */
+	}
+	slab_stats(s, &st);
+	assert_int_equal(st.runs, RUNS);
+	assert_int_equal(st.fallbacks, 0);
+	for (k = 0; k < N; k++)
+		slab_free(s, p[k]);
+	slab_stats(s, &st);
+	assert_int_equal(st.runs, 0);
+	assert_int_equal(st.in_use, 0);
+	for (k = 0; k < RUNS * (SLAB_RUN / 4096); k++) {
+		assert_non_null(p[k % N] = slab_alloc(s, 4000, &got));
+		assert_int_equal(got, 4096);
+		memset(p[k % N], 7, 4000);
+	}
+	slab_stats(s, &st);
+	assert_int_equal(st.runs, RUNS);
+	assert_int_equal(st.committed, SLAB_HUGE);
+	assert_int_equal(st.fallbacks, 0);
+	slab_destroy(s);   /* the 4 KiB blocks die with it */
+}
+
+static void test_slab_of_no_memory_takes_every_block_from_malloc(void **state)
 {
 	struct slab *s = new_slab(0);
 	struct slab_stats st;
@@ -131,7 +172,7 @@ static void test_slab_of_no_pages_takes_every_block_from_malloc(void **state)
 	slab_free(s, p);
 	slab_free(s, NULL);
 	slab_stats(s, &st);
-	assert_int_equal(st.max_pages, 0);
+	assert_int_equal(st.max_runs, 0);
 	assert_int_equal(st.fallbacks, 1);
 	slab_destroy(s);
 	slab_destroy(NULL);
@@ -143,7 +184,7 @@ static void test_slab_of_no_pages_takes_every_block_from_malloc(void **state)
 static void test_slab_blocks_never_overlap(void **state)
 {
 	enum { N = 2000 };
-	struct slab *s = new_slab(32 * SLAB_PAGE);
+	struct slab *s = new_slab(32 * SLAB_HUGE);
 	uint8_t *p[N];
 	size_t len[N], got, k, i;
 	unsigned r = 12345;
@@ -189,7 +230,7 @@ static void *churn(void *arg)
 
 static void test_slab_serves_two_threads_at_once(void **state)
 {
-	struct slab *s = new_slab(16 * SLAB_PAGE);
+	struct slab *s = new_slab(16 * SLAB_HUGE);
 	struct slab_stats st;
 	pthread_t t;
 	void *r1, *r2;
@@ -211,8 +252,9 @@ int main(void)
 		cmocka_unit_test(test_slab_rounds_up_to_a_class_of_at_most_one_eighth_more),
 		cmocka_unit_test(test_slab_reuses_a_freed_block_of_its_class),
 		cmocka_unit_test(test_slab_takes_larger_blocks_from_malloc),
-		cmocka_unit_test(test_slab_takes_blocks_from_malloc_once_its_pages_are_given),
-		cmocka_unit_test(test_slab_of_no_pages_takes_every_block_from_malloc),
+		cmocka_unit_test(test_slab_takes_blocks_from_malloc_once_every_run_is_in_use),
+		cmocka_unit_test(test_slab_gives_an_emptied_run_to_another_class),
+		cmocka_unit_test(test_slab_of_no_memory_takes_every_block_from_malloc),
 		cmocka_unit_test(test_slab_blocks_never_overlap),
 		cmocka_unit_test(test_slab_serves_two_threads_at_once),
 	};
