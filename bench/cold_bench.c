@@ -13,7 +13,9 @@
  *   - workspace: tilegen_encode_work() and tilegen_compress_work() in one
  *     kept struct tilegen_work, what a server worker does per cold tile.
  * Prints TSV (bench.h): per way the median, min and max over PASSES (5)
- * of this thread's CPU time per tile, and the minor page faults per tile.
+ * of this thread's CPU time per tile, the minor page faults per tile and
+ * the zstd bytes per tile (which bench/cold.sh compares with the server's
+ * bodies: the same bytes, so the same work).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,7 @@ struct run {
 	size_t enc_cap, z_cap;
 	ZSTD_CCtx *cctx;
 	struct tilegen_work *w;
+	double zbytes;                   /* zstd bytes made in the current pass */
 };
 
 static long minor_faults(void)
@@ -62,7 +65,7 @@ static void one_off(struct run *r, int32_t cx, int32_t cz)
 	len = ZSTD_compress2(r->cctx, r->z, r->z_cap, r->enc, len);
 	if (ZSTD_isError(len))
 		bench_die(ZSTD_getErrorName(len), ERR_ZSTD);
-	bench_keep((double)len);
+	r->zbytes += (double)len;
 	tile_release(&t);
 }
 
@@ -76,21 +79,25 @@ static void workspace(struct run *r, int32_t cx, int32_t cz)
 		rc = tilegen_compress_work(r->w, raw, len, &z, &zlen);
 	if (rc)
 		bench_die("workspace tile", rc);
-	bench_keep((double)zlen);
+	r->zbytes += (double)zlen;
 }
 
-/* One pass over the tiles one way: CPU seconds and minor faults. */
+/* One pass over the tiles one way: CPU seconds, minor faults and zstd
+ * bytes. */
 static void pass(struct run *r, void (*fn)(struct run *, int32_t, int32_t), double *sec,
-		 long *faults)
+		 long *faults, double *zbytes)
 {
 	long f0 = minor_faults();
 	double t0 = bench_now();
 	unsigned i;
 
+	r->zbytes = 0;
 	for (i = 0; i < r->n; i++)
 		fn(r, r->cx0 + (int32_t)(i / r->width), r->cz0 + (int32_t)(i % r->width));
 	*sec = bench_now() - t0;
 	*faults = minor_faults() - f0;
+	*zbytes = r->zbytes;
+	bench_keep(r->zbytes);
 }
 
 int main(int argc, char **argv)
@@ -105,6 +112,7 @@ int main(int argc, char **argv)
 	unsigned passes = 5, k, way;
 	double *sec[2];
 	long faults[2] = { 0, 0 };
+	double zbytes[2] = { 0, 0 };
 
 	if (argc < 5) {
 		fprintf(stderr, "usage: cold_bench SEED CX0 CZ0 N [WIDTH [PASSES]]\n");
@@ -143,10 +151,11 @@ int main(int argc, char **argv)
 		for (way = 0; way < 2; way++) {
 			long f;
 
-			pass(&r, ways[(way + k) % 2], &sec[(way + k) % 2][k], &f);
+			pass(&r, ways[(way + k) % 2], &sec[(way + k) % 2][k], &f,
+			     &zbytes[(way + k) % 2]);
 			faults[(way + k) % 2] += f;
 		}
-	printf("way\tms per tile\tmin\tmax\tminor faults per tile\n");
+	printf("way\tms per tile\tmin\tmax\tminor faults per tile\tzstd bytes per tile\n");
 	for (way = 0; way < 2; way++) {
 		double mn = sec[way][0], mx = sec[way][0];
 
@@ -154,9 +163,9 @@ int main(int argc, char **argv)
 			mn = sec[way][k] < mn ? sec[way][k] : mn;
 			mx = sec[way][k] > mx ? sec[way][k] : mx;
 		}
-		printf("%s\t%.3f\t%.3f\t%.3f\t%.1f\n", names[way],
+		printf("%s\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\n", names[way],
 		       bench_median(sec[way], passes) * 1e3 / r.n, mn * 1e3 / r.n, mx * 1e3 / r.n,
-		       (double)faults[way] / ((double)passes * r.n));
+		       (double)faults[way] / ((double)passes * r.n), zbytes[way] / r.n);
 	}
 	printf("note: %u LOD-0 default tiles of seed %llu at (%d + i / %u, %d + i %% %u), every"
 	       " tile once a pass, %u passes, the two ways interleaved; this thread's CPU time\n",

@@ -499,12 +499,14 @@ for s in $sections; do
 	   bench_table bake_bench "" ;;
 	10) bash "$here/snapshots.sh" "$build" | emit || say "section 10: bench/snapshots.sh failed (exit $?)" ;;
 	11) bash "$here/front.sh" "$build" | emit || say "section 11: bench/front.sh failed (exit $?)" ;;
-	12) section "12. Cold tiles: what the server adds (issue 20)"
+	12) section "12. Cold tiles: what the server adds (issues 20, 40)"
 	    say "section 12: cold tiles (bench/cold.sh)"
 	    if bash "$here/cold.sh" "$build" | emit; then
 		    table <"$out/cold_inproc.tsv" | emit
 		    echo | emit
 		    table <"$out/cold.tsv" | emit
+		    echo | emit
+		    table <"$out/cold_rounds.tsv" | emit
 	    else
 		    say "section 12: bench/cold.sh failed (exit $?)"
 	    fi ;;

@@ -46,6 +46,7 @@ struct cache {
 	size_t used, capacity;
 	uint64_t ttl;
 	cache_free_fn free_value;
+	void *free_arg;
 	struct cache_stats st;
 };
 
@@ -55,7 +56,7 @@ size_t cache_entry_cost(size_t klen, size_t bytes)
 }
 
 int cache_create(size_t capacity, uint64_t ttl, cache_free_fn free_value,
-		 struct cache **out)
+		 void *free_arg, struct cache **out)
 {
 	struct cache *c;
 
@@ -75,6 +76,7 @@ int cache_create(size_t capacity, uint64_t ttl, cache_free_fn free_value,
 	c->capacity = capacity;
 	c->ttl = ttl;
 	c->free_value = free_value;
+	c->free_arg = free_arg;
 	*out = c;
 	return 0;
 }
@@ -82,7 +84,7 @@ int cache_create(size_t capacity, uint64_t ttl, cache_free_fn free_value,
 static void entry_free(struct cache *c, struct cache_entry *e)
 {
 	if (e->value && c->free_value)
-		c->free_value(e->value);
+		c->free_value(c->free_arg, e->value);
 	free(e);
 }
 
@@ -281,14 +283,14 @@ int cache_put(struct cache *c, const void *key, size_t klen, void *value,
 
 	if (!key_ok(c, key, klen)) {
 		if (c && value && c->free_value)
-			c->free_value(value);
+			c->free_value(c->free_arg, value);
 		return ERR_INVAL;
 	}
 	hash = XXH3_64bits(key, klen);
 	e = find(c, hash, key, klen, now);
 	if (e && e->state == PENDING) {
 		if (c->free_value)
-			c->free_value(value);
+			c->free_value(c->free_arg, value);
 		return ERR_BUSY;
 	}
 	if (e)
@@ -296,7 +298,7 @@ int cache_put(struct cache *c, const void *key, size_t klen, void *value,
 	e = entry_new(c, hash, key, klen);
 	if (!e) {
 		if (c->free_value)
-			c->free_value(value);
+			c->free_value(c->free_arg, value);
 		return ERR_NOMEM;
 	}
 	e->refs++; /* survive make_ready even if uncacheable */

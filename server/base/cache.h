@@ -38,8 +38,8 @@ struct cache_entry;
 /* Largest key, in bytes. */
 #define CACHE_KEY_MAX 64
 
-/* Frees a value when its entry dies. */
-typedef void (*cache_free_fn)(void *value);
+/* Frees a value when its entry dies; arg is cache_create()'s free_arg. */
+typedef void (*cache_free_fn)(void *arg, void *value);
 
 /* Counters and gauges for /metrics. */
 struct cache_stats {
@@ -76,11 +76,11 @@ enum cache_result {
 
 /*
  * Create a cache bounded to capacity bytes. ttl is the lifetime of an entry
- * in the caller's time unit, 0 for none. free_value frees values (may be
- * NULL). Returns 0 or ERR_INVAL / ERR_NOMEM.
+ * in the caller's time unit, 0 for none. free_value frees values, called
+ * with free_arg (free_value may be NULL). Returns 0 or ERR_INVAL / ERR_NOMEM.
  */
 int cache_create(size_t capacity, uint64_t ttl, cache_free_fn free_value,
-		 struct cache **out);
+		 void *free_arg, struct cache **out);
 
 /* Free the cache and the entries it holds. Every reference handed out must
  * have been released and no flight may be pending. NULL does nothing. */

@@ -28,6 +28,7 @@
 #include "api/request.h"
 #include "bake.h"
 #include "base/cache.h"
+#include "base/slab.h"
 #include "err.h"
 #include "gen/regions.h"
 #include "gen/tilegen.h"
@@ -72,7 +73,7 @@ struct map_key {
 _Static_assert(sizeof(struct map_key) == 40, "map_key has no padding");
 _Static_assert(sizeof(struct map_key) != sizeof(struct tile_key), "keys differ in length");
 
-/* A cached map tile: the 200 head and the PNG, in one allocation. */
+/* A cached map tile: the 200 head and the PNG, in one block of the slab. */
 struct map_value {
 	struct http_buf head, body;
 	char etag[24];
@@ -300,8 +301,7 @@ static int value_build(const struct tiles *t, uint8_t *png, size_t len,
 	n = format_head(head, sizeof(head), MAPS_PNG_TYPE, len, etag, t->cache_control, "");
 	if (n < 0 || (size_t)n >= sizeof(head))
 		return ERR_INVAL;
-	*bytes = sizeof(*v) + (size_t)n + len;
-	if (!(v = malloc(*bytes)))
+	if (!(v = slab_alloc(t->slab, sizeof(*v) + (size_t)n + len, bytes)))
 		return ERR_NOMEM;
 	memcpy(v->etag, etag, sizeof(etag));
 	memcpy(v->data, head, (size_t)n);

@@ -25,6 +25,7 @@
 
 #include "api/request.h"
 #include "base/cache.h"
+#include "base/slab.h"
 #include "bundle.h"
 #include "err.h"
 #include "gen/regions.h"
@@ -501,9 +502,9 @@ size_t tiles_routes(const struct route **out)
 	return ARRAY_LEN(routes);
 }
 
-static void free_value(void *v)
+static void free_value(void *slab, void *v)
 {
-	free(v);
+	slab_free(slab, v);
 }
 
 int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
@@ -526,7 +527,8 @@ int tiles_create(struct uv_loop_s *loop, const struct catalog *cat,
 	else
 		snprintf(t->cache_control, sizeof(t->cache_control), "no-cache");
 	t->cc_len = strlen("Cache-Control: \r\n") + strlen(t->cache_control);
-	if ((rc = cache_create(cfg->cache_bytes, 0, free_value, &t->cache)) != 0 ||
+	if ((rc = slab_create(cfg->cache_bytes, &t->slab)) != 0 ||
+	    (rc = cache_create(cfg->cache_bytes, 0, free_value, t->slab, &t->cache)) != 0 ||
 	    (rc = tilegen_pool_create(&t->pool)) != 0 ||
 	    (rc = regions_create(cfg->region_bytes, &t->regions)) != 0 ||
 	    (rc = bakes_create(loop, cat, worlds, regions_source(t->regions),
@@ -568,6 +570,7 @@ void tiles_destroy(struct tiles *t)
 		return;
 	bakes_destroy(t->bakes);
 	cache_destroy(t->cache);
+	slab_destroy(t->slab);
 	regions_destroy(t->regions);
 	tilegen_pool_destroy(t->pool);
 	free(t);

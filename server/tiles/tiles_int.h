@@ -19,6 +19,7 @@
 
 struct catalog;
 struct preset;
+struct slab;
 struct world;
 struct world_map;
 
@@ -28,6 +29,7 @@ struct tiles {
 	const struct world_map *worlds;
 	struct req_env *env;
 	struct cache *cache;
+	struct slab *slab;               /* the cached values' memory (slab.h) */
 	struct regions *regions;         /* eroded regions, shared by workers */
 	struct bakes *bakes;             /* chunks' baked edit deltas */
 	struct tilegen_pool *pool;       /* the workers' buffers (tilegen.h) */

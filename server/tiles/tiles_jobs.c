@@ -25,6 +25,7 @@
 #include "api/request.h"
 #include "bake.h"
 #include "base/cache.h"
+#include "base/slab.h"
 #include "err.h"
 #include "gen/regions.h"
 #include "gen/tilegen.h"
@@ -103,8 +104,8 @@ struct gen_job {
 
 /*
  * The cached value of key (its kind and coding) for a body of blen bytes
- * of content hash sum, whose identity is len bytes, in one exact
- * allocation of *bytes: the head, then the body, copied from body or,
+ * of content hash sum, whose identity is len bytes, in one block of the
+ * slab (t->slab) of *bytes: the head, then the body, copied from body or,
  * when body is NULL, left for the caller to fill (*dst).
  */
 static int value_build(const struct tiles *t, const struct tile_key *key, uint64_t sum,
@@ -120,8 +121,7 @@ static int value_build(const struct tiles *t, const struct tile_key *key, uint64
 			       kinds[key->kind].vary, blen, etag, encodings[key->coding]);
 	if (n < 0 || (size_t)n >= sizeof(head))
 		return ERR_INVAL;
-	*bytes = sizeof(*v) + (size_t)n + blen;
-	v = malloc(*bytes);
+	v = slab_alloc(t->slab, sizeof(*v) + (size_t)n + blen, bytes);
 	if (!v)
 		return ERR_NOMEM;
 	v->sum = sum;
@@ -459,7 +459,7 @@ static void derive_done(uv_work_t *w, int status)
 	t->generating--;
 	cache_release(t->cache, j->base);
 	if (j->err) {
-		free(j->value);
+		slab_free(t->slab, j->value);
 		cache_abort(t->cache, j->flight, j->err);
 	} else {
 		cache_complete(t->cache, j->flight, j->value, j->bytes, uv_now(t->loop));

@@ -18,8 +18,9 @@
 static int freed;
 static int last_freed;
 
-static void free_value(void *v)
+static void free_value(void *arg, void *v)
 {
+	assert_ptr_equal(arg, &freed);
 	freed++;
 	last_freed = *(int *)v;
 	free(v);
@@ -45,7 +46,7 @@ static struct cache *new_cache(size_t capacity, uint64_t ttl)
 
 	freed = 0;
 	last_freed = -1;
-	assert_int_equal(cache_create(capacity, ttl, free_value, &c), 0);
+	assert_int_equal(cache_create(capacity, ttl, free_value, &freed, &c), 0);
 	return c;
 }
 
