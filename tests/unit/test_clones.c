@@ -201,7 +201,8 @@ static void test_every_codec_clone_writes_the_librarys_bytes(void **state)
 {
 	struct preset **pv = NULL;
 	size_t np = 0, seen[4] = { 0 };
-	static const unsigned st[] = { 2, 8, 2 | TILECODE_WIDE, 8 | TILECODE_WIDE };
+	static const unsigned st[] = { 2, 8, 2 | TILECODE_WIDE, 8 | TILECODE_WIDE,
+				       8 | TILECODE_TANS, 8 | TILECODE_TANS | TILECODE_WIDE };
 
 	(void)state;
 	assert_int_equal(preset_load_builtin(&pv, &np), 0);
