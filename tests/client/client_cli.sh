@@ -45,7 +45,7 @@ fi
 if "$CLIENT" decode "$tile" >"$tmp/hdr"; then
 	grep -qx 'side: 257' "$tmp/hdr" && ok "decode prints side: 257" ||
 		fail "decode: no 'side: 257' line"
-	grep -qx 'magic: TRRN' "$tmp/hdr" && grep -qx "version: 5" "$tmp/hdr" &&
+	grep -qx 'magic: TRRN' "$tmp/hdr" && grep -qx "version: 7" "$tmp/hdr" &&
 		grep -qE '^checksum: [0-9a-f]{16}$' "$tmp/hdr" &&
 		grep -qE '^fingerprint: [0-9a-f]{16}$' "$tmp/hdr" &&
 		ok "decode prints magic, version, fingerprint, checksum" ||

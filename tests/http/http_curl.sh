@@ -23,7 +23,7 @@ for t in "42 0 0 0 default" "42 3 -5 7 default" "my-world 1 2147483647 -21474836
 	check "identity without Accept-Encoding ($t)" not has "$TMP/h_id" '^content-encoding'
 done
 # eroded presets (regions from the server's cache, computed alone by generate)
-# and the material layer (format version 6; 5 without layers; 2 and 1 for
+# and the material layer (format version 8; 7 without layers; 2 and 1 for
 # tiles of side below 33, LOD 4 and coarser)
 for t in "42 0 1 1 eroded height" "42 2 -3 5 eroded height,material" \
 	"9 0 2 -1 default height,material" "my-world 4 7 7 canyons material,height"; do
@@ -32,8 +32,8 @@ for t in "42 0 1 1 eroded height" "42 2 -3 5 eroded height,material" \
 		--layers "$6" -o "$TMP/cli"
 	"${CURL[@]}" -o "$TMP/id" "$BASE/v1/worlds/$1/chunks/$2/$3/$4?gen=$5&layers=$6"
 	check "identity body equals generate --layers ($t)" cmp -s "$TMP/cli" "$TMP/id"
-	v=$([ "$6" = height ] && echo 5 || echo 6)
-	[ "$2" -lt 4 ] || v=$((v - 4))
+	v=$([ "$6" = height ] && echo 7 || echo 8)
+	[ "$2" -lt 4 ] || v=$((v - 6))
 	check "format version $v ($t)" eq "$(od -An -tu2 -j4 -N2 "$TMP/id" | tr -d ' ')" "$v"
 done
 check "tile content type" has "$TMP/h_id" '^content-type: application/vnd\.terrain\.tile'
@@ -85,7 +85,7 @@ check "HEAD has no body" eq "$("${CURL[@]}" -I -o /dev/null -w '%{size_download}
 json() { "${CURL[@]}" "$BASE$1"; }
 w=$(json /v1/worlds/42)
 for f in '"generator":"default"' '"fingerprint":"[0-9a-f]{16}"' '"chunk_size":256' '"min_lod":0' \
-	'"max_lod":8' '"tile_format_version":5' '"edit_seq":0' '"world_hash":"[0-9a-f]{16}"' \
+	'"max_lod":8' '"tile_format_version":7' '"edit_seq":0' '"world_hash":"[0-9a-f]{16}"' \
 	'"tiles":\["/v1/worlds/42/chunks/\{lod\}/\{cx\}/\{cz\}\?gen=default"\]'; do
 	check "world info has $f" grep -qE "$f" <<<"$w"
 done

@@ -14,9 +14,9 @@ check "generate to stdout equals -o" cmp -s "$TMP/out" \
 	<("$SERVER_BIN" generate --seed 42 --lod 2 --cx 1 --cz 2)
 check "generate --layers height is the default" cmp -s "$TMP/out" \
 	<("$SERVER_BIN" generate --seed 42 --lod 2 --cx 1 --cz 2 --layers height)
-check "generate --layers height,material writes format version 6" \
+check "generate --layers height,material writes format version 8" \
 	eq "$(gen --seed 42 --lod 2 --cx 1 --cz 2 --layers height,material &&
-		od -An -tu2 -j4 -N2 "$TMP/out" | tr -d ' ')" 6
+		od -An -tu2 -j4 -N2 "$TMP/out" | tr -d ' ')" 8
 for bad in "--seed 18446744073709551616 --lod 0 --cx 0 --cz 0" \
 	"--seed bad.seed --lod 0 --cx 0 --cz 0" \
 	"--seed 42 --lod 9 --cx 0 --cz 0" \
