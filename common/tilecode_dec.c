@@ -377,7 +377,7 @@ static void tans_tables(const uint16_t *freq, const uint8_t *used, uint32_t *dt)
 }
 
 /* The nb <= TANS_MAXBITS bits below bit p of in, the stream read
- * backwards; p moves down. Unchecked (CHK 0): p - nb >= 64 - 8. Checked:
+ * backwards; p moves down. Unchecked (CHK 0): p >= 56 (tans_room()). Checked:
  * bytes before in read as zero, and running past its start sets *bad. */
 static inline __attribute__((always_inline)) uint64_t
 tans_bits(const uint8_t *in, uint64_t *p, unsigned nb, int *bad, const int CHK)
