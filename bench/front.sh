@@ -52,7 +52,7 @@ start_node() { # CACHE_MB NAME: a fresh node; appends its pid and port
 		--cache-mb "$1" --node-name "$2" 2>"$log" &
 	nodes+=($!)
 	pids+=($!)
-	for _ in $(seq 400); do
+	for _ in $(seq 3000); do  # 60 s: a loaded machine's start-up self-check
 		p=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
 		[ -n "$p" ] && { ports+=("$p"); return 0; }
 		sleep 0.02
