@@ -63,9 +63,10 @@ start_node() { # CACHE_MB NAME: a fresh node; appends its pid and port
 }
 stop_all() {
 	local p
-	[ -z "$npid" ] || { kill -TERM "$npid" 2>/dev/null; wait "$npid" 2>/dev/null || true; }
+	# a process already gone is not an error (set -e)
+	[ -z "$npid" ] || { kill -TERM "$npid" 2>/dev/null || true; wait "$npid" 2>/dev/null || true; }
 	npid=
-	for p in "${nodes[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
+	for p in "${nodes[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 	nodes=() ports=()
 }
 start_nginx() { # [--round-robin]: nginx over ports[]; sets front
